@@ -67,23 +67,23 @@ type Relation struct {
 // ToolSummary is the lightweight projection of a tool: everything needed to
 // filter, rank and list it, without the full manifest or the embedding.
 type ToolSummary struct {
-	ID                string   `json:"toolId"`
-	Verb              string   `json:"verb"`
-	Name              string   `json:"name"`
-	ShortDescription  string   `json:"shortDescription"`
-	Category          string   `json:"category"`
-	Tags              []string `json:"tags"`
-	Groups            []string `json:"groups"`
-	State             string   `json:"state,omitempty"`
-	AvailableInStates []string `json:"availableInStates,omitempty"`
-	Permissions       []string `json:"permissionsRequired"`
-	RequiredLevel     string   `json:"requiredPermission,omitempty"`
-	Module            string   `json:"module,omitempty"`
-	Complexity        string   `json:"complexity,omitempty"`
-	Version           string   `json:"version,omitempty"`
-	Status            string   `json:"status"`
-	RequiredParams    []string `json:"requiredParams"`
-	OptionalParams    []string `json:"optionalParams"`
+	ID                string    `json:"toolId"`
+	Verb              string    `json:"verb"`
+	Name              string    `json:"name"`
+	ShortDescription  string    `json:"shortDescription"`
+	Category          string    `json:"category"`
+	Tags              []string  `json:"tags"`
+	Groups            []string  `json:"groups"`
+	State             string    `json:"state,omitempty"`
+	AvailableInStates []string  `json:"availableInStates,omitempty"`
+	Permissions       []string  `json:"permissionsRequired"`
+	RequiredLevel     string    `json:"requiredPermission,omitempty"`
+	Module            string    `json:"module,omitempty"`
+	Complexity        string    `json:"complexity,omitempty"`
+	Version           string    `json:"version,omitempty"`
+	Status            string    `json:"status"`
+	RequiredParams    []string  `json:"requiredParams"`
+	OptionalParams    []string  `json:"optionalParams"`
 	UpdatedAt         time.Time `json:"updatedAt"`
 }
 
@@ -187,9 +187,9 @@ type Node struct {
 
 // Edge is a typed edge between two nodes of a Subgraph.
 type Edge struct {
-	From Node    `json:"from"`
-	Type string  `json:"type"`
-	To   Node    `json:"to"`
+	From Node   `json:"from"`
+	Type string `json:"type"`
+	To   Node   `json:"to"`
 }
 
 // Subgraph is what Neighbourhood returns.
@@ -200,16 +200,16 @@ type Subgraph struct {
 
 // Stats counts what a store holds.
 type Stats struct {
-	Tools      int            `json:"tools"`
-	ByStatus   map[string]int `json:"byStatus"`
-	Verbs      int            `json:"verbs"`
-	Entities   int            `json:"entities"`
-	Categories int            `json:"categories"`
-	Tags       int            `json:"tags"`
-	Groups     int            `json:"groups"`
-	Edges      int            `json:"edges"`
-	UsageEvents int           `json:"usageEvents"`
-	Embedder   EmbedderInfo   `json:"embedder"`
+	Tools       int            `json:"tools"`
+	ByStatus    map[string]int `json:"byStatus"`
+	Verbs       int            `json:"verbs"`
+	Entities    int            `json:"entities"`
+	Categories  int            `json:"categories"`
+	Tags        int            `json:"tags"`
+	Groups      int            `json:"groups"`
+	Edges       int            `json:"edges"`
+	UsageEvents int            `json:"usageEvents"`
+	Embedder    EmbedderInfo   `json:"embedder"`
 }
 
 // UsageEvent records one use of a tool: a query (or verb text) it served,

@@ -1,0 +1,181 @@
+// Package access decides which tools a caller may see and execute. It joins
+// three specs: permissions (seed 01 §10: public, authenticated, role:X,
+// permission:X), levels and allowed modules (seed 02: guest < user < admin <
+// owner), and groups and states (seed 03: default group, "*" wildcard, empty
+// list = no tools, available_in_states). A caller never sees a tool it cannot
+// execute, so every read path (search, manifest, related, index, execution)
+// filters through Caller.Allows.
+package access
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/toolsmith/toolsmith/graph"
+)
+
+// Defaults of seed 03.
+const (
+	DefaultGroup = "default"
+	DefaultState = "undefined"
+	Wildcard     = "*"
+)
+
+// Levels lists permission levels in ascending order (seed 02).
+var Levels = []string{"guest", "user", "admin", "owner"}
+
+// LevelRank returns the rank of a level; unknown or empty levels rank as guest (0).
+func LevelRank(level string) int {
+	if i := slices.Index(Levels, strings.ToLower(strings.TrimSpace(level))); i >= 0 {
+		return i
+	}
+	return 0
+}
+
+// Caller is who asks, with everything that decides visibility. The zero value
+// is an anonymous guest in the default group and the undefined state.
+type Caller struct {
+	UserID      string   `json:"userId,omitempty"`
+	SessionID   string   `json:"sessionId,omitempty"`
+	Roles       []string `json:"roles,omitempty"`
+	Permissions []string `json:"permissions,omitempty"`
+	// Level is guest, user, admin or owner; empty means guest.
+	Level string `json:"level,omitempty"`
+	// Groups are the tool groups the request allows. Nil means ["default"];
+	// an empty non-nil slice means no tools at all; "*" means every group.
+	Groups []string `json:"groups"`
+	// State is the agent state; empty means "undefined".
+	State string `json:"state,omitempty"`
+	// AllowedModules, when non-nil, restricts tools that belong to a module
+	// to those modules (seed 02 persona filter). Tools without a module pass.
+	AllowedModules []string `json:"allowedModules"`
+}
+
+// Authenticated reports whether the caller is identified.
+func (c Caller) Authenticated() bool { return c.UserID != "" }
+
+// EffectiveGroups returns the groups after defaults.
+func (c Caller) EffectiveGroups() []string {
+	if c.Groups == nil {
+		return []string{DefaultGroup}
+	}
+	return c.Groups
+}
+
+// EffectiveState returns the state after defaults.
+func (c Caller) EffectiveState() string {
+	if c.State == "" {
+		return DefaultState
+	}
+	return c.State
+}
+
+// Reason says why a tool is hidden; "" means it is visible.
+func (c Caller) Reason(t *graph.ToolSummary) string {
+	if !c.permitted(t.Permissions) {
+		return "permissions"
+	}
+	if LevelRank(c.Level) < LevelRank(t.RequiredLevel) {
+		return "level"
+	}
+	if c.AllowedModules != nil && t.Module != "" && !slices.Contains(c.AllowedModules, t.Module) {
+		return "module"
+	}
+	if !c.inGroups(t.Groups) {
+		return "group"
+	}
+	if !c.inState(t.AvailableInStates) {
+		return "state"
+	}
+	return ""
+}
+
+// Allows reports whether the caller may see and execute the tool.
+func (c Caller) Allows(t *graph.ToolSummary) bool { return c.Reason(t) == "" }
+
+// Filter returns a graph.Filter whose Allow applies this caller's visibility.
+func (c Caller) Filter() graph.Filter {
+	return graph.Filter{Allow: c.Allows}
+}
+
+// permitted follows seed 01 §10: "public" grants access at once; every other
+// requirement must hold. No requirement at all means public.
+func (c Caller) permitted(required []string) bool {
+	for _, p := range required {
+		switch {
+		case p == "public":
+			return true
+		case p == "authenticated":
+			if !c.Authenticated() {
+				return false
+			}
+		case strings.HasPrefix(p, "role:"):
+			if !slices.Contains(c.Roles, strings.TrimPrefix(p, "role:")) {
+				return false
+			}
+		case strings.HasPrefix(p, "permission:"):
+			if !slices.Contains(c.Permissions, strings.TrimPrefix(p, "permission:")) {
+				return false
+			}
+		default:
+			// An unknown requirement cannot be satisfied: hide rather than leak.
+			return false
+		}
+	}
+	return true
+}
+
+func (c Caller) inGroups(toolGroups []string) bool {
+	req := c.EffectiveGroups()
+	if slices.Contains(req, Wildcard) {
+		return true
+	}
+	if len(toolGroups) == 0 {
+		toolGroups = []string{DefaultGroup}
+	}
+	for _, g := range toolGroups {
+		if slices.Contains(req, g) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c Caller) inState(states []string) bool {
+	if len(states) == 0 || slices.Contains(states, Wildcard) {
+		return true
+	}
+	return slices.Contains(states, c.EffectiveState())
+}
+
+// Hash is a stable digest of everything that decides visibility, for cache
+// keys: two callers with the same Hash see the same tools.
+func (c Caller) Hash() string {
+	var b strings.Builder
+	write := func(name string, vals []string) {
+		s := slices.Clone(vals)
+		slices.Sort(s)
+		b.WriteString(name)
+		b.WriteString("=")
+		b.WriteString(strings.Join(s, ","))
+		b.WriteString(";")
+	}
+	auth := "anon"
+	if c.Authenticated() {
+		auth = "auth"
+	}
+	b.WriteString(auth + ";level=" + Levels[LevelRank(c.Level)] + ";state=" + c.EffectiveState() + ";")
+	write("roles", c.Roles)
+	write("perms", c.Permissions)
+	if c.Groups == nil {
+		b.WriteString("groups=<default>;")
+	} else {
+		write("groups", c.Groups)
+	}
+	if c.AllowedModules == nil {
+		b.WriteString("modules=<any>;")
+	} else {
+		write("modules", c.AllowedModules)
+	}
+	return b.String()
+}

@@ -1,0 +1,233 @@
+// Package httpx holds what every Toolsmith HTTP handler shares: the response
+// envelope of seed 01 §8.1, the single error-to-status mapping, strict JSON
+// request decoding that names the offending field, and the caller identity
+// read from request headers.
+package httpx
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
+)
+
+// MaxBodyBytes bounds request bodies (batch registration included).
+const MaxBodyBytes = 8 << 20
+
+// Envelope is the response shape of seed 01 §8.1.
+type Envelope struct {
+	Status string     `json:"status"` // success | error
+	Data   any        `json:"data,omitempty"`
+	Error  *ErrorBody `json:"error,omitempty"`
+}
+
+// ErrorBody describes a failure; Fields names every offending input field.
+type ErrorBody struct {
+	Code    string             `json:"code"`
+	Message string             `json:"message"`
+	Fields  []fault.FieldError `json:"fields,omitempty"`
+}
+
+// OK writes {"status":"success","data":data} with the given status code.
+func OK(c *gin.Context, status int, data any) {
+	c.JSON(status, Envelope{Status: "success", Data: data})
+}
+
+// Status maps an error to its HTTP status and a short code. It is the one
+// place where error kinds become HTTP semantics.
+func Status(err error) (int, string) {
+	switch {
+	case errors.Is(err, fault.ErrMalformed):
+		return http.StatusBadRequest, "bad_request"
+	case errors.Is(err, fault.ErrInvalid), errors.Is(err, graph.ErrInvalid), errors.Is(err, graph.ErrDimension):
+		return http.StatusUnprocessableEntity, "validation_failed"
+	case errors.Is(err, fault.ErrNotFound), errors.Is(err, graph.ErrNotFound):
+		return http.StatusNotFound, "not_found"
+	case errors.Is(err, fault.ErrConflict):
+		return http.StatusConflict, "conflict"
+	case errors.Is(err, fault.ErrForbidden):
+		return http.StatusForbidden, "forbidden"
+	case errors.Is(err, fault.ErrLimit):
+		return http.StatusTooManyRequests, "limit_exceeded"
+	case errors.Is(err, fault.ErrUnavailable):
+		return http.StatusServiceUnavailable, "unavailable"
+	default:
+		return http.StatusInternalServerError, "internal"
+	}
+}
+
+// Error writes err as an error envelope with the mapped status. Internal
+// errors are logged through gin and reported without their details.
+func Error(c *gin.Context, err error) {
+	status, code := Status(err)
+	msg := err.Error()
+	if status == http.StatusInternalServerError {
+		_ = c.Error(err)
+		msg = "internal error; see the server log"
+	}
+	c.AbortWithStatusJSON(status, Envelope{Status: "error", Error: &ErrorBody{Code: code, Message: msg, Fields: fault.Fields(err)}})
+}
+
+// BindJSON decodes the request body strictly into dst: unknown fields, wrong
+// types, trailing data and oversized bodies are ErrMalformed errors that name
+// the field path.
+func BindJSON(c *gin.Context, dst any) error {
+	body, err := io.ReadAll(io.LimitReader(c.Request.Body, MaxBodyBytes+1))
+	if err != nil {
+		return fault.Malformed("body", "cannot read request body: %v", err)
+	}
+	if len(body) > MaxBodyBytes {
+		return fault.Malformed("body", "request body exceeds %d bytes", MaxBodyBytes)
+	}
+	return DecodeStrict(body, dst)
+}
+
+// DecodeStrict is BindJSON's decoder, for bodies already read.
+func DecodeStrict(body []byte, dst any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return fault.Malformed("body", "request body is empty; expected a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return jsonFieldError(err)
+	}
+	if dec.More() {
+		return fault.Malformed("body", "unexpected data after the JSON value")
+	}
+	return nil
+}
+
+func jsonFieldError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		path := typeErr.Field
+		if path == "" {
+			path = "body"
+		}
+		return fault.Malformed(path, "must be %s, got JSON %s", typeErr.Type.String(), typeErr.Value)
+	case errors.As(err, &syntaxErr):
+		return fault.Malformed("body", "invalid JSON at byte %d: %v", syntaxErr.Offset, err)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return fault.Malformed(name, "unknown field")
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return fault.Malformed("body", "truncated JSON")
+	default:
+		return fault.Malformed("body", "%v", err)
+	}
+}
+
+// Header names that carry the caller until real authentication exists.
+const (
+	HeaderUserID         = "X-User-ID"
+	HeaderSessionID      = "X-Session-ID"
+	HeaderRoles          = "X-User-Roles"
+	HeaderPermissions    = "X-User-Permissions"
+	HeaderLevel          = "X-Permission-Level"
+	HeaderGroups         = "X-Tool-Groups"
+	HeaderState          = "X-Agent-State"
+	HeaderAllowedModules = "X-Allowed-Modules"
+)
+
+// Caller reads the caller from the request headers. Lists are comma
+// separated. An absent X-Tool-Groups means the default group; a present but
+// empty one means no tools (seed 03). An unknown level is a 400 naming the
+// header.
+func Caller(c *gin.Context) (access.Caller, error) {
+	h := c.Request.Header
+	caller := access.Caller{
+		UserID:      strings.TrimSpace(h.Get(HeaderUserID)),
+		SessionID:   strings.TrimSpace(h.Get(HeaderSessionID)),
+		Roles:       splitList(h.Get(HeaderRoles)),
+		Permissions: splitList(h.Get(HeaderPermissions)),
+		State:       strings.TrimSpace(h.Get(HeaderState)),
+	}
+	if lv := strings.ToLower(strings.TrimSpace(h.Get(HeaderLevel))); lv != "" {
+		known := false
+		for _, l := range access.Levels {
+			known = known || l == lv
+		}
+		if !known {
+			return access.Caller{}, fault.Malformed(HeaderLevel, "must be one of %s, got %q", strings.Join(access.Levels, ", "), lv)
+		}
+		caller.Level = lv
+	}
+	if vals, ok := h[http.CanonicalHeaderKey(HeaderGroups)]; ok {
+		caller.Groups = splitList(strings.Join(vals, ","))
+		if caller.Groups == nil {
+			caller.Groups = []string{}
+		}
+	}
+	if vals, ok := h[http.CanonicalHeaderKey(HeaderAllowedModules)]; ok {
+		caller.AllowedModules = splitList(strings.Join(vals, ","))
+		if caller.AllowedModules == nil {
+			caller.AllowedModules = []string{}
+		}
+	}
+	return caller, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// QueryInt reads an integer query parameter with a default and an inclusive
+// range; out-of-range or non-numeric values are 400 errors naming it.
+func QueryInt(c *gin.Context, name string, def, min, max int) (int, error) {
+	raw, ok := c.GetQuery(name)
+	if !ok || raw == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil {
+		return 0, fault.Malformed(name, "must be an integer, got %q", raw)
+	}
+	if n < min || n > max {
+		return 0, fault.Malformed(name, "must be between %d and %d, got %d", min, max, n)
+	}
+	return n, nil
+}
+
+// QueryBool reads a boolean query parameter with a default.
+func QueryBool(c *gin.Context, name string, def bool) (bool, error) {
+	raw, ok := c.GetQuery(name)
+	if !ok || raw == "" {
+		return def, nil
+	}
+	b, err := strconv.ParseBool(raw)
+	if err != nil {
+		return false, fault.Malformed(name, "must be true or false, got %q", raw)
+	}
+	return b, nil
+}
+
+// Mounter adds a feature's routes under /api/v1. Each feature package
+// (tools, retrieval, verbs, airlock, …) provides one; the composition root
+// passes them to the server.
+type Mounter interface {
+	Mount(v1 *gin.RouterGroup)
+}
+
+// MountFunc adapts a function to Mounter.
+type MountFunc func(v1 *gin.RouterGroup)
+
+// Mount calls f.
+func (f MountFunc) Mount(v1 *gin.RouterGroup) { f(v1) }
