@@ -1,0 +1,197 @@
+package codegen
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/toolsmith/toolsmith/templates"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// goldenRequires keeps the golden go.mod independent of dependency bumps.
+var goldenRequires = []Require{{Path: KinOpenAPI, Version: "v0.0.0-golden"}}
+
+func generate(t *testing.T, name, baseURL string, ops ...string) (*Normalised, *Wrapper) {
+	t.Helper()
+	data, err := os.ReadFile(specPath(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := Normalise(context.Background(), data)
+	if err != nil {
+		t.Fatalf("normalise %s: %v", name, err)
+	}
+	g, err := New(templates.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := g.Generate(n, Options{Name: name, BaseURL: baseURL, Operations: ops, Requires: goldenRequires})
+	if err != nil {
+		t.Fatalf("generate %s: %v", name, err)
+	}
+	return n, w
+}
+
+func specPath(t *testing.T, name string) string {
+	matches, _ := filepath.Glob(filepath.Join("testdata", name, "spec.*"))
+	if len(matches) != 1 {
+		t.Fatalf("testdata/%s: want one spec.*, found %v", name, matches)
+	}
+	return matches[0]
+}
+
+func TestGenerateGolden(t *testing.T) {
+	cases := []struct{ name, base string }{
+		{"petstore", "https://pets.example.com/v1"},
+		{"swagger2", "https://rates.example.org/api"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, w := generate(t, c.name, c.base)
+			for _, f := range []string{"main.go", "wrapper_test.go", "go.mod"} {
+				golden := filepath.Join("testdata", c.name, f+".golden")
+				got := w.Files[f]
+				if *update {
+					if err := os.WriteFile(golden, got, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				want, err := os.ReadFile(golden)
+				if err != nil {
+					t.Fatalf("%v (run go test ./codegen -run Golden -update)", err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("%s differs from %s:\n%s", f, golden, got)
+				}
+			}
+			if len(w.Files["spec.json"]) == 0 || len(w.Files["kit/call.go"]) == 0 {
+				t.Errorf("spec.json or kit sources missing: %d files", len(w.Files))
+			}
+			if _, ok := w.Files["kit/kit_test.go"]; ok {
+				t.Error("kit tests must not be copied into wrappers")
+			}
+		})
+	}
+}
+
+func TestNormaliseConvertsSwaggerAndWarns(t *testing.T) {
+	n, w := generate(t, "swagger2", "https://rates.example.org/api")
+	if n.Version != "2.0" || n.Doc.OpenAPI == "" || !strings.HasPrefix(n.Doc.OpenAPI, "3") {
+		t.Fatalf("version=%q openapi=%q", n.Version, n.Doc.OpenAPI)
+	}
+	names := []string{}
+	for _, tl := range w.Tools {
+		names = append(names, tl.Name)
+	}
+	if strings.Join(names, ",") != "convert_amount,get_rates_by_base" {
+		t.Fatalf("tools = %v", names)
+	}
+	bad := []struct{ name, spec string }{
+		{"not yaml", "{{{"},
+		{"no version", `{"info": {"title": "x"}}`},
+		{"no paths", `{"openapi": "3.0.0", "info": {"title": "x", "version": "1"}, "paths": {}}`},
+		{"external ref", `{"openapi": "3.0.0", "info": {"title": "x", "version": "1"}, "paths": {"/a": {"get": {"responses": {"200": {"$ref": "https://evil.example/r.json"}}}}}}`},
+	}
+	for _, b := range bad {
+		if _, err := Normalise(context.Background(), []byte(b.spec)); !errors.Is(err, ErrStructural) {
+			t.Errorf("%s: err = %v, want ErrStructural", b.name, err)
+		}
+	}
+	warn := `{"openapi": "3.0.0", "info": {"title": "x", "version": "1"}, "paths": {"/a": {"get": {"parameters": [{"name": "q", "in": "query", "schema": {"type": "integer", "example": "not a number"}}], "responses": {"200": {"description": "ok"}}}}}}`
+	n, err := Normalise(context.Background(), []byte(warn))
+	if err != nil || len(n.Warnings) == 0 {
+		t.Fatalf("a bad example must be a warning, not an error: err=%v warnings=%v", err, n.Warnings)
+	}
+}
+
+func TestGenerateSelectsOperationsAndValidatesOptions(t *testing.T) {
+	_, w := generate(t, "petstore", "https://pets.example.com/v1", "createPet", "delete_pet")
+	if len(w.Tools) != 2 {
+		t.Fatalf("tools = %+v", w.Tools)
+	}
+	data, _ := os.ReadFile(specPath(t, "petstore"))
+	n, _ := Normalise(context.Background(), data)
+	g, _ := New(templates.FS)
+	if _, err := g.Generate(n, Options{Name: "petstore", BaseURL: "https://x.example", Operations: []string{"nope"}, Requires: goldenRequires}); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Fatalf("unknown operation: err = %v", err)
+	}
+	for _, o := range []Options{
+		{Name: "Bad Name", BaseURL: "https://x.example", Requires: goldenRequires},
+		{Name: "ok", BaseURL: "ftp://x.example", Requires: goldenRequires},
+		{Name: "ok", BaseURL: "https://x.example"},
+	} {
+		if _, err := g.Generate(n, o); err == nil {
+			t.Errorf("options %+v accepted", o)
+		}
+	}
+	if _, err := New(fstest.MapFS{"wrapper_main.go.tmpl": {Data: []byte("x")}}); err == nil {
+		t.Error("templates missing from the FS must be an error")
+	}
+}
+
+// TestVerifyBuildsAndRunsTheGeneratedTest compiles real wrappers offline and
+// runs their generated tests (in a loopback-only network namespace when the
+// machine allows it).
+func TestVerifyBuildsAndRunsTheGeneratedTest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds Go programs; skipped with -short")
+	}
+	ctx := context.Background()
+	reqs, err := BuildRequires(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, base string }{{"petstore", "https://pets.example.com/v1"}, {"swagger2", "https://rates.example.org/api"}} {
+		data, _ := os.ReadFile(specPath(t, c.name))
+		n, err := Normalise(ctx, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, _ := New(templates.FS)
+		w, err := g.Generate(n, Options{Name: c.name, BaseURL: c.base, Requires: reqs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := Verify(ctx, w, VerifyOptions{Dir: t.TempDir()})
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.name, err, v.Output)
+		}
+		if !v.Passed {
+			t.Fatalf("%s: generated test failed (%v):\n%s", c.name, v.Failed(), v.Output)
+		}
+		t.Logf("%s: %d checks passed in %s, sandbox=%s", c.name, len(v.Tests), v.Duration.Round(1e6), v.Sandbox)
+		if _, err := os.Stat(v.Binary); err != nil {
+			t.Fatalf("wrapper binary missing: %v", err)
+		}
+	}
+}
+
+// TestVerifyReportsABrokenWrapper proves Verify fails when the generated
+// code does not compile.
+func TestVerifyReportsABrokenWrapper(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds Go programs; skipped with -short")
+	}
+	_, w := generate(t, "petstore", "https://pets.example.com/v1")
+	reqs, err := BuildRequires(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := New(templates.FS)
+	data, _ := os.ReadFile(specPath(t, "petstore"))
+	n, _ := Normalise(context.Background(), data)
+	w, _ = g.Generate(n, Options{Name: "petstore", BaseURL: "https://pets.example.com/v1", Requires: reqs})
+	w.Files["main.go"] = append(w.Files["main.go"], []byte("\nfunc broken() { undefined() }\n")...)
+	if _, err := Verify(context.Background(), w, VerifyOptions{Dir: t.TempDir()}); !errors.Is(err, ErrBuild) {
+		t.Fatalf("err = %v, want ErrBuild", err)
+	}
+}

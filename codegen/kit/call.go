@@ -1,0 +1,388 @@
+package kit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+)
+
+// Failure stages of a call, reported in Result.Stage.
+const (
+	StageInput    = "input"    // arguments refused before any request
+	StageRequest  = "request"  // the built request does not match the spec
+	StageHost     = "host"     // a request or redirect to a host other than the approved one
+	StageNetwork  = "network"  // transport error or timeout
+	StageResponse = "response" // the response does not match the spec
+)
+
+// ErrForeignHost is returned when a request would leave the approved host.
+var ErrForeignHost = errors.New("request to a host other than the approved one refused")
+
+// Credential is how a wrapper authenticates; the secret comes from the
+// environment of the wrapper process, named by the approval's credential
+// reference, never from the spec or the arguments.
+type Credential struct {
+	// Kind: "bearer", "header" (Name = header), "query" (Name = parameter), "basic" (Value = user:pass).
+	Kind  string `json:"kind"`
+	Name  string `json:"name,omitempty"`
+	Value string `json:"-"`
+}
+
+// Wrapper calls the approved operations of one spec.
+type Wrapper struct {
+	doc     *openapi3.T
+	tools   map[string]Tool
+	schemas map[string]*openapi3.Schema
+	base    *url.URL
+	host    string
+	client  *http.Client
+	cred    *Credential
+}
+
+// Options configure a Wrapper.
+type Options struct {
+	// BaseURL is the approved server; requests go nowhere else.
+	BaseURL string
+	// Timeout bounds each call (default 30 s).
+	Timeout time.Duration
+	// Credential, when set, is attached to every request.
+	Credential *Credential
+	// Transport, when set, replaces http.DefaultTransport (tests).
+	Transport http.RoundTripper
+}
+
+// New builds a Wrapper over a normalised OpenAPI 3 spec (JSON) and tools.
+func New(specJSON []byte, tools []Tool, opts Options) (*Wrapper, error) {
+	loader := openapi3.NewLoader()
+	loader.IsExternalRefsAllowed = false
+	doc, err := loader.LoadFromData(specJSON)
+	if err != nil {
+		return nil, fmt.Errorf("kit: load spec: %w", err)
+	}
+	host, err := HostOf(opts.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	base, _ := url.Parse(strings.TrimRight(opts.BaseURL, "/"))
+	w := &Wrapper{doc: doc, tools: map[string]Tool{}, schemas: map[string]*openapi3.Schema{}, base: base, host: host, cred: opts.Credential}
+	for _, t := range tools {
+		s, err := InputSchema(doc, t)
+		if err != nil {
+			return nil, err
+		}
+		w.tools[t.Name] = t
+		w.schemas[t.Name] = s
+	}
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	rt := opts.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	w.client = &http.Client{
+		Timeout:   timeout,
+		Transport: hostGuard{host: host, next: rt},
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if req.URL.Host != host {
+				return fmt.Errorf("%w: redirect to %s", ErrForeignHost, req.URL.Host)
+			}
+			if len(via) >= 5 {
+				return errors.New("stopped after 5 redirects")
+			}
+			return nil
+		},
+	}
+	return w, nil
+}
+
+// hostGuard refuses any request whose host is not the approved one: a
+// second line behind CheckRedirect, whatever builds the request.
+type hostGuard struct {
+	host string
+	next http.RoundTripper
+}
+
+func (g hostGuard) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Host != g.host {
+		return nil, fmt.Errorf("%w: %s", ErrForeignHost, r.URL.Host)
+	}
+	return g.next.RoundTrip(r)
+}
+
+// InputSchema returns the JSON input schema of a tool.
+func (w *Wrapper) InputSchema(name string) (*openapi3.Schema, bool) {
+	s, ok := w.schemas[name]
+	return s, ok
+}
+
+// Result is what a call returns to Toolsmith.
+type Result struct {
+	Tool      string          `json:"tool"`
+	Success   bool            `json:"success"`
+	Status    int             `json:"status,omitempty"`
+	Result    json.RawMessage `json:"result,omitempty"`
+	Error     string          `json:"error,omitempty"`
+	Stage     string          `json:"stage,omitempty"`
+	LatencyMs int64           `json:"latencyMs"`
+}
+
+// Call validates args, sends the request to the approved host, validates
+// the response and returns the result. It never returns a Go error: every
+// failure is a Result with Success false, a Stage and a message.
+func (w *Wrapper) Call(ctx context.Context, name string, args map[string]any) Result {
+	start := time.Now()
+	res := w.call(ctx, name, args)
+	res.Tool = name
+	res.LatencyMs = time.Since(start).Milliseconds()
+	return res
+}
+
+func fail(stage, format string, a ...any) Result {
+	return Result{Success: false, Stage: stage, Error: fmt.Sprintf(format, a...)}
+}
+
+func (w *Wrapper) call(ctx context.Context, name string, args map[string]any) Result {
+	t, ok := w.tools[name]
+	if !ok {
+		return fail(StageInput, "unknown tool %q", name)
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	if err := w.schemas[name].VisitJSON(normaliseJSON(args), openapi3.MultiErrors()); err != nil {
+		return fail(StageInput, "invalid arguments: %s", FirstLine(err.Error()))
+	}
+	item, op, err := Operation(w.doc, t)
+	if err != nil {
+		return fail(StageInput, "%v", err)
+	}
+	req, pathParams, err := w.build(ctx, t, item, op, args)
+	if err != nil {
+		return fail(StageInput, "%v", err)
+	}
+	route := &routers.Route{Spec: w.doc, Path: t.Path, PathItem: item, Method: t.Method, Operation: op}
+	vin := &openapi3filter.RequestValidationInput{
+		Request: req, PathParams: pathParams, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true},
+	}
+	if err := openapi3filter.ValidateRequest(ctx, vin); err != nil {
+		return fail(StageRequest, "request does not match the spec: %s", FirstLine(err.Error()))
+	}
+	// ValidateRequest reads the body; restore it for sending.
+	if req.GetBody != nil {
+		req.Body, _ = req.GetBody()
+	}
+	w.authenticate(req)
+	resp, err := w.client.Do(req)
+	if err != nil {
+		if errors.Is(err, ErrForeignHost) {
+			return fail(StageHost, "%v", err)
+		}
+		return fail(StageNetwork, "%v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return fail(StageNetwork, "reading response: %v", err)
+	}
+	rin := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: vin, Status: resp.StatusCode, Header: resp.Header,
+		Body:    io.NopCloser(bytes.NewReader(body)),
+		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+	}
+	out := Result{Status: resp.StatusCode, Result: asJSON(body, resp.Header.Get("Content-Type"))}
+	if err := openapi3filter.ValidateResponse(ctx, rin); err != nil {
+		out.Stage = StageResponse
+		out.Error = "response does not match the spec: " + FirstLine(err.Error())
+		return out
+	}
+	if resp.StatusCode >= 400 {
+		out.Error = fmt.Sprintf("the API answered %d", resp.StatusCode)
+		return out
+	}
+	out.Success = true
+	return out
+}
+
+// build turns arguments into an HTTP request for the approved host.
+func (w *Wrapper) build(ctx context.Context, t Tool, item *openapi3.PathItem, op *openapi3.Operation, args map[string]any) (*http.Request, map[string]string, error) {
+	path := t.Path
+	pathParams := map[string]string{}
+	query := url.Values{}
+	header := http.Header{}
+	for _, p := range Parameters(item, op) {
+		v, ok := args[p.Name]
+		if !ok {
+			continue
+		}
+		switch p.In {
+		case openapi3.ParameterInPath:
+			s := scalar(v)
+			pathParams[p.Name] = s
+			path = strings.ReplaceAll(path, "{"+p.Name+"}", url.PathEscape(s))
+		case openapi3.ParameterInQuery:
+			for _, s := range list(v) {
+				query.Add(p.Name, s)
+			}
+		case openapi3.ParameterInHeader:
+			header.Set(p.Name, strings.Join(list(v), ","))
+		case openapi3.ParameterInCookie:
+			header.Add("Cookie", (&http.Cookie{Name: p.Name, Value: scalar(v)}).String())
+		}
+	}
+	u := *w.base
+	u.Path = strings.TrimRight(w.base.Path, "/") + path
+	u.RawQuery = query.Encode()
+	if u.Host != w.host {
+		return nil, nil, ErrForeignHost
+	}
+	var body []byte
+	mt, _, _ := JSONBody(op)
+	if v, ok := args[BodyArg]; ok && mt != "" {
+		var err error
+		if body, err = encodeBody(mt, v); err != nil {
+			return nil, nil, err
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, t.Method, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, fmt.Errorf("building request: %w", err)
+	}
+	req.Header = header
+	if body != nil {
+		req.Header.Set("Content-Type", mt)
+	}
+	req.Header.Set("Accept", "application/json, */*;q=0.5")
+	req.Header.Set("User-Agent", "toolsmith-wrapper/1")
+	return req, pathParams, nil
+}
+
+func (w *Wrapper) authenticate(req *http.Request) {
+	c := w.cred
+	if c == nil || c.Value == "" {
+		return
+	}
+	switch c.Kind {
+	case "bearer":
+		req.Header.Set("Authorization", "Bearer "+c.Value)
+	case "header":
+		req.Header.Set(c.Name, c.Value)
+	case "query":
+		q := req.URL.Query()
+		q.Set(c.Name, c.Value)
+		req.URL.RawQuery = q.Encode()
+	case "basic":
+		user, pass, _ := strings.Cut(c.Value, ":")
+		req.SetBasicAuth(user, pass)
+	}
+}
+
+func encodeBody(mt string, v any) ([]byte, error) {
+	switch {
+	case mt == "application/x-www-form-urlencoded":
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("body: a form body must be an object")
+		}
+		form := url.Values{}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			for _, s := range list(m[k]) {
+				form.Add(k, s)
+			}
+		}
+		return []byte(form.Encode()), nil
+	case strings.HasPrefix(mt, "text/"):
+		return []byte(scalar(v)), nil
+	case strings.Contains(mt, "json"):
+		return json.Marshal(v)
+	default:
+		if s, ok := v.(string); ok {
+			return []byte(s), nil
+		}
+		return json.Marshal(v)
+	}
+}
+
+func scalar(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case nil:
+		return ""
+	case float64, int, int64, bool, json.Number:
+		return fmt.Sprint(x)
+	default:
+		b, _ := json.Marshal(x)
+		return string(b)
+	}
+}
+
+func list(v any) []string {
+	if arr, ok := v.([]any); ok {
+		out := make([]string, 0, len(arr))
+		for _, x := range arr {
+			out = append(out, scalar(x))
+		}
+		return out
+	}
+	return []string{scalar(v)}
+}
+
+// normaliseJSON round-trips v through JSON so numbers are float64 and maps
+// are map[string]any, as schema validation expects.
+func normaliseJSON(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out any
+	if json.Unmarshal(b, &out) != nil {
+		return v
+	}
+	return out
+}
+
+func asJSON(body []byte, contentType string) json.RawMessage {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	if json.Valid(body) {
+		return body
+	}
+	b, _ := json.Marshal(string(body))
+	return b
+}
+
+// IsLoopback reports whether host (host[:port]) is a loopback address; the
+// generated tests use it to prove they never leave the machine.
+func IsLoopback(host string) bool {
+	h, _, err := net.SplitHostPort(host)
+	if err != nil {
+		h = host
+	}
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}

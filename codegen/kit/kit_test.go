@@ -1,0 +1,193 @@
+package kit
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+const petSpec = `{
+  "openapi": "3.0.3",
+  "info": {"title": "Pets", "version": "1.0.0"},
+  "servers": [{"url": "https://pets.example.com/v1"}],
+  "paths": {
+    "/pets/{petId}": {
+      "get": {
+        "operationId": "getPetById",
+        "parameters": [
+          {"name": "petId", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 1}},
+          {"name": "verbose", "in": "query", "schema": {"type": "boolean"}}
+        ],
+        "responses": {
+          "200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Pet"},
+            "example": {"id": 7, "name": "Rex", "tag": "dog"}}}},
+          "404": {"description": "missing"}
+        }
+      }
+    },
+    "/pets": {
+      "post": {
+        "operationId": "createPet",
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/NewPet"}}}},
+        "responses": {"201": {"description": "created", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Pet"}}}}}
+      }
+    }
+  },
+  "components": {"schemas": {
+    "NewPet": {"type": "object", "required": ["name"], "properties": {
+      "name": {"type": "string", "minLength": 2, "pattern": "^[A-Z][a-z]+$"},
+      "tag": {"type": "string", "enum": ["dog", "cat"]}}},
+    "Pet": {"allOf": [{"$ref": "#/components/schemas/NewPet"}, {"type": "object", "required": ["id"], "properties": {"id": {"type": "integer", "format": "int64"}}}]}
+  }}
+}`
+
+func tools(t *testing.T) []Tool {
+	t.Helper()
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData([]byte(petSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Operations(doc)
+}
+
+func TestOperationsNamesAndSchema(t *testing.T) {
+	ts := tools(t)
+	if len(ts) != 2 || ts[0].Name != "create_pet" || ts[1].Name != "get_pet_by_id" {
+		t.Fatalf("tools = %+v", ts)
+	}
+	doc, _ := openapi3.NewLoader().LoadFromData([]byte(petSpec))
+	s, err := InputSchema(doc, ts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(s.Required, ",") != "petId" || s.Properties["verbose"] == nil {
+		t.Fatalf("input schema: required=%v props=%v", s.Required, s.Properties)
+	}
+	if got := ToolName("", "get", "/users/{id}/repos"); got != "get_users_by_id_repos" {
+		t.Fatalf("ToolName = %q", got)
+	}
+}
+
+func TestVerifyToolPassesOnAGoodSpec(t *testing.T) {
+	for _, tool := range tools(t) {
+		for _, c := range VerifyTool([]byte(petSpec), tool) {
+			if c.Err != nil || c.Skipped != "" {
+				t.Errorf("%s/%s: err=%v skipped=%q", tool.Name, c.Name, c.Err, c.Skipped)
+			}
+		}
+	}
+}
+
+func TestCallRefusesBadInputAndForeignHosts(t *testing.T) {
+	var hits int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits++
+		switch r.URL.Path {
+		case "/v1/pets/1":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"id": 1, "name": "Rex"}`))
+		case "/v1/pets/2":
+			http.Redirect(w, r, "http://198.51.100.7/steal", http.StatusFound)
+		case "/v1/pets/3":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"id": "three"}`))
+		}
+	}))
+	defer srv.Close()
+	w, err := New([]byte(petSpec), tools(t), Options{BaseURL: srv.URL + "/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cases := []struct {
+		name  string
+		args  map[string]any
+		stage string
+		ok    bool
+	}{
+		{"valid", map[string]any{"petId": 1}, "", true},
+		{"missing required", map[string]any{}, StageInput, false},
+		{"wrong type", map[string]any{"petId": "one"}, StageInput, false},
+		{"below minimum", map[string]any{"petId": 0}, StageInput, false},
+		{"unknown argument", map[string]any{"petId": 1, "admin": true}, StageInput, false},
+		{"redirect elsewhere", map[string]any{"petId": 2}, StageHost, false},
+		{"invalid response", map[string]any{"petId": 3}, StageResponse, false},
+	}
+	for _, c := range cases {
+		before := hits
+		res := w.Call(ctx, "get_pet_by_id", c.args)
+		if res.Success != c.ok || res.Stage != c.stage {
+			t.Errorf("%s: success=%v stage=%q error=%q", c.name, res.Success, res.Stage, res.Error)
+		}
+		if c.stage == StageInput && hits != before {
+			t.Errorf("%s: a request was sent for refused input", c.name)
+		}
+	}
+	if res := w.Call(ctx, "nope", nil); res.Success || res.Stage != StageInput {
+		t.Errorf("unknown tool: %+v", res)
+	}
+	body := map[string]any{"body": map[string]any{"name": "Tom", "tag": "cat"}}
+	if res := w.Call(ctx, "create_pet", body); res.Stage == StageInput {
+		t.Errorf("valid body refused: %+v", res)
+	}
+}
+
+func TestSampleHonoursFormatsPatternsAndBounds(t *testing.T) {
+	cases := []string{
+		`{"type":"string","pattern":"^[A-Z]{3}$"}`,
+		`{"type":"string","format":"date-time"}`,
+		`{"type":"string","minLength":5,"maxLength":6}`,
+		`{"type":"integer","minimum":10,"maximum":20,"multipleOf":5}`,
+		`{"type":"number","exclusiveMinimum":true,"minimum":0}`,
+		`{"type":"array","minItems":2,"uniqueItems":true,"items":{"type":"string"}}`,
+		`{"type":"object","required":["a","b"],"properties":{"a":{"type":"string","enum":["x","y"]},"b":{"oneOf":[{"type":"integer"},{"type":"string"}]}}}`,
+		`{"type":"string","pattern":"^(foo|bar)-\\d+[a-f]?$"}`,
+	}
+	for _, js := range cases {
+		var s openapi3.Schema
+		if err := json.Unmarshal([]byte(js), &s); err != nil {
+			t.Fatal(err)
+		}
+		v, ok := Sample(&s)
+		if !ok {
+			t.Errorf("%s: no sample", js)
+			continue
+		}
+		if err := s.VisitJSON(v); err != nil {
+			t.Errorf("%s: sample %v invalid: %v", js, v, err)
+		}
+	}
+}
+
+func TestMainDescribeAndCall(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"id": 5, "name": "Rex"}`))
+	}))
+	defer srv.Close()
+	var out, errb strings.Builder
+	if code := Main([]byte(petSpec), tools(t), srv.URL, []string{"describe"}, nil, &out, &errb); code != 0 {
+		t.Fatalf("describe exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), `"get_pet_by_id"`) {
+		t.Fatalf("describe output: %s", out.String())
+	}
+	out.Reset()
+	in := strings.NewReader(`{"tool":"get_pet_by_id","arguments":{"petId":5}}`)
+	if code := Main([]byte(petSpec), tools(t), srv.URL, []string{"call"}, in, &out, &errb); code != 0 {
+		t.Fatalf("call exit %d: %s", code, errb.String())
+	}
+	var res Result
+	if err := json.Unmarshal([]byte(out.String()), &res); err != nil || !res.Success || res.Status != 200 {
+		t.Fatalf("call result %s (%v)", out.String(), err)
+	}
+	if code := Main([]byte(petSpec), tools(t), srv.URL, []string{"call"}, strings.NewReader(`{"tool":1}`), &out, &errb); code != 2 {
+		t.Fatalf("bad request exit %d, want 2", code)
+	}
+}

@@ -1,0 +1,282 @@
+package kit
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+)
+
+// MockMode selects how a Mock answers.
+type MockMode int
+
+// Mock modes.
+const (
+	// MockValid answers with a response that matches the spec.
+	MockValid MockMode = iota
+	// MockInvalid answers with a response that breaks the spec.
+	MockInvalid
+	// MockRedirect answers 302 to RedirectTo (another host).
+	MockRedirect
+)
+
+// ErrNoInvalidResponse is returned when a spec accepts every response of an
+// operation (any status, any body), so no invalid one can be built.
+var ErrNoInvalidResponse = errors.New("the operation accepts any response; no invalid response exists")
+
+// Mock is an http.Handler that plays one operation of a spec: it validates
+// each request against the operation and answers from the spec's examples
+// and schemas.
+type Mock struct {
+	doc        *openapi3.T
+	tool       Tool
+	Mode       MockMode
+	RedirectTo string
+
+	mu       sync.Mutex
+	requests int
+	problems []string
+}
+
+// NewMock builds a Mock for one tool of a spec.
+func NewMock(specJSON []byte, t Tool) (*Mock, error) {
+	loader := openapi3.NewLoader()
+	loader.IsExternalRefsAllowed = false
+	doc, err := loader.LoadFromData(specJSON)
+	if err != nil {
+		return nil, fmt.Errorf("kit: load spec: %w", err)
+	}
+	if _, _, err := Operation(doc, t); err != nil {
+		return nil, err
+	}
+	return &Mock{doc: doc, tool: t}, nil
+}
+
+// Requests counts the requests the mock received.
+func (m *Mock) Requests() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.requests
+}
+
+// Problems lists requests that did not match the spec.
+func (m *Mock) Problems() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.problems...)
+}
+
+func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	m.mu.Lock()
+	m.requests++
+	m.mu.Unlock()
+	item, op, _ := Operation(m.doc, m.tool)
+	params, ok := matchPath(m.tool.Path, r.URL.Path)
+	if !ok || r.Method != m.tool.Method {
+		m.problem(fmt.Sprintf("unexpected %s %s", r.Method, r.URL.Path))
+		http.Error(w, "no such operation", http.StatusNotFound)
+		return
+	}
+	route := &routers.Route{Spec: m.doc, Path: m.tool.Path, PathItem: item, Method: m.tool.Method, Operation: op}
+	in := &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
+	if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
+		m.problem("request does not match the spec: " + FirstLine(err.Error()))
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	switch m.Mode {
+	case MockRedirect:
+		http.Redirect(w, r, m.RedirectTo, http.StatusFound)
+	case MockInvalid:
+		status, ctype, body, err := InvalidResponse(op)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		if ctype != "" {
+			w.Header().Set("Content-Type", ctype)
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write(body)
+	default:
+		status, ctype, body := ValidResponse(op)
+		if ctype != "" {
+			w.Header().Set("Content-Type", ctype)
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write(body)
+	}
+}
+
+func (m *Mock) problem(p string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.problems = append(m.problems, p)
+}
+
+// matchPath matches a request path against a path template ending with the
+// template (the mock may sit under a base path) and returns its parameters.
+func matchPath(template, path string) (map[string]string, bool) {
+	ts := strings.Split(strings.Trim(template, "/"), "/")
+	ps := strings.Split(strings.Trim(path, "/"), "/")
+	if len(ps) < len(ts) {
+		return nil, false
+	}
+	ps = ps[len(ps)-len(ts):]
+	params := map[string]string{}
+	for i, seg := range ts {
+		if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
+			params[strings.Trim(seg, "{}")] = ps[i]
+			continue
+		}
+		if strings.Contains(seg, "{") { // e.g. "{id}.json": accept, spec validation decides
+			continue
+		}
+		if seg != ps[i] {
+			return nil, false
+		}
+	}
+	return params, true
+}
+
+// successResponse picks the response a healthy API gives: the lowest 2xx
+// status, else the default response, else an empty 200.
+func successResponse(op *openapi3.Operation) (int, *openapi3.Response) {
+	if op.Responses == nil {
+		return http.StatusOK, nil
+	}
+	var codes []int
+	for code := range op.Responses.Map() {
+		if n, err := strconv.Atoi(code); err == nil && n >= 200 && n < 300 {
+			codes = append(codes, n)
+		}
+	}
+	sort.Ints(codes)
+	if len(codes) > 0 {
+		r := op.Responses.Status(codes[0])
+		if r != nil {
+			return codes[0], r.Value
+		}
+	}
+	if code, r := rangeResponse(op, "2XX"); r != nil {
+		return code, r
+	}
+	if d := op.Responses.Default(); d != nil && d.Value != nil {
+		return http.StatusOK, d.Value
+	}
+	return http.StatusOK, nil
+}
+
+func rangeResponse(op *openapi3.Operation, key string) (int, *openapi3.Response) {
+	for code, r := range op.Responses.Map() {
+		if strings.EqualFold(code, key) && r != nil && r.Value != nil {
+			return 200, r.Value
+		}
+	}
+	return 0, nil
+}
+
+func pickMedia(resp *openapi3.Response) (string, *openapi3.MediaType) {
+	if resp == nil || len(resp.Content) == 0 {
+		return "", nil
+	}
+	types := make([]string, 0, len(resp.Content))
+	for mt := range resp.Content {
+		types = append(types, mt)
+	}
+	sort.Slice(types, func(i, j int) bool {
+		if mediaRank(types[i]) != mediaRank(types[j]) {
+			return mediaRank(types[i]) < mediaRank(types[j])
+		}
+		return types[i] < types[j]
+	})
+	return types[0], resp.Content[types[0]]
+}
+
+// ValidResponse builds the status, content type and body of a response that
+// matches the operation: the media type's example when it validates, else a
+// synthesised sample.
+func ValidResponse(op *openapi3.Operation) (int, string, []byte) {
+	status, resp := successResponse(op)
+	mt, media := pickMedia(resp)
+	if media == nil {
+		return status, "", nil
+	}
+	mtName := strings.ReplaceAll(mt, "*", "x") // "application/*" is not a sendable type
+	var schema *openapi3.Schema
+	if media.Schema != nil {
+		schema = media.Schema.Value
+	}
+	var value any
+	found := false
+	examples := []any{}
+	if media.Example != nil {
+		examples = append(examples, media.Example)
+	}
+	names := make([]string, 0, len(media.Examples))
+	for k := range media.Examples {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if ex := media.Examples[k]; ex != nil && ex.Value != nil && ex.Value.Value != nil {
+			examples = append(examples, ex.Value.Value)
+		}
+	}
+	for _, ex := range examples {
+		ex = normaliseJSON(ex)
+		if schema == nil || schema.VisitJSON(ex) == nil {
+			value, found = ex, true
+			break
+		}
+	}
+	if !found && schema != nil {
+		value, found = Sample(schema)
+	}
+	if !found {
+		value = map[string]any{}
+	}
+	if !strings.Contains(mtName, "json") {
+		if s, ok := value.(string); ok {
+			return status, mtName, []byte(s)
+		}
+	}
+	b, _ := json.Marshal(value)
+	return status, mtName, b
+}
+
+// InvalidResponse builds a response that breaks the operation's spec: a body
+// of the wrong JSON type, else a content type the spec does not declare,
+// else a status it does not declare.
+func InvalidResponse(op *openapi3.Operation) (int, string, []byte, error) {
+	status, resp := successResponse(op)
+	mt, media := pickMedia(resp)
+	if media != nil && strings.Contains(mt, "json") && media.Schema != nil && media.Schema.Value != nil {
+		for _, wrong := range []any{"not-what-the-spec-says", 12345.0, []any{}, map[string]any{"__unexpected__": true}} {
+			if media.Schema.Value.VisitJSON(wrong) != nil {
+				b, _ := json.Marshal(wrong)
+				return status, strings.ReplaceAll(mt, "*", "x"), b, nil
+			}
+		}
+	}
+	if media != nil && !strings.Contains(mt, "*") {
+		return status, "application/x-toolsmith-undeclared", []byte("?"), nil
+	}
+	if op.Responses == nil || op.Responses.Default() == nil {
+		for _, code := range []int{418, 299, 599} {
+			if op.Responses == nil || op.Responses.Status(code) == nil {
+				return code, "", nil, nil
+			}
+		}
+	}
+	return 0, "", nil, ErrNoInvalidResponse
+}
