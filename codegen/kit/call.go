@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"net/url"
@@ -66,11 +67,9 @@ type Options struct {
 
 // New builds a Wrapper over a normalised OpenAPI 3 spec (JSON) and tools.
 func New(specJSON []byte, tools []Tool, opts Options) (*Wrapper, error) {
-	loader := openapi3.NewLoader()
-	loader.IsExternalRefsAllowed = false
-	doc, err := loader.LoadFromData(specJSON)
+	doc, err := LoadSpec(specJSON)
 	if err != nil {
-		return nil, fmt.Errorf("kit: load spec: %w", err)
+		return nil, err
 	}
 	host, err := HostOf(opts.BaseURL)
 	if err != nil {
@@ -252,10 +251,11 @@ func (w *Wrapper) build(ctx context.Context, t Tool, item *openapi3.PathItem, op
 		return nil, nil, ErrForeignHost
 	}
 	var body []byte
+	var contentType string
 	mt, _, _ := JSONBody(op)
 	if v, ok := args[BodyArg]; ok && mt != "" {
 		var err error
-		if body, err = encodeBody(mt, v); err != nil {
+		if body, contentType, err = encodeBody(mt, v); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -265,7 +265,7 @@ func (w *Wrapper) build(ctx context.Context, t Tool, item *openapi3.PathItem, op
 	}
 	req.Header = header
 	if body != nil {
-		req.Header.Set("Content-Type", mt)
+		req.Header.Set("Content-Type", contentType)
 	}
 	req.Header.Set("Accept", "application/json, */*;q=0.5")
 	req.Header.Set("User-Agent", "toolsmith-wrapper/1")
@@ -292,35 +292,65 @@ func (w *Wrapper) authenticate(req *http.Request) {
 	}
 }
 
-func encodeBody(mt string, v any) ([]byte, error) {
+// encodeBody serialises the body argument for a media type and returns the
+// Content-Type to send (wildcard types are sent as JSON; multipart bodies get
+// their boundary).
+func encodeBody(mt string, v any) ([]byte, string, error) {
 	switch {
 	case mt == "application/x-www-form-urlencoded":
 		m, ok := v.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("body: a form body must be an object")
+			return nil, "", fmt.Errorf("body: a form body must be an object")
 		}
 		form := url.Values{}
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range sortedKeys(m) {
 			for _, s := range list(m[k]) {
 				form.Add(k, s)
 			}
 		}
-		return []byte(form.Encode()), nil
+		return []byte(form.Encode()), mt, nil
+	case strings.HasPrefix(mt, "multipart/"):
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, "", fmt.Errorf("body: a multipart body must be an object")
+		}
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		for _, k := range sortedKeys(m) {
+			for _, s := range list(m[k]) {
+				if err := mw.WriteField(k, s); err != nil {
+					return nil, "", fmt.Errorf("body: %w", err)
+				}
+			}
+		}
+		if err := mw.Close(); err != nil {
+			return nil, "", fmt.Errorf("body: %w", err)
+		}
+		return buf.Bytes(), mw.FormDataContentType(), nil
+	case strings.Contains(mt, "*"):
+		b, err := json.Marshal(v)
+		return b, "application/json", err
 	case strings.HasPrefix(mt, "text/"):
-		return []byte(scalar(v)), nil
+		return []byte(scalar(v)), mt, nil
 	case strings.Contains(mt, "json"):
-		return json.Marshal(v)
+		b, err := json.Marshal(v)
+		return b, mt, err
 	default:
 		if s, ok := v.(string); ok {
-			return []byte(s), nil
+			return []byte(s), mt, nil
 		}
-		return json.Marshal(v)
+		b, err := json.Marshal(v)
+		return b, mt, err
 	}
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func scalar(v any) string {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,11 +50,9 @@ type Mock struct {
 
 // NewMock builds a Mock for one tool of a spec.
 func NewMock(specJSON []byte, t Tool) (*Mock, error) {
-	loader := openapi3.NewLoader()
-	loader.IsExternalRefsAllowed = false
-	doc, err := loader.LoadFromData(specJSON)
+	doc, err := LoadSpec(specJSON)
 	if err != nil {
-		return nil, fmt.Errorf("kit: load spec: %w", err)
+		return nil, err
 	}
 	if _, _, err := Operation(doc, t); err != nil {
 		return nil, err
@@ -79,7 +79,7 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m.requests++
 	m.mu.Unlock()
 	item, op, _ := Operation(m.doc, m.tool)
-	params, ok := matchPath(m.tool.Path, r.URL.Path)
+	params, ok := matchPath(m.tool.Path, r.URL.EscapedPath())
 	if !ok || r.Method != m.tool.Method {
 		m.problem(fmt.Sprintf("unexpected %s %s", r.Method, r.URL.Path))
 		http.Error(w, "no such operation", http.StatusNotFound)
@@ -123,27 +123,41 @@ func (m *Mock) problem(p string) {
 	m.problems = append(m.problems, p)
 }
 
-// matchPath matches a request path against a path template ending with the
-// template (the mock may sit under a base path) and returns its parameters.
+// matchPath matches a request path against a path template (the mock may
+// sit under a base path, so the template matches the path's tail) and
+// returns its parameters; a segment may hold several parameters
+// ("{name}.{format}").
 func matchPath(template, path string) (map[string]string, bool) {
-	ts := strings.Split(strings.Trim(template, "/"), "/")
-	ps := strings.Split(strings.Trim(path, "/"), "/")
-	if len(ps) < len(ts) {
+	var pattern strings.Builder
+	names := []string{}
+	rest := template
+	for {
+		i := strings.IndexByte(rest, '{')
+		j := strings.IndexByte(rest, '}')
+		if i < 0 || j < i {
+			pattern.WriteString(regexp.QuoteMeta(rest))
+			break
+		}
+		pattern.WriteString(regexp.QuoteMeta(rest[:i]))
+		pattern.WriteString("([^/]+?)")
+		names = append(names, rest[i+1:j])
+		rest = rest[j+1:]
+	}
+	re, err := regexp.Compile(pattern.String() + "/?$")
+	if err != nil {
 		return nil, false
 	}
-	ps = ps[len(ps)-len(ts):]
+	m := re.FindStringSubmatch(path)
+	if m == nil {
+		return nil, false
+	}
 	params := map[string]string{}
-	for i, seg := range ts {
-		if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
-			params[strings.Trim(seg, "{}")] = ps[i]
-			continue
+	for k, name := range names {
+		v, err := url.PathUnescape(m[k+1])
+		if err != nil {
+			v = m[k+1]
 		}
-		if strings.Contains(seg, "{") { // e.g. "{id}.json": accept, spec validation decides
-			continue
-		}
-		if seg != ps[i] {
-			return nil, false
-		}
+		params[name] = v
 	}
 	return params, true
 }

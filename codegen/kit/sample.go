@@ -16,10 +16,17 @@ import (
 // one from types, formats, patterns and bounds otherwise. ok is false when no
 // valid value could be found (the caller then skips or reports).
 func Sample(s *openapi3.Schema) (v any, ok bool) {
+	return sample(s, 0)
+}
+
+// maxDepth bounds recursion through nested (possibly recursive) schemas.
+const maxDepth = 8
+
+func sample(s *openapi3.Schema, depth int) (v any, ok bool) {
 	if s == nil {
 		return map[string]any{}, true
 	}
-	for _, c := range candidates(s, 0) {
+	for _, c := range candidates(s, depth) {
 		c = normaliseJSON(c)
 		if s.VisitJSON(c, openapi3.DisableReadOnlyValidation(), openapi3.DisableWriteOnlyValidation()) == nil {
 			return c, true
@@ -40,8 +47,8 @@ func candidates(s *openapi3.Schema, depth int) []any {
 	if len(s.Enum) > 0 {
 		out = append(out, s.Enum...)
 	}
-	if depth > 6 {
-		return append(out, nil, map[string]any{}, "x")
+	if depth > maxDepth {
+		return append(out, nil, map[string]any{}, "x", 1.0, []any{})
 	}
 	if len(s.AllOf) > 0 {
 		out = append(out, synthesise(mergeAllOf(s), depth))
@@ -127,6 +134,9 @@ func synthesise(s *openapi3.Schema, depth int) any {
 	switch typeOf(s) {
 	case "object":
 		obj := map[string]any{}
+		if depth > maxDepth {
+			return obj
+		}
 		names := make([]string, 0, len(s.Properties))
 		for k := range s.Properties {
 			names = append(names, k)
@@ -141,7 +151,7 @@ func synthesise(s *openapi3.Schema, depth int) any {
 			if ref == nil || ref.Value == nil || (!required[k] && (ref.Value.ReadOnly || depth > 3)) {
 				continue
 			}
-			if v, ok := Sample(ref.Value); ok {
+			if v, ok := sample(ref.Value, depth+1); ok {
 				obj[k] = v
 			} else if required[k] {
 				obj[k] = synthesise(ref.Value, depth+1)
@@ -165,7 +175,7 @@ func synthesise(s *openapi3.Schema, depth int) any {
 		for i := 0; i < n; i++ {
 			var item any = "x"
 			if s.Items != nil && s.Items.Value != nil {
-				if v, ok := Sample(s.Items.Value); ok {
+				if v, ok := sample(s.Items.Value, depth+1); ok {
 					item = v
 				} else {
 					item = synthesise(s.Items.Value, depth+1)

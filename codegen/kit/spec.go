@@ -1,14 +1,36 @@
 package kit
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"net/url"
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
 )
+
+// specs memoises parsed specs: a wrapper parses its embedded spec once per
+// process however many tools it has. Parsed specs are only read afterwards.
+var specs sync.Map // sha256 of the JSON → *openapi3.T
+
+// LoadSpec parses a normalised spec (JSON), refusing external refs.
+func LoadSpec(specJSON []byte) (*openapi3.T, error) {
+	key := sha256.Sum256(specJSON)
+	if doc, ok := specs.Load(key); ok {
+		return doc.(*openapi3.T), nil
+	}
+	loader := openapi3.NewLoader()
+	loader.IsExternalRefsAllowed = false
+	doc, err := loader.LoadFromData(specJSON)
+	if err != nil {
+		return nil, fmt.Errorf("kit: load spec: %w", err)
+	}
+	actual, _ := specs.LoadOrStore(key, doc)
+	return actual.(*openapi3.T), nil
+}
 
 // Tool is one approved operation of a wrapper.
 type Tool struct {
