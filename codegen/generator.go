@@ -10,6 +10,7 @@ package codegen
 import (
 	"bytes"
 	"embed"
+	"errors"
 	"fmt"
 	"go/format"
 	"io/fs"
@@ -107,7 +108,19 @@ type Wrapper struct {
 	Name  string
 	Files map[string][]byte
 	Tools []kit.Tool
+	// Excluded are operations left out because they contradict their own
+	// spec (kit.Preflight); the reviewer sees each with its reason.
+	Excluded []Exclusion
 }
+
+// Exclusion is an operation the generator left out, and why.
+type Exclusion struct {
+	Tool   kit.Tool `json:"tool"`
+	Reason string   `json:"reason"`
+}
+
+// ErrNoOperations is returned when no operation of a spec can be wrapped.
+var ErrNoOperations = errors.New("no operation can be wrapped")
 
 // wrapperTool is a kit.Tool with the names the templates need.
 type wrapperTool struct {
@@ -120,9 +133,25 @@ func (g *Generator) Generate(n *Normalised, opts Options) (*Wrapper, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	tools, err := selectTools(kit.Operations(n.Doc), opts.Operations)
+	selected, err := selectTools(kit.Operations(n.Doc), opts.Operations)
 	if err != nil {
 		return nil, err
+	}
+	var tools []kit.Tool
+	var excluded []Exclusion
+	for _, t := range selected {
+		if err := kit.Preflight(n.JSON, t); err != nil {
+			excluded = append(excluded, Exclusion{Tool: t, Reason: err.Error()})
+			continue
+		}
+		tools = append(tools, t)
+	}
+	if len(tools) == 0 {
+		reason := "none selected"
+		if len(excluded) > 0 {
+			reason = fmt.Sprintf("all %d failed preflight; first: %s: %s", len(excluded), excluded[0].Tool.Name, excluded[0].Reason)
+		}
+		return nil, fmt.Errorf("%w: %s", ErrNoOperations, reason)
 	}
 	goVersion := opts.GoVersion
 	if goVersion == "" {
@@ -149,7 +178,7 @@ func (g *Generator) Generate(n *Normalised, opts Options) (*Wrapper, error) {
 		}
 		data.Tools = append(data.Tools, wrapperTool{Tool: t, TestName: tn})
 	}
-	w := &Wrapper{Name: opts.Name, Files: map[string][]byte{}, Tools: tools}
+	w := &Wrapper{Name: opts.Name, Files: map[string][]byte{}, Tools: tools, Excluded: excluded}
 	for out, tmpl := range map[string]string{"main.go": "wrapper_main.go.tmpl", "wrapper_test.go": "wrapper_test.go.tmpl", "go.mod": "go.mod.tmpl"} {
 		var buf bytes.Buffer
 		if err := g.tmpl.ExecuteTemplate(&buf, tmpl, data); err != nil {

@@ -195,3 +195,27 @@ func TestVerifyReportsABrokenWrapper(t *testing.T) {
 		t.Fatalf("err = %v, want ErrBuild", err)
 	}
 }
+
+func TestGenerateExcludesSelfContradictoryOperations(t *testing.T) {
+	spec := `{"openapi": "3.0.0", "info": {"title": "x", "version": "1"},
+	  "paths": {
+	    "/ok": {"get": {"operationId": "ok", "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}}}}},
+	    "/search?term={term}": {"get": {"operationId": "queryInPath", "parameters": [{"name": "term", "in": "path", "required": true, "schema": {"type": "string"}}], "responses": {"200": {"description": "ok"}}}},
+	    "/text": {"get": {"operationId": "textObject", "responses": {"200": {"description": "ok", "content": {"text/plain": {"schema": {"type": "object", "required": ["a"], "properties": {"a": {"type": "integer"}}}}}}}}}
+	  }}`
+	n, err := Normalise(context.Background(), []byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := New(templates.FS)
+	w, err := g.Generate(n, Options{Name: "x", BaseURL: "https://x.example", Requires: goldenRequires})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Tools) != 1 || w.Tools[0].Name != "ok" || len(w.Excluded) != 2 {
+		t.Fatalf("tools=%+v excluded=%+v", w.Tools, w.Excluded)
+	}
+	if _, err := g.Generate(n, Options{Name: "x", BaseURL: "https://x.example", Operations: []string{"textObject"}, Requires: goldenRequires}); !errors.Is(err, ErrNoOperations) {
+		t.Fatalf("err = %v, want ErrNoOperations", err)
+	}
+}

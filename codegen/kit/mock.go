@@ -187,6 +187,19 @@ func successResponse(op *openapi3.Operation) (int, *openapi3.Response) {
 	if d := op.Responses.Default(); d != nil && d.Value != nil {
 		return http.StatusOK, d.Value
 	}
+	// Only error responses are declared: play the first of them.
+	var any []int
+	for code := range op.Responses.Map() {
+		if n, err := strconv.Atoi(code); err == nil {
+			any = append(any, n)
+		}
+	}
+	sort.Ints(any)
+	if len(any) > 0 {
+		if r := op.Responses.Status(any[0]); r != nil {
+			return any[0], r.Value
+		}
+	}
 	return http.StatusOK, nil
 }
 
@@ -254,7 +267,10 @@ func ValidResponse(op *openapi3.Operation) (int, string, []byte) {
 		}
 	}
 	if !found && schema != nil {
-		value, found = Sample(schema)
+		if value, found = Sample(schema); !found {
+			// Best effort: a synthesised value that may still miss a rule.
+			value, found = synthesise(schema, 0), true
+		}
 	}
 	if !found {
 		value = map[string]any{}

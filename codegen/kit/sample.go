@@ -20,7 +20,7 @@ func Sample(s *openapi3.Schema) (v any, ok bool) {
 }
 
 // maxDepth bounds recursion through nested (possibly recursive) schemas.
-const maxDepth = 8
+const maxDepth = 24
 
 func sample(s *openapi3.Schema, depth int) (v any, ok bool) {
 	if s == nil {
