@@ -157,6 +157,14 @@ func WriteFiles(dir string, files map[string][]byte) error {
 	return nil
 }
 
+// Sandbox reports how Verify isolates generated tests on this machine.
+func Sandbox() string {
+	if netnsAvailable() {
+		return SandboxNetNS
+	}
+	return SandboxNone
+}
+
 var (
 	netnsOnce sync.Once
 	netnsOK   bool
