@@ -133,7 +133,9 @@ func TestExecutorEnforcesPolicies(t *testing.T) {
 	var mu sync.Mutex
 	ledger := &MemoryLedger{}
 	e := &Executor{Ledger: ledger, Now: func() time.Time { return now },
-		Getenv:   func(k string) string { return map[string]string{"PATH": os.Getenv("PATH"), "PETS_KEY": "s3cret", "HOME": "/root"}[k] },
+		Getenv: func(k string) string {
+			return map[string]string{"PATH": os.Getenv("PATH"), "PETS_KEY": "s3cret", "HOME": "/root"}[k]
+		},
 		Notifier: notifierFunc(func(n Notification) { mu.Lock(); notes = append(notes, n); mu.Unlock() })}
 	a := Approval{ID: "ap1", Slug: "pets", Binary: fakeWrapper(t), Policy: Policy{
 		RateLimitPerMinute: 3, QuotaPerDay: 5, CostPerCall: 1, SoftBudget: 2, HardBudget: 4,
