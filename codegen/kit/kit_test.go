@@ -191,3 +191,22 @@ func TestMainDescribeAndCall(t *testing.T) {
 		t.Fatalf("bad request exit %d, want 2", code)
 	}
 }
+
+func TestNoContentResponsesCarryNoBody(t *testing.T) {
+	spec := `{"openapi": "3.0.0", "info": {"title": "x", "version": "1"}, "paths": {"/watch/{id}": {"get": {"operationId": "watching",
+	  "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+	  "responses": {"204": {"description": "yes", "content": {"application/json": {"schema": {"type": "object", "required": ["a"]}}}}, "404": {"description": "no"}}}}}}`
+	doc, err := openapi3.NewLoader().LoadFromData([]byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := Operations(doc)[0]
+	if err := Preflight([]byte(spec), tl); err != nil {
+		t.Fatalf("preflight: %v", err)
+	}
+	for _, c := range VerifyTool([]byte(spec), tl) {
+		if c.Err != nil {
+			t.Errorf("%s: %v", c.Name, c.Err)
+		}
+	}
+}

@@ -235,7 +235,7 @@ func pickMedia(resp *openapi3.Response) (string, *openapi3.MediaType) {
 func ValidResponse(op *openapi3.Operation) (int, string, []byte) {
 	status, resp := successResponse(op)
 	mt, media := pickMedia(resp)
-	if media == nil {
+	if media == nil || noBody(status) {
 		return status, "", nil
 	}
 	mtName := strings.ReplaceAll(mt, "*", "x") // "application/*" is not a sendable type
@@ -290,6 +290,9 @@ func ValidResponse(op *openapi3.Operation) (int, string, []byte) {
 func InvalidResponse(op *openapi3.Operation) (int, string, []byte, error) {
 	status, resp := successResponse(op)
 	mt, media := pickMedia(resp)
+	if noBody(status) {
+		media = nil // no body can be wrong; fall through to an undeclared status
+	}
 	if media != nil && strings.Contains(mt, "json") && media.Schema != nil && media.Schema.Value != nil {
 		for _, wrong := range []any{"not-what-the-spec-says", 12345.0, []any{}, map[string]any{"__unexpected__": true}} {
 			if media.Schema.Value.VisitJSON(wrong) != nil {

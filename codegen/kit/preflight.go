@@ -52,7 +52,7 @@ func Preflight(specJSON []byte, t Tool) error {
 		h.Set("Content-Type", ctype)
 	}
 	rin := &openapi3filter.ResponseValidationInput{RequestValidationInput: vin, Status: status, Header: h,
-		Body: io.NopCloser(bytes.NewReader(body)), Options: &openapi3filter.Options{IncludeResponseStatus: true}}
+		Body: io.NopCloser(bytes.NewReader(body)), Options: &openapi3filter.Options{IncludeResponseStatus: true, ExcludeResponseBody: noBody(status)}}
 	if err := openapi3filter.ValidateResponse(ctx, rin); err != nil {
 		return fmt.Errorf("no response can satisfy the spec: %s", FirstLine(err.Error()))
 	}
