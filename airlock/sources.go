@@ -1,0 +1,297 @@
+package airlock
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/toolsmith/toolsmith/codegen"
+	"github.com/toolsmith/toolsmith/codegen/kit"
+	"github.com/toolsmith/toolsmith/internal/fault"
+)
+
+// Source types (seed 05 §7.1).
+const (
+	// SourceOpenAPI is one spec: an http(s) URL or a local file.
+	SourceOpenAPI = "openapi"
+	// SourceDirectory is many specs: an APIs.guru-style list.json URL or a
+	// local folder of spec files.
+	SourceDirectory = "directory"
+)
+
+// Source is a registered place to find tool definitions.
+type Source struct {
+	ID            string    `json:"id"`
+	Type          string    `json:"type"`
+	Location      string    `json:"location"`
+	CreatedAt     time.Time `json:"createdAt"`
+	LastScannedAt time.Time `json:"lastScannedAt,omitempty"`
+	LastError     string    `json:"lastError,omitempty"`
+	Specs         int       `json:"specs"`
+}
+
+// ValidateSource checks a source as submitted; problems name the field.
+func ValidateSource(s Source) error {
+	v := &fault.ValidationError{}
+	if s.Type != SourceOpenAPI && s.Type != SourceDirectory {
+		v.Add("type", "must be %q or %q", SourceOpenAPI, SourceDirectory)
+	}
+	loc := strings.TrimSpace(s.Location)
+	switch {
+	case loc == "":
+		v.Add("location", "is required: an http(s) URL or a local path")
+	case strings.Contains(loc, "://"):
+		u, err := url.Parse(loc)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "file") || (u.Scheme != "file" && u.Host == "") {
+			v.Add("location", "must be an http(s) URL, a file:// URL or a local path")
+		}
+	}
+	return v.Err()
+}
+
+// FoundSpec is a spec document fetched from a source.
+type FoundSpec struct {
+	Location string `json:"location"`
+	Hash     string `json:"hash"` // sha256 of the bytes, hex
+	Data     []byte `json:"-"`
+}
+
+// Fetcher reads sources with bounded size and time and never follows a
+// spec's external $refs (codegen.Normalise refuses them).
+type Fetcher struct {
+	Client *http.Client
+	// MaxBytes bounds each download (default 10 MiB).
+	MaxBytes int64
+	// Timeout bounds each download (default 30 s).
+	Timeout time.Duration
+	// MaxSpecs bounds how many specs one directory source yields (default 1000).
+	MaxSpecs int
+}
+
+func (f *Fetcher) maxBytes() int64 {
+	if f.MaxBytes > 0 {
+		return f.MaxBytes
+	}
+	return 10 << 20
+}
+
+// ErrTooLarge is returned for a document over the size bound.
+var ErrTooLarge = errors.New("document exceeds the size limit")
+
+// Fetch reads one document from an http(s) URL, a file:// URL or a path.
+func (f *Fetcher) Fetch(ctx context.Context, location string) (FoundSpec, error) {
+	var data []byte
+	var err error
+	if strings.HasPrefix(location, "http://") || strings.HasPrefix(location, "https://") {
+		data, err = f.get(ctx, location)
+	} else {
+		data, err = f.readFile(strings.TrimPrefix(location, "file://"))
+	}
+	if err != nil {
+		return FoundSpec{}, err
+	}
+	sum := sha256.Sum256(data)
+	return FoundSpec{Location: location, Hash: hex.EncodeToString(sum[:]), Data: data}, nil
+}
+
+func (f *Fetcher) get(ctx context.Context, u string) ([]byte, error) {
+	timeout := f.Timeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, fmt.Errorf("airlock: fetch %s: %w", u, err)
+	}
+	req.Header.Set("Accept", "application/json, application/yaml, text/yaml, */*;q=0.5")
+	client := f.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("airlock: fetch %s: %w", u, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("airlock: fetch %s: HTTP %d", u, resp.StatusCode)
+	}
+	return readBounded(resp.Body, f.maxBytes(), u)
+}
+
+func (f *Fetcher) readFile(p string) ([]byte, error) {
+	fh, err := os.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("airlock: read %s: %w", p, err)
+	}
+	defer fh.Close()
+	return readBounded(fh, f.maxBytes(), p)
+}
+
+func readBounded(r io.Reader, limit int64, name string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("airlock: read %s: %w", name, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("airlock: %s: %w (%d bytes)", name, ErrTooLarge, limit)
+	}
+	return data, nil
+}
+
+// Scan fetches every spec a source names. A directory source that fails as
+// a whole is an error; individual specs that fail come back in errs.
+func (f *Fetcher) Scan(ctx context.Context, s Source) (specs []FoundSpec, errs []error, err error) {
+	switch s.Type {
+	case SourceOpenAPI:
+		spec, err := f.Fetch(ctx, s.Location)
+		if err != nil {
+			return nil, nil, err
+		}
+		return []FoundSpec{spec}, nil, nil
+	case SourceDirectory:
+		locations, err := f.list(ctx, s.Location)
+		if err != nil {
+			return nil, nil, err
+		}
+		max := f.MaxSpecs
+		if max <= 0 {
+			max = 1000
+		}
+		if len(locations) > max {
+			errs = append(errs, fmt.Errorf("airlock: %s lists %d specs; only the first %d are read", s.Location, len(locations), max))
+			locations = locations[:max]
+		}
+		for _, loc := range locations {
+			if ctx.Err() != nil {
+				return specs, errs, ctx.Err()
+			}
+			spec, err := f.Fetch(ctx, loc)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			specs = append(specs, spec)
+		}
+		return specs, errs, nil
+	default:
+		return nil, nil, fmt.Errorf("airlock: source type %q: %w", s.Type, fault.ErrInvalid)
+	}
+}
+
+// list returns the spec locations of a directory source: spec files under
+// a local folder, or the preferred version of each API in an APIs.guru-style
+// list.json.
+func (f *Fetcher) list(ctx context.Context, location string) ([]string, error) {
+	if !strings.HasPrefix(location, "http://") && !strings.HasPrefix(location, "https://") {
+		root := strings.TrimPrefix(location, "file://")
+		if st, err := os.Stat(root); err == nil && st.IsDir() {
+			var out []string
+			err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				if !d.IsDir() {
+					for _, ext := range SpecExtensions {
+						if strings.EqualFold(filepath.Ext(p), ext) {
+							out = append(out, p)
+						}
+					}
+				}
+				return nil
+			})
+			sort.Strings(out)
+			return out, err
+		}
+	}
+	doc, err := f.Fetch(ctx, location)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAPIList(doc.Data)
+}
+
+// ParseAPIList reads an APIs.guru-style list.json: for each API, the
+// preferred version's spec URL (openapi 3 first, else swagger).
+func ParseAPIList(data []byte) ([]string, error) {
+	var list map[string]struct {
+		Preferred string `json:"preferred"`
+		Versions  map[string]struct {
+			SwaggerURL string `json:"swaggerUrl"`
+			OpenAPIURL string `json:"openapiUrl"`
+		} `json:"versions"`
+	}
+	if err := json.Unmarshal(data, &list); err != nil {
+		return nil, fmt.Errorf("airlock: not an API list (list.json): %w", err)
+	}
+	names := make([]string, 0, len(list))
+	for n := range list {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out []string
+	for _, n := range names {
+		api := list[n]
+		v, ok := api.Versions[api.Preferred]
+		if !ok {
+			continue
+		}
+		switch {
+		case v.OpenAPIURL != "":
+			out = append(out, v.OpenAPIURL)
+		case v.SwaggerURL != "":
+			out = append(out, v.SwaggerURL)
+		}
+	}
+	return out, nil
+}
+
+// Definition is one operation of an un-onboarded spec: searchable so that
+// find-or-build can find it, never executable.
+type Definition struct {
+	ID          string   `json:"id"` // "<spec hash prefix>:<tool name>"
+	SpecHash    string   `json:"specHash"`
+	Location    string   `json:"location"`
+	Slug        string   `json:"slug"`
+	API         string   `json:"api"`
+	Tool        kit.Tool `json:"tool"`
+	Description string   `json:"description"`
+}
+
+// Text is what a definition's embedding and full-text row are made from.
+func (d Definition) Text() string {
+	return strings.Join(append([]string{d.API, strings.ReplaceAll(d.Tool.Name, "_", " "), d.Description}, d.Tool.Tags...), " ")
+}
+
+// Definitions lists the operations of a normalised spec as definitions.
+func Definitions(n *codegen.Normalised, spec FoundSpec) []Definition {
+	api := ""
+	if n.Doc.Info != nil {
+		api = n.Doc.Info.Title
+	}
+	slug := Slug(n.Doc, strings.TrimSuffix(filepath.Base(spec.Location), filepath.Ext(spec.Location)))
+	var out []Definition
+	for _, t := range kit.Operations(n.Doc) {
+		_, op, err := kit.Operation(n.Doc, t)
+		if err != nil {
+			continue
+		}
+		desc := strings.TrimSpace(op.Summary + " " + kit.FirstLine(op.Description))
+		out = append(out, Definition{ID: spec.Hash[:16] + ":" + t.Name, SpecHash: spec.Hash, Location: spec.Location, Slug: slug, API: api, Tool: t, Description: desc})
+	}
+	return out
+}

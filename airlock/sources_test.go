@@ -1,0 +1,92 @@
+package airlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolsmith/toolsmith/codegen"
+	"github.com/toolsmith/toolsmith/internal/fault"
+)
+
+func TestFetcherScansURLsListsAndFolders(t *testing.T) {
+	pets, err := os.ReadFile(petstore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/pets.yaml":
+			_, _ = w.Write(pets)
+		case "/list.json":
+			fmt.Fprintf(w, `{"pets.example": {"preferred": "2", "versions": {"1": {"swaggerUrl": "%[1]s/old.yaml"}, "2": {"openapiUrl": "%[1]s/pets.yaml"}}},
+			  "gone.example": {"preferred": "1", "versions": {"1": {"swaggerUrl": "%[1]s/missing.json"}}}}`, srv.URL)
+		case "/huge.json":
+			_, _ = w.Write([]byte(strings.Repeat(" ", 2048)))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	f := &Fetcher{MaxBytes: 1 << 20}
+
+	specs, errs, err := f.Scan(ctx, Source{Type: SourceOpenAPI, Location: srv.URL + "/pets.yaml"})
+	if err != nil || len(specs) != 1 || len(errs) != 0 || len(specs[0].Hash) != 64 {
+		t.Fatalf("openapi source: %v %v %v", specs, errs, err)
+	}
+	specs, errs, err = f.Scan(ctx, Source{Type: SourceDirectory, Location: srv.URL + "/list.json"})
+	if err != nil || len(specs) != 1 || len(errs) != 1 || !strings.Contains(errs[0].Error(), "404") {
+		t.Fatalf("list.json source: specs=%d errs=%v err=%v", len(specs), errs, err)
+	}
+	dir := t.TempDir()
+	_ = os.MkdirAll(filepath.Join(dir, "a"), 0o755)
+	_ = os.WriteFile(filepath.Join(dir, "a", "pets.yaml"), pets, 0o644)
+	_ = os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o644)
+	specs, _, err = f.Scan(ctx, Source{Type: SourceDirectory, Location: dir})
+	if err != nil || len(specs) != 1 {
+		t.Fatalf("folder source: %v %v", specs, err)
+	}
+	small := &Fetcher{MaxBytes: 1024}
+	if _, err := small.Fetch(ctx, srv.URL+"/huge.json"); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("size bound: %v", err)
+	}
+	if _, err := f.Fetch(ctx, srv.URL+"/nope"); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("404: %v", err)
+	}
+
+	n, err := codegen.Normalise(ctx, specs[0].Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs := Definitions(n, specs[0])
+	if len(defs) != 4 || defs[0].Slug != "pet_clinic" || !strings.Contains(defs[0].Text(), "Pet Clinic") {
+		t.Fatalf("definitions: %+v", defs)
+	}
+}
+
+func TestValidateSourceNamesFields(t *testing.T) {
+	for _, c := range []struct {
+		s     Source
+		field string
+	}{
+		{Source{Type: "git", Location: "https://x.example/a.yaml"}, "type"},
+		{Source{Type: SourceOpenAPI}, "location"},
+		{Source{Type: SourceOpenAPI, Location: "ftp://x.example/a.yaml"}, "location"},
+	} {
+		err := ValidateSource(c.s)
+		if !errors.Is(err, fault.ErrInvalid) || fault.Fields(err)[0].Path != c.field {
+			t.Errorf("%+v: %v", c.s, err)
+		}
+	}
+	if err := ValidateSource(Source{Type: SourceDirectory, Location: "specs/"}); err != nil {
+		t.Fatal(err)
+	}
+}
