@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -177,7 +179,7 @@ func (w *Wrapper) call(ctx context.Context, name string, args map[string]any) Re
 	route := &routers.Route{Spec: w.doc, Path: t.Path, PathItem: item, Method: t.Method, Operation: op}
 	vin := &openapi3filter.RequestValidationInput{
 		Request: req, PathParams: pathParams, Route: route,
-		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true},
+		Options: requestOptions(req),
 	}
 	if err := openapi3filter.ValidateRequest(ctx, vin); err != nil {
 		return fail(StageRequest, "request does not match the spec: %s", FirstLine(err.Error()))
@@ -201,9 +203,8 @@ func (w *Wrapper) call(ctx context.Context, name string, args map[string]any) Re
 	}
 	rin := &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: vin, Status: resp.StatusCode, Header: resp.Header,
-		Body: io.NopCloser(bytes.NewReader(body)),
-		// HTTP forbids a body on 204 and 304 whatever the spec declares.
-		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true, ExcludeResponseBody: noBody(resp.StatusCode)},
+		Body:    io.NopCloser(bytes.NewReader(body)),
+		Options: responseOptions(op, resp.StatusCode, resp.Header.Get("Content-Type")),
 	}
 	out := Result{Status: resp.StatusCode, Result: asJSON(body, resp.Header.Get("Content-Type"))}
 	if err := openapi3filter.ValidateResponse(ctx, rin); err != nil {
@@ -328,6 +329,9 @@ func encodeBody(mt string, v any) ([]byte, string, error) {
 			return nil, "", fmt.Errorf("body: %w", err)
 		}
 		return buf.Bytes(), mw.FormDataContentType(), nil
+	case strings.Contains(mt, "xml"):
+		b, err := encodeXML(v)
+		return b, mt, err
 	case strings.Contains(mt, "*"):
 		b, err := json.Marshal(v)
 		return b, "application/json", err
@@ -422,3 +426,75 @@ func IsLoopback(host string) bool {
 func noBody(status int) bool {
 	return status == http.StatusNoContent || status == http.StatusNotModified || (status >= 100 && status < 200)
 }
+
+// requestOptions validates everything of a request but an XML body:
+// kin-openapi cannot decode XML, and the arguments it was built from were
+// already validated against the tool's input schema.
+func requestOptions(req *http.Request) *openapi3filter.Options {
+	return &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true,
+		ExcludeRequestBody: strings.Contains(req.Header.Get("Content-Type"), "xml")}
+}
+
+// responseOptions validates status, headers and body; the body is skipped
+// when HTTP forbids one (204, 304, 1xx) and when it is XML of a declared XML
+// type (kin-openapi cannot decode XML; an undeclared type is still refused).
+func responseOptions(op *openapi3.Operation, status int, contentType string) *openapi3filter.Options {
+	exclude := noBody(status)
+	if strings.Contains(contentType, "xml") && op.Responses != nil {
+		r := op.Responses.Status(status)
+		if r == nil {
+			r = op.Responses.Default()
+		}
+		if r != nil && r.Value != nil && r.Value.Content.Get(contentType) != nil {
+			exclude = true
+		}
+	}
+	return &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true, ExcludeResponseBody: exclude}
+}
+
+// encodeXML writes a JSON-like value as a plain XML document: objects become
+// elements named by their keys (sorted), arrays repeat their element.
+func encodeXML(v any) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(xml.Header)
+	if err := writeXML(&b, "request", v, 0); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func writeXML(b *bytes.Buffer, name string, v any, depth int) error {
+	if depth > 32 {
+		return fmt.Errorf("body: nested too deeply for XML")
+	}
+	if !xmlName.MatchString(name) {
+		name = "item"
+	}
+	switch x := v.(type) {
+	case []any:
+		for _, item := range x {
+			if err := writeXML(b, name, item, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	case map[string]any:
+		b.WriteString("<" + name + ">")
+		for _, k := range sortedKeys(x) {
+			if err := writeXML(b, k, x[k], depth+1); err != nil {
+				return err
+			}
+		}
+		b.WriteString("</" + name + ">")
+		return nil
+	default:
+		b.WriteString("<" + name + ">")
+		if err := xml.EscapeText(b, []byte(scalar(x))); err != nil {
+			return err
+		}
+		b.WriteString("</" + name + ">")
+		return nil
+	}
+}
+
+var xmlName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9._-]*$`)

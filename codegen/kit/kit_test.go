@@ -210,3 +210,26 @@ func TestNoContentResponsesCarryNoBody(t *testing.T) {
 		}
 	}
 }
+
+func TestXMLOperationsAreWrapped(t *testing.T) {
+	spec := `{"openapi": "3.0.0", "info": {"title": "x", "version": "1"}, "paths": {"/dist": {"post": {"operationId": "createDist",
+	  "requestBody": {"required": true, "content": {"text/xml": {"schema": {"type": "object", "required": ["Name"], "properties": {"Name": {"type": "string"}}}}}},
+	  "responses": {"200": {"description": "ok", "content": {"text/xml": {"schema": {"type": "object", "properties": {"Id": {"type": "string"}}}}}}}}}}}`
+	doc, err := openapi3.NewLoader().LoadFromData([]byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := Operations(doc)[0]
+	if err := Preflight([]byte(spec), tl); err != nil {
+		t.Fatalf("preflight: %v", err)
+	}
+	for _, c := range VerifyTool([]byte(spec), tl) {
+		if c.Err != nil || c.Skipped != "" {
+			t.Errorf("%s: err=%v skipped=%q", c.Name, c.Err, c.Skipped)
+		}
+	}
+	b, err := encodeXML(map[string]any{"Name": "a<b", "Tags": []any{"x", "y"}})
+	if err != nil || !strings.Contains(string(b), "<request><Name>a&lt;b</Name><Tags>x</Tags><Tags>y</Tags></request>") {
+		t.Fatalf("xml: %s %v", b, err)
+	}
+}

@@ -86,8 +86,7 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	route := &routers.Route{Spec: m.doc, Path: m.tool.Path, PathItem: item, Method: m.tool.Method, Operation: op}
-	in := &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route,
-		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
+	in := &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route, Options: requestOptions(r)}
 	if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
 		m.problem("request does not match the spec: " + FirstLine(err.Error()))
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -274,6 +273,11 @@ func ValidResponse(op *openapi3.Operation) (int, string, []byte) {
 	}
 	if !found {
 		value = map[string]any{}
+	}
+	if strings.Contains(mtName, "xml") {
+		if b, err := encodeXML(value); err == nil {
+			return status, mtName, b
+		}
 	}
 	if !strings.Contains(mtName, "json") {
 		if s, ok := value.(string); ok {

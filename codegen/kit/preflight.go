@@ -41,8 +41,7 @@ func Preflight(specJSON []byte, t Tool) error {
 		return fmt.Errorf("building a request: %v", err)
 	}
 	route := &routers.Route{Spec: w.doc, Path: t.Path, PathItem: item, Method: t.Method, Operation: op}
-	vin := &openapi3filter.RequestValidationInput{Request: req, PathParams: pathParams, Route: route,
-		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
+	vin := &openapi3filter.RequestValidationInput{Request: req, PathParams: pathParams, Route: route, Options: requestOptions(req)}
 	if err := openapi3filter.ValidateRequest(ctx, vin); err != nil {
 		return fmt.Errorf("the request built from valid input breaks the spec: %s", FirstLine(err.Error()))
 	}
@@ -52,7 +51,7 @@ func Preflight(specJSON []byte, t Tool) error {
 		h.Set("Content-Type", ctype)
 	}
 	rin := &openapi3filter.ResponseValidationInput{RequestValidationInput: vin, Status: status, Header: h,
-		Body: io.NopCloser(bytes.NewReader(body)), Options: &openapi3filter.Options{IncludeResponseStatus: true, ExcludeResponseBody: noBody(status)}}
+		Body: io.NopCloser(bytes.NewReader(body)), Options: responseOptions(op, status, ctype)}
 	if err := openapi3filter.ValidateResponse(ctx, rin); err != nil {
 		return fmt.Errorf("no response can satisfy the spec: %s", FirstLine(err.Error()))
 	}
