@@ -427,20 +427,22 @@ func noBody(status int) bool {
 	return status == http.StatusNoContent || status == http.StatusNotModified || (status >= 100 && status < 200)
 }
 
-// requestOptions validates everything of a request but an XML body:
-// kin-openapi cannot decode XML, and the arguments it was built from were
-// already validated against the tool's input schema.
+// requestOptions validates everything of a request but a body kin-openapi
+// cannot decode (XML, HTML, …): the arguments it was built from were already
+// validated against the tool's input schema.
 func requestOptions(req *http.Request) *openapi3filter.Options {
+	ct := req.Header.Get("Content-Type")
 	return &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true,
-		ExcludeRequestBody: strings.Contains(req.Header.Get("Content-Type"), "xml")}
+		ExcludeRequestBody: ct != "" && !decodable(ct)}
 }
 
 // responseOptions validates status, headers and body; the body is skipped
-// when HTTP forbids one (204, 304, 1xx) and when it is XML of a declared XML
-// type (kin-openapi cannot decode XML; an undeclared type is still refused).
+// when HTTP forbids one (204, 304, 1xx) and when it is of a declared type
+// kin-openapi cannot decode (XML, HTML, …); an undeclared type is still
+// refused.
 func responseOptions(op *openapi3.Operation, status int, contentType string) *openapi3filter.Options {
 	exclude := noBody(status)
-	if strings.Contains(contentType, "xml") && op.Responses != nil {
+	if contentType != "" && !decodable(contentType) && op.Responses != nil {
 		r := op.Responses.Status(status)
 		if r == nil {
 			r = op.Responses.Default()
@@ -450,6 +452,13 @@ func responseOptions(op *openapi3.Operation, status int, contentType string) *op
 		}
 	}
 	return &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true, ExcludeResponseBody: exclude}
+}
+
+// decodable reports whether openapi3filter can decode a body of this type.
+func decodable(contentType string) bool {
+	mt, _, _ := strings.Cut(contentType, ";")
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	return openapi3filter.RegisteredBodyDecoder(mt) != nil || strings.HasSuffix(mt, "+json") || openapi3filter.RegisteredBodyDecoder("*/*") != nil
 }
 
 // encodeXML writes a JSON-like value as a plain XML document: objects become
