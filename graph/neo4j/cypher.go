@@ -1,0 +1,420 @@
+package neo4j
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Every Cypher statement the store sends lives in this file, as a named
+// constant, or as a format string where Cypher allows no parameter: the
+// vector dimension in index OPTIONS (%d, a validated positive int) and schema
+// names in DROP statements (%s, quoted by quoteName). The golden tests record
+// them with their parameters and the Cypher lint test parses each one with
+// Neo4j's own grammar (scripts/cypher-lint).
+//
+// Graph model (see ARCHITECTURE.md):
+//
+//	(:Tool {id, verb, category, module, status, revision, summary, record,
+//	        embedding, createdAt, updatedAt, name, verbText, description,
+//	        tagsText, useCasesText, entitiesText,
+//	        uses, successes, lastUsed, usageSum, usageCentroid, centroidN})
+//	(:Tool)-[:PROVIDES]->(:Verb {name})      (:Tool)-[:IN]->(:Category {name})
+//	(:Tool)-[:TAGGED]->(:Tag {name})         (:Tool)-[:MEMBER_OF]->(:Group {name})
+//	(:Module {name})-[:OFFERS]->(:Tool)      (:Tool)-[:ABOUT]->(:Entity {key, name, type, aliases})
+//	(:Entity)-[:IS_A]->(:Entity)
+//	(:Tool)-[:DEPENDS_ON|ALTERNATIVE_TO]->(:Tool)
+//	(:Tool)-[:PAIRS_WITH {score, sequence}]->(:Tool)
+//	(:Tool)-[:HAS_REVISION]->(:Revision {toolId, revision, status, reason, manifest, at})
+//	(:UsageEvent {toolId, sessionId, userId, query, success, latencyMs, at, ordinal})
+//	(:ToolsmithMeta {key: 'embedder', model, dimension})
+//
+// summary and record hold the JSON ToolSummary and Tool (without embedding),
+// exactly as the SQLite store keeps them, so both stores return identical
+// records. Times are Unix nanoseconds (INTEGER). A relation may target a tool
+// that is not registered yet: the target is then a bare (:Tool {id}) node
+// without a record; every query that returns tools requires a status (or a
+// record), so such placeholders stay invisible until the tool is upserted.
+
+// Index and constraint names.
+const (
+	toolVectorIndex  = "tool_embedding"
+	usageVectorIndex = "tool_usage_centroid"
+	toolTextIndex    = "tool_text"
+)
+
+// Schema statements, run once by EnsureSchema (each in its own transaction:
+// Neo4j refuses schema and data writes in one transaction).
+const (
+	cypherConstraintTool     = `CREATE CONSTRAINT tool_id IF NOT EXISTS FOR (t:Tool) REQUIRE t.id IS UNIQUE`
+	cypherConstraintVerb     = `CREATE CONSTRAINT verb_name IF NOT EXISTS FOR (v:Verb) REQUIRE v.name IS UNIQUE`
+	cypherConstraintEntity   = `CREATE CONSTRAINT entity_key IF NOT EXISTS FOR (e:Entity) REQUIRE e.key IS UNIQUE`
+	cypherConstraintCategory = `CREATE CONSTRAINT category_name IF NOT EXISTS FOR (c:Category) REQUIRE c.name IS UNIQUE`
+	cypherConstraintTag      = `CREATE CONSTRAINT tag_name IF NOT EXISTS FOR (g:Tag) REQUIRE g.name IS UNIQUE`
+	cypherConstraintGroup    = `CREATE CONSTRAINT group_name IF NOT EXISTS FOR (g:Group) REQUIRE g.name IS UNIQUE`
+	cypherConstraintModule   = `CREATE CONSTRAINT module_name IF NOT EXISTS FOR (m:Module) REQUIRE m.name IS UNIQUE`
+	cypherConstraintMeta     = `CREATE CONSTRAINT toolsmith_meta_key IF NOT EXISTS FOR (m:ToolsmithMeta) REQUIRE m.key IS UNIQUE`
+	cypherIndexToolStatus    = `CREATE INDEX tool_status IF NOT EXISTS FOR (t:Tool) ON (t.status)`
+	cypherIndexRevision      = `CREATE INDEX revision_tool IF NOT EXISTS FOR (r:Revision) ON (r.toolId, r.revision)`
+	cypherIndexUsageSession  = `CREATE INDEX usage_event_session IF NOT EXISTS FOR (e:UsageEvent) ON (e.sessionId)`
+	// The english analyzer stems ("reservations" finds "reservation"), as the
+	// SQLite store's porter tokenizer does.
+	cypherIndexToolText = `CREATE FULLTEXT INDEX tool_text IF NOT EXISTS
+FOR (t:Tool) ON EACH [t.name, t.verbText, t.description, t.tagsText, t.useCasesText, t.entitiesText]
+OPTIONS {indexConfig: {` + "`fulltext.analyzer`" + `: 'english'}}`
+	// cypherAwaitIndexes waits (up to $seconds) until new indexes are online,
+	// so that a search right after EnsureSchema/EnsureEmbedder sees them.
+	cypherAwaitIndexes = `CALL db.awaitIndexes($seconds)`
+)
+
+// Vector index formats: index OPTIONS cannot take parameters, so the
+// dimension (a validated positive int) is formatted in. Cosine similarity: the
+// index scores (1+cos)/2, which the store converts back to cos.
+const (
+	cypherIndexToolVectorFmt = `CREATE VECTOR INDEX tool_embedding IF NOT EXISTS
+FOR (t:Tool) ON (t.embedding)
+OPTIONS {indexConfig: {` + "`vector.dimensions`" + `: %d, ` + "`vector.similarity_function`" + `: 'cosine'}}`
+	cypherIndexUsageVectorFmt = `CREATE VECTOR INDEX tool_usage_centroid IF NOT EXISTS
+FOR (t:Tool) ON (t.usageCentroid)
+OPTIONS {indexConfig: {` + "`vector.dimensions`" + `: %d, ` + "`vector.similarity_function`" + `: 'cosine'}}`
+)
+
+// vectorIndexStatements renders the two vector index statements for dim.
+func vectorIndexStatements(dim int) []string {
+	return []string{
+		fmt.Sprintf(cypherIndexToolVectorFmt, dim),
+		fmt.Sprintf(cypherIndexUsageVectorFmt, dim),
+	}
+}
+
+// Embedder metadata.
+const (
+	cypherEnsureEmbedder = `MERGE (m:ToolsmithMeta {key: 'embedder'})
+ON CREATE SET m.model = $model, m.dimension = $dimension
+RETURN m.model AS model, m.dimension AS dimension`
+	cypherGetEmbedder = `MATCH (m:ToolsmithMeta {key: 'embedder'})
+RETURN m.model AS model, m.dimension AS dimension`
+)
+
+// filterWhere is the pushed-down part of graph.Filter over the tool variable
+// t. Empty lists mean "any", so one statement serves every filter.
+const filterWhere = `t.status IN $statuses
+  AND (size($categories) = 0 OR t.category IN $categories)
+  AND (size($ids) = 0 OR t.id IN $ids)
+  AND (size($modules) = 0 OR t.module IN $modules)`
+
+// Tool writes (UpsertTool runs them in one ExecuteWrite transaction).
+const (
+	// cypherToolState reads what the upsert needs; the SET takes the node's
+	// write lock first, so two concurrent upserts of one id serialise instead
+	// of both computing the same revision.
+	cypherToolState = `OPTIONAL MATCH (t:Tool {id: $id})
+WHERE t.record IS NOT NULL
+SET t.revision = t.revision
+RETURN t.revision AS revision, t.createdAt AS createdAt`
+	cypherMergeTool = `MERGE (t:Tool {id: $id})
+SET t += $props`
+	cypherDeleteToolEdges = `MATCH (t:Tool {id: $id})
+OPTIONAL MATCH (t)-[r:PROVIDES|ABOUT|IN|TAGGED|MEMBER_OF|PAIRS_WITH|DEPENDS_ON|ALTERNATIVE_TO]->()
+DELETE r
+WITH DISTINCT t
+OPTIONAL MATCH (:Module)-[o:OFFERS]->(t)
+DELETE o`
+	cypherLinkNodes = `MATCH (t:Tool {id: $id})
+FOREACH (name IN $verbs | MERGE (v:Verb {name: name}) MERGE (t)-[:PROVIDES]->(v))
+FOREACH (name IN $categories | MERGE (c:Category {name: name}) MERGE (t)-[:IN]->(c))
+FOREACH (name IN $tags | MERGE (g:Tag {name: name}) MERGE (t)-[:TAGGED]->(g))
+FOREACH (name IN $groups | MERGE (g:Group {name: name}) MERGE (t)-[:MEMBER_OF]->(g))
+FOREACH (name IN $modules | MERGE (m:Module {name: name}) MERGE (m)-[:OFFERS]->(t))`
+	// cypherLinkEntities merges each entity (first-written name kept, a
+	// non-empty type overwrites, aliases accumulate), its type entity and the
+	// IS_A edge between them, then the ABOUT edge.
+	cypherLinkEntities = `MATCH (t:Tool {id: $id})
+UNWIND $entities AS ent
+MERGE (e:Entity {key: ent.key})
+  ON CREATE SET e.name = ent.name, e.type = '', e.aliases = []
+SET e.type = CASE WHEN ent.type <> '' THEN ent.type ELSE e.type END,
+    e.aliases = e.aliases + [a IN ent.aliases WHERE NOT toLower(a) IN [x IN e.aliases | toLower(x)]]
+MERGE (t)-[:ABOUT]->(e)
+FOREACH (ty IN ent.types |
+  MERGE (x:Entity {key: ty.key})
+    ON CREATE SET x.name = ty.name, x.type = '', x.aliases = []
+  MERGE (e)-[:IS_A]->(x))`
+	// The relation statements take $rels, a list of {target, score,
+	// sequence}; score and sequence are meaningful for PAIRS_WITH and kept on
+	// every kind, as the SQLite store keeps them. A target not registered yet
+	// becomes a bare (:Tool {id}) placeholder.
+	cypherLinkDependsOn = `MATCH (t:Tool {id: $id})
+UNWIND $rels AS rel
+MERGE (o:Tool {id: rel.target})
+MERGE (t)-[r:DEPENDS_ON]->(o)
+SET r.score = rel.score, r.sequence = rel.sequence`
+	cypherLinkAlternatives = `MATCH (t:Tool {id: $id})
+UNWIND $rels AS rel
+MERGE (o:Tool {id: rel.target})
+MERGE (t)-[r:ALTERNATIVE_TO]->(o)
+SET r.score = rel.score, r.sequence = rel.sequence`
+	cypherLinkPairs = `MATCH (t:Tool {id: $id})
+UNWIND $rels AS rel
+MERGE (o:Tool {id: rel.target})
+MERGE (t)-[r:PAIRS_WITH]->(o)
+SET r.score = rel.score, r.sequence = rel.sequence`
+	cypherAppendRevision = `MATCH (t:Tool {id: $id})
+CREATE (t)-[:HAS_REVISION]->(:Revision {toolId: $id, revision: $revision, status: $status, reason: $reason, manifest: $manifest, at: $at})`
+)
+
+// Tool reads and status.
+const (
+	cypherGetTool = `MATCH (t:Tool {id: $id})
+WHERE t.record IS NOT NULL
+RETURN t.record AS record, t.embedding AS embedding`
+	cypherToolExists = `MATCH (t:Tool {id: $id})
+WHERE t.record IS NOT NULL
+RETURN t.id AS id`
+	cypherCountTools = `MATCH (t:Tool)
+WHERE ` + filterWhere + `
+RETURN count(t) AS total`
+	cypherListTools = `MATCH (t:Tool)
+WHERE t.id > $after AND ` + filterWhere + `
+RETURN t.id AS id, t.summary AS summary
+ORDER BY t.id
+LIMIT $limit`
+	// cypherSetStatusRead locks the tool (SET) before reading its record.
+	cypherSetStatusRead = `MATCH (t:Tool {id: $id})
+WHERE t.record IS NOT NULL
+SET t.status = t.status
+RETURN t.revision AS revision, t.record AS record`
+	cypherSetStatus = `MATCH (t:Tool {id: $id})
+SET t.status = $status, t.revision = $revision, t.summary = $summary, t.record = $record, t.updatedAt = $updatedAt`
+	cypherHistory = `MATCH (r:Revision {toolId: $id})
+RETURN r.revision AS revision, r.status AS status, r.reason AS reason, r.manifest AS manifest, r.at AS at
+ORDER BY r.revision`
+)
+
+// Search. The index procedures return their top $fetch candidates; the
+// filter is applied to them in the same statement, and scanned tells the
+// store whether the index had more to give (scanned = $fetch) so that it can
+// ask again with a larger $fetch when Allow rejected too many.
+const (
+	cypherVectorSearch = `CALL db.index.vector.queryNodes('tool_embedding', $fetch, $vector) YIELD node AS t, score
+WITH count(*) AS scanned, collect(CASE WHEN ` + filterWhere + ` THEN {summary: t.summary, score: score} END) AS hits
+RETURN scanned, hits`
+	cypherUsageSearch = `CALL db.index.vector.queryNodes('tool_usage_centroid', $fetch, $vector) YIELD node AS t, score
+WITH count(*) AS scanned, collect(CASE WHEN ` + filterWhere + ` THEN {summary: t.summary, score: score} END) AS hits
+RETURN scanned, hits`
+	cypherTextSearch = `CALL db.index.fulltext.queryNodes('tool_text', $query, {limit: $fetch}) YIELD node AS t, score
+WITH count(*) AS scanned, collect(CASE WHEN ` + filterWhere + ` THEN {summary: t.summary, score: score} END) AS hits
+RETURN scanned, hits`
+)
+
+// Related, one statement per kind. Targets that are placeholders (no
+// status) fail the filter and so stay hidden.
+const (
+	cypherRelatedDependsOn = `MATCH (:Tool {id: $id})-[r:DEPENDS_ON]->(t:Tool)
+WHERE ` + filterWhere + `
+RETURN t.summary AS summary, coalesce(r.score, 0.0) AS score
+ORDER BY score DESC, t.id`
+	cypherRelatedPairs = `MATCH (:Tool {id: $id})-[r:PAIRS_WITH]->(t:Tool)
+WHERE ` + filterWhere + `
+RETURN t.summary AS summary, coalesce(r.score, 0.0) AS score
+ORDER BY score DESC, t.id`
+	// ALTERNATIVE_TO is symmetric: either direction counts, best score per peer.
+	cypherRelatedAlternatives = `MATCH (s:Tool {id: $id})-[r:ALTERNATIVE_TO]-(t:Tool)
+WHERE t.id <> $id AND ` + filterWhere + `
+WITH t, max(coalesce(r.score, 0.0)) AS score
+RETURN t.summary AS summary, score
+ORDER BY score DESC, t.id`
+)
+
+// Entities.
+const (
+	cypherEntities = `MATCH (e:Entity)
+RETURN e.key AS key, e.name AS name, e.type AS type, e.aliases AS aliases
+ORDER BY e.key`
+	cypherFindEntities = `MATCH (e:Entity)
+WHERE e.key IN $keys OR any(a IN e.aliases WHERE toLower(trim(a)) IN $keys)
+RETURN e.key AS key, e.name AS name, e.type AS type, e.aliases AS aliases
+ORDER BY e.key`
+	// cypherEntityStep is one breadth-first step over IS_A edges, in either
+	// direction, from the frontier's entity keys.
+	cypherEntityStep = `UNWIND $frontier AS k
+MATCH (:Entity {key: k})-[:IS_A]-(n:Entity)
+RETURN DISTINCT n.key AS key
+ORDER BY key`
+	// cypherToolsNearEntities returns the tools ABOUT the reached entities
+	// ($reached: {key, hops}), depth = IS_A hops + 1. The store keeps, per
+	// tool, the first row: the smallest depth, then the smallest entity key.
+	cypherToolsNearEntities = `UNWIND $reached AS r
+MATCH (t:Tool)-[:ABOUT]->(:Entity {key: r.key})
+WHERE ` + filterWhere + `
+RETURN t.id AS id, t.summary AS summary, r.key AS entityKey, r.hops + 1 AS depth
+ORDER BY depth, id, entityKey`
+)
+
+// Neighbourhood: one breadth-first step per hop, from the frontier's element
+// ids. Revisions, usage events and placeholders are not part of it.
+const (
+	cypherNeighbourStart = `MATCH (t:Tool {id: $id})
+WHERE t.record IS NOT NULL
+RETURN elementId(t) AS eid`
+	cypherNeighbourStep = `MATCH (n)
+WHERE elementId(n) IN $frontier
+MATCH (n)-[r:PROVIDES|ABOUT|IN|TAGGED|MEMBER_OF|PAIRS_WITH|DEPENDS_ON|ALTERNATIVE_TO|OFFERS|IS_A]-(m)
+WHERE NOT m:Tool OR m.record IS NOT NULL
+RETURN elementId(m) AS eid,
+  elementId(startNode(r)) = elementId(n) AS outgoing,
+  type(r) AS type,
+  [l IN labels(n) WHERE l IN $labels][0] AS fromLabel,
+  coalesce(n.id, n.key, n.name) AS fromKey,
+  [l IN labels(m) WHERE l IN $labels][0] AS toLabel,
+  coalesce(m.id, m.key, m.name) AS toKey`
+)
+
+// Usage.
+const (
+	// cypherUsageLock write-locks the tools (SET) and reads their usage, so
+	// the read-modify-write of the centroid sum cannot lose an update.
+	cypherUsageLock = `MATCH (t:Tool)
+WHERE t.id IN $ids AND t.record IS NOT NULL
+SET t.uses = coalesce(t.uses, 0)
+RETURN t.id AS id, t.usageSum AS usageSum, coalesce(t.centroidN, 0) AS centroidN`
+	cypherUsageUpdate = `UNWIND $tools AS u
+MATCH (t:Tool {id: u.id})
+SET t.uses = coalesce(t.uses, 0) + u.uses,
+    t.successes = coalesce(t.successes, 0) + u.successes,
+    t.lastUsed = CASE WHEN coalesce(t.lastUsed, 0) > u.lastUsed THEN t.lastUsed ELSE u.lastUsed END,
+    t.usageSum = u.usageSum,
+    t.usageCentroid = u.usageCentroid,
+    t.centroidN = u.centroidN`
+	// cypherUsageSequence reserves $n consecutive event ordinals: usage
+	// events of a session are listed newest first, ties on time broken by
+	// insertion order, as SQLite's rowid does.
+	cypherUsageSequence = `MERGE (m:ToolsmithMeta {key: 'usageSequence'})
+SET m.next = coalesce(m.next, 0) + $n
+RETURN m.next - $n AS first`
+	cypherUsageEvents = `UNWIND $events AS ev
+CREATE (:UsageEvent {toolId: ev.toolId, sessionId: ev.sessionId, userId: ev.userId, query: ev.query,
+  success: ev.success, latencyMs: ev.latencyMs, at: ev.at, ordinal: ev.ordinal})`
+	cypherUsage = `MATCH (t:Tool)
+WHERE t.id IN $ids AND t.record IS NOT NULL AND coalesce(t.uses, 0) > 0
+RETURN t.id AS id, t.uses AS uses, coalesce(t.successes, 0) AS successes, coalesce(t.lastUsed, 0) AS lastUsed,
+  t.usageCentroid AS centroid, coalesce(t.centroidN, 0) AS centroidN
+ORDER BY id`
+	cypherSessionHistory = `MATCH (e:UsageEvent {sessionId: $session})
+RETURN e.toolId AS toolId, e.success AS success, e.at AS at
+ORDER BY e.at DESC, e.ordinal DESC
+LIMIT $limit`
+)
+
+// Stats. Verb, category, tag and group counts are of nodes some tool points
+// to; edges to placeholder tools are not counted (as in the SQLite store).
+const (
+	cypherStatsStatus = `MATCH (t:Tool)
+WHERE t.status IS NOT NULL
+RETURN t.status AS status, count(*) AS n
+ORDER BY status`
+	cypherStatsCounts = `RETURN
+  COUNT { MATCH (v:Verb) WHERE EXISTS { (:Tool)-[:PROVIDES]->(v) } } AS verbs,
+  COUNT { MATCH (e:Entity) } AS entities,
+  COUNT { MATCH (c:Category) WHERE EXISTS { (:Tool)-[:IN]->(c) } } AS categories,
+  COUNT { MATCH (g:Tag) WHERE EXISTS { (:Tool)-[:TAGGED]->(g) } } AS tags,
+  COUNT { MATCH (g:Group) WHERE EXISTS { (:Tool)-[:MEMBER_OF]->(g) } } AS groups,
+  COUNT { MATCH (:Tool)-[:PROVIDES|ABOUT|IN|TAGGED|MEMBER_OF]->() } AS toolEdges,
+  COUNT { MATCH (:Module)-[:OFFERS]->() } AS offers,
+  COUNT { MATCH (:Entity)-[:IS_A]->(:Entity) } AS isA,
+  COUNT { MATCH (:Tool)-[:PAIRS_WITH|DEPENDS_ON|ALTERNATIVE_TO]->(o:Tool) WHERE o.record IS NOT NULL } AS relations,
+  COUNT { MATCH (u:UsageEvent) } AS usageEvents`
+)
+
+// Statement is one named Cypher statement of this package.
+type Statement struct {
+	Name   string `json:"name"`
+	Cypher string `json:"query"`
+}
+
+// Statements lists every statement the store can send, by name, sorted by
+// name. The vector index formats are rendered with dimension 384. It exists
+// for the Cypher lint and for documentation.
+func Statements() []Statement {
+	m := map[string]string{
+		"constraintTool":      cypherConstraintTool,
+		"constraintVerb":      cypherConstraintVerb,
+		"constraintEntity":    cypherConstraintEntity,
+		"constraintCategory":  cypherConstraintCategory,
+		"constraintTag":       cypherConstraintTag,
+		"constraintGroup":     cypherConstraintGroup,
+		"constraintModule":    cypherConstraintModule,
+		"constraintMeta":      cypherConstraintMeta,
+		"indexToolStatus":     cypherIndexToolStatus,
+		"indexRevision":       cypherIndexRevision,
+		"indexUsageSession":   cypherIndexUsageSession,
+		"indexToolText":       cypherIndexToolText,
+		"awaitIndexes":        cypherAwaitIndexes,
+		"indexToolVector":     fmt.Sprintf(cypherIndexToolVectorFmt, 384),
+		"indexUsageVector":    fmt.Sprintf(cypherIndexUsageVectorFmt, 384),
+		"ensureEmbedder":      cypherEnsureEmbedder,
+		"getEmbedder":         cypherGetEmbedder,
+		"toolState":           cypherToolState,
+		"mergeTool":           cypherMergeTool,
+		"deleteToolEdges":     cypherDeleteToolEdges,
+		"linkNodes":           cypherLinkNodes,
+		"linkEntities":        cypherLinkEntities,
+		"linkDependsOn":       cypherLinkDependsOn,
+		"linkAlternatives":    cypherLinkAlternatives,
+		"linkPairs":           cypherLinkPairs,
+		"appendRevision":      cypherAppendRevision,
+		"getTool":             cypherGetTool,
+		"toolExists":          cypherToolExists,
+		"countTools":          cypherCountTools,
+		"listTools":           cypherListTools,
+		"setStatusRead":       cypherSetStatusRead,
+		"setStatus":           cypherSetStatus,
+		"history":             cypherHistory,
+		"vectorSearch":        cypherVectorSearch,
+		"usageSearch":         cypherUsageSearch,
+		"textSearch":          cypherTextSearch,
+		"relatedDependsOn":    cypherRelatedDependsOn,
+		"relatedPairs":        cypherRelatedPairs,
+		"relatedAlternatives": cypherRelatedAlternatives,
+		"entities":            cypherEntities,
+		"findEntities":        cypherFindEntities,
+		"entityStep":          cypherEntityStep,
+		"toolsNearEntities":   cypherToolsNearEntities,
+		"neighbourStart":      cypherNeighbourStart,
+		"neighbourStep":       cypherNeighbourStep,
+		"usageLock":           cypherUsageLock,
+		"usageUpdate":         cypherUsageUpdate,
+		"usageEvents":         cypherUsageEvents,
+		"usageSequence":       cypherUsageSequence,
+		"usage":               cypherUsage,
+		"sessionHistory":      cypherSessionHistory,
+		"statsStatus":         cypherStatsStatus,
+		"statsCounts":         cypherStatsCounts,
+		"dropAllNodes":        cypherDropAllNodes,
+		"showIndexes":         cypherShowIndexes,
+		"showConstraints":     cypherShowConstraints,
+		"dropIndex":           fmt.Sprintf(cypherDropIndexFmt, quoteName("tool_text")),
+		"dropConstraint":      fmt.Sprintf(cypherDropConstraintFmt, quoteName("tool_id")),
+	}
+	out := make([]Statement, 0, len(m))
+	for name, q := range m {
+		out = append(out, Statement{Name: name, Cypher: q})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Maintenance statements used by Reset. Schema names cannot be parameters,
+// so the drop formats take a name quoted by quoteName.
+const (
+	cypherDropAllNodes      = `MATCH (n) DETACH DELETE n`
+	cypherShowIndexes       = `SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP' RETURN name ORDER BY name`
+	cypherShowConstraints   = `SHOW CONSTRAINTS YIELD name RETURN name ORDER BY name`
+	cypherDropIndexFmt      = `DROP INDEX %s IF EXISTS`
+	cypherDropConstraintFmt = `DROP CONSTRAINT %s IF EXISTS`
+)
+
+// quoteName quotes a schema name as a Cypher identifier (backticks doubled).
+func quoteName(name string) string {
+	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
+}

@@ -1,0 +1,335 @@
+package neo4j
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/toolsmith/toolsmith/graph"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the statements the store sends")
+
+// goldenDim is the embedding dimension of the golden cases.
+const goldenDim = 4
+
+var goldenNow = time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC)
+
+func summaryJSON(t *testing.T, id, status string, tags ...string) string {
+	t.Helper()
+	b, err := json.Marshal(graph.ToolSummary{
+		ID: id, Verb: "DO_" + id, Name: "Tool " + id, Category: "c", Tags: tags, Groups: []string{"default"},
+		Permissions: []string{"public"}, Status: status, RequiredParams: []string{}, OptionalParams: []string{},
+		UpdatedAt: goldenNow,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func embedderRecord() record {
+	return record{"model": "golden-model", "dimension": int64(goldenDim)}
+}
+
+func goldenTool() graph.Tool {
+	return graph.Tool{
+		ToolSummary: graph.ToolSummary{
+			ID: "airline.book", Verb: "MAKE_RESERVATION", Name: "Airline Booking",
+			ShortDescription: "Book a flight.", Category: "travel",
+			Tags: []string{"flights", "booking", ""}, Groups: []string{"default", "travel"},
+			Permissions: []string{"authenticated"}, RequiredLevel: "user", Module: "airline",
+			RequiredParams: []string{"from", "to"}, OptionalParams: []string{},
+		},
+		Description: "Book a seat on a scheduled flight.",
+		UseCases:    []string{"fly to paris", "book a plane ticket"},
+		Entities: []graph.EntityRef{
+			{Name: " Southwest ", Type: "Airline", Aliases: []string{"SWA", "swa", "Southwest Airlines"}},
+			{Name: "Airline"},
+		},
+		Relations: []graph.Relation{
+			{Kind: graph.RelPairsWith, Target: "hotel.book", Score: 0.5, Sequence: "after"},
+			{Kind: graph.RelPairsWith, Target: "hotel.book", Score: 0.75, Sequence: "after"},
+			{Kind: graph.RelDependsOn, Target: "payments.charge"},
+			{Kind: graph.RelAlternative, Target: "train.book"},
+		},
+		Embedding: []float32{0.5, 0.5, 0.5, 0.5},
+		Manifest:  json.RawMessage(`{"toolId":"airline.book"}`),
+	}
+}
+
+type goldenCase struct {
+	name  string
+	setup func(t *testing.T, f *fakeRunner)
+	run   func(ctx context.Context, s *Store) (any, error)
+}
+
+func goldenCases() []goldenCase {
+	return []goldenCase{
+		{"ensure_schema", nil, func(ctx context.Context, s *Store) (any, error) { return nil, s.EnsureSchema(ctx) }},
+		{"ensure_embedder", func(t *testing.T, f *fakeRunner) { f.answer("ensureEmbedder", embedderRecord()) },
+			func(ctx context.Context, s *Store) (any, error) {
+				return nil, s.EnsureEmbedder(ctx, graph.EmbedderInfo{Model: "golden-model", Dimension: goldenDim})
+			}},
+		{"ensure_embedder_mismatch", func(t *testing.T, f *fakeRunner) { f.answer("ensureEmbedder", embedderRecord()) },
+			func(ctx context.Context, s *Store) (any, error) {
+				return nil, s.EnsureEmbedder(ctx, graph.EmbedderInfo{Model: "other-model", Dimension: 8})
+			}},
+		{"embedder_missing", nil, func(ctx context.Context, s *Store) (any, error) { return s.Embedder(ctx) }},
+		{"upsert_new", func(t *testing.T, f *fakeRunner) {
+			f.answer("getEmbedder", embedderRecord())
+			f.answer("toolState", record{"revision": nil, "createdAt": nil})
+		}, func(ctx context.Context, s *Store) (any, error) { return s.UpsertTool(ctx, goldenTool()) }},
+		{"upsert_replace", func(t *testing.T, f *fakeRunner) {
+			f.answer("getEmbedder", embedderRecord())
+			f.answer("toolState", record{"revision": int64(2), "createdAt": int64(1700000000000000000)})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			tl := goldenTool()
+			tl.Entities, tl.Relations, tl.Embedding, tl.Module, tl.Status = nil, nil, nil, "", graph.StatusDeprecated
+			return s.UpsertTool(ctx, tl)
+		}},
+		{"upsert_wrong_dimension", func(t *testing.T, f *fakeRunner) { f.answer("getEmbedder", embedderRecord()) },
+			func(ctx context.Context, s *Store) (any, error) {
+				tl := goldenTool()
+				tl.Embedding = []float32{1, 2, 3}
+				return s.UpsertTool(ctx, tl)
+			}},
+		{"get_tool", func(t *testing.T, f *fakeRunner) {
+			rec, _ := json.Marshal(graph.Tool{ToolSummary: graph.ToolSummary{ID: "a", Name: "A", Status: "active"}, Description: "d"})
+			f.answer("getTool", record{"record": string(rec), "embedding": list(0.5, 0.5, 0.5, 0.5)})
+		}, func(ctx context.Context, s *Store) (any, error) { return s.GetTool(ctx, "a") }},
+		{"get_tool_missing", nil, func(ctx context.Context, s *Store) (any, error) { return s.GetTool(ctx, "nope") }},
+		{"list_tools_allow", func(t *testing.T, f *fakeRunner) {
+			f.answer("countTools", record{"total": int64(5)})
+			// limit 2 → batches of 3; Allow hides "b", so a second batch is needed.
+			f.answer("listTools",
+				record{"id": "a", "summary": summaryJSON(t, "a", "active")},
+				record{"id": "b", "summary": summaryJSON(t, "b", "active", "secret")},
+				record{"id": "c", "summary": summaryJSON(t, "c", "active")})
+			f.answer("listTools",
+				record{"id": "d", "summary": summaryJSON(t, "d", "active")},
+				record{"id": "e", "summary": summaryJSON(t, "e", "active")})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return s.ListTools(ctx, graph.ListQuery{After: "", Limit: 2, Filter: graph.Filter{
+				Categories: []string{"c"}, Modules: []string{"m"},
+				Allow: func(ts *graph.ToolSummary) bool { return len(ts.Tags) == 0 },
+			}})
+		}},
+		{"set_status", func(t *testing.T, f *fakeRunner) {
+			rec, _ := json.Marshal(graph.Tool{ToolSummary: graph.ToolSummary{ID: "a", Name: "A", Status: "active"}, Manifest: json.RawMessage(`{"toolId":"a"}`)})
+			f.answer("setStatusRead", record{"revision": int64(3), "record": string(rec)})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return nil, s.SetStatus(ctx, "a", graph.StatusDeprecated, "superseded by b")
+		}},
+		{"set_status_missing", nil, func(ctx context.Context, s *Store) (any, error) {
+			return nil, s.SetStatus(ctx, "nope", graph.StatusDisabled, "")
+		}},
+		{"history", func(t *testing.T, f *fakeRunner) {
+			f.answer("history",
+				record{"revision": int64(1), "status": "active", "reason": "", "manifest": `{"v":1}`, "at": int64(1)},
+				record{"revision": int64(2), "status": "deprecated", "reason": "old", "manifest": nil, "at": int64(2)})
+		}, func(ctx context.Context, s *Store) (any, error) { return s.History(ctx, "a") }},
+		{"related_pairs", func(t *testing.T, f *fakeRunner) {
+			f.answer("toolExists", record{"id": "a"})
+			f.answer("relatedPairs",
+				record{"summary": summaryJSON(t, "b", "active"), "score": 0.9},
+				record{"summary": summaryJSON(t, "c", "active"), "score": 0.5},
+				record{"summary": summaryJSON(t, "d", "active"), "score": 0.1})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return s.Related(ctx, "a", graph.RelPairsWith, 2, graph.Filter{Statuses: []string{"active", "deprecated"}})
+		}},
+		{"related_alternatives_missing", nil, func(ctx context.Context, s *Store) (any, error) {
+			return s.Related(ctx, "nope", graph.RelAlternative, 0, graph.Filter{})
+		}},
+		{"vector_search_overfetch", func(t *testing.T, f *fakeRunner) {
+			f.answer("getEmbedder", embedderRecord())
+			// k=2 → fetch 8: the index is full (scanned=8) but Allow keeps
+			// one hit, so the store asks again for 32 and gets all 9.
+			f.answer("vectorSearch", record{"scanned": int64(8), "hits": list(
+				map[string]any{"summary": summaryJSON(t, "a", "active", "secret"), "score": 1.0},
+				map[string]any{"summary": summaryJSON(t, "b", "active"), "score": 0.75})})
+			f.answer("vectorSearch", record{"scanned": int64(9), "hits": list(
+				map[string]any{"summary": summaryJSON(t, "a", "active", "secret"), "score": 1.0},
+				map[string]any{"summary": summaryJSON(t, "b", "active"), "score": 0.75},
+				map[string]any{"summary": summaryJSON(t, "d", "active"), "score": 0.5},
+				map[string]any{"summary": summaryJSON(t, "c", "active"), "score": 0.5})})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return s.VectorSearch(ctx, []float32{1, 0, 0, 0}, 2, graph.Filter{
+				IDs:   []string{"a", "b", "c", "d"},
+				Allow: func(ts *graph.ToolSummary) bool { return len(ts.Tags) == 0 },
+			})
+		}},
+		{"usage_search", func(t *testing.T, f *fakeRunner) {
+			f.answer("getEmbedder", embedderRecord())
+			f.answer("usageSearch", record{"scanned": int64(1), "hits": list(
+				map[string]any{"summary": summaryJSON(t, "a", "active"), "score": 0.25})})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return s.UsageSearch(ctx, []float32{0, 1, 0, 0}, 3, graph.Filter{})
+		}},
+		{"text_search_hostile", func(t *testing.T, f *fakeRunner) {
+			f.answer("textSearch", record{"scanned": int64(1), "hits": list(
+				map[string]any{"summary": summaryJSON(t, "fx.convert", "active"), "score": 3.5})})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return s.TextSearch(ctx, `name:currency AND (fx* || "rate") NOT -x^2 currency`, 5, graph.Filter{})
+		}},
+		{"text_search_empty", nil, func(ctx context.Context, s *Store) (any, error) {
+			return s.TextSearch(ctx, "   ", 5, graph.Filter{})
+		}},
+		{"entities", func(t *testing.T, f *fakeRunner) {
+			f.answer("entities",
+				record{"key": "airline", "name": "Airline", "type": "", "aliases": list[string]()},
+				record{"key": "southwest", "name": "Southwest", "type": "Airline", "aliases": list("SWA", "Southwest Airlines", "LUV")})
+		}, func(ctx context.Context, s *Store) (any, error) { return s.Entities(ctx) }},
+		{"find_entities", func(t *testing.T, f *fakeRunner) {
+			f.answer("findEntities", record{"key": "southwest", "name": "Southwest", "type": "Airline", "aliases": list("SWA")})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return s.FindEntities(ctx, []string{" SWA ", "", "Delta"})
+		}},
+		{"tools_near_entities", func(t *testing.T, f *fakeRunner) {
+			// southwest -IS_A-> airline <-IS_A- delta: the second step (from
+			// airline) sees southwest again, already reached, not re-queued.
+			f.answer("entityStep", record{"key": "airline"}, record{"key": "southwest"})
+			f.answer("entityStep", record{"key": "delta"}, record{"key": "southwest"})
+			f.answer("toolsNearEntities",
+				record{"id": "a", "summary": summaryJSON(t, "a", "active"), "entityKey": "southwest", "depth": int64(1)},
+				record{"id": "b", "summary": summaryJSON(t, "b", "active", "secret"), "entityKey": "southwest", "depth": int64(1)},
+				record{"id": "a", "summary": summaryJSON(t, "a", "active"), "entityKey": "airline", "depth": int64(2)},
+				record{"id": "c", "summary": summaryJSON(t, "c", "active"), "entityKey": "airline", "depth": int64(2)})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return s.ToolsNearEntities(ctx, []string{"Southwest"}, 3, graph.Filter{
+				Allow: func(ts *graph.ToolSummary) bool { return len(ts.Tags) == 0 },
+			})
+		}},
+		{"neighbourhood", func(t *testing.T, f *fakeRunner) {
+			f.answer("neighbourStart", record{"eid": "4:x:0"})
+			f.answer("neighbourStep",
+				record{"eid": "4:x:1", "outgoing": true, "type": "PROVIDES", "fromLabel": "Tool", "fromKey": "a", "toLabel": "Verb", "toKey": "DO_A"},
+				record{"eid": "4:x:2", "outgoing": false, "type": "OFFERS", "fromLabel": "Tool", "fromKey": "a", "toLabel": "Module", "toKey": "m"},
+				record{"eid": "4:x:3", "outgoing": true, "type": "ABOUT", "fromLabel": "Tool", "fromKey": "a", "toLabel": "Entity", "toKey": "southwest"})
+			f.answer("neighbourStep",
+				record{"eid": "4:x:0", "outgoing": true, "type": "PROVIDES", "fromLabel": "Verb", "fromKey": "DO_A", "toLabel": "Tool", "toKey": "a"},
+				record{"eid": "4:x:4", "outgoing": true, "type": "IS_A", "fromLabel": "Entity", "fromKey": "southwest", "toLabel": "Entity", "toKey": "airline"})
+		}, func(ctx context.Context, s *Store) (any, error) { return s.Neighbourhood(ctx, "a", 2) }},
+		{"record_usage", func(t *testing.T, f *fakeRunner) {
+			f.answer("getEmbedder", embedderRecord())
+			f.answer("usageLock",
+				record{"id": "a", "usageSum": list(1.0, 0.0, 0.0, 0.0), "centroidN": int64(1)},
+				record{"id": "b", "usageSum": nil, "centroidN": int64(0)})
+			f.answer("usageSequence", record{"first": int64(10)})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return nil, s.RecordUsage(ctx, []graph.UsageEvent{
+				{ToolID: "a", SessionID: "s1", UserID: "u", Query: "q1", QueryEmbedding: []float32{0, 1, 0, 0}, Success: true, LatencyMs: 12, At: goldenNow.Add(-time.Minute)},
+				{ToolID: "b", SessionID: "s1", Query: "q2", QueryEmbedding: []float32{0, 0, 1, 0}, Success: false},
+				{ToolID: "a", SessionID: "s2", Success: true},
+			})
+		}},
+		{"record_usage_unknown_tool", func(t *testing.T, f *fakeRunner) {
+			f.answer("usageLock", record{"id": "a", "usageSum": nil, "centroidN": int64(0)})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return nil, s.RecordUsage(ctx, []graph.UsageEvent{{ToolID: "a"}, {ToolID: "ghost"}})
+		}},
+		{"usage", func(t *testing.T, f *fakeRunner) {
+			f.answer("usage", record{"id": "a", "uses": int64(3), "successes": int64(2), "lastUsed": int64(5), "centroid": list(3.0, 4.0, 0.0, 0.0), "centroidN": int64(2)})
+		}, func(ctx context.Context, s *Store) (any, error) { return s.Usage(ctx, []string{"a", "b"}) }},
+		{"session_history", func(t *testing.T, f *fakeRunner) {
+			f.answer("sessionHistory",
+				record{"toolId": "b", "success": false, "at": int64(2)},
+				record{"toolId": "a", "success": true, "at": int64(1)})
+		}, func(ctx context.Context, s *Store) (any, error) { return s.SessionHistory(ctx, "s1", 0) }},
+		{"stats", func(t *testing.T, f *fakeRunner) {
+			f.answer("statsStatus", record{"status": "active", "n": int64(3)}, record{"status": "disabled", "n": int64(1)})
+			f.answer("statsCounts", record{"verbs": int64(4), "entities": int64(2), "categories": int64(1), "tags": int64(5),
+				"groups": int64(1), "toolEdges": int64(20), "offers": int64(2), "isA": int64(1), "relations": int64(3), "usageEvents": int64(7)})
+			f.answer("getEmbedder", embedderRecord())
+		}, func(ctx context.Context, s *Store) (any, error) { return s.Stats(ctx) }},
+		{"reset", func(t *testing.T, f *fakeRunner) {
+			f.answer("showConstraints", record{"name": "tool_id"}, record{"name": "odd`name"})
+			f.answer("showIndexes", record{"name": "tool_text"})
+		}, func(ctx context.Context, s *Store) (any, error) { return nil, s.Reset(ctx) }},
+	}
+}
+
+// goldenOutput is what a golden file holds.
+type goldenOutput struct {
+	Calls  []call `json:"calls"`
+	Result any    `json:"result,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+func TestGolden(t *testing.T) {
+	for _, tc := range goldenCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeRunner(goldenDim)
+			if tc.setup != nil {
+				tc.setup(t, f)
+			}
+			s := newStore(f)
+			s.now = func() time.Time { return goldenNow }
+			res, err := tc.run(context.Background(), s)
+			out := goldenOutput{Calls: f.calls, Result: res}
+			if err != nil {
+				out.Error = err.Error()
+				out.Result = nil
+			}
+			got, merr := json.MarshalIndent(out, "", "  ")
+			if merr != nil {
+				t.Fatalf("marshal: %v", merr)
+			}
+			got = append(got, '\n')
+			path := filepath.Join("testdata", tc.name+".golden")
+			if *update {
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, rerr := os.ReadFile(path)
+			if rerr != nil {
+				t.Fatalf("%v (run go test -update to create it)", rerr)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("statements or result differ from %s (go test -update rewrites it):\n--- got\n%s", path, got)
+			}
+			for _, c := range f.calls {
+				if c.Statement == "UNNAMED" {
+					t.Errorf("statement not declared in cypher.go: %q", c.Cypher)
+				}
+			}
+		})
+	}
+}
+
+// TestGoldenErrors checks the sentinel errors of the golden cases.
+func TestGoldenErrors(t *testing.T) {
+	want := map[string]error{
+		"ensure_embedder_mismatch":     graph.ErrEmbedderMismatch,
+		"embedder_missing":             graph.ErrNotFound,
+		"upsert_wrong_dimension":       graph.ErrDimension,
+		"get_tool_missing":             graph.ErrNotFound,
+		"set_status_missing":           graph.ErrNotFound,
+		"related_alternatives_missing": graph.ErrNotFound,
+		"record_usage_unknown_tool":    graph.ErrNotFound,
+	}
+	for _, tc := range goldenCases() {
+		f := newFakeRunner(goldenDim)
+		if tc.setup != nil {
+			tc.setup(t, f)
+		}
+		s := newStore(f)
+		s.now = func() time.Time { return goldenNow }
+		_, err := tc.run(context.Background(), s)
+		if w, ok := want[tc.name]; ok {
+			if !errors.Is(err, w) {
+				t.Errorf("%s: err = %v, want %v", tc.name, err, w)
+			}
+		} else if err != nil {
+			t.Errorf("%s: unexpected error %v", tc.name, err)
+		}
+	}
+}

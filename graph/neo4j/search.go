@@ -1,0 +1,241 @@
+package neo4j
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/toolsmith/toolsmith/graph"
+)
+
+// VectorSearch returns the k tools whose embeddings have the highest cosine
+// similarity with vec, from the tool_embedding vector index.
+func (s *Store) VectorSearch(ctx context.Context, vec []float32, k int, f graph.Filter) ([]graph.Hit, error) {
+	if err := s.checkDim(ctx, "vector search", vec); err != nil {
+		return nil, err
+	}
+	if k <= 0 {
+		return nil, nil
+	}
+	hits, err := s.indexSearch(ctx, cypherVectorSearch, map[string]any{"vector": vectorParam(vec)}, k, f, fromCosineScore)
+	if err != nil {
+		return nil, wrapErr("vector search", err)
+	}
+	return hits, nil
+}
+
+// UsageSearch is VectorSearch over usage centroids (tool_usage_centroid).
+func (s *Store) UsageSearch(ctx context.Context, vec []float32, k int, f graph.Filter) ([]graph.Hit, error) {
+	if err := s.checkDim(ctx, "usage search", vec); err != nil {
+		return nil, err
+	}
+	if k <= 0 {
+		return nil, nil
+	}
+	hits, err := s.indexSearch(ctx, cypherUsageSearch, map[string]any{"vector": vectorParam(vec)}, k, f, fromCosineScore)
+	if err != nil {
+		return nil, wrapErr("usage search", err)
+	}
+	return hits, nil
+}
+
+// TextSearch runs a weighted Lucene query over the tool_text full-text index.
+// The user's text is escaped: it can never change the query's structure.
+func (s *Store) TextSearch(ctx context.Context, query string, k int, f graph.Filter) ([]graph.Hit, error) {
+	lq := luceneQuery(query)
+	if lq == "" || k <= 0 {
+		return []graph.Hit{}, nil
+	}
+	hits, err := s.indexSearch(ctx, cypherTextSearch, map[string]any{"query": lq}, k, f, func(x float64) float64 { return x })
+	if err != nil {
+		return nil, wrapErr(fmt.Sprintf("text search %q", query), err)
+	}
+	return hits, nil
+}
+
+// fetchFactor is how many candidates an index query asks for per wanted hit,
+// and how much the request grows when Allow rejected too many.
+const fetchFactor = 4
+
+// indexSearch asks an index procedure for k×4 candidates, keeps those that
+// pass the pushed-down filter (in Cypher) and Allow (in Go), and asks again
+// for four times as many until k hits are found or the index had no more to
+// give. Hits are ordered by score, then id, like the SQLite store's.
+func (s *Store) indexSearch(ctx context.Context, cypher string, base map[string]any, k int, f graph.Filter, score func(float64) float64) ([]graph.Hit, error) {
+	var out []graph.Hit
+	err := s.r.read(ctx, func(tx txRunner) error {
+		for fetch := fetchFactor * k; ; fetch *= fetchFactor {
+			params := filterParams(f, map[string]any{"fetch": int64(fetch)})
+			for key, v := range base {
+				params[key] = v
+			}
+			recs, err := tx.run(ctx, cypher, params)
+			if err != nil {
+				return err
+			}
+			out = []graph.Hit{}
+			if len(recs) == 0 {
+				return nil
+			}
+			scanned, err := getInt(recs[0], "scanned")
+			if err != nil {
+				return err
+			}
+			rows, err := getMaps(recs[0], "hits")
+			if err != nil {
+				return err
+			}
+			for _, r := range rows {
+				sum, err := getSummary(r, "summary")
+				if err != nil {
+					return err
+				}
+				if !allow(f, sum) {
+					continue
+				}
+				sc, err := getFloat(r, "score")
+				if err != nil {
+					return err
+				}
+				out = append(out, graph.Hit{Tool: sum, Score: score(sc)})
+			}
+			if len(out) >= k || scanned < int64(fetch) {
+				return nil
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return out[i].Tool.ID < out[j].Tool.ID
+	})
+	if len(out) > k {
+		out = out[:k]
+	}
+	return out, nil
+}
+
+// maxQueryTerms bounds the OR-query so hostile or pasted input stays cheap.
+const maxQueryTerms = 32
+
+// textFields are the full-text index's properties with their Lucene boosts,
+// the SQLite store's bm25 column weights: name and verb state the tool's
+// intent, tags and entities are curated keywords, use cases are query-like
+// phrases and the description is the baseline.
+var textFields = []struct {
+	name  string
+	boost int
+}{
+	{"name", 8},
+	{"verbText", 6},
+	{"tagsText", 4},
+	{"entitiesText", 4},
+	{"useCasesText", 2},
+	{"description", 1},
+}
+
+// luceneSpecial lists every character with a meaning in Lucene's classic
+// query syntax: + - && || ! ( ) { } [ ] ^ " ~ * ? : \ /
+const luceneSpecial = `+-&|!(){}[]^"~*?:\/`
+
+// escapeLucene backslash-escapes every Lucene special character of term.
+func escapeLucene(term string) string {
+	var b strings.Builder
+	for _, r := range term {
+		if strings.ContainsRune(luceneSpecial, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// luceneQuery turns plain user text into a safe Lucene OR query over the
+// weighted text fields: each whitespace-separated word is lower-cased (so
+// AND, OR and NOT are plain words), de-duplicated and escaped. It returns ""
+// when the text has no word.
+func luceneQuery(text string) string {
+	seen := map[string]bool{}
+	var terms []string
+	for _, w := range strings.Fields(text) {
+		w = strings.ToLower(w)
+		if seen[w] {
+			continue
+		}
+		seen[w] = true
+		terms = append(terms, escapeLucene(w))
+		if len(terms) == maxQueryTerms {
+			break
+		}
+	}
+	if len(terms) == 0 {
+		return ""
+	}
+	group := "(" + strings.Join(terms, " OR ") + ")"
+	parts := make([]string, len(textFields))
+	for i, f := range textFields {
+		parts[i] = f.name + ":" + group + "^" + strconv.Itoa(f.boost)
+	}
+	return strings.Join(parts, " OR ")
+}
+
+// Related returns the tools linked from id by kind, best first.
+func (s *Store) Related(ctx context.Context, id string, kind graph.RelKind, limit int, f graph.Filter) ([]graph.Hit, error) {
+	var cypher string
+	switch kind {
+	case graph.RelDependsOn:
+		cypher = cypherRelatedDependsOn
+	case graph.RelPairsWith:
+		cypher = cypherRelatedPairs
+	case graph.RelAlternative:
+		cypher = cypherRelatedAlternatives
+	default:
+		return nil, fmt.Errorf("neo4j: related %q: kind %q: %w", id, kind, graph.ErrInvalid)
+	}
+	if limit <= 0 {
+		limit = 10
+	}
+	var out []graph.Hit
+	err := s.r.read(ctx, func(tx txRunner) error {
+		out = []graph.Hit{}
+		recs, err := tx.run(ctx, cypherToolExists, map[string]any{"id": id})
+		if err != nil {
+			return err
+		}
+		if len(recs) == 0 {
+			return graph.ErrNotFound
+		}
+		recs, err = tx.run(ctx, cypher, filterParams(f, map[string]any{"id": id}))
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			sum, err := getSummary(r, "summary")
+			if err != nil {
+				return err
+			}
+			if !allow(f, sum) {
+				continue
+			}
+			sc, err := getFloat(r, "score")
+			if err != nil {
+				return err
+			}
+			out = append(out, graph.Hit{Tool: sum, Score: sc})
+			if len(out) == limit {
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrapErr(fmt.Sprintf("related %q", id), err)
+	}
+	return out, nil
+}

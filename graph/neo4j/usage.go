@@ -1,0 +1,273 @@
+package neo4j
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/toolsmith/toolsmith/graph"
+)
+
+// toolUsage accumulates one tool's share of a RecordUsage batch.
+type toolUsage struct {
+	uses, successes int64
+	lastUsed        int64
+	sum             []float32
+	n               int64
+}
+
+// RecordUsage applies events in one write transaction: counts, session
+// history and usage centroids. An unknown tool or a wrong embedding
+// dimension rejects the whole batch.
+func (s *Store) RecordUsage(ctx context.Context, events []graph.UsageEvent) error {
+	if len(events) == 0 {
+		return nil
+	}
+	for _, e := range events {
+		if e.ToolID == "" {
+			return fmt.Errorf("neo4j: record usage: empty tool id: %w", graph.ErrInvalid)
+		}
+		if e.QueryEmbedding != nil {
+			if err := s.checkDim(ctx, fmt.Sprintf("record usage of %q", e.ToolID), e.QueryEmbedding); err != nil {
+				return err
+			}
+		}
+	}
+	var ids []string
+	seen := map[string]bool{}
+	for _, e := range events {
+		if !seen[e.ToolID] {
+			seen[e.ToolID] = true
+			ids = append(ids, e.ToolID)
+		}
+	}
+	sort.Strings(ids)
+	now := nanos(s.now().UTC())
+	err := s.r.write(ctx, func(tx txRunner) error {
+		recs, err := tx.run(ctx, cypherUsageLock, map[string]any{"ids": ids})
+		if err != nil {
+			return err
+		}
+		acc := make(map[string]*toolUsage, len(recs))
+		for _, r := range recs {
+			id, err := getString(r, "id")
+			if err != nil {
+				return err
+			}
+			u := &toolUsage{}
+			if u.sum, err = getVector(r, "usageSum"); err != nil {
+				return err
+			}
+			if u.n, err = getInt(r, "centroidN"); err != nil {
+				return err
+			}
+			acc[id] = u
+		}
+		for _, id := range ids {
+			if acc[id] == nil {
+				return fmt.Errorf("record usage of %q: %w", id, graph.ErrNotFound)
+			}
+		}
+		recs, err = tx.run(ctx, cypherUsageSequence, map[string]any{"n": int64(len(events))})
+		if err != nil {
+			return err
+		}
+		if len(recs) != 1 {
+			return fmt.Errorf("usage sequence: %d records", len(recs))
+		}
+		first, err := getInt(recs[0], "first")
+		if err != nil {
+			return err
+		}
+		evs := make([]map[string]any, len(events))
+		for i, e := range events {
+			at := now
+			if !e.At.IsZero() {
+				at = nanos(e.At)
+			}
+			u := acc[e.ToolID]
+			u.uses++
+			if e.Success {
+				u.successes++
+			}
+			if at > u.lastUsed {
+				u.lastUsed = at
+			}
+			if e.Success && e.QueryEmbedding != nil {
+				if u.sum == nil {
+					u.sum = make([]float32, len(e.QueryEmbedding))
+				}
+				for j, x := range e.QueryEmbedding {
+					u.sum[j] += x
+				}
+				u.n++
+			}
+			evs[i] = map[string]any{
+				"toolId": e.ToolID, "sessionId": e.SessionID, "userId": e.UserID, "query": e.Query,
+				"success": e.Success, "latencyMs": e.LatencyMs, "at": at, "ordinal": first + int64(i),
+			}
+		}
+		tools := make([]map[string]any, len(ids))
+		for i, id := range ids {
+			u := acc[id]
+			var centroid []float32
+			if u.n > 0 {
+				centroid = graph.Normalize(u.sum)
+			}
+			tools[i] = map[string]any{
+				"id": id, "uses": u.uses, "successes": u.successes, "lastUsed": u.lastUsed,
+				"usageSum": vectorParam(u.sum), "usageCentroid": vectorParam(centroid), "centroidN": u.n,
+			}
+		}
+		if _, err := tx.run(ctx, cypherUsageUpdate, map[string]any{"tools": tools}); err != nil {
+			return fmt.Errorf("update: %w", err)
+		}
+		if _, err := tx.run(ctx, cypherUsageEvents, map[string]any{"events": evs}); err != nil {
+			return fmt.Errorf("events: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return wrapErr("record usage", err)
+	}
+	return nil
+}
+
+// Usage returns the usage evidence of the given tools; tools never used are
+// absent from the map.
+func (s *Store) Usage(ctx context.Context, ids []string) (map[string]graph.Usage, error) {
+	out := map[string]graph.Usage{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	err := s.r.read(ctx, func(tx txRunner) error {
+		clear(out)
+		recs, err := tx.run(ctx, cypherUsage, map[string]any{"ids": ids})
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			var u graph.Usage
+			if u.ToolID, err = getString(r, "id"); err != nil {
+				return err
+			}
+			uses, err := getInt(r, "uses")
+			if err != nil {
+				return err
+			}
+			succ, err := getInt(r, "successes")
+			if err != nil {
+				return err
+			}
+			last, err := getInt(r, "lastUsed")
+			if err != nil {
+				return err
+			}
+			n, err := getInt(r, "centroidN")
+			if err != nil {
+				return err
+			}
+			u.Uses, u.Successes, u.LastUsed, u.CentroidN = int(uses), int(succ), fromNanos(last), int(n)
+			if n > 0 {
+				c, err := getVector(r, "centroid")
+				if err != nil {
+					return err
+				}
+				if c != nil {
+					u.Centroid = graph.Normalize(c)
+				}
+			}
+			out[u.ToolID] = u
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrapErr("usage", err)
+	}
+	return out, nil
+}
+
+// SessionHistory returns a session's events, newest first; limit <= 0 means 100.
+func (s *Store) SessionHistory(ctx context.Context, sessionID string, limit int) ([]graph.SessionEvent, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	var out []graph.SessionEvent
+	err := s.r.read(ctx, func(tx txRunner) error {
+		out = []graph.SessionEvent{}
+		recs, err := tx.run(ctx, cypherSessionHistory, map[string]any{"session": sessionID, "limit": int64(limit)})
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			var e graph.SessionEvent
+			if e.ToolID, err = getString(r, "toolId"); err != nil {
+				return err
+			}
+			if e.Success, err = getBool(r, "success"); err != nil {
+				return err
+			}
+			at, err := getInt(r, "at")
+			if err != nil {
+				return err
+			}
+			e.At = fromNanos(at)
+			out = append(out, e)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrapErr(fmt.Sprintf("session history %q", sessionID), err)
+	}
+	return out, nil
+}
+
+// Stats counts nodes, edges and usage events.
+func (s *Store) Stats(ctx context.Context) (graph.Stats, error) {
+	var st graph.Stats
+	err := s.r.read(ctx, func(tx txRunner) error {
+		st = graph.Stats{ByStatus: map[string]int{}}
+		recs, err := tx.run(ctx, cypherStatsStatus, nil)
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			status, err := getString(r, "status")
+			if err != nil {
+				return err
+			}
+			n, err := getInt(r, "n")
+			if err != nil {
+				return err
+			}
+			st.ByStatus[status] = int(n)
+			st.Tools += int(n)
+		}
+		recs, err = tx.run(ctx, cypherStatsCounts, nil)
+		if err != nil {
+			return err
+		}
+		if len(recs) != 1 {
+			return fmt.Errorf("counts: %d records", len(recs))
+		}
+		c := map[string]int{}
+		for _, k := range []string{"verbs", "entities", "categories", "tags", "groups", "toolEdges", "offers", "isA", "relations", "usageEvents"} {
+			n, err := getInt(recs[0], k)
+			if err != nil {
+				return err
+			}
+			c[k] = int(n)
+		}
+		st.Verbs, st.Entities, st.Categories, st.Tags, st.Groups = c["verbs"], c["entities"], c["categories"], c["tags"], c["groups"]
+		st.Edges = c["toolEdges"] + c["offers"] + c["isA"] + c["relations"]
+		st.UsageEvents = c["usageEvents"]
+		return nil
+	})
+	if err != nil {
+		return graph.Stats{}, wrapErr("stats", err)
+	}
+	if info, err := s.Embedder(ctx); err == nil {
+		st.Embedder = info
+	}
+	return st, nil
+}

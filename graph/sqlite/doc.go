@@ -1,0 +1,10 @@
+// Package sqlite is the embedded graph.Store: one SQLite file (pure-Go
+// modernc.org/sqlite driver, WAL mode) holding the tool graph as tables, an
+// FTS5 index with bm25 column weights for full-text search, and recursive
+// CTEs for entity and neighbourhood traversal.
+//
+// Embeddings are stored as little-endian float32 BLOBs and also held in
+// memory, normalised, for exact k-nearest-neighbour search with SIMD dot
+// products (github.com/viterin/vek/vek32). The in-memory copy is loaded at
+// Open and updated only after the transaction that wrote it has committed.
+package sqlite

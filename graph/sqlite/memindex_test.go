@@ -1,0 +1,84 @@
+package sqlite
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"testing"
+
+	"github.com/toolsmith/toolsmith/graph"
+)
+
+// TestMemIndexExact compares the (sharded) in-memory k-NN with a brute-force
+// float64 ranking, on a matrix large enough to take the parallel path.
+func TestMemIndexExact(t *testing.T) {
+	const n, dim = 2100, 512
+	if n*dim < parallelMinFloats {
+		t.Fatal("matrix too small to exercise the parallel scan")
+	}
+	r := rand.New(rand.NewPCG(21, 22))
+	m := newMemIndex()
+	vecs := map[string][]float32{}
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("t%04d", i)
+		st := graph.StatusActive
+		if i%10 == 0 {
+			st = graph.StatusDisabled
+		}
+		v := randUnit(r, dim)
+		vecs[id] = v
+		m.put(graph.ToolSummary{ID: id, Status: st, Category: []string{"a", "b", "c"}[i%3]}, v)
+	}
+	// Replacing a vector in place must be seen by the next search.
+	vecs["t0001"] = randUnit(r, dim)
+	m.put(graph.ToolSummary{ID: "t0001", Status: graph.StatusActive, Category: "b"}, vecs["t0001"])
+
+	allowOdd := func(ts *graph.ToolSummary) bool { return ts.ID[len(ts.ID)-1]%2 == 1 }
+	for _, tc := range []struct {
+		name string
+		f    graph.Filter
+		keep func(id string, i int) bool
+	}{
+		{"active", graph.Filter{}, func(id string, i int) bool { return i%10 != 0 }},
+		{"category b, odd ids", graph.Filter{Categories: []string{"b"}, Allow: allowOdd},
+			func(id string, i int) bool { return i%10 != 0 && i%3 == 1 && id[len(id)-1]%2 == 1 }},
+	} {
+		for trial := 0; trial < 5; trial++ {
+			q := randUnit(r, dim)
+			if trial == 0 {
+				q = vecs["t0001"]
+			}
+			type pair struct {
+				id string
+				s  float64
+			}
+			var want []pair
+			for i := 0; i < n; i++ {
+				id := fmt.Sprintf("t%04d", i)
+				if tc.keep(id, i) {
+					want = append(want, pair{id, graph.Cosine(q, vecs[id])})
+				}
+			}
+			sort.Slice(want, func(i, j int) bool { return want[i].s > want[j].s })
+			got := m.search(q, 10, newMatcher(tc.f), false)
+			if len(got) != 10 {
+				t.Fatalf("%s: %d hits", tc.name, len(got))
+			}
+			for i, h := range got {
+				if h.Tool.ID != want[i].id && abs(h.Score-want[i].s) > 1e-5 {
+					t.Fatalf("%s: hit %d = %s (%v), want %s (%v)", tc.name, i, h.Tool.ID, h.Score, want[i].id, want[i].s)
+				}
+				if abs(h.Score-want[i].s) > 1e-5 {
+					t.Fatalf("%s: hit %d score %v, want %v", tc.name, i, h.Score, want[i].s)
+				}
+			}
+		}
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

@@ -1,0 +1,181 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations are applied in order; migrations[i] moves the schema from
+// version i to version i+1. Never edit a released migration: append one.
+var migrations = []string{
+	// v1: the graph model.
+	`
+CREATE TABLE meta (
+	key   TEXT PRIMARY KEY,
+	value TEXT NOT NULL
+);
+
+-- Tool nodes. seq is the FTS5 rowid; summary is the JSON ToolSummary and
+-- record the JSON Tool without its embedding.
+CREATE TABLE tools (
+	seq        INTEGER PRIMARY KEY,
+	id         TEXT NOT NULL UNIQUE,
+	verb       TEXT NOT NULL DEFAULT '',
+	category   TEXT NOT NULL DEFAULT '',
+	module     TEXT NOT NULL DEFAULT '',
+	status     TEXT NOT NULL,
+	revision   INTEGER NOT NULL,
+	summary    TEXT NOT NULL,
+	record     TEXT NOT NULL,
+	embedding  BLOB,
+	created_at INTEGER NOT NULL,
+	updated_at INTEGER NOT NULL
+);
+CREATE INDEX tools_status_id ON tools(status, id);
+CREATE INDEX tools_category ON tools(category);
+CREATE INDEX tools_module ON tools(module);
+
+CREATE TABLE revisions (
+	tool_id  TEXT NOT NULL REFERENCES tools(id) ON DELETE CASCADE,
+	revision INTEGER NOT NULL,
+	status   TEXT NOT NULL,
+	reason   TEXT NOT NULL DEFAULT '',
+	manifest TEXT,
+	at       INTEGER NOT NULL,
+	PRIMARY KEY (tool_id, revision)
+);
+
+-- Verb, Category, Tag, Group and Module nodes.
+CREATE TABLE nodes (
+	label TEXT NOT NULL,
+	key   TEXT NOT NULL,
+	PRIMARY KEY (label, key)
+);
+
+-- Entity nodes (key = lower-cased name) and their aliases.
+CREATE TABLE entities (
+	key  TEXT PRIMARY KEY,
+	name TEXT NOT NULL,
+	type TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE entity_aliases (
+	alias_key  TEXT NOT NULL,
+	entity_key TEXT NOT NULL REFERENCES entities(key),
+	alias      TEXT NOT NULL,
+	PRIMARY KEY (alias_key, entity_key)
+);
+CREATE INDEX entity_aliases_entity ON entity_aliases(entity_key);
+
+-- (Entity)-[:IS_A]->(Entity)
+CREATE TABLE is_a (
+	entity_key TEXT NOT NULL REFERENCES entities(key),
+	type_key   TEXT NOT NULL REFERENCES entities(key),
+	PRIMARY KEY (entity_key, type_key)
+);
+CREATE INDEX is_a_type ON is_a(type_key);
+
+-- Edges between a tool and a non-tool node: PROVIDES Verb, IN Category,
+-- TAGGED Tag, MEMBER_OF Group, ABOUT Entity, and (Module)-[:OFFERS]->(Tool)
+-- stored from the tool's side with type OFFERS.
+CREATE TABLE tool_edges (
+	tool_id TEXT NOT NULL REFERENCES tools(id) ON DELETE CASCADE,
+	type    TEXT NOT NULL,
+	label   TEXT NOT NULL,
+	key     TEXT NOT NULL,
+	PRIMARY KEY (tool_id, type, label, key)
+);
+CREATE INDEX tool_edges_node ON tool_edges(label, key, type);
+
+-- Tool-to-tool edges. to_id may name a tool that does not exist yet.
+CREATE TABLE relations (
+	from_id  TEXT NOT NULL REFERENCES tools(id) ON DELETE CASCADE,
+	kind     TEXT NOT NULL,
+	to_id    TEXT NOT NULL,
+	score    REAL NOT NULL DEFAULT 0,
+	sequence TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (from_id, kind, to_id)
+);
+CREATE INDEX relations_to ON relations(to_id, kind);
+
+-- Full-text index; rowid = tools.seq. The porter stemmer lets "reservations"
+-- match "reservation"; unicode61 splits UPPER_SNAKE verbs on '_'.
+CREATE VIRTUAL TABLE tools_fts USING fts5(
+	name, verb, description, tags, use_cases, entities,
+	tokenize = 'porter unicode61 remove_diacritics 2'
+);
+
+CREATE TABLE usage (
+	tool_id      TEXT PRIMARY KEY REFERENCES tools(id) ON DELETE CASCADE,
+	uses         INTEGER NOT NULL DEFAULT 0,
+	successes    INTEGER NOT NULL DEFAULT 0,
+	last_used    INTEGER NOT NULL DEFAULT 0,
+	centroid_sum BLOB,
+	centroid_n   INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE usage_events (
+	id         INTEGER PRIMARY KEY,
+	tool_id    TEXT NOT NULL REFERENCES tools(id) ON DELETE CASCADE,
+	session_id TEXT NOT NULL DEFAULT '',
+	user_id    TEXT NOT NULL DEFAULT '',
+	query      TEXT NOT NULL DEFAULT '',
+	success    INTEGER NOT NULL,
+	latency_ms INTEGER NOT NULL DEFAULT 0,
+	at         INTEGER NOT NULL
+);
+CREATE INDEX usage_events_session ON usage_events(session_id, at, id);
+`,
+}
+
+// schemaVersion is the version a fully migrated store has.
+var schemaVersion = len(migrations)
+
+// migrate brings the schema to schemaVersion, one transaction per step.
+func migrate(ctx context.Context, db *sql.DB) error {
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("sqlite: create schema_version: %w", err)
+	}
+	v, err := currentVersion(ctx, db)
+	if err != nil {
+		return err
+	}
+	if v > schemaVersion {
+		return fmt.Errorf("sqlite: schema version %d is newer than this binary (%d)", v, schemaVersion)
+	}
+	for ; v < schemaVersion; v++ {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("sqlite: migrate to v%d: %w", v+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			_ = tx.Rollback()
+			return fmt.Errorf("sqlite: migrate to v%d: %w", v+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM schema_version`); err != nil {
+			_ = tx.Rollback()
+			return fmt.Errorf("sqlite: migrate to v%d: %w", v+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version(version) VALUES (?)`, v+1); err != nil {
+			_ = tx.Rollback()
+			return fmt.Errorf("sqlite: migrate to v%d: %w", v+1, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("sqlite: migrate to v%d: %w", v+1, err)
+		}
+	}
+	return nil
+}
+
+// currentVersion reads the schema version; 0 for a fresh file.
+func currentVersion(ctx context.Context, db *sql.DB) (int, error) {
+	var v int
+	err := db.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v)
+	switch {
+	case err == sql.ErrNoRows:
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("sqlite: read schema version: %w", err)
+	}
+	return v, nil
+}

@@ -1,0 +1,193 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/toolsmith/toolsmith/graph"
+)
+
+// VectorSearch returns the k tools whose embeddings have the highest cosine
+// similarity with vec: an exact scan of the in-memory index.
+func (s *Store) VectorSearch(ctx context.Context, vec []float32, k int, f graph.Filter) ([]graph.Hit, error) {
+	if err := s.checkDim("vector search", vec); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: vector search: %w", err)
+	}
+	return s.mem.search(graph.Normalize(vec), k, newMatcher(f), false), nil
+}
+
+// UsageSearch is VectorSearch over usage centroids.
+func (s *Store) UsageSearch(ctx context.Context, vec []float32, k int, f graph.Filter) ([]graph.Hit, error) {
+	if err := s.checkDim("usage search", vec); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: usage search: %w", err)
+	}
+	return s.mem.search(graph.Normalize(vec), k, newMatcher(f), true), nil
+}
+
+// bm25Weights are the FTS5 column weights, in the column order of tools_fts:
+// name, verb, description, tags, use_cases, entities.
+//
+//   - name (8) and verb (6) are short identifiers chosen to state the tool's
+//     intent; a query term hitting them is the strongest evidence of a match.
+//     Name wins over verb because names are written for humans and carry the
+//     object ("Currency Converter"), verbs are often generic (GET_*).
+//   - tags (4) and entities (4) are curated keywords: precise but not the
+//     tool's purpose in themselves (a tag "travel" fits many tools).
+//   - use_cases (2) are phrases written like user queries, useful for recall
+//     but longer and looser.
+//   - description (1) is the baseline: long prose where incidental words
+//     appear; bm25's length normalisation already tempers it, and a higher
+//     weight would let verbose manifests outrank precise ones.
+const bm25Weights = "8.0, 6.0, 1.0, 4.0, 2.0, 4.0"
+
+// maxQueryTerms bounds the OR-query so hostile or pasted input stays cheap.
+const maxQueryTerms = 32
+
+// queryTerms splits plain user text into its distinct lower-cased runs of
+// letters and digits, at most maxQueryTerms of them. Quotes, '*', '-',
+// parentheses, ':', '^' and the like are separators, so no input can carry
+// FTS5 syntax through.
+func queryTerms(text string) []string {
+	words := strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	seen := make(map[string]bool, len(words))
+	terms := make([]string, 0, len(words))
+	for _, w := range words {
+		w = strings.ToLower(w)
+		if w == "" || seen[w] {
+			continue
+		}
+		seen[w] = true
+		terms = append(terms, w)
+		if len(terms) == maxQueryTerms {
+			break
+		}
+	}
+	return terms
+}
+
+// ftsMatch renders terms as an FTS5 OR-query. Every term is a double-quoted
+// string (terms hold only letters and digits, so there is no '"' to escape),
+// which makes operator words (AND, OR, NOT, NEAR) plain terms and rules out
+// column filters, prefixes and grouping. "" when there are no terms.
+func ftsMatch(terms []string) string {
+	q := make([]string, len(terms))
+	for i, t := range terms {
+		q[i] = `"` + t + `"`
+	}
+	return strings.Join(q, " OR ")
+}
+
+// ftsQuery is ftsMatch(queryTerms(text)).
+func ftsQuery(text string) string { return ftsMatch(queryTerms(text)) }
+
+// docFreq returns how many indexed tools contain term, cached until the next
+// write. The cache is cleared (not patched) on every committed upsert.
+func (s *Store) docFreq(ctx context.Context, term string) (int, error) {
+	s.dfMu.Lock()
+	n, ok := s.df[term]
+	s.dfMu.Unlock()
+	if ok {
+		return n, nil
+	}
+	rows, err := s.query(ctx, `SELECT count(*) FROM tools_fts WHERE tools_fts MATCH ?`, ftsMatch([]string{term}))
+	if err != nil {
+		return 0, fmt.Errorf("document frequency of %q: %w", term, err)
+	}
+	for rows.Next() {
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("document frequency of %q: %w", term, err)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("document frequency of %q: %w", term, err)
+	}
+	s.dfMu.Lock()
+	if s.df == nil {
+		s.df = map[string]int{}
+	}
+	s.df[term] = n
+	s.dfMu.Unlock()
+	return n, nil
+}
+
+// resetDocFreq drops the document-frequency cache after a write.
+func (s *Store) resetDocFreq() {
+	s.dfMu.Lock()
+	s.df = nil
+	s.dfMu.Unlock()
+}
+
+// Related returns the tools linked from id by kind, best first.
+func (s *Store) Related(ctx context.Context, id string, kind graph.RelKind, limit int, f graph.Filter) ([]graph.Hit, error) {
+	var edgesSQL string
+	var edgeArgs []any
+	switch kind {
+	case graph.RelDependsOn, graph.RelPairsWith:
+		edgesSQL = `SELECT to_id AS peer, score FROM relations WHERE from_id = ? AND kind = ?`
+		edgeArgs = []any{id, string(kind)}
+	case graph.RelAlternative:
+		// Symmetric: edges in either direction, best score per peer.
+		edgesSQL = `SELECT peer, max(score) AS score FROM (
+				SELECT to_id AS peer, score FROM relations WHERE from_id = ? AND kind = ?
+				UNION ALL
+				SELECT from_id AS peer, score FROM relations WHERE to_id = ? AND kind = ?
+			) WHERE peer <> ? GROUP BY peer`
+		edgeArgs = []any{id, string(kind), id, string(kind), id}
+	default:
+		return nil, fmt.Errorf("sqlite: related %q: kind %q: %w", id, kind, graph.ErrInvalid)
+	}
+	if limit <= 0 {
+		limit = 10
+	}
+	var exists int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM tools WHERE id = ?`, id).Scan(&exists); err != nil {
+		return nil, fmt.Errorf("sqlite: related %q: %w", id, err)
+	}
+	if exists == 0 {
+		return nil, fmt.Errorf("sqlite: related %q: %w", id, graph.ErrNotFound)
+	}
+	where, args := filterSQL(f, "t")
+	// Joining tools hides edges whose target is not registered yet.
+	rows, err := s.db.QueryContext(ctx, `SELECT t.summary, e.score FROM (`+edgesSQL+`) AS e
+		JOIN tools t ON t.id = e.peer WHERE `+where+` ORDER BY e.score DESC, t.id`,
+		append(edgeArgs, args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: related %q: %w", id, err)
+	}
+	defer rows.Close()
+	m := newMatcher(f)
+	out := []graph.Hit{}
+	for rows.Next() {
+		var sj string
+		var score float64
+		if err := rows.Scan(&sj, &score); err != nil {
+			return nil, fmt.Errorf("sqlite: related %q: %w", id, err)
+		}
+		var sum graph.ToolSummary
+		if err := json.Unmarshal([]byte(sj), &sum); err != nil {
+			return nil, fmt.Errorf("sqlite: related %q: decode: %w", id, err)
+		}
+		if !m.allow(&sum) {
+			continue
+		}
+		out = append(out, graph.Hit{Tool: sum, Score: score})
+		if len(out) == limit {
+			break
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: related %q: %w", id, err)
+	}
+	return out, nil
+}

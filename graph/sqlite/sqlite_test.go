@@ -1,0 +1,324 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/toolsmith/toolsmith/graph"
+)
+
+func TestFTSQuery(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", ""},
+		{`  "" ** -- () `, ""},
+		{"currency", `"currency"`},
+		{"Make Reservation", `"make" OR "reservation"`},
+		{"MAKE_RESERVATION", `"make" OR "reservation"`},
+		{`NEAR(a b)`, `"near" OR "a" OR "b"`},
+		{`cur"ren"cy*`, `"cur" OR "ren" OR "cy"`},
+		{`'; DROP TABLE tools; --`, `"drop" OR "table" OR "tools"`},
+		{"a a A", `"a"`},
+		{"café 東京", `"café" OR "東京"`},
+	}
+	for _, tc := range tests {
+		if got := ftsQuery(tc.in); got != tc.want {
+			t.Errorf("ftsQuery(%q) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+	long := ""
+	for i := 0; i < 100; i++ {
+		long += " w" + string(rune('a'+i%26)) + string(rune('a'+i/26))
+	}
+	if got := ftsQuery(long); len(splitOr(got)) != maxQueryTerms {
+		t.Errorf("long query has %d terms, want %d", len(splitOr(got)), maxQueryTerms)
+	}
+}
+
+func splitOr(q string) []string {
+	var out []string
+	for _, p := range []byte(q) {
+		if p == '"' {
+			out = append(out, "")
+		}
+	}
+	return out[:len(out)/2]
+}
+
+func TestVecRoundTrip(t *testing.T) {
+	v := []float32{0, 1, -1.5, 3.25e-7, 1e30}
+	b := encodeVec(v)
+	if len(b) != 4*len(v) {
+		t.Fatalf("encoded length %d", len(b))
+	}
+	// Little-endian float32: 1.0 is 0x3f800000.
+	if b[4] != 0x00 || b[5] != 0x00 || b[6] != 0x80 || b[7] != 0x3f {
+		t.Errorf("1.0 encoded as % x, want 00 00 80 3f", b[4:8])
+	}
+	got := decodeVec(b)
+	for i := range v {
+		if got[i] != v[i] {
+			t.Errorf("decode[%d] = %v, want %v", i, got[i], v[i])
+		}
+	}
+}
+
+func TestReopenKeepsEverything(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "g.db")
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := graph.EmbedderInfo{Model: "m", Dimension: 3}
+	if err := s.EnsureEmbedder(ctx, info); err != nil {
+		t.Fatal(err)
+	}
+	tool := graph.Tool{ToolSummary: graph.ToolSummary{ID: "a", Verb: "DO_IT", Name: "Doer"}, Embedding: []float32{0, 1, 0}}
+	if _, err := s.UpsertTool(ctx, tool); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecordUsage(ctx, []graph.UsageEvent{{ToolID: "a", QueryEmbedding: []float32{1, 0, 0}, Success: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err = Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Embedder(ctx); err != nil || got != info {
+		t.Errorf("Embedder after reopen = %+v, %v", got, err)
+	}
+	if err := s.EnsureEmbedder(ctx, graph.EmbedderInfo{Model: "other", Dimension: 3}); !errors.Is(err, graph.ErrEmbedderMismatch) {
+		t.Errorf("EnsureEmbedder(other) after reopen: %v", err)
+	}
+	hits, err := s.VectorSearch(ctx, []float32{0, 2, 0}, 1, graph.Filter{})
+	if err != nil || len(hits) != 1 || hits[0].Tool.ID != "a" {
+		t.Errorf("VectorSearch after reopen = %+v, %v (embeddings not reloaded)", hits, err)
+	}
+	hits, err = s.UsageSearch(ctx, []float32{1, 0, 0}, 1, graph.Filter{})
+	if err != nil || len(hits) != 1 || hits[0].Score < 0.999 {
+		t.Errorf("UsageSearch after reopen = %+v, %v (centroids not reloaded)", hits, err)
+	}
+	if res, err := s.UpsertTool(ctx, tool); err != nil || res.Created || res.Revision != 2 {
+		t.Errorf("upsert after reopen = %+v, %v", res, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	ro, err := Open(path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("Open read-only: %v", err)
+	}
+	defer ro.Close()
+	if _, err := ro.GetTool(ctx, "a"); err != nil {
+		t.Errorf("GetTool read-only: %v", err)
+	}
+	if _, err := ro.UpsertTool(ctx, tool); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("UpsertTool read-only: err = %v, want ErrReadOnly", err)
+	}
+	if err := ro.SetStatus(ctx, "a", graph.StatusDisabled, ""); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("SetStatus read-only: err = %v, want ErrReadOnly", err)
+	}
+	if err := ro.RecordUsage(ctx, []graph.UsageEvent{{ToolID: "a"}}); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("RecordUsage read-only: err = %v, want ErrReadOnly", err)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	if _, err := Open("", Options{}); !errors.Is(err, graph.ErrInvalid) {
+		t.Errorf("Open(\"\"): err = %v, want ErrInvalid", err)
+	}
+	if _, err := Open(filepath.Join(t.TempDir(), "missing.db"), Options{ReadOnly: true}); err == nil {
+		t.Error("Open read-only of a missing file succeeded")
+	}
+	// A second Open of the same file sees the migrated schema.
+	path := filepath.Join(t.TempDir(), "g.db")
+	for i := 0; i < 2; i++ {
+		s, err := Open(path, Options{})
+		if err != nil {
+			t.Fatalf("Open #%d: %v", i+1, err)
+		}
+		v, err := currentVersion(context.Background(), s.db)
+		if err != nil || v != schemaVersion {
+			t.Errorf("schema version = %d, %v; want %d", v, err, schemaVersion)
+		}
+		s.Close()
+	}
+}
+
+func TestBatchUpsertIsAtomic(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(filepath.Join(t.TempDir(), "g.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.EnsureEmbedder(ctx, graph.EmbedderInfo{Model: "m", Dimension: 2}); err != nil {
+		t.Fatal(err)
+	}
+	good := graph.Tool{ToolSummary: graph.ToolSummary{ID: "a"}, Embedding: []float32{1, 0}}
+	res, err := s.UpsertTools(ctx, []graph.Tool{good, {ToolSummary: graph.ToolSummary{ID: "b"}, Embedding: []float32{0, 1}}})
+	if err != nil || len(res) != 2 || !res[0].Created || !res[1].Created {
+		t.Fatalf("UpsertTools = %+v, %v", res, err)
+	}
+	_, err = s.UpsertTools(ctx, []graph.Tool{{ToolSummary: graph.ToolSummary{ID: "c"}}, {ToolSummary: graph.ToolSummary{ID: "d"}, Embedding: []float32{1}}})
+	if !errors.Is(err, graph.ErrDimension) {
+		t.Fatalf("bad batch: err = %v, want ErrDimension", err)
+	}
+	if _, err := s.GetTool(ctx, "c"); !errors.Is(err, graph.ErrNotFound) {
+		t.Errorf("good half of a bad batch was written: %v", err)
+	}
+	if _, err := s.UpsertTools(ctx, []graph.Tool{good, good}); !errors.Is(err, graph.ErrInvalid) {
+		t.Errorf("duplicate ids in batch: err = %v, want ErrInvalid", err)
+	}
+}
+
+// TestUpsertRollsBackMidTransaction makes the last write of an upsert (the
+// revision row) fail with a trigger, after the tool row, edges and full-text
+// row were already rewritten, and checks nothing of the new version remains.
+func TestUpsertRollsBackMidTransaction(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(filepath.Join(t.TempDir(), "g.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.EnsureEmbedder(ctx, graph.EmbedderInfo{Model: "m", Dimension: 2}); err != nil {
+		t.Fatal(err)
+	}
+	v1 := graph.Tool{
+		ToolSummary: graph.ToolSummary{ID: "boom", Name: "Zebra", Verb: "SEE_ZEBRA", Tags: []string{"stripes"}},
+		Relations:   []graph.Relation{{Kind: graph.RelDependsOn, Target: "dep"}},
+		Entities:    []graph.EntityRef{{Name: "Zoo"}},
+		Embedding:   []float32{1, 0},
+	}
+	dep := graph.Tool{ToolSummary: graph.ToolSummary{ID: "dep"}, Embedding: []float32{0, 1}}
+	if _, err := s.UpsertTools(ctx, []graph.Tool{v1, dep}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.ExecContext(ctx, `CREATE TRIGGER fail_boom BEFORE INSERT ON revisions
+		WHEN NEW.tool_id = 'boom' AND NEW.revision > 1 BEGIN SELECT RAISE(ABORT, 'injected failure'); END`); err != nil {
+		t.Fatal(err)
+	}
+	v2 := graph.Tool{
+		ToolSummary: graph.ToolSummary{ID: "boom", Name: "Giraffe", Verb: "SEE_GIRAFFE"},
+		Entities:    []graph.EntityRef{{Name: "Savanna"}},
+		Embedding:   []float32{0, 1},
+	}
+	if _, err := s.UpsertTool(ctx, v2); err == nil {
+		t.Fatal("upsert with an injected failure succeeded")
+	}
+	got, err := s.GetTool(ctx, "boom")
+	if err != nil || got.Name != "Zebra" || len(got.Relations) != 1 || got.Embedding[0] != 1 {
+		t.Errorf("tool after failed upsert = %+v, %v", got, err)
+	}
+	if hits, _ := s.TextSearch(ctx, "zebra stripes", 5, graph.Filter{}); len(hits) != 1 {
+		t.Errorf("old full-text row lost: %v", hits)
+	}
+	if hits, _ := s.TextSearch(ctx, "giraffe", 5, graph.Filter{}); len(hits) != 0 {
+		t.Errorf("new full-text row kept: %v", hits)
+	}
+	if rel, _ := s.Related(ctx, "boom", graph.RelDependsOn, 5, graph.Filter{}); len(rel) != 1 {
+		t.Errorf("old edges lost: %v", rel)
+	}
+	if e, _ := s.FindEntities(ctx, []string{"savanna"}); len(e) != 0 {
+		t.Errorf("new entity kept: %v", e)
+	}
+	hits, _ := s.VectorSearch(ctx, []float32{1, 0}, 1, graph.Filter{})
+	if len(hits) != 1 || hits[0].Tool.ID != "boom" || hits[0].Tool.Name != "Zebra" {
+		t.Errorf("memory index changed by a rolled-back upsert: %+v", hits)
+	}
+}
+
+// TestTextSearchSplitIsExact checks the rare/frequent shortcut against the
+// plain full query on a synthetic catalogue: same tools, same order, same
+// scores, with and without filters.
+func TestTextSearchSplitIsExact(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(filepath.Join(t.TempDir(), "g.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.EnsureEmbedder(ctx, graph.EmbedderInfo{Model: "m", Dimension: benchDim}); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	var tools []graph.Tool
+	for i := 0; i < 800; i++ {
+		tools = append(tools, benchTool(r, fmt.Sprintf("t.%04d", i)))
+	}
+	if _, err := s.UpsertTools(ctx, tools); err != nil {
+		t.Fatal(err)
+	}
+	filters := map[string]graph.Filter{
+		"none":     {},
+		"category": {Categories: []string{"finance", "travel", "files"}},
+		"allow":    {Allow: func(ts *graph.ToolSummary) bool { return ts.ID[len(ts.ID)-1]%3 != 0 }},
+	}
+	split := 0
+	for i := 0; i < 60; i++ {
+		q := pick(r, benchVerbs) + " " + pick(r, benchObjects)
+		switch i % 3 {
+		case 1:
+			q = "I need to " + q + " " + pick(r, benchFiller)
+		case 2:
+			q = pick(r, benchEntities).Name + " " + q + " " + pick(r, benchFiller)
+		}
+		for name, f := range filters {
+			for _, k := range []int{1, 10} {
+				got, err := s.TextSearch(ctx, q, k, f)
+				if err != nil {
+					t.Fatalf("TextSearch(%q): %v", q, err)
+				}
+				terms, _, err := s.pruneTerms(ctx, queryTerms(q))
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := s.textSearchFull(ctx, ftsMatch(termList(terms)), k, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) != len(want) {
+					t.Fatalf("%q/%s/k=%d: %d hits, full query %d", q, name, k, len(got), len(want))
+				}
+				for j := range got {
+					// Equal scores may come in either order; compare scores
+					// position by position and ids where scores differ.
+					if math.Abs(got[j].Score-want[j].Score) > 1e-9*math.Max(1, math.Abs(want[j].Score)) {
+						t.Fatalf("%q/%s/k=%d: hit %d score %v (%s), full query %v (%s)", q, name, k, j, got[j].Score, got[j].Tool.ID, want[j].Score, want[j].Tool.ID)
+					}
+				}
+				if len(got) > 0 && got[0].Tool.ID != want[0].Tool.ID && math.Abs(got[0].Score-want[0].Score) > 1e-9 {
+					t.Fatalf("%q/%s/k=%d: first hit %s, full query %s", q, name, k, got[0].Tool.ID, want[0].Tool.ID)
+				}
+				var rare, frequent []termDF
+				for _, td := range terms {
+					if 20*td.df > s.mem.len() {
+						frequent = append(frequent, td)
+					} else {
+						rare = append(rare, td)
+					}
+				}
+				if len(rare) > 0 && len(frequent) > 0 {
+					if _, ok, _ := s.textSearchSplit(ctx, rare, frequent, s.mem.len(), k, f); ok {
+						split++
+					}
+				}
+			}
+		}
+	}
+	if split == 0 {
+		t.Error("the shortcut never applied; the test does not exercise it")
+	}
+	t.Logf("shortcut applied to %d of %d searches", split, 60*len(filters)*2)
+}

@@ -1,0 +1,377 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/toolsmith/toolsmith/graph"
+)
+
+// Options configure Open.
+type Options struct {
+	// ReadOnly opens an existing, migrated store without write access.
+	ReadOnly bool
+	// BusyTimeout is how long a statement waits for a lock; 0 means 5s.
+	BusyTimeout time.Duration
+	// MaxOpenConns bounds the connection pool; 0 means 4.
+	MaxOpenConns int
+	// CacheSizeKiB is SQLite's page cache per connection; 0 means 32 MiB.
+	// The default 2 MiB makes full-text ranking at 10,000 tools re-read
+	// pages from the OS on every query.
+	CacheSizeKiB int
+	// Now is the clock used for timestamps; nil means time.Now.
+	Now func() time.Time
+}
+
+// Store is the SQLite implementation of graph.Store.
+type Store struct {
+	db  *sql.DB
+	ro  bool
+	now func() time.Time
+	mem *memIndex
+
+	// writeMu serialises writers: SQLite has a single writer anyway, and
+	// holding it from BEGIN to the in-memory update keeps the memory index
+	// in commit order.
+	writeMu sync.Mutex
+
+	// df caches full-text document frequencies for query-term pruning.
+	dfMu sync.Mutex
+	df   map[string]int
+
+	// stmts caches prepared read statements by SQL text (parsing a query
+	// costs as much as running a small one); bounded by maxCachedStmts.
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt
+
+	infoMu sync.RWMutex
+	info   graph.EmbedderInfo // zero until EnsureEmbedder
+}
+
+var _ graph.Store = (*Store)(nil)
+
+// ErrReadOnly is returned by writes on a store opened with Options.ReadOnly.
+var ErrReadOnly = errors.New("store is read-only")
+
+// Open opens (creating and migrating when needed) the store at path, a file
+// name. It loads every embedding and usage centroid into memory.
+func Open(path string, opts Options) (*Store, error) {
+	if path == "" {
+		return nil, fmt.Errorf("sqlite: open: empty path: %w", graph.ErrInvalid)
+	}
+	busy := opts.BusyTimeout
+	if busy <= 0 {
+		busy = 5 * time.Second
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busy.Milliseconds(), 10)+")")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	cache := opts.CacheSizeKiB
+	if cache <= 0 {
+		cache = 32 << 10
+	}
+	q.Add("_pragma", "cache_size(-"+strconv.Itoa(cache)+")")
+	if opts.ReadOnly {
+		q.Set("mode", "ro")
+	} else {
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Set("_txlock", "immediate")
+	}
+	dsn := "file:" + path + "?" + q.Encode()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	conns := opts.MaxOpenConns
+	if conns <= 0 {
+		conns = 4
+	}
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	s := &Store{db: db, ro: opts.ReadOnly, now: opts.Now, mem: newMemIndex()}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	ctx := context.Background()
+	if opts.ReadOnly {
+		v, err := currentVersion(ctx, db)
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+		if v != schemaVersion {
+			db.Close()
+			return nil, fmt.Errorf("sqlite: open %q read-only: schema version %d, want %d", path, v, schemaVersion)
+		}
+	} else if err := migrate(ctx, db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := s.load(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// load fills the embedder info and the in-memory index from the database.
+func (s *Store) load(ctx context.Context) error {
+	info, err := s.readEmbedder(ctx)
+	if err != nil && !errors.Is(err, graph.ErrNotFound) {
+		return err
+	}
+	s.info = info
+	rows, err := s.db.QueryContext(ctx, `SELECT summary, embedding FROM tools ORDER BY seq`)
+	if err != nil {
+		return fmt.Errorf("sqlite: load tools: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var sumJSON string
+		var blob []byte
+		if err := rows.Scan(&sumJSON, &blob); err != nil {
+			return fmt.Errorf("sqlite: load tools: %w", err)
+		}
+		var sum graph.ToolSummary
+		if err := json.Unmarshal([]byte(sumJSON), &sum); err != nil {
+			return fmt.Errorf("sqlite: load tools: %w", err)
+		}
+		var vec []float32
+		if blob != nil {
+			vec = graph.Normalize(decodeVec(blob))
+		}
+		s.mem.put(sum, vec)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqlite: load tools: %w", err)
+	}
+	urows, err := s.db.QueryContext(ctx, `SELECT tool_id, centroid_sum FROM usage WHERE centroid_n > 0`)
+	if err != nil {
+		return fmt.Errorf("sqlite: load usage: %w", err)
+	}
+	defer urows.Close()
+	for urows.Next() {
+		var id string
+		var blob []byte
+		if err := urows.Scan(&id, &blob); err != nil {
+			return fmt.Errorf("sqlite: load usage: %w", err)
+		}
+		s.mem.setCentroid(id, graph.Normalize(decodeVec(blob)))
+	}
+	return urows.Err()
+}
+
+// maxCachedStmts bounds the statement cache: filters with IN-lists of many
+// different lengths produce many SQL texts, and those beyond the bound are
+// prepared per call.
+const maxCachedStmts = 256
+
+// query runs a read query through the statement cache.
+func (s *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	s.stmtMu.Lock()
+	st, ok := s.stmts[q]
+	if !ok && len(s.stmts) < maxCachedStmts {
+		var err error
+		if st, err = s.db.PrepareContext(ctx, q); err != nil {
+			s.stmtMu.Unlock()
+			return nil, err
+		}
+		if s.stmts == nil {
+			s.stmts = map[string]*sql.Stmt{}
+		}
+		s.stmts[q] = st
+		ok = true
+	}
+	s.stmtMu.Unlock()
+	if !ok {
+		return s.db.QueryContext(ctx, q, args...)
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// Close releases the database.
+func (s *Store) Close() error {
+	s.stmtMu.Lock()
+	for _, st := range s.stmts {
+		st.Close()
+	}
+	s.stmts = nil
+	s.stmtMu.Unlock()
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("sqlite: close: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) writable(op string) error {
+	if s.ro {
+		return fmt.Errorf("sqlite: %s: %w", op, ErrReadOnly)
+	}
+	return nil
+}
+
+// ---- embedder ----
+
+func (s *Store) readEmbedder(ctx context.Context) (graph.EmbedderInfo, error) {
+	var model, dim string
+	err := s.db.QueryRowContext(ctx,
+		`SELECT (SELECT value FROM meta WHERE key='embedder_model'), (SELECT value FROM meta WHERE key='embedder_dimension')`).
+		Scan(&sqlNullString{&model}, &sqlNullString{&dim})
+	if err != nil {
+		return graph.EmbedderInfo{}, fmt.Errorf("sqlite: read embedder: %w", err)
+	}
+	if model == "" {
+		return graph.EmbedderInfo{}, fmt.Errorf("sqlite: embedder: %w", graph.ErrNotFound)
+	}
+	d, err := strconv.Atoi(dim)
+	if err != nil {
+		return graph.EmbedderInfo{}, fmt.Errorf("sqlite: embedder dimension %q: %w", dim, err)
+	}
+	return graph.EmbedderInfo{Model: model, Dimension: d}, nil
+}
+
+// sqlNullString scans a nullable TEXT into a string ("" for NULL).
+type sqlNullString struct{ p *string }
+
+func (n *sqlNullString) Scan(v any) error {
+	switch x := v.(type) {
+	case nil:
+		*n.p = ""
+	case string:
+		*n.p = x
+	case []byte:
+		*n.p = string(x)
+	default:
+		*n.p = fmt.Sprint(x)
+	}
+	return nil
+}
+
+// EnsureEmbedder records info on first use and refuses a different one later.
+func (s *Store) EnsureEmbedder(ctx context.Context, info graph.EmbedderInfo) error {
+	if info.Model == "" || info.Dimension <= 0 {
+		return fmt.Errorf("sqlite: ensure embedder %q/%d: %w", info.Model, info.Dimension, graph.ErrInvalid)
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	s.infoMu.RLock()
+	cur := s.info
+	s.infoMu.RUnlock()
+	if cur.Model != "" {
+		if cur != info {
+			return fmt.Errorf("sqlite: store was built with embedder %q (dimension %d) but %q (dimension %d) was requested; reindex the store: %w",
+				cur.Model, cur.Dimension, info.Model, info.Dimension, graph.ErrEmbedderMismatch)
+		}
+		return nil
+	}
+	if err := s.writable("ensure embedder"); err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: ensure embedder: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES ('embedder_model', ?), ('embedder_dimension', ?)`,
+		info.Model, strconv.Itoa(info.Dimension)); err != nil {
+		return fmt.Errorf("sqlite: ensure embedder: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: ensure embedder: %w", err)
+	}
+	s.infoMu.Lock()
+	s.info = info
+	s.infoMu.Unlock()
+	return nil
+}
+
+// Embedder returns the recorded embedder or graph.ErrNotFound.
+func (s *Store) Embedder(ctx context.Context) (graph.EmbedderInfo, error) {
+	s.infoMu.RLock()
+	defer s.infoMu.RUnlock()
+	if s.info.Model == "" {
+		return graph.EmbedderInfo{}, fmt.Errorf("sqlite: embedder: %w", graph.ErrNotFound)
+	}
+	return s.info, nil
+}
+
+// checkDim validates a vector against the recorded dimension.
+func (s *Store) checkDim(op string, v []float32) error {
+	s.infoMu.RLock()
+	dim := s.info.Dimension
+	s.infoMu.RUnlock()
+	if dim == 0 {
+		return fmt.Errorf("sqlite: %s: no embedder recorded (call EnsureEmbedder): %w", op, graph.ErrDimension)
+	}
+	if len(v) != dim {
+		return fmt.Errorf("sqlite: %s: vector has %d dimensions, store has %d: %w", op, len(v), dim, graph.ErrDimension)
+	}
+	return nil
+}
+
+// ---- vectors ----
+
+// encodeVec stores a vector as little-endian float32.
+func encodeVec(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+func decodeVec(b []byte) []float32 {
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+// ---- filters in SQL ----
+
+// filterSQL renders the pushed-down fields of f over the tools alias a.
+func filterSQL(f graph.Filter, a string) (string, []any) {
+	var conds []string
+	var args []any
+	in := func(col string, xs []string) {
+		ph := make([]string, len(xs))
+		for i, x := range xs {
+			ph[i] = "?"
+			args = append(args, x)
+		}
+		conds = append(conds, a+"."+col+" IN ("+strings.Join(ph, ",")+")")
+	}
+	in("status", statuses(f))
+	if len(f.Categories) > 0 {
+		in("category", f.Categories)
+	}
+	if len(f.IDs) > 0 {
+		in("id", f.IDs)
+	}
+	if len(f.Modules) > 0 {
+		in("module", f.Modules)
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+func validStatus(s string) bool {
+	return s == graph.StatusActive || s == graph.StatusDeprecated || s == graph.StatusDisabled
+}
+
+func nanos(t time.Time) int64 { return t.UnixNano() }
+
+func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }

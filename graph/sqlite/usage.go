@@ -1,0 +1,171 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/toolsmith/toolsmith/graph"
+)
+
+// RecordUsage applies events in one transaction: counts, session history and
+// usage centroids. An unknown tool or a wrong embedding dimension rejects the
+// whole batch.
+func (s *Store) RecordUsage(ctx context.Context, events []graph.UsageEvent) error {
+	if err := s.writable("record usage"); err != nil {
+		return err
+	}
+	if len(events) == 0 {
+		return nil
+	}
+	for _, e := range events {
+		if e.ToolID == "" {
+			return fmt.Errorf("sqlite: record usage: empty tool id: %w", graph.ErrInvalid)
+		}
+		if e.QueryEmbedding != nil {
+			if err := s.checkDim(fmt.Sprintf("record usage of %q", e.ToolID), e.QueryEmbedding); err != nil {
+				return err
+			}
+		}
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: record usage: %w", err)
+	}
+	defer tx.Rollback()
+	now := s.now().UTC()
+	type acc struct {
+		sum []float32
+		n   int
+	}
+	centroids := map[string]*acc{}
+	for _, e := range events {
+		var one int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM tools WHERE id = ?`, e.ToolID).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("sqlite: record usage of %q: %w", e.ToolID, graph.ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: record usage of %q: %w", e.ToolID, err)
+		}
+		at := e.At
+		if at.IsZero() {
+			at = now
+		}
+		succ := 0
+		if e.Success {
+			succ = 1
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO usage_events(tool_id, session_id, user_id, query, success, latency_ms, at) VALUES (?,?,?,?,?,?,?)`,
+			e.ToolID, e.SessionID, e.UserID, e.Query, succ, e.LatencyMs, nanos(at)); err != nil {
+			return fmt.Errorf("sqlite: record usage of %q: %w", e.ToolID, err)
+		}
+		c := centroids[e.ToolID]
+		if c == nil {
+			c = &acc{}
+			var blob []byte
+			err := tx.QueryRowContext(ctx, `SELECT centroid_sum, centroid_n FROM usage WHERE tool_id = ?`, e.ToolID).Scan(&blob, &c.n)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("sqlite: record usage of %q: %w", e.ToolID, err)
+			}
+			if blob != nil {
+				c.sum = decodeVec(blob)
+			}
+			centroids[e.ToolID] = c
+		}
+		if e.Success && e.QueryEmbedding != nil {
+			if c.sum == nil {
+				c.sum = make([]float32, len(e.QueryEmbedding))
+			}
+			for i, x := range e.QueryEmbedding {
+				c.sum[i] += x
+			}
+			c.n++
+		}
+		var blob []byte
+		if c.sum != nil {
+			blob = encodeVec(c.sum)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO usage(tool_id, uses, successes, last_used, centroid_sum, centroid_n) VALUES (?,1,?,?,?,?)
+			ON CONFLICT(tool_id) DO UPDATE SET uses = uses + 1, successes = successes + excluded.successes,
+				last_used = max(last_used, excluded.last_used), centroid_sum = excluded.centroid_sum, centroid_n = excluded.centroid_n`,
+			e.ToolID, succ, nanos(at), blob, c.n); err != nil {
+			return fmt.Errorf("sqlite: record usage of %q: %w", e.ToolID, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: record usage: commit: %w", err)
+	}
+	for id, c := range centroids {
+		if c.n > 0 {
+			s.mem.setCentroid(id, graph.Normalize(c.sum))
+		}
+	}
+	return nil
+}
+
+// Usage returns the usage evidence of the given tools; tools never used are
+// absent from the map.
+func (s *Store) Usage(ctx context.Context, ids []string) (map[string]graph.Usage, error) {
+	out := map[string]graph.Usage{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	js, err := json.Marshal(ids)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: usage: %w", err)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT tool_id, uses, successes, last_used, centroid_sum, centroid_n FROM usage
+		WHERE tool_id IN (SELECT value FROM json_each(?))`, string(js))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: usage: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var u graph.Usage
+		var last int64
+		var blob []byte
+		if err := rows.Scan(&u.ToolID, &u.Uses, &u.Successes, &last, &blob, &u.CentroidN); err != nil {
+			return nil, fmt.Errorf("sqlite: usage: %w", err)
+		}
+		u.LastUsed = fromNanos(last)
+		if u.CentroidN > 0 && blob != nil {
+			u.Centroid = graph.Normalize(decodeVec(blob))
+		}
+		out[u.ToolID] = u
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: usage: %w", err)
+	}
+	return out, nil
+}
+
+// SessionHistory returns a session's events, newest first; limit <= 0 means 100.
+func (s *Store) SessionHistory(ctx context.Context, sessionID string, limit int) ([]graph.SessionEvent, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT tool_id, success, at FROM usage_events WHERE session_id = ? ORDER BY at DESC, id DESC LIMIT ?`, sessionID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: session history %q: %w", sessionID, err)
+	}
+	defer rows.Close()
+	out := []graph.SessionEvent{}
+	for rows.Next() {
+		var e graph.SessionEvent
+		var at int64
+		if err := rows.Scan(&e.ToolID, &e.Success, &at); err != nil {
+			return nil, fmt.Errorf("sqlite: session history %q: %w", sessionID, err)
+		}
+		e.At = fromNanos(at)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: session history %q: %w", sessionID, err)
+	}
+	return out, nil
+}

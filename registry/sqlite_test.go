@@ -1,0 +1,77 @@
+package registry_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/graph/sqlite"
+	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/registry"
+)
+
+// TestWithSQLiteStore runs the main paths against the real embedded store,
+// including persistence across a reopen.
+func TestWithSQLiteStore(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "g.db")
+	st, err := sqlite.Open(path, sqlite.Options{})
+	if err != nil {
+		t.Fatalf("sqlite.Open: %v", err)
+	}
+	emb := &fakeEmbedder{dim: 16}
+	svc := registry.New(st, emb)
+	full := manifest("currency.convert",
+		`"entities":[{"name":"Currency","type":"Concept"}]`,
+		`"relationships":{"alternatives":["fx.convert"]}`)
+
+	res, err := svc.Register(ctx, registry.Request{Manifest: full})
+	if err != nil || !res.Created || res.Revision != 1 {
+		t.Fatalf("Register: %+v %v", res, err)
+	}
+	if _, err := svc.Register(ctx, registry.Request{Manifest: manifest("currency.convert")}); !errors.Is(err, fault.ErrConflict) {
+		t.Fatalf("duplicate Register = %v", err)
+	}
+	if _, err := svc.Register(ctx, registry.Request{Manifest: manifest("currency.bad", `"verb":"x"`)}); !errors.Is(err, fault.ErrInvalid) {
+		t.Fatalf("invalid Register = %v", err)
+	}
+	items := svc.BatchRegister(ctx, []registry.Request{{Manifest: manifest("fx.convert")}, {Manifest: full}},
+		registry.BatchOptions{Upsert: true})
+	if items[0].Status != registry.StatusCreated || items[1].Status != registry.StatusUnchanged {
+		t.Fatalf("batch: %+v", items)
+	}
+	if err := svc.Deprecate(ctx, "fx.convert", "test"); err != nil {
+		t.Fatalf("Deprecate: %v", err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	st, err = sqlite.Open(path, sqlite.Options{})
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer st.Close()
+	svc = registry.New(st, emb)
+	got, err := svc.Get(ctx, "currency.convert")
+	if err != nil || got.Verb != "CONVERT_CURRENCY" || len(got.Embedding) != 16 {
+		t.Fatalf("Get after reopen: %+v %v", got.ToolSummary, err)
+	}
+	if _, err := svc.Get(ctx, "currency.bad"); !errors.Is(err, fault.ErrNotFound) {
+		t.Fatalf("rejected tool was stored: %v", err)
+	}
+	page, err := svc.List(ctx, graph.ListQuery{Filter: graph.Filter{Statuses: []string{graph.StatusActive, graph.StatusDeprecated}}})
+	if err != nil || len(page.Items) != 2 {
+		t.Fatalf("List: %+v %v", page, err)
+	}
+	res, err = svc.Update(ctx, "currency.convert", registry.Request{Manifest: full})
+	if err != nil || !res.Unchanged {
+		t.Fatalf("identical Update after reopen: %+v %v", res, err)
+	}
+	hits, err := st.Related(ctx, "currency.convert", graph.RelAlternative, 5, graph.Filter{Statuses: []string{graph.StatusDeprecated}})
+	if err != nil || len(hits) != 1 || hits[0].Tool.ID != "fx.convert" {
+		t.Fatalf("Related: %+v %v", hits, err)
+	}
+}

@@ -1,0 +1,154 @@
+package tool
+
+import (
+	"encoding/json"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/toolsmith/toolsmith/graph"
+)
+
+// ToGraph projects a (normalized, valid) manifest onto the graph store's
+// record: the summary fields of the lightweight index, required and optional
+// parameter names from inputSchema (properties listed in "required" are
+// required, the rest optional, both sorted), entities, relations from the
+// relationships block, use cases, the embedding and the manifest JSON itself.
+// Slices are never nil so the JSON index shows [] rather than null.
+// Timestamps are left for the caller and the store.
+func ToGraph(m Manifest, embedding []float32) graph.Tool {
+	req, opt := Params(m.InputSchema)
+	raw, err := json.Marshal(m)
+	if err != nil {
+		// Manifest holds only strings, numbers and json.RawMessage that
+		// Parse or the caller produced; RawMessage can only fail to marshal
+		// when it is not valid JSON, which Validate rejects.
+		raw = nil
+	}
+	t := graph.Tool{
+		ToolSummary: graph.ToolSummary{
+			ID:                m.ToolID,
+			Verb:              m.Verb,
+			Name:              m.Name,
+			ShortDescription:  m.ShortDescription,
+			Category:          m.Category,
+			Tags:              nonNil(m.Tags),
+			Groups:            nonNil(m.Groups),
+			State:             m.State,
+			AvailableInStates: slices.Clone(m.AvailableInStates),
+			Permissions:       nonNil(m.PermissionsRequired),
+			RequiredLevel:     m.RequiredPermission,
+			Module:            m.Module,
+			Complexity:        m.Complexity,
+			Version:           m.Version,
+			Status:            m.Status,
+			RequiredParams:    req,
+			OptionalParams:    opt,
+		},
+		Description: m.Description,
+		UseCases:    slices.Clone(m.UseCases),
+		Embedding:   embedding,
+		Manifest:    raw,
+	}
+	if t.Status == "" {
+		t.Status = graph.StatusActive
+	}
+	for _, e := range m.Entities {
+		t.Entities = append(t.Entities, graph.EntityRef{Name: e.Name, Type: e.Type, Aliases: slices.Clone(e.Aliases)})
+	}
+	if r := m.Relationships; r != nil {
+		for _, id := range r.Dependencies {
+			t.Relations = append(t.Relations, graph.Relation{Kind: graph.RelDependsOn, Target: id})
+		}
+		for _, id := range r.Alternatives {
+			t.Relations = append(t.Relations, graph.Relation{Kind: graph.RelAlternative, Target: id})
+		}
+		for _, p := range r.Pairings {
+			t.Relations = append(t.Relations, graph.Relation{Kind: graph.RelPairsWith, Target: p.ToolID, Score: p.Score, Sequence: p.Sequence})
+		}
+	}
+	return t
+}
+
+// Params returns the required and optional top-level parameter names of an
+// object input schema, each sorted. Required names that are not declared
+// properties still count as required.
+func Params(inputSchema json.RawMessage) (required, optional []string) {
+	required, optional = []string{}, []string{}
+	if isEmptyJSON(inputSchema) {
+		return required, optional
+	}
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	if err := json.Unmarshal(inputSchema, &s); err != nil {
+		return required, optional
+	}
+	for _, r := range s.Required {
+		if !slices.Contains(required, r) {
+			required = append(required, r)
+		}
+	}
+	for name := range s.Properties {
+		if !slices.Contains(required, name) {
+			optional = append(optional, name)
+		}
+	}
+	sort.Strings(required)
+	sort.Strings(optional)
+	return required, optional
+}
+
+// EmbeddingText is the text embedded for a tool. Seed 01 §3.2 joins the
+// description, explanation, tags, input guidance and example scenarios; we
+// lead with the name and the verb split into words ("convert currency") and
+// add use cases and entity names and types, which is what planners' intents
+// mention ("book a Southwest flight"). Empty parts are skipped; parts are
+// joined as sentences so that no two words run together.
+func EmbeddingText(m Manifest) string {
+	var parts []string
+	add := func(s string) {
+		s = strings.TrimSpace(s)
+		if s != "" {
+			parts = append(parts, strings.TrimRight(s, "."))
+		}
+	}
+	add(m.Name)
+	add(VerbWords(m.Verb))
+	add(m.Description)
+	add(m.Explanation)
+	add(strings.Join(m.Tags, " "))
+	add(m.InputGuidance)
+	for _, ex := range m.Examples {
+		add(ex.Scenario)
+	}
+	for _, u := range m.UseCases {
+		add(u)
+	}
+	var ents []string
+	for _, e := range m.Entities {
+		ents = append(ents, e.Name)
+		if e.Type != "" && !slices.Contains(ents, e.Type) {
+			ents = append(ents, e.Type)
+		}
+	}
+	add(strings.Join(ents, " "))
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, ". ") + "."
+}
+
+// VerbWords turns an UPPER_SNAKE verb into lower-case words:
+// "CONVERT_CURRENCY" → "convert currency".
+func VerbWords(verb string) string {
+	return strings.ToLower(strings.Join(strings.FieldsFunc(verb, func(r rune) bool { return r == '_' }), " "))
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return slices.Clone(s)
+}
