@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"Usage", testUsage},
 		{"Stats", testStats},
 		{"Concurrency", testConcurrency},
+		{"Definitions", testDefinitions},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

@@ -79,11 +79,18 @@ FOR (t:Tool) ON (t.usageCentroid)
 OPTIONS {indexConfig: {` + "`vector.dimensions`" + `: %d, ` + "`vector.similarity_function`" + `: 'cosine'}}`
 )
 
-// vectorIndexStatements renders the two vector index statements for dim.
+// cypherIndexDefinitionVectorFmt indexes external definitions (see definitions.go).
+const cypherIndexDefinitionVectorFmt = `CREATE VECTOR INDEX definition_embedding IF NOT EXISTS
+FOR (d:Definition) ON (d.embedding)
+OPTIONS {indexConfig: {` + "`vector.dimensions`" + `: %d, ` + "`vector.similarity_function`" + `: 'cosine'}}`
+
+// vectorIndexStatements renders the vector index statements for dim: tool
+// embeddings, usage centroids, external definitions.
 func vectorIndexStatements(dim int) []string {
 	return []string{
 		fmt.Sprintf(cypherIndexToolVectorFmt, dim),
 		fmt.Sprintf(cypherIndexUsageVectorFmt, dim),
+		fmt.Sprintf(cypherIndexDefinitionVectorFmt, dim),
 	}
 }
 
@@ -337,64 +344,77 @@ type Statement struct {
 // for the Cypher lint and for documentation.
 func Statements() []Statement {
 	m := map[string]string{
-		"constraintTool":      cypherConstraintTool,
-		"constraintVerb":      cypherConstraintVerb,
-		"constraintEntity":    cypherConstraintEntity,
-		"constraintCategory":  cypherConstraintCategory,
-		"constraintTag":       cypherConstraintTag,
-		"constraintGroup":     cypherConstraintGroup,
-		"constraintModule":    cypherConstraintModule,
-		"constraintMeta":      cypherConstraintMeta,
-		"indexToolStatus":     cypherIndexToolStatus,
-		"indexRevision":       cypherIndexRevision,
-		"indexUsageSession":   cypherIndexUsageSession,
-		"indexToolText":       cypherIndexToolText,
-		"awaitIndexes":        cypherAwaitIndexes,
-		"indexToolVector":     fmt.Sprintf(cypherIndexToolVectorFmt, 384),
-		"indexUsageVector":    fmt.Sprintf(cypherIndexUsageVectorFmt, 384),
-		"ensureEmbedder":      cypherEnsureEmbedder,
-		"getEmbedder":         cypherGetEmbedder,
-		"toolState":           cypherToolState,
-		"mergeTool":           cypherMergeTool,
-		"deleteToolEdges":     cypherDeleteToolEdges,
-		"linkNodes":           cypherLinkNodes,
-		"linkEntities":        cypherLinkEntities,
-		"linkDependsOn":       cypherLinkDependsOn,
-		"linkAlternatives":    cypherLinkAlternatives,
-		"linkPairs":           cypherLinkPairs,
-		"appendRevision":      cypherAppendRevision,
-		"getTool":             cypherGetTool,
-		"toolExists":          cypherToolExists,
-		"countTools":          cypherCountTools,
-		"listTools":           cypherListTools,
-		"setStatusRead":       cypherSetStatusRead,
-		"setStatus":           cypherSetStatus,
-		"history":             cypherHistory,
-		"vectorSearch":        cypherVectorSearch,
-		"usageSearch":         cypherUsageSearch,
-		"textSearch":          cypherTextSearch,
-		"relatedDependsOn":    cypherRelatedDependsOn,
-		"relatedPairs":        cypherRelatedPairs,
-		"relatedAlternatives": cypherRelatedAlternatives,
-		"entities":            cypherEntities,
-		"findEntities":        cypherFindEntities,
-		"entityStep":          cypherEntityStep,
-		"toolsNearEntities":   cypherToolsNearEntities,
-		"neighbourStart":      cypherNeighbourStart,
-		"neighbourStep":       cypherNeighbourStep,
-		"usageLock":           cypherUsageLock,
-		"usageUpdate":         cypherUsageUpdate,
-		"usageEvents":         cypherUsageEvents,
-		"usageSequence":       cypherUsageSequence,
-		"usage":               cypherUsage,
-		"sessionHistory":      cypherSessionHistory,
-		"statsStatus":         cypherStatsStatus,
-		"statsCounts":         cypherStatsCounts,
-		"dropAllNodes":        cypherDropAllNodes,
-		"showIndexes":         cypherShowIndexes,
-		"showConstraints":     cypherShowConstraints,
-		"dropIndex":           fmt.Sprintf(cypherDropIndexFmt, quoteName("tool_text")),
-		"dropConstraint":      fmt.Sprintf(cypherDropConstraintFmt, quoteName("tool_id")),
+		"constraintTool":        cypherConstraintTool,
+		"constraintVerb":        cypherConstraintVerb,
+		"constraintEntity":      cypherConstraintEntity,
+		"constraintCategory":    cypherConstraintCategory,
+		"constraintTag":         cypherConstraintTag,
+		"constraintGroup":       cypherConstraintGroup,
+		"constraintModule":      cypherConstraintModule,
+		"constraintMeta":        cypherConstraintMeta,
+		"indexToolStatus":       cypherIndexToolStatus,
+		"indexRevision":         cypherIndexRevision,
+		"indexUsageSession":     cypherIndexUsageSession,
+		"indexToolText":         cypherIndexToolText,
+		"awaitIndexes":          cypherAwaitIndexes,
+		"indexToolVector":       fmt.Sprintf(cypherIndexToolVectorFmt, 384),
+		"indexUsageVector":      fmt.Sprintf(cypherIndexUsageVectorFmt, 384),
+		"ensureEmbedder":        cypherEnsureEmbedder,
+		"getEmbedder":           cypherGetEmbedder,
+		"toolState":             cypherToolState,
+		"mergeTool":             cypherMergeTool,
+		"deleteToolEdges":       cypherDeleteToolEdges,
+		"linkNodes":             cypherLinkNodes,
+		"linkEntities":          cypherLinkEntities,
+		"linkDependsOn":         cypherLinkDependsOn,
+		"linkAlternatives":      cypherLinkAlternatives,
+		"linkPairs":             cypherLinkPairs,
+		"appendRevision":        cypherAppendRevision,
+		"getTool":               cypherGetTool,
+		"toolExists":            cypherToolExists,
+		"countTools":            cypherCountTools,
+		"listTools":             cypherListTools,
+		"setStatusRead":         cypherSetStatusRead,
+		"setStatus":             cypherSetStatus,
+		"history":               cypherHistory,
+		"vectorSearch":          cypherVectorSearch,
+		"usageSearch":           cypherUsageSearch,
+		"textSearch":            cypherTextSearch,
+		"relatedDependsOn":      cypherRelatedDependsOn,
+		"relatedPairs":          cypherRelatedPairs,
+		"relatedAlternatives":   cypherRelatedAlternatives,
+		"entities":              cypherEntities,
+		"findEntities":          cypherFindEntities,
+		"entityStep":            cypherEntityStep,
+		"toolsNearEntities":     cypherToolsNearEntities,
+		"neighbourStart":        cypherNeighbourStart,
+		"neighbourStep":         cypherNeighbourStep,
+		"usageLock":             cypherUsageLock,
+		"usageUpdate":           cypherUsageUpdate,
+		"usageEvents":           cypherUsageEvents,
+		"usageSequence":         cypherUsageSequence,
+		"usage":                 cypherUsage,
+		"sessionHistory":        cypherSessionHistory,
+		"statsStatus":           cypherStatsStatus,
+		"statsCounts":           cypherStatsCounts,
+		"dropAllNodes":          cypherDropAllNodes,
+		"showIndexes":           cypherShowIndexes,
+		"showConstraints":       cypherShowConstraints,
+		"dropIndex":             fmt.Sprintf(cypherDropIndexFmt, quoteName("tool_text")),
+		"dropConstraint":        fmt.Sprintf(cypherDropConstraintFmt, quoteName("tool_id")),
+		"indexDefinitionVector": fmt.Sprintf(cypherIndexDefinitionVectorFmt, 384),
+		"constraintSource":      cypherConstraintSource,
+		"constraintDefinition":  cypherConstraintDefinition,
+		"indexDefinitionSpec":   cypherIndexDefinitionSpec,
+		"putSource":             cypherPutSource,
+		"getSource":             cypherGetSource,
+		"sources":               cypherSources,
+		"deleteSource":          cypherDeleteSource,
+		"deleteSpecDefinitions": cypherDeleteSpecDefinitions,
+		"putDefinitions":        cypherPutDefinitions,
+		"specDefinitions":       cypherSpecDefinitions,
+		"setSpecStatus":         cypherSetSpecStatus,
+		"searchDefinitions":     cypherSearchDefinitions,
 	}
 	out := make([]Statement, 0, len(m))
 	for name, q := range m {
@@ -418,3 +438,56 @@ const (
 func quoteName(name string) string {
 	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
 }
+
+// Sources and external definitions (graph.Definitions):
+//
+//	(:Source {id, type, location, createdAt, lastScannedAt, lastError, specs})
+//	(:Source)-[:DEFINES]->(:Definition {id, sourceId, specHash, status, record, embedding, updatedAt})
+const (
+	cypherConstraintSource     = `CREATE CONSTRAINT source_id IF NOT EXISTS FOR (s:Source) REQUIRE s.id IS UNIQUE`
+	cypherConstraintDefinition = `CREATE CONSTRAINT definition_id IF NOT EXISTS FOR (d:Definition) REQUIRE d.id IS UNIQUE`
+	cypherIndexDefinitionSpec  = `CREATE INDEX definition_spec IF NOT EXISTS FOR (d:Definition) ON (d.specHash)`
+	cypherPutSource            = `MERGE (s:Source {id: $id})
+ON CREATE SET s.createdAt = $createdAt
+SET s.type = $type, s.location = $location, s.lastScannedAt = $lastScannedAt, s.lastError = $lastError, s.specs = $specs`
+	sourceReturn = `RETURN s.id AS id, s.type AS type, s.location AS location, s.createdAt AS createdAt,
+       s.lastScannedAt AS lastScannedAt, s.lastError AS lastError, s.specs AS specs`
+	cypherGetSource = `MATCH (s:Source {id: $id})
+WHERE s.type IS NOT NULL
+` + sourceReturn
+	cypherSources = `MATCH (s:Source)
+WHERE s.type IS NOT NULL
+` + sourceReturn + `
+ORDER BY id`
+	// cypherDeleteSource removes the source and its still-available
+	// definitions; definitions under review or onboarded stay.
+	cypherDeleteSource = `MATCH (s:Source {id: $id})
+WHERE s.type IS NOT NULL
+OPTIONAL MATCH (s)-[:DEFINES]->(d:Definition)
+WHERE d.status = 'available'
+WITH s, collect(d) AS gone
+FOREACH (x IN gone | DETACH DELETE x)
+DETACH DELETE s
+RETURN count(*) AS deleted`
+	cypherDeleteSpecDefinitions = `MATCH (d:Definition {specHash: $specHash, sourceId: $sourceId})
+DETACH DELETE d`
+	cypherPutDefinitions = `MERGE (s:Source {id: $sourceId})
+WITH s
+UNWIND $defs AS def
+MERGE (d:Definition {id: def.id})
+SET d.sourceId = $sourceId, d.specHash = $specHash, d.status = def.status, d.record = def.record,
+    d.embedding = def.embedding, d.updatedAt = $now
+MERGE (s)-[:DEFINES]->(d)`
+	cypherSpecDefinitions = `MATCH (d:Definition {specHash: $specHash})
+RETURN d.record AS record, d.status AS status, d.embedding AS embedding
+ORDER BY d.id`
+	cypherSetSpecStatus = `MATCH (d:Definition {specHash: $specHash})
+SET d.status = $status, d.updatedAt = $now
+RETURN count(d) AS n`
+	cypherSearchDefinitions = `CALL db.index.vector.queryNodes('definition_embedding', $candidates, $vector)
+YIELD node, score
+WHERE node.status IN $statuses
+RETURN node.record AS record, node.status AS status, score
+ORDER BY score DESC, node.id
+LIMIT $k`
+)

@@ -37,6 +37,7 @@ func newFakeRunner(dims ...int) *fakeRunner {
 		qs := vectorIndexStatements(d)
 		f.names[qs[0]] = "indexToolVector"
 		f.names[qs[1]] = "indexUsageVector"
+		f.names[qs[2]] = "indexDefinitionVector"
 	}
 	return f
 }

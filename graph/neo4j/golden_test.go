@@ -252,6 +252,33 @@ func goldenCases() []goldenCase {
 			f.answer("showConstraints", record{"name": "tool_id"}, record{"name": "odd`name"})
 			f.answer("showIndexes", record{"name": "tool_text"})
 		}, func(ctx context.Context, s *Store) (any, error) { return nil, s.Reset(ctx) }},
+		{"put_source", nil, func(ctx context.Context, s *Store) (any, error) {
+			return nil, s.PutSource(ctx, graph.Source{ID: "src1", Type: "openapi", Location: "https://specs.example/pets.yaml", Specs: 1})
+		}},
+		{"get_source", func(t *testing.T, f *fakeRunner) {
+			f.answer("getSource", record{"id": "src1", "type": "openapi", "location": "https://specs.example/pets.yaml",
+				"createdAt": goldenNow.UnixNano(), "lastScannedAt": int64(0), "lastError": "", "specs": int64(1)})
+		}, func(ctx context.Context, s *Store) (any, error) { return s.GetSource(ctx, "src1") }},
+		{"delete_source_missing", func(t *testing.T, f *fakeRunner) { f.answer("deleteSource") },
+			func(ctx context.Context, s *Store) (any, error) { return nil, s.DeleteSource(ctx, "nope") }},
+		{"put_definitions", func(t *testing.T, f *fakeRunner) { f.answer("getEmbedder", embedderRecord()) },
+			func(ctx context.Context, s *Store) (any, error) {
+				return nil, s.PutDefinitions(ctx, "src1", "h1", []graph.Definition{
+					{ID: "h1:list_pets", Name: "list_pets", API: "Pets", Method: "GET", Path: "/pets", Embedding: []float32{1, 0, 0, 0}},
+					{ID: "h1:no_vector", Name: "no_vector", Status: graph.DefinitionPending},
+				})
+			}},
+		{"search_definitions", func(t *testing.T, f *fakeRunner) {
+			f.answer("getEmbedder", embedderRecord())
+			rec, _ := json.Marshal(graph.Definition{ID: "h1:list_pets", Name: "list_pets", SourceID: "src1", SpecHash: "h1"})
+			f.answer("searchDefinitions", record{"record": string(rec), "status": "available", "score": 0.9})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return s.SearchDefinitions(ctx, []float32{1, 0, 0, 0}, 3, nil)
+		}},
+		{"set_spec_status_missing", func(t *testing.T, f *fakeRunner) { f.answer("setSpecStatus", record{"n": int64(0)}) },
+			func(ctx context.Context, s *Store) (any, error) {
+				return nil, s.SetSpecStatus(ctx, "zz", graph.DefinitionPending)
+			}},
 	}
 }
 
@@ -315,6 +342,8 @@ func TestGoldenErrors(t *testing.T) {
 		"set_status_missing":           graph.ErrNotFound,
 		"related_alternatives_missing": graph.ErrNotFound,
 		"record_usage_unknown_tool":    graph.ErrNotFound,
+		"delete_source_missing":        graph.ErrNotFound,
+		"set_spec_status_missing":      graph.ErrNotFound,
 	}
 	for _, tc := range goldenCases() {
 		f := newFakeRunner(goldenDim)

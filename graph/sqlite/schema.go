@@ -126,6 +126,33 @@ CREATE TABLE usage_events (
 );
 CREATE INDEX usage_events_session ON usage_events(session_id, at, id);
 `,
+	// v2: tool sources and the external definitions they yield.
+	`
+CREATE TABLE sources (
+	id              TEXT PRIMARY KEY,
+	type            TEXT NOT NULL,
+	location        TEXT NOT NULL,
+	created_at      INTEGER NOT NULL,
+	last_scanned_at INTEGER NOT NULL DEFAULT 0,
+	last_error      TEXT NOT NULL DEFAULT '',
+	specs           INTEGER NOT NULL DEFAULT 0
+);
+
+-- (Source)-[:DEFINES]->(Definition); record is the JSON Definition
+-- without its embedding.
+CREATE TABLE definitions (
+	id         TEXT PRIMARY KEY,
+	source_id  TEXT NOT NULL,
+	spec_hash  TEXT NOT NULL,
+	status     TEXT NOT NULL,
+	record     TEXT NOT NULL,
+	embedding  BLOB,
+	updated_at INTEGER NOT NULL
+);
+CREATE INDEX definitions_spec ON definitions(spec_hash);
+CREATE INDEX definitions_source ON definitions(source_id);
+CREATE INDEX definitions_status ON definitions(status);
+`,
 }
 
 // schemaVersion is the version a fully migrated store has.
