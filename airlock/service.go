@@ -1,0 +1,325 @@
+package airlock
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/toolsmith/toolsmith/codegen"
+	"github.com/toolsmith/toolsmith/codegen/kit"
+	"github.com/toolsmith/toolsmith/embed"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/tool"
+)
+
+// Files is the airlock's place on disk: fetched specs by content hash, and
+// one directory per onboarded wrapper holding its module, its binary and its
+// approval. It lives under the data directory.
+type Files struct {
+	Root string
+	mu   sync.Mutex
+}
+
+var hashRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// PutSpec stores a spec document under its sha256 and returns the hash.
+func (f *Files) PutSpec(data []byte) (string, error) {
+	sum := sha256.Sum256(data)
+	h := hex.EncodeToString(sum[:])
+	p := filepath.Join(f.Root, "specs", h)
+	if _, err := os.Stat(p); err == nil {
+		return h, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return "", fmt.Errorf("airlock: store spec: %w", err)
+	}
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return "", fmt.Errorf("airlock: store spec: %w", err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		return "", fmt.Errorf("airlock: store spec: %w", err)
+	}
+	return h, nil
+}
+
+// Spec reads a stored spec document.
+func (f *Files) Spec(hash string) ([]byte, error) {
+	if !hashRE.MatchString(hash) {
+		return nil, fmt.Errorf("airlock: spec %q: not a sha256: %w", hash, fault.ErrInvalid)
+	}
+	b, err := os.ReadFile(filepath.Join(f.Root, "specs", hash))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("airlock: spec %s: %w", hash[:12], fault.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("airlock: read spec: %w", err)
+	}
+	return b, nil
+}
+
+// WrapperDir is where a wrapper's module and binary live.
+func (f *Files) WrapperDir(slug string) string { return filepath.Join(f.Root, "wrappers", slug) }
+
+// SaveApproval records an approval next to its wrapper.
+func (f *Files) SaveApproval(a Approval) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, err := json.MarshalIndent(a, "", "  ")
+	if err != nil {
+		return fmt.Errorf("airlock: save approval: %w", err)
+	}
+	p := filepath.Join(f.WrapperDir(a.Slug), "approval.json")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("airlock: save approval: %w", err)
+	}
+	if err := os.WriteFile(p+".tmp", b, 0o644); err != nil {
+		return fmt.Errorf("airlock: save approval: %w", err)
+	}
+	return os.Rename(p+".tmp", p)
+}
+
+// Approval loads the approval of a wrapper by slug.
+func (f *Files) Approval(slug string) (Approval, error) {
+	b, err := os.ReadFile(filepath.Join(f.WrapperDir(slug), "approval.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return Approval{}, fmt.Errorf("airlock: no approval for %q: %w", slug, fault.ErrNotFound)
+	}
+	if err != nil {
+		return Approval{}, fmt.Errorf("airlock: read approval: %w", err)
+	}
+	var a Approval
+	if err := json.Unmarshal(b, &a); err != nil {
+		return Approval{}, fmt.Errorf("airlock: approval of %q: %w", slug, err)
+	}
+	return a, nil
+}
+
+// Review is what a reviewer sees of a pending spec (seed 05 §6.2).
+type Review struct {
+	SpecHash    string            `json:"specHash"`
+	Location    string            `json:"location"`
+	Slug        string            `json:"slug"`
+	Title       string            `json:"title"`
+	Description string            `json:"description,omitempty"`
+	Version     string            `json:"version,omitempty"`
+	License     string            `json:"license,omitempty"`
+	Servers     []string          `json:"servers"`
+	AuthSchemes []string          `json:"authSchemes"`
+	Operations  []ReviewOperation `json:"operations"`
+	Warnings    []string          `json:"warnings"`
+}
+
+// ReviewOperation is one operation of a pending spec.
+type ReviewOperation struct {
+	Name    string   `json:"name"`
+	Method  string   `json:"method"`
+	Path    string   `json:"path"`
+	Summary string   `json:"summary,omitempty"`
+	Tags    []string `json:"tags,omitempty"`
+}
+
+// BuildReview summarises a spec for its reviewer.
+func BuildReview(n *codegen.Normalised, hash, location string) Review {
+	r := Review{SpecHash: hash, Location: location, Slug: Slug(n.Doc, strings.TrimSuffix(filepath.Base(location), filepath.Ext(location))),
+		Warnings: append([]string{}, n.Warnings...), Servers: []string{}, AuthSchemes: []string{}}
+	if info := n.Doc.Info; info != nil {
+		r.Title, r.Version = info.Title, info.Version
+		r.Description = clip(strings.Join(strings.Fields(info.Description), " "), 1000)
+		if info.License != nil {
+			r.License = info.License.Name
+		}
+	}
+	for _, s := range n.Doc.Servers {
+		if s != nil {
+			r.Servers = append(r.Servers, s.URL)
+		}
+	}
+	if n.Doc.Components != nil {
+		names := make([]string, 0, len(n.Doc.Components.SecuritySchemes))
+		for name, ref := range n.Doc.Components.SecuritySchemes {
+			if ref != nil && ref.Value != nil {
+				names = append(names, name+" ("+describeScheme(ref.Value)+")")
+			}
+		}
+		sort.Strings(names)
+		r.AuthSchemes = names
+	}
+	for _, t := range kit.Operations(n.Doc) {
+		r.Operations = append(r.Operations, ReviewOperation{Name: t.Name, Method: t.Method, Path: t.Path, Summary: t.Summary, Tags: t.Tags})
+	}
+	if len(r.Servers) == 0 {
+		r.Warnings = append(r.Warnings, "the spec names no server: approve with a baseUrl")
+	}
+	return r
+}
+
+func describeScheme(s *openapi3.SecurityScheme) string {
+	switch s.Type {
+	case "apiKey":
+		return "apiKey in " + s.In + " " + s.Name
+	case "http":
+		return "http " + s.Scheme
+	default:
+		return s.Type
+	}
+}
+
+// ScanReport is what scanning one source found.
+type ScanReport struct {
+	SourceID    string   `json:"sourceId"`
+	Specs       int      `json:"specs"`
+	New         []string `json:"newSpecs"` // hashes of specs seen for the first time
+	Known       int      `json:"known"`
+	Definitions int      `json:"definitions"`
+	Errors      []string `json:"errors,omitempty"`
+}
+
+// Scanner fetches sources and indexes their specs as external definitions.
+type Scanner struct {
+	Fetcher     *Fetcher
+	Files       *Files
+	Definitions graph.Definitions
+	Embedder    embed.Embedder
+	Now         func() time.Time
+}
+
+// Scan fetches a source, skips specs already known (by content hash), and
+// indexes each new spec's operations as available definitions. The source's
+// scan time, spec count and last error are updated.
+func (s *Scanner) Scan(ctx context.Context, sourceID string) (ScanReport, error) {
+	rep := ScanReport{SourceID: sourceID, New: []string{}}
+	src, err := s.Definitions.GetSource(ctx, sourceID)
+	if err != nil {
+		return rep, err
+	}
+	specs, errs, err := s.Fetcher.Scan(ctx, Source{ID: src.ID, Type: src.Type, Location: src.Location})
+	now := time.Now
+	if s.Now != nil {
+		now = s.Now
+	}
+	src.LastScannedAt = now()
+	if err != nil {
+		src.LastError = err.Error()
+		_ = s.Definitions.PutSource(ctx, src)
+		return rep, fmt.Errorf("airlock: scan %s: %w", sourceID, err)
+	}
+	for _, e := range errs {
+		rep.Errors = append(rep.Errors, e.Error())
+	}
+	rep.Specs = len(specs)
+	for _, spec := range specs {
+		known, err := s.Definitions.SpecDefinitions(ctx, spec.Hash)
+		if err != nil {
+			return rep, err
+		}
+		if len(known) > 0 {
+			rep.Known++
+			continue
+		}
+		n, err := codegen.Normalise(ctx, spec.Data)
+		if err != nil {
+			rep.Errors = append(rep.Errors, fmt.Sprintf("%s: %v", spec.Location, err))
+			continue
+		}
+		if _, err := s.Files.PutSpec(spec.Data); err != nil {
+			return rep, err
+		}
+		defs := Definitions(n, spec)
+		texts := make([]string, len(defs))
+		for i, d := range defs {
+			texts[i] = d.Text()
+		}
+		vecs, err := s.Embedder.EmbedDocuments(ctx, texts)
+		if err != nil {
+			return rep, fmt.Errorf("airlock: embed definitions of %s: %w", spec.Location, err)
+		}
+		rows := make([]graph.Definition, len(defs))
+		for i, d := range defs {
+			rows[i] = graph.Definition{ID: d.ID, Location: d.Location, Slug: d.Slug, API: d.API, Name: d.Tool.Name,
+				Method: d.Tool.Method, Path: d.Tool.Path, Description: d.Description, Tags: d.Tool.Tags,
+				Status: graph.DefinitionAvailable, Embedding: vecs[i]}
+		}
+		if err := s.Definitions.PutDefinitions(ctx, src.ID, spec.Hash, rows); err != nil {
+			return rep, err
+		}
+		rep.New = append(rep.New, spec.Hash)
+		rep.Definitions += len(rows)
+	}
+	src.Specs = rep.Specs
+	src.LastError = strings.Join(rep.Errors, "; ")
+	if len(src.LastError) > 2000 {
+		src.LastError = src.LastError[:2000] + "…"
+	}
+	if err := s.Definitions.PutSource(ctx, src); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+// ToolRegistrar registers manifests (registry.Service satisfies it through
+// a small adapter in the composition root).
+type ToolRegistrar interface {
+	RegisterManifests(ctx context.Context, ms []tool.Manifest) ([]string, error)
+}
+
+// Onboarding approves a reviewed spec: builds and tests its wrapper,
+// registers its tools and records the approval for execution.
+type Onboarding struct {
+	Onboarder   *Onboarder
+	Files       *Files
+	Definitions graph.Definitions
+	Registrar   ToolRegistrar
+	Now         func() time.Time
+}
+
+// Result of an approval.
+type Result struct {
+	Outcome Outcome  `json:"outcome"`
+	ToolIDs []string `json:"toolIds,omitempty"`
+}
+
+// Approve onboards the spec with the policy. An onboarding failure is a
+// Result whose Outcome says which stage failed; a Go error means the
+// airlock itself could not work (spec missing, store down).
+func (o *Onboarding) Approve(ctx context.Context, approvalID, specHash, location string, p Policy) (Result, error) {
+	data, err := o.Files.Spec(specHash)
+	if err != nil {
+		return Result{}, err
+	}
+	info := SpecInfo{URL: location}
+	if n, err := codegen.Normalise(ctx, data); err == nil {
+		info.Slug = Slug(n.Doc, strings.TrimSuffix(filepath.Base(location), filepath.Ext(location)))
+	}
+	ob := *o.Onboarder
+	ob.WorkDir = filepath.Join(o.Files.Root, "wrappers")
+	out := ob.Onboard(ctx, data, info, p)
+	if !out.OK() {
+		return Result{Outcome: out}, nil
+	}
+	ids, err := o.Registrar.RegisterManifests(ctx, out.Manifests)
+	if err != nil {
+		out.Stage, out.Error = StageManifest, err.Error()
+		return Result{Outcome: out}, nil
+	}
+	if err := o.Files.SaveApproval(Approval{ID: approvalID, Slug: out.Slug, Binary: out.Binary, Policy: p}); err != nil {
+		return Result{}, err
+	}
+	if err := o.Definitions.SetSpecStatus(ctx, specHash, graph.DefinitionOnboarded); err != nil && !errors.Is(err, graph.ErrNotFound) {
+		return Result{}, err
+	}
+	return Result{Outcome: out, ToolIDs: ids}, nil
+}
