@@ -154,7 +154,7 @@ func checkOne(ctx context.Context, ob *Onboarder, path, rel string) CheckRow {
 			p.BaseURL = "https://api.example.invalid" + relativePath(kit.ServerURL(n.Doc))
 		}
 	}
-	o := ob.Onboard(ctx, data, SpecInfo{URL: rel}, p)
+	o := ob.Onboard(ctx, data, SpecInfo{URL: path}, p)
 	row.Loaded = o.Stage != StageLoad
 	row.Warnings = len(o.Warnings) - len(o.Excluded)
 	row.Operations = o.Operations

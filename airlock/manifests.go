@@ -3,6 +3,7 @@ package airlock
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -102,7 +103,7 @@ func Manifests(n *codegen.Normalised, w *codegen.Wrapper, info SpecInfo, p Polic
 			Version:             semver(version),
 			Entities:            entities(title, op, t),
 			UseCases:            useCases(op),
-			Source:              &tool.Source{Origin: "openapi", SpecURL: info.URL, License: license, Version: version},
+			Source:              &tool.Source{Origin: "openapi", SpecURL: specURL(info.URL), License: license, Version: version},
 			Status:              "active",
 		}
 		out = append(out, m)
@@ -266,4 +267,17 @@ func singular(w string) string {
 		return w[:len(w)-1]
 	}
 	return w
+}
+
+// specURL makes a spec location absolute: URLs stay, local paths become
+// file:// URLs of their absolute path.
+func specURL(loc string) string {
+	if loc == "" || strings.Contains(loc, "://") {
+		return loc
+	}
+	abs, err := filepath.Abs(loc)
+	if err != nil {
+		return loc
+	}
+	return "file://" + filepath.ToSlash(abs)
 }
