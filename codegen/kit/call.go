@@ -234,8 +234,10 @@ func (w *Wrapper) build(ctx context.Context, t Tool, item *openapi3.PathItem, op
 		switch p.In {
 		case openapi3.ParameterInPath:
 			s := scalar(v)
-			pathParams[p.Name] = s
-			path = strings.ReplaceAll(path, "{"+p.Name+"}", url.PathEscape(s))
+			if strings.Contains(path, "{"+p.Name+"}") {
+				pathParams[p.Name] = s
+				path = strings.ReplaceAll(path, "{"+p.Name+"}", url.PathEscape(s))
+			}
 		case openapi3.ParameterInQuery:
 			for _, s := range list(v) {
 				query.Add(p.Name, s)

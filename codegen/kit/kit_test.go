@@ -233,3 +233,26 @@ func TestXMLOperationsAreWrapped(t *testing.T) {
 		t.Fatalf("xml: %s %v", b, err)
 	}
 }
+
+func TestRedirectOnlyAndUndeclaredPathParameters(t *testing.T) {
+	spec := `{"openapi": "3.0.0", "info": {"title": "x", "version": "1"}, "paths": {
+	  "/data/{id}": {"get": {"operationId": "data", "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+	    "responses": {"307": {"description": "moved", "content": {"application/json": {"schema": {"type": "object"}}}}}}},
+	  "/star/{table}/": {"get": {"operationId": "star", "parameters": [
+	    {"name": "table", "in": "path", "required": true, "schema": {"type": "string"}},
+	    {"name": "schema", "in": "path", "required": true, "schema": {"type": "string"}}],
+	    "responses": {"200": {"description": "ok"}}}}}}`
+	doc, err := openapi3.NewLoader().LoadFromData([]byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := Operations(doc)
+	for _, c := range VerifyTool([]byte(spec), ops[0]) {
+		if c.Err != nil {
+			t.Errorf("redirect-only %s: %v", c.Name, c.Err)
+		}
+	}
+	if err := Preflight([]byte(spec), ops[1]); err == nil || !strings.Contains(err.Error(), `"schema" does not appear`) {
+		t.Fatalf("undeclared path parameter must fail preflight: %v", err)
+	}
+}

@@ -294,7 +294,7 @@ func ValidResponse(op *openapi3.Operation) (int, string, []byte) {
 func InvalidResponse(op *openapi3.Operation) (int, string, []byte, error) {
 	status, resp := successResponse(op)
 	mt, media := pickMedia(resp)
-	if noBody(status) {
+	if noBody(status) || unvalidatedStatus(status) {
 		media = nil // no body can be wrong; fall through to an undeclared status
 	}
 	if media != nil && strings.Contains(mt, "json") && media.Schema != nil && media.Schema.Value != nil {
@@ -316,4 +316,14 @@ func InvalidResponse(op *openapi3.Operation) (int, string, []byte, error) {
 		}
 	}
 	return 0, "", nil, ErrNoInvalidResponse
+}
+
+// unvalidatedStatus reports the statuses openapi3filter never validates
+// (redirects and 304): a wrong body under them goes unnoticed.
+func unvalidatedStatus(status int) bool {
+	switch status {
+	case http.StatusMovedPermanently, http.StatusNotModified, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
 }

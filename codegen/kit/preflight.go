@@ -35,6 +35,11 @@ func Preflight(specJSON []byte, t Tool) error {
 	if err != nil {
 		return err
 	}
+	for _, p := range Parameters(item, op) {
+		if p.In == "path" && !strings.Contains(t.Path, "{"+p.Name+"}") {
+			return fmt.Errorf("path parameter %q does not appear in the path %q, so no request can carry it", p.Name, t.Path)
+		}
+	}
 	ctx := context.Background()
 	req, pathParams, err := w.build(ctx, t, item, op, args)
 	if err != nil {
