@@ -235,3 +235,11 @@ func TestCheckOnboardsACorpus(t *testing.T) {
 	}
 	t.Logf("\n%s", out.String())
 }
+
+func TestSemverFromSpecVersions(t *testing.T) {
+	for in, want := range map[string]string{"2015-08-24": "2015.8.24", "1.2.3-beta": "1.2.3", "v2": "2.0.0", "": "0.0.0", "2.1": "2.1.0"} {
+		if got := semver(in); got != want {
+			t.Errorf("semver(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

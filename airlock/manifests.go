@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -194,6 +195,12 @@ func semver(v string) string {
 	parts := regexp.MustCompile(`\d+`).FindAllString(v, 3)
 	for len(parts) < 3 {
 		parts = append(parts, "0")
+	}
+	for i, p := range parts {
+		// Semver forbids leading zeros: "2015-08-24" becomes 2015.8.24.
+		if n, err := strconv.Atoi(p); err == nil {
+			parts[i] = strconv.Itoa(n)
+		}
 	}
 	return strings.Join(parts, ".")
 }

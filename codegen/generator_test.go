@@ -219,3 +219,25 @@ func TestGenerateExcludesSelfContradictoryOperations(t *testing.T) {
 		t.Fatalf("err = %v, want ErrNoOperations", err)
 	}
 }
+
+func TestNormaliseDropsPatternsGoCannotCompile(t *testing.T) {
+	spec := `{"openapi": "3.0.0", "info": {"title": "x", "version": "1"}, "paths": {"/a": {"post": {"operationId": "a",
+	  "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/In"}}}},
+	  "responses": {"200": {"description": "ok"}}}}},
+	  "components": {"schemas": {"In": {"type": "object", "properties": {"arn": {"type": "string", "pattern": "arn:.{0,1023}"}, "ok": {"type": "string", "pattern": "^[a-z]+$"}}}}}}`
+	n, err := Normalise(context.Background(), []byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := n.Doc.Components.Schemas["In"].Value.Properties
+	if props["arn"].Value.Pattern != "" || props["ok"].Value.Pattern != "^[a-z]+$" {
+		t.Fatalf("patterns after normalise: %q %q", props["arn"].Value.Pattern, props["ok"].Value.Pattern)
+	}
+	found := false
+	for _, w := range n.Warnings {
+		found = found || strings.Contains(w, "arn:.{0,1023}")
+	}
+	if !found {
+		t.Fatalf("no warning for the dropped pattern: %v", n.Warnings)
+	}
+}

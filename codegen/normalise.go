@@ -79,6 +79,7 @@ func Normalise(ctx context.Context, data []byte) (*Normalised, error) {
 		return nil, fmt.Errorf("%w: the spec has no paths", ErrStructural)
 	}
 	n := &Normalised{Doc: doc, Version: version}
+	n.Warnings = append(n.Warnings, dropUncompilablePatterns(doc)...)
 	// Strict validation first, to report everything; then relaxed, to decide.
 	if err := doc.Validate(ctx, openapi3.EnableExamplesValidation(), openapi3.EnableSchemaPatternValidation(), openapi3.EnableSchemaDefaultsValidation()); err != nil {
 		relaxed := doc.Validate(ctx,

@@ -222,7 +222,7 @@ func (w *Wrapper) call(ctx context.Context, name string, args map[string]any) Re
 
 // build turns arguments into an HTTP request for the approved host.
 func (w *Wrapper) build(ctx context.Context, t Tool, item *openapi3.PathItem, op *openapi3.Operation, args map[string]any) (*http.Request, map[string]string, error) {
-	path := t.Path
+	path := WirePath(t.Path)
 	pathParams := map[string]string{}
 	query := url.Values{}
 	header := http.Header{}
@@ -509,3 +509,16 @@ func writeXML(b *bytes.Buffer, name string, v any, depth int) error {
 }
 
 var xmlName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9._-]*$`)
+
+// WirePath is the part of a path template that goes on the wire: specs that
+// put several operations on one path tell them apart with a fragment
+// ("/#CreateQueue"), which a request never carries.
+func WirePath(template string) string {
+	if i := strings.IndexByte(template, '#'); i >= 0 {
+		template = template[:i]
+		if template == "" {
+			template = "/"
+		}
+	}
+	return template
+}

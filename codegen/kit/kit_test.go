@@ -256,3 +256,26 @@ func TestRedirectOnlyAndUndeclaredPathParameters(t *testing.T) {
 		t.Fatalf("undeclared path parameter must fail preflight: %v", err)
 	}
 }
+
+func TestFragmentDisambiguatedOperations(t *testing.T) {
+	spec := `{"openapi": "3.0.0", "info": {"title": "x", "version": "1"}, "paths": {
+	  "/#CreateQueue": {"post": {"operationId": "CreateQueue", "parameters": [{"name": "X-Target", "in": "header", "required": true, "schema": {"type": "string", "enum": ["Svc.CreateQueue"]}}],
+	    "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["Name"], "properties": {"Name": {"type": "string"}}}}}},
+	    "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object", "properties": {"Url": {"type": "string"}}}}}}}}}}}`
+	doc, err := openapi3.NewLoader().LoadFromData([]byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := Operations(doc)[0]
+	if WirePath(tl.Path) != "/" {
+		t.Fatalf("wire path of %q = %q", tl.Path, WirePath(tl.Path))
+	}
+	if err := Preflight([]byte(spec), tl); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range VerifyTool([]byte(spec), tl) {
+		if c.Err != nil {
+			t.Errorf("%s: %v", c.Name, c.Err)
+		}
+	}
+}

@@ -79,7 +79,7 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m.requests++
 	m.mu.Unlock()
 	item, op, _ := Operation(m.doc, m.tool)
-	params, ok := matchPath(m.tool.Path, r.URL.EscapedPath())
+	params, ok := matchPath(WirePath(m.tool.Path), r.URL.EscapedPath())
 	if !ok || r.Method != m.tool.Method {
 		m.problem(fmt.Sprintf("unexpected %s %s", r.Method, r.URL.Path))
 		http.Error(w, "no such operation", http.StatusNotFound)
