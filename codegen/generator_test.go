@@ -200,7 +200,7 @@ func TestGenerateExcludesSelfContradictoryOperations(t *testing.T) {
 	spec := `{"openapi": "3.0.0", "info": {"title": "x", "version": "1"},
 	  "paths": {
 	    "/ok": {"get": {"operationId": "ok", "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}}}}},
-	    "/search?term={term}": {"get": {"operationId": "queryInPath", "parameters": [{"name": "term", "in": "path", "required": true, "schema": {"type": "string"}}], "responses": {"200": {"description": "ok"}}}},
+	    "/star/{table}": {"get": {"operationId": "undeclaredPathParam", "parameters": [{"name": "table", "in": "path", "required": true, "schema": {"type": "string"}}, {"name": "schema", "in": "path", "required": true, "schema": {"type": "string"}}], "responses": {"200": {"description": "ok"}}}},
 	    "/text": {"get": {"operationId": "textObject", "responses": {"200": {"description": "ok", "content": {"text/plain": {"schema": {"type": "object", "required": ["a"], "properties": {"a": {"type": "integer"}}}}}}}}}
 	  }}`
 	n, err := Normalise(context.Background(), []byte(spec))

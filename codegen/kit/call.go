@@ -222,7 +222,7 @@ func (w *Wrapper) call(ctx context.Context, name string, args map[string]any) Re
 
 // build turns arguments into an HTTP request for the approved host.
 func (w *Wrapper) build(ctx context.Context, t Tool, item *openapi3.PathItem, op *openapi3.Operation, args map[string]any) (*http.Request, map[string]string, error) {
-	path := WirePath(t.Path)
+	path := t.Path
 	pathParams := map[string]string{}
 	query := url.Values{}
 	header := http.Header{}
@@ -246,6 +246,12 @@ func (w *Wrapper) build(ctx context.Context, t Tool, item *openapi3.PathItem, op
 			header.Set(p.Name, strings.Join(list(v), ","))
 		case openapi3.ParameterInCookie:
 			header.Add("Cookie", (&http.Cookie{Name: p.Name, Value: scalar(v)}).String())
+		}
+	}
+	path, fixed := SplitTemplate(path)
+	for k, vs := range fixed {
+		for _, v := range vs {
+			query.Add(k, v)
 		}
 	}
 	u := *w.base
@@ -510,15 +516,29 @@ func writeXML(b *bytes.Buffer, name string, v any, depth int) error {
 
 var xmlName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9._-]*$`)
 
-// WirePath is the part of a path template that goes on the wire: specs that
-// put several operations on one path tell them apart with a fragment
-// ("/#CreateQueue"), which a request never carries.
+// WirePath is the part of a path template that goes on the wire as the
+// path (see SplitTemplate).
 func WirePath(template string) string {
+	p, _ := SplitTemplate(template)
+	return p
+}
+
+// SplitTemplate splits a path template into the request path and a fixed
+// query. Some specs tell operations on one path apart with a fragment
+// ("/#CreateQueue"), which a request never carries, or with a query
+// ("/?Operation=CancelJob", "/search?term={term}"), which it carries as
+// query parameters.
+func SplitTemplate(template string) (string, url.Values) {
 	if i := strings.IndexByte(template, '#'); i >= 0 {
 		template = template[:i]
-		if template == "" {
-			template = "/"
-		}
 	}
-	return template
+	path, rawQuery, _ := strings.Cut(template, "?")
+	if path == "" {
+		path = "/"
+	}
+	fixed, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		fixed = url.Values{}
+	}
+	return path, fixed
 }

@@ -279,3 +279,29 @@ func TestFragmentDisambiguatedOperations(t *testing.T) {
 		}
 	}
 }
+
+func TestQueryInPathTemplates(t *testing.T) {
+	spec := `{"openapi": "3.0.0", "info": {"title": "x", "version": "1"}, "paths": {
+	  "/?Operation=CancelJob": {"post": {"operationId": "CancelJob", "parameters": [{"name": "JobId", "in": "query", "required": true, "schema": {"type": "string"}}],
+	    "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object", "properties": {"Success": {"type": "boolean"}}}}}}}}},
+	  "/api/search?term={term}&amount=25": {"get": {"operationId": "search", "parameters": [{"name": "term", "in": "path", "required": true, "schema": {"type": "string"}}],
+	    "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"type": "array", "items": {"type": "string"}}}}}}}}}}`
+	doc, err := openapi3.NewLoader().LoadFromData([]byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, fixed := SplitTemplate("/api/search?term={term}&amount=25#x")
+	if path != "/api/search" || fixed.Get("amount") != "25" || fixed.Get("term") != "{term}" {
+		t.Fatalf("SplitTemplate: %q %v", path, fixed)
+	}
+	for _, tl := range Operations(doc) {
+		if err := Preflight([]byte(spec), tl); err != nil {
+			t.Fatalf("%s: preflight: %v", tl.Name, err)
+		}
+		for _, c := range VerifyTool([]byte(spec), tl) {
+			if c.Err != nil {
+				t.Errorf("%s/%s: %v", tl.Name, c.Name, c.Err)
+			}
+		}
+	}
+}

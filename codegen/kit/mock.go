@@ -79,7 +79,19 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m.requests++
 	m.mu.Unlock()
 	item, op, _ := Operation(m.doc, m.tool)
-	params, ok := matchPath(WirePath(m.tool.Path), r.URL.EscapedPath())
+	wirePath, fixed := SplitTemplate(m.tool.Path)
+	params, ok := matchPath(wirePath, r.URL.EscapedPath())
+	// Parameters declared "in: path" that the template puts in its query
+	// part ("/search?term={term}") arrive as query parameters.
+	for key, vals := range fixed {
+		for _, v := range vals {
+			if strings.HasPrefix(v, "{") && strings.HasSuffix(v, "}") && ok {
+				params[strings.Trim(v, "{}")] = r.URL.Query().Get(key)
+			} else if ok && r.URL.Query().Get(key) != v {
+				ok = false
+			}
+		}
+	}
 	if !ok || r.Method != m.tool.Method {
 		m.problem(fmt.Sprintf("unexpected %s %s", r.Method, r.URL.Path))
 		http.Error(w, "no such operation", http.StatusNotFound)

@@ -62,8 +62,10 @@ func ToolName(operationID, method, path string) string {
 	if base[0] >= '0' && base[0] <= '9' {
 		base = "op_" + base
 	}
-	if len(base) > 64 {
-		base = strings.TrimRight(base[:64], "_")
+	// 60, not 64: room for a "_N" suffix when names collide, and verbs
+	// (the upper-cased name) are limited to 64 characters.
+	if len(base) > 60 {
+		base = strings.TrimRight(base[:60], "_")
 	}
 	return base
 }
