@@ -17,6 +17,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
+	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/codegen"
 	"github.com/toolsmith/toolsmith/codegen/kit"
 	"github.com/toolsmith/toolsmith/embed"
@@ -322,4 +323,24 @@ func (o *Onboarding) Approve(ctx context.Context, approvalID, specHash, location
 		return Result{}, err
 	}
 	return Result{Outcome: out, ToolIDs: ids}, nil
+}
+
+// Runtime runs onboarded tools: it finds a tool's approval by the slug that
+// prefixes its id and executes the approved wrapper under its policies.
+type Runtime struct {
+	Files    *Files
+	Executor *Executor
+}
+
+// RunWrapped executes tool "<slug>.<name>".
+func (r *Runtime) RunWrapped(ctx context.Context, toolID string, args map[string]any, caller access.Caller) (kit.Result, error) {
+	slug, name, ok := strings.Cut(toolID, ".")
+	if !ok {
+		return kit.Result{}, fmt.Errorf("airlock: tool id %q is not <wrapper>.<operation>: %w", toolID, fault.ErrInvalid)
+	}
+	a, err := r.Files.Approval(slug)
+	if err != nil {
+		return kit.Result{}, err
+	}
+	return r.Executor.Execute(ctx, a, name, args, caller)
 }

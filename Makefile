@@ -1,0 +1,68 @@
+# Toolsmith: `make run` starts the whole system, `make test` runs every test.
+# Go always runs with GOTOOLCHAIN=local: the go.mod toolchain is the one installed.
+
+SHELL        := bash
+.SHELLFLAGS  := -eu -o pipefail -c
+GO           ?= go
+export GOTOOLCHAIN := local
+
+BIN          := bin/toolsmith
+VERSION      ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS      := -s -w -X main.version=$(VERSION)
+# The built-in USE-Lite embedder's weights for tests (fetched once, reused).
+MODEL_DIR    := $(CURDIR)/.cache/models/use-lite-0.2.0
+CYPHER_LINT  := scripts/cypher-lint
+RUN_FLAGS    ?=
+BENCH        ?= .
+BENCHTIME    ?= 1s
+
+.PHONY: all run build test model cypher-lint bench lint fmt tidy-check clean help
+
+all: build
+
+help:
+	@echo "make run         build, then run 'bin/toolsmith dev' (API on http://127.0.0.1:8080)"
+	@echo "make test        the one test command (fetches embedder weights and the Cypher linter first)"
+	@echo "make bench       run the Go benchmarks (BENCH=regexp, BENCHTIME=1s)"
+	@echo "make build       build $(BIN)"
+	@echo "make lint        go vet + gofmt check"
+	@echo "make tidy-check  fail when go.mod/go.sum are not tidy"
+
+build:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/toolsmith
+
+run: build
+	$(BIN) dev $(RUN_FLAGS)
+
+# model makes sure the embedder weights are in MODEL_DIR (a no-op once they are).
+model: build
+	$(BIN) model fetch --model-dir $(MODEL_DIR)
+
+# cypher-lint installs the pinned Cypher linter the Neo4j golden tests run.
+cypher-lint:
+	@if command -v npm >/dev/null 2>&1; then \
+		npm ci --prefix $(CYPHER_LINT) --no-audit --no-fund --loglevel=error; \
+	else \
+		echo "npm not found: the Cypher lint tests will fail (TOOLSMITH_REQUIRE_CYPHER_LINT=1)" >&2; \
+	fi
+
+test: model cypher-lint
+	TOOLSMITH_MODEL_DIR=$(MODEL_DIR) TOOLSMITH_REQUIRE_MODEL=1 TOOLSMITH_REQUIRE_CYPHER_LINT=1 \
+		$(GO) test -count=1 ./...
+
+bench: model
+	TOOLSMITH_MODEL_DIR=$(MODEL_DIR) $(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem ./...
+
+lint:
+	$(GO) vet ./...
+	@unformatted="$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go'))"; \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
+
+fmt:
+	gofmt -w $$(git ls-files --cached --others --exclude-standard '*.go')
+
+tidy-check:
+	$(GO) mod tidy -diff
+
+clean:
+	rm -rf bin

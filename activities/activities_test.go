@@ -1,0 +1,480 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tmc/langchaingo/llms"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/demomodule"
+	"github.com/toolsmith/toolsmith/llm"
+	"github.com/toolsmith/toolsmith/modules"
+	"github.com/toolsmith/toolsmith/tool"
+)
+
+type memTools map[string]graph.Tool
+
+func (m memTools) GetTool(_ context.Context, id string) (graph.Tool, error) {
+	t, ok := m[id]
+	if !ok {
+		return graph.Tool{}, fmt.Errorf("get %q: %w", id, graph.ErrNotFound)
+	}
+	return t, nil
+}
+
+func (m memTools) add(man tool.Manifest, edit func(*graph.Tool)) {
+	raw, _ := json.Marshal(man)
+	t := graph.Tool{ToolSummary: graph.ToolSummary{ID: man.ToolID, Verb: man.Verb, Module: man.Module, Status: graph.StatusActive,
+		State: man.State, AvailableInStates: man.AvailableInStates, RequiredLevel: man.RequiredPermission}, Manifest: raw}
+	if edit != nil {
+		edit(&t)
+	}
+	m[man.ToolID] = t
+}
+
+type usageLog struct{ events []graph.UsageEvent }
+
+func (u *usageLog) RecordUsage(_ context.Context, ev []graph.UsageEvent) error {
+	u.events = append(u.events, ev...)
+	return nil
+}
+
+// fakeModule answers /execute as the test says.
+func fakeModule(t *testing.T, h http.HandlerFunc) string {
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func currencyManifest(t *testing.T) tool.Manifest {
+	m, err := demomodule.New("currency")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Manifests()[0]
+}
+
+func appError(t *testing.T, err error) *temporal.ApplicationError {
+	t.Helper()
+	var appErr *temporal.ApplicationError
+	if !errors.As(err, &appErr) {
+		t.Fatalf("err %v (%T) is not an application error", err, err)
+	}
+	return appErr
+}
+
+func TestExecuteTool(t *testing.T) {
+	okResult := `{"tool_name":"currency.convert","success":true,"result":{"converted":9.63,"rate":0.9626}}`
+	type tc struct {
+		name       string
+		handler    http.HandlerFunc
+		in         ExecuteInput
+		edit       func(*graph.Tool)
+		timeout    time.Duration
+		wantType   string
+		retryable  bool
+		wantMsg    string
+		wantCalled bool
+	}
+	args := map[string]any{"amount": 10, "from": "USD", "to": "EUR"}
+	reply := func(status int, body string) http.HandlerFunc {
+		return func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(status); _, _ = w.Write([]byte(body)) }
+	}
+	cases := []tc{
+		{name: "success", handler: reply(200, okResult), in: ExecuteInput{ToolID: "currency.convert", Inputs: args}, wantCalled: true},
+		{name: "http 500", handler: reply(500, "Internal Server Error"), in: ExecuteInput{ToolID: "currency.convert", Inputs: args},
+			wantType: ErrTypeModuleUnavailable, retryable: true, wantMsg: "Module returned status 500: Internal Server Error", wantCalled: true},
+		{name: "http 400", handler: reply(400, "bad"), in: ExecuteInput{ToolID: "currency.convert", Inputs: args},
+			wantType: ErrTypeModuleRejected, wantMsg: "Module returned status 400: bad", wantCalled: true},
+		{name: "timeout", handler: func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-time.After(time.Second):
+			case <-r.Context().Done():
+			}
+		}, timeout: 30 * time.Millisecond, in: ExecuteInput{ToolID: "currency.convert", Inputs: args},
+			wantType: ErrTypeModuleTimeout, retryable: true, wantMsg: "Tool execution timed out", wantCalled: true},
+		{name: "tool error", handler: reply(200, `{"tool_name":"currency.convert","success":false,"error":"unsupported currency"}`),
+			in: ExecuteInput{ToolID: "currency.convert", Inputs: args}, wantType: ErrTypeToolFailed, wantMsg: "unsupported currency", wantCalled: true},
+		{name: "bad response", handler: reply(200, `not json`), in: ExecuteInput{ToolID: "currency.convert", Inputs: args},
+			wantType: ErrTypeToolFailed, wantMsg: "invalid ToolResult", wantCalled: true},
+		{name: "output schema", handler: reply(200, `{"tool_name":"currency.convert","success":true,"result":{"rate":1}}`),
+			in: ExecuteInput{ToolID: "currency.convert", Inputs: args}, wantType: ErrTypeSchemaMismatch, wantMsg: "converted", wantCalled: true},
+		{name: "input type mismatch", in: ExecuteInput{ToolID: "currency.convert", Inputs: map[string]any{"amount": "10", "from": "USD", "to": "EUR"}},
+			wantType: ErrTypeSchemaMismatch, wantMsg: "/amount"},
+		{name: "missing input", in: ExecuteInput{ToolID: "currency.convert", Inputs: map[string]any{"amount": 10}},
+			wantType: ErrTypeSchemaMismatch, wantMsg: "inputs.from"},
+		{name: "unknown tool", in: ExecuteInput{ToolID: "nope.tool"}, wantType: ErrTypeToolNotFound},
+		{name: "deprecated", edit: func(t *graph.Tool) { t.Status = graph.StatusDeprecated }, in: ExecuteInput{ToolID: "currency.convert", Inputs: args},
+			wantType: ErrTypeToolNotFound, wantMsg: "deprecated"},
+		{name: "forbidden", edit: func(t *graph.Tool) { t.RequiredLevel = "admin" }, in: ExecuteInput{ToolID: "currency.convert", Inputs: args},
+			wantType: ErrTypeForbidden, wantMsg: "level"},
+		{name: "dry run", in: ExecuteInput{ToolID: "currency.convert", Inputs: args, DryRun: true}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var mu sync.Mutex
+			calls, key := 0, ""
+			url := fakeModule(t, func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				calls++
+				key = r.Header.Get(modules.HeaderIdempotencyKey)
+				mu.Unlock()
+				if c.handler != nil {
+					c.handler(w, r)
+				}
+			})
+			cfg := modules.NewConfig()
+			_ = cfg.Add("currency=" + url)
+			if c.timeout > 0 {
+				cfg.DefaultTimeout = c.timeout
+			}
+			tools := memTools{}
+			tools.add(currencyManifest(t), c.edit)
+			usage := &usageLog{}
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestActivityEnvironment()
+			a := &Modules{Router: modules.NewRouter(cfg), Schemas: tools, Usage: usage}
+			env.RegisterActivity(a)
+			val, err := env.ExecuteActivity(a.ExecuteTool, c.in)
+			mu.Lock()
+			called, key := calls, key
+			mu.Unlock()
+			if (called > 0) != c.wantCalled {
+				t.Fatalf("module called %d times, wantCalled %v", called, c.wantCalled)
+			}
+			if c.wantType == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out ExecuteOutput
+				if err := val.Get(&out); err != nil {
+					t.Fatal(err)
+				}
+				if c.in.DryRun {
+					if !out.DryRun || out.Output != nil || out.Arguments["amount"] != 10.0 {
+						t.Fatalf("dry run = %+v", out)
+					}
+					return
+				}
+				if out.Output.(map[string]any)["converted"] != 9.63 || out.State != access.DefaultState {
+					t.Fatalf("out = %+v", out)
+				}
+				if key == "" || key != out.IdempotencyKey || !strings.Contains(key, "/") {
+					t.Fatalf("idempotency key sent %q, reported %q", key, out.IdempotencyKey)
+				}
+				if len(usage.events) != 1 || !usage.events[0].Success {
+					t.Fatalf("usage = %+v", usage.events)
+				}
+				return
+			}
+			appErr := appError(t, err)
+			if appErr.Type() != c.wantType || appErr.NonRetryable() == c.retryable {
+				t.Fatalf("type %q nonRetryable %v, want %q retryable %v (%v)", appErr.Type(), appErr.NonRetryable(), c.wantType, c.retryable, err)
+			}
+			if !strings.Contains(err.Error(), c.wantMsg) {
+				t.Fatalf("error %q does not contain %q", err, c.wantMsg)
+			}
+		})
+	}
+}
+
+func TestExecuteToolStateAndUnknownModule(t *testing.T) {
+	mod, _ := demomodule.New("currency")
+	srv := httptest.NewServer(mod)
+	defer srv.Close()
+	cfg := modules.NewConfig()
+	_ = cfg.Add("currency=" + srv.URL)
+	tools := memTools{}
+	man := currencyManifest(t)
+	man.State = "priced"
+	tools.add(man, nil)
+	other := man
+	other.ToolID, other.Module = "weather.today", "weather"
+	tools.add(other, nil)
+	local := man
+	local.ToolID, local.Module = "localtool", ""
+	tools.add(local, nil)
+
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	a := &Modules{Router: modules.NewRouter(cfg), Schemas: tools}
+	env.RegisterActivity(a)
+	val, err := env.ExecuteActivity(a.ExecuteTool, ExecuteInput{ToolID: "currency.convert", Inputs: map[string]any{"amount": 1, "from": "USD", "to": "JPY"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out ExecuteOutput
+	_ = val.Get(&out)
+	if out.State != "priced" || out.Output.(map[string]any)["converted"] != 151.98 {
+		t.Fatalf("out = %+v", out)
+	}
+	_, err = env.ExecuteActivity(a.ExecuteTool, ExecuteInput{ToolID: "weather.today", Inputs: map[string]any{"amount": 1, "from": "USD", "to": "JPY"}})
+	if e := appError(t, err); e.Type() != ErrTypeUnknownModule || !e.NonRetryable() || !strings.Contains(err.Error(), "Unknown module: weather") {
+		t.Fatalf("unknown module: %v", err)
+	}
+	_, err = env.ExecuteActivity(a.ExecuteTool, ExecuteInput{ToolID: "localtool", Inputs: map[string]any{"amount": 1, "from": "USD", "to": "JPY"}})
+	if e := appError(t, err); e.Type() != ErrTypeNotExecutable {
+		t.Fatalf("no module: %v", err)
+	}
+}
+
+func TestExecuteToolNetworkError(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close()
+	cfg := modules.NewConfig()
+	_ = cfg.Add("currency=" + url)
+	tools := memTools{}
+	tools.add(currencyManifest(t), nil)
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	a := &Modules{Router: modules.NewRouter(cfg), Schemas: tools}
+	env.RegisterActivity(a)
+	_, err := env.ExecuteActivity(a.ExecuteTool, ExecuteInput{ToolID: "currency.convert", Inputs: map[string]any{"amount": 1, "from": "USD", "to": "EUR"}})
+	if e := appError(t, err); e.Type() != ErrTypeModuleUnavailable || e.NonRetryable() || !strings.Contains(err.Error(), "Tool execution error:") {
+		t.Fatalf("network error: %v", err)
+	}
+}
+
+func TestModuleErrorMapping(t *testing.T) {
+	cases := []struct {
+		res       modules.Result
+		typ       string
+		retryable bool
+	}{
+		{modules.Result{Kind: modules.KindInvalidName, Error: "Invalid tool name format: x"}, ErrTypeInvalidToolName, false},
+		{modules.Result{Kind: modules.KindUnknownModule}, ErrTypeUnknownModule, false},
+		{modules.Result{Kind: modules.KindInvalidInput}, ErrTypeSchemaMismatch, false},
+		{modules.Result{Kind: modules.KindInvalidOutput}, ErrTypeSchemaMismatch, false},
+		{modules.Result{Kind: modules.KindTimeout}, ErrTypeModuleTimeout, true},
+		{modules.Result{Kind: modules.KindNetwork}, ErrTypeModuleUnavailable, true},
+		{modules.Result{Kind: modules.KindHTTP, Status: 503}, ErrTypeModuleUnavailable, true},
+		{modules.Result{Kind: modules.KindHTTP, Status: 429}, ErrTypeModuleUnavailable, true},
+		{modules.Result{Kind: modules.KindHTTP, Status: 404}, ErrTypeModuleRejected, false},
+		{modules.Result{Kind: modules.KindToolError}, ErrTypeToolFailed, false},
+		{modules.Result{Kind: modules.KindBadResponse}, ErrTypeToolFailed, false},
+	}
+	for _, c := range cases {
+		err := moduleError(c.res)
+		e := appError(t, err)
+		if e.Type() != c.typ || e.NonRetryable() == c.retryable {
+			t.Errorf("%s/%d: type %q nonRetryable %v", c.res.Kind, c.res.Status, e.Type(), e.NonRetryable())
+		}
+	}
+	if ErrorType(moduleError(modules.Result{Kind: modules.KindCanceled})) != "" {
+		t.Error("cancellation must not become an application error")
+	}
+}
+
+// scripted is an llms.Model that returns a fixed answer or error.
+type scripted struct {
+	answer string
+	err    error
+}
+
+func (s scripted) GenerateContent(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: s.answer}}}, nil
+}
+
+func (s scripted) Call(ctx context.Context, p string, o ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, s, p, o...)
+}
+
+func TestDecomposeVerb(t *testing.T) {
+	in := DecomposeInput{Verb: "PLAN_TRIP", Inputs: map[string]any{"budget": 10}}
+	cases := []struct {
+		name      string
+		model     llms.Model
+		typ       string
+		retryable bool
+		steps     int
+	}{
+		{"no model", nil, ErrTypeLLMUnavailable, false, 0},
+		{"invalid plan", scripted{answer: `{"steps":[{"id":"a","verb":"X","inputs":{"b":"$inputs.nope"}}]}`}, ErrTypeInvalidPlan, false, 0},
+		{"model down", scripted{err: errors.New("503 from provider")}, "", true, 0},
+		{"valid", scripted{answer: `{"steps":[{"id":"a","verb":"convert currency","inputs":{"amount":"$inputs.budget"}}]}`}, "", false, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestActivityEnvironment()
+			a := &LLM{Model: c.model}
+			env.RegisterActivity(a)
+			val, err := env.ExecuteActivity(a.DecomposeVerb, in)
+			switch {
+			case c.typ != "":
+				if e := appError(t, err); e.Type() != c.typ || !e.NonRetryable() {
+					t.Fatalf("err = %v", err)
+				}
+			case c.retryable:
+				var appErr *temporal.ApplicationError
+				if err == nil || (errors.As(err, &appErr) && appErr.NonRetryable()) {
+					t.Fatalf("want a retryable error, got %v", err)
+				}
+			default:
+				if err != nil {
+					t.Fatal(err)
+				}
+				var p llm.Plan
+				_ = val.Get(&p)
+				if len(p.Steps) != c.steps || p.Steps[0].Verb != "CONVERT_CURRENCY" {
+					t.Fatalf("plan = %+v", p)
+				}
+			}
+		})
+	}
+}
+
+type fixedSearcher []SearchHit
+
+func (f fixedSearcher) Search(_ context.Context, req SearchRequest) ([]SearchHit, error) {
+	if req.Query != "convert currency: money" {
+		return nil, fmt.Errorf("unexpected query %q", req.Query)
+	}
+	return f, nil
+}
+
+type gapStore struct{ gaps []Gap }
+
+func (g *gapStore) RecordGap(_ context.Context, gap Gap) error {
+	g.gaps = append(g.gaps, gap)
+	return nil
+}
+
+func TestGraphActivities(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	gaps := &gapStore{}
+	g := &Graph{Searcher: fixedSearcher{{Tool: graph.ToolSummary{ID: "currency.convert", Verb: "CONVERT_CURRENCY", RequiredParams: []string{"amount"}}, Similarity: 0.8, Score: 1.2}}, Gaps: gaps}
+	env.RegisterActivity(g)
+	val, err := env.ExecuteActivity(g.SearchTools, SearchInput{Verb: "CONVERT_CURRENCY", Description: "money"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out SearchOutput
+	_ = val.Get(&out)
+	if len(out.Candidates) != 1 || out.Candidates[0].Similarity != 0.8 || out.Candidates[0].Required[0] != "amount" {
+		t.Fatalf("out = %+v", out)
+	}
+	val, err = env.ExecuteActivity(g.RecordCapabilityGap, Gap{Verb: "RESERVE_TABLE", Reason: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gout GapOutput
+	_ = val.Get(&gout)
+	if gout.Where != "store" || len(gaps.gaps) != 1 || gaps.gaps[0].WorkflowID == "" || gaps.gaps[0].At.IsZero() {
+		t.Fatalf("gap out %+v stored %+v", gout, gaps.gaps)
+	}
+
+	env2 := s.NewTestActivityEnvironment()
+	g2 := &Graph{}
+	env2.RegisterActivity(g2)
+	val, err = env2.ExecuteActivity(g2.RecordCapabilityGap, Gap{Verb: "X"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = val.Get(&gout)
+	if gout.Where != "log" {
+		t.Fatalf("without a recorder the gap goes to the log, got %+v", gout)
+	}
+	if _, err := env2.ExecuteActivity(g2.SearchTools, SearchInput{Verb: "X"}); err == nil {
+		t.Fatal("search without a searcher succeeded")
+	}
+}
+
+func TestDiscoverModules(t *testing.T) {
+	mux, _ := demomodule.Mux()
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	cfg := modules.NewConfig()
+	_ = cfg.Add("currency=" + srv.URL + "/currency")
+	_ = cfg.Add("units=" + srv.URL + "/units")
+	_ = cfg.Add("down=http://127.0.0.1:1")
+	var got []string
+	reg := modules.RegistrarFunc(func(_ context.Context, m tool.Manifest) error { got = append(got, m.ToolID); return nil })
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	a := &Modules{Router: modules.NewRouter(cfg, modules.WithRegistrar(reg))}
+	env.RegisterActivity(a)
+	val, err := env.ExecuteActivity(a.DiscoverModules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out DiscoverOutput
+	_ = val.Get(&out)
+	if len(out.Reports) != 3 || out.Reports[0].Module != "currency" || out.Reports[0].Error != "" || out.Reports[0].Registered != 3 {
+		t.Fatalf("reports = %+v", out.Reports)
+	}
+	if out.Reports[1].Module != "down" || out.Reports[1].Error == "" {
+		t.Fatalf("unreachable module not reported: %+v", out.Reports[1])
+	}
+	if strings.Join(got, ",") != "currency.convert,currency.list_currencies,currency.rates,units.calculate,units.convert" {
+		t.Fatalf("registered %v", got)
+	}
+}
+
+// fakeStore implements the two graph.Store methods StoreSearcher uses.
+type fakeStore struct {
+	graph.Store
+	vec, text []graph.Hit
+	filtered  bool
+}
+
+func (f *fakeStore) VectorSearch(_ context.Context, _ []float32, k int, flt graph.Filter) ([]graph.Hit, error) {
+	f.filtered = flt.Allow != nil
+	return f.vec, nil
+}
+
+func (f *fakeStore) TextSearch(_ context.Context, _ string, _ int, _ graph.Filter) ([]graph.Hit, error) {
+	return f.text, nil
+}
+
+type unitEmbedder struct{}
+
+func (unitEmbedder) EmbedDocuments(context.Context, []string) ([][]float32, error) { return nil, nil }
+func (unitEmbedder) EmbedQuery(context.Context, string) ([]float32, error)         { return []float32{1}, nil }
+
+func TestStoreSearcher(t *testing.T) {
+	st := &fakeStore{
+		vec:  []graph.Hit{{Tool: graph.ToolSummary{ID: "b"}, Score: 0.4}, {Tool: graph.ToolSummary{ID: "a"}, Score: 0.9}},
+		text: []graph.Hit{{Tool: graph.ToolSummary{ID: "c"}, Score: 7}, {Tool: graph.ToolSummary{ID: "a"}, Score: 3}},
+	}
+	hits, err := StoreSearcher{Store: st, Embedder: unitEmbedder{}}.Search(context.Background(), SearchRequest{Query: "q", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, h := range hits {
+		ids = append(ids, fmt.Sprintf("%s:%.1f", h.Tool.ID, h.Similarity))
+	}
+	if strings.Join(ids, " ") != "a:0.9 b:0.4 c:0.0" || !st.filtered {
+		t.Fatalf("hits = %v filtered %v", ids, st.filtered)
+	}
+	if _, err := (StoreSearcher{}).Search(context.Background(), SearchRequest{}); err == nil {
+		t.Fatal("searcher without store succeeded")
+	}
+}
+
+func TestVerbQuery(t *testing.T) {
+	if got := VerbQuery("CONVERT_CURRENCY", " from USD "); got != "convert currency: from USD" {
+		t.Fatalf("got %q", got)
+	}
+	if got := VerbQuery("RESERVE_TABLE", ""); got != "reserve table" {
+		t.Fatalf("got %q", got)
+	}
+}

@@ -1,0 +1,235 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/toolsmith/toolsmith/airlock"
+	"github.com/toolsmith/toolsmith/codegen"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
+)
+
+// ErrTypeSpecNotFound: the spec a review names is not stored. Non-retryable.
+const ErrTypeSpecNotFound = "SpecNotFound"
+
+// ReviewStarter opens reviews: it starts AirlockWorkflow runs. The worker
+// builds it from its Temporal client (see worker.New).
+type ReviewStarter interface {
+	// OpenReview starts (or finds running) the review of a spec and returns
+	// its workflow ID.
+	OpenReview(ctx context.Context, in OpenReviewInput) (string, error)
+}
+
+// Airlock holds the activities of external-tool onboarding.
+type Airlock struct {
+	Scanner     *airlock.Scanner
+	Onboarding  *airlock.Onboarding
+	Files       *airlock.Files
+	Definitions graph.Definitions
+	Reviews     ReviewStarter
+}
+
+// ErrTypeAirlockUnavailable: the worker has no airlock configured. Non-retryable.
+const ErrTypeAirlockUnavailable = "AirlockUnavailable"
+
+func (a *Airlock) check() error {
+	if a.Scanner == nil || a.Onboarding == nil || a.Files == nil || a.Definitions == nil {
+		return Fail(ErrTypeAirlockUnavailable, "this worker has no airlock configured (the store must hold definitions and the data dir must be writable)")
+	}
+	return nil
+}
+
+// ListSources returns every source id.
+func (a *Airlock) ListSources(ctx context.Context) ([]string, error) {
+	if err := a.check(); err != nil {
+		return nil, err
+	}
+	srcs, err := a.Definitions.Sources(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("activities: list sources: %w", err)
+	}
+	ids := make([]string, len(srcs))
+	for i, s := range srcs {
+		ids[i] = s.ID
+	}
+	return ids, nil
+}
+
+// FoundSpec names a spec a scan saw for the first time.
+type FoundSpec struct {
+	Hash     string `json:"hash"`
+	Location string `json:"location"`
+}
+
+// ScanSourceOutput reports the scan of one source.
+type ScanSourceOutput struct {
+	SourceID    string      `json:"sourceId"`
+	Specs       int         `json:"specs"`
+	NewSpecs    []FoundSpec `json:"newSpecs"`
+	Known       int         `json:"known"`
+	Definitions int         `json:"definitions"`
+	Errors      []string    `json:"errors,omitempty"`
+	Error       string      `json:"error,omitempty"`
+}
+
+// ScanSource fetches a source and indexes its new specs' operations as
+// external definitions. An unknown source is non-retryable.
+func (a *Airlock) ScanSource(ctx context.Context, sourceID string) (ScanSourceOutput, error) {
+	if err := a.check(); err != nil {
+		return ScanSourceOutput{}, err
+	}
+	rep, err := a.Scanner.Scan(ctx, sourceID)
+	if errors.Is(err, graph.ErrNotFound) {
+		return ScanSourceOutput{}, Fail(ErrTypeInvalidInput, "source %q does not exist", sourceID)
+	}
+	out := ScanSourceOutput{SourceID: sourceID, Specs: rep.Specs, Known: rep.Known, Definitions: rep.Definitions, Errors: rep.Errors, NewSpecs: []FoundSpec{}}
+	if err != nil {
+		// A source that cannot be fetched is reported, not retried forever:
+		// the next scheduled scan tries again.
+		out.Error = err.Error()
+		return out, nil
+	}
+	for _, h := range rep.New {
+		defs, err := a.Definitions.SpecDefinitions(ctx, h)
+		loc := ""
+		if err == nil && len(defs) > 0 {
+			loc = defs[0].Location
+		}
+		out.NewSpecs = append(out.NewSpecs, FoundSpec{Hash: h, Location: loc})
+	}
+	return out, nil
+}
+
+// OpenReviewInput opens the review of one spec.
+type OpenReviewInput struct {
+	SpecHash      string        `json:"specHash"`
+	SourceID      string        `json:"sourceId,omitempty"`
+	Location      string        `json:"location"`
+	ReviewTimeout time.Duration `json:"reviewTimeout,omitempty"`
+}
+
+// OpenReview starts the spec's AirlockWorkflow (idempotent per spec).
+func (a *Airlock) OpenReview(ctx context.Context, in OpenReviewInput) (string, error) {
+	if a.Reviews == nil {
+		return "", Fail(ErrTypeNotExecutable, "activities: no review starter configured")
+	}
+	return a.Reviews.OpenReview(ctx, in)
+}
+
+// PrepareReviewInput names the spec to summarise.
+type PrepareReviewInput struct {
+	SpecHash string `json:"specHash"`
+	Location string `json:"location"`
+}
+
+// PrepareReview marks the spec's definitions pending and returns what the
+// reviewer sees (title, servers, operations, auth schemes, warnings).
+func (a *Airlock) PrepareReview(ctx context.Context, in PrepareReviewInput) (airlock.Review, error) {
+	if err := a.check(); err != nil {
+		return airlock.Review{}, err
+	}
+	data, err := a.Files.Spec(in.SpecHash)
+	if errors.Is(err, fault.ErrNotFound) || errors.Is(err, fault.ErrInvalid) {
+		return airlock.Review{}, Fail(ErrTypeSpecNotFound, "%v", err)
+	}
+	if err != nil {
+		return airlock.Review{}, err
+	}
+	n, err := codegen.Normalise(ctx, data)
+	if err != nil {
+		return airlock.Review{}, Fail(ErrTypeInvalidInput, "the stored spec no longer loads: %v", err)
+	}
+	if err := a.Definitions.SetSpecStatus(ctx, in.SpecHash, graph.DefinitionPending); err != nil && !errors.Is(err, graph.ErrNotFound) {
+		return airlock.Review{}, fmt.Errorf("activities: mark spec pending: %w", err)
+	}
+	return airlock.BuildReview(n, in.SpecHash, in.Location), nil
+}
+
+// OnboardInput approves a spec with its policy.
+type OnboardInput struct {
+	ApprovalID string         `json:"approvalId"`
+	SpecHash   string         `json:"specHash"`
+	Location   string         `json:"location"`
+	Policy     airlock.Policy `json:"policy"`
+}
+
+// OnboardOutput is the result of onboarding: tools registered, or the stage
+// that failed and why.
+type OnboardOutput struct {
+	ToolIDs  []string `json:"toolIds,omitempty"`
+	Slug     string   `json:"slug,omitempty"`
+	Stage    string   `json:"failedStage,omitempty"`
+	Error    string   `json:"error,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+	Sandbox  string   `json:"sandbox,omitempty"`
+}
+
+// OnboardSpec generates the wrapper, builds and tests it, registers its
+// tools and records the approval. An onboarding failure (bad spec, failing
+// test) is a result, not an error, so it is not retried.
+func (a *Airlock) OnboardSpec(ctx context.Context, in OnboardInput) (OnboardOutput, error) {
+	if err := a.check(); err != nil {
+		return OnboardOutput{}, err
+	}
+	res, err := a.Onboarding.Approve(ctx, in.ApprovalID, in.SpecHash, in.Location, in.Policy)
+	if errors.Is(err, fault.ErrNotFound) {
+		return OnboardOutput{}, Fail(ErrTypeSpecNotFound, "%v", err)
+	}
+	if err != nil {
+		return OnboardOutput{}, err
+	}
+	o := res.Outcome
+	return OnboardOutput{ToolIDs: res.ToolIDs, Slug: o.Slug, Stage: o.Stage, Error: o.Error, Warnings: o.Warnings, Sandbox: o.Sandbox}, nil
+}
+
+// SpecStatusInput sets the status of a spec's definitions.
+type SpecStatusInput struct {
+	SpecHash string `json:"specHash"`
+	Status   string `json:"status"`
+}
+
+// SetSpecStatus sets the status of a spec's definitions; a spec without
+// definitions is not an error.
+func (a *Airlock) SetSpecStatus(ctx context.Context, in SpecStatusInput) error {
+	if err := a.check(); err != nil {
+		return err
+	}
+	err := a.Definitions.SetSpecStatus(ctx, in.SpecHash, in.Status)
+	if errors.Is(err, graph.ErrNotFound) {
+		return nil
+	}
+	if errors.Is(err, graph.ErrInvalid) {
+		return Fail(ErrTypeInvalidInput, "%v", err)
+	}
+	return err
+}
+
+// ClientReviews opens reviews with a Temporal client.
+type ClientReviews struct {
+	Client    client.Client
+	TaskQueue string
+	// Workflow is the review workflow function (workflows.AirlockWorkflow);
+	// passed in because activities must not import workflows.
+	Workflow any
+	// ID maps a spec hash to the review's workflow ID.
+	ID func(specHash string) string
+	// Input builds the workflow input.
+	Input func(OpenReviewInput) any
+}
+
+// OpenReview starts the review unless one is already running for the spec:
+// with the SDK's default (WorkflowExecutionErrorWhenAlreadyStarted unset) a
+// running review is returned as it is, so scanning twice opens one review.
+func (r ClientReviews) OpenReview(ctx context.Context, in OpenReviewInput) (string, error) {
+	id := r.ID(in.SpecHash)
+	run, err := r.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: r.TaskQueue}, r.Workflow, r.Input(in))
+	if err != nil {
+		return "", fmt.Errorf("activities: open review %s: %w", id, err)
+	}
+	return run.GetID(), nil
+}

@@ -1,0 +1,87 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/codegen/kit"
+	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/modules"
+	"github.com/toolsmith/toolsmith/tool"
+)
+
+type fakeWrapped struct {
+	res  kit.Result
+	err  error
+	args map[string]any
+}
+
+func (f *fakeWrapped) RunWrapped(_ context.Context, toolID string, args map[string]any, _ access.Caller) (kit.Result, error) {
+	f.args = args
+	return f.res, f.err
+}
+
+// TestExecuteWrappedTools covers tools onboarded through the airlock: they
+// run through the wrapper runtime, and its refusals and failures map to
+// error types the workflows branch on.
+func TestExecuteWrappedTools(t *testing.T) {
+	tools := memTools{}
+	man := tool.Manifest{ToolID: "pets.list_pets", Verb: "LIST_PETS", Name: "List pets", Description: "Lists pets.", Category: "pets",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"limit":{"type":"integer"}},"additionalProperties":false}`),
+		Source:      &tool.Source{Origin: "openapi", SpecURL: "https://specs.example/pets.yaml"}}
+	tools.add(man, nil)
+	cases := []struct {
+		name     string
+		wrapped  *fakeWrapped
+		errType  string
+		retrying bool
+	}{
+		{"ok", &fakeWrapped{res: kit.Result{Success: true, Status: 200, Result: json.RawMessage(`[{"name":"Rex"}]`)}}, "", false},
+		{"quota", &fakeWrapped{err: fmt.Errorf("daily quota reached: %w", fault.ErrLimit)}, ErrTypePolicyRefused, false},
+		{"access", &fakeWrapped{err: fmt.Errorf("not allowed: %w", fault.ErrForbidden)}, ErrTypePolicyRefused, false},
+		{"no approval", &fakeWrapped{err: fmt.Errorf("no approval: %w", fault.ErrNotFound)}, ErrTypeNotExecutable, false},
+		{"bad input", &fakeWrapped{res: kit.Result{Stage: kit.StageInput, Error: "invalid arguments"}}, ErrTypeSchemaMismatch, false},
+		{"network", &fakeWrapped{res: kit.Result{Stage: kit.StageNetwork, Error: "connection refused"}}, ErrTypeModuleUnavailable, true},
+		{"bad response", &fakeWrapped{res: kit.Result{Stage: kit.StageResponse, Error: "does not match the spec"}}, ErrTypeToolFailed, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestActivityEnvironment()
+			a := &Modules{Router: modules.NewRouter(modules.NewConfig()), Schemas: tools, Wrapped: c.wrapped}
+			env.RegisterActivity(a)
+			val, err := env.ExecuteActivity(a.ExecuteTool, ExecuteInput{ToolID: "pets.list_pets", Inputs: map[string]any{"limit": 2}})
+			if c.errType == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out ExecuteOutput
+				_ = val.Get(&out)
+				if c.wrapped.args["limit"] != 2.0 && c.wrapped.args["limit"] != 2 {
+					t.Fatalf("wrapper got %v", c.wrapped.args)
+				}
+				if out.Output.([]any)[0].(map[string]any)["name"] != "Rex" {
+					t.Fatalf("output %+v", out.Output)
+				}
+				return
+			}
+			e := appError(t, err)
+			if e.Type() != c.errType || e.NonRetryable() == c.retrying {
+				t.Fatalf("err type %s (non-retryable %v), want %s", e.Type(), e.NonRetryable(), c.errType)
+			}
+		})
+	}
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	a := &Modules{Router: modules.NewRouter(modules.NewConfig()), Schemas: tools}
+	env.RegisterActivity(a)
+	_, err := env.ExecuteActivity(a.ExecuteTool, ExecuteInput{ToolID: "pets.list_pets", Inputs: map[string]any{}})
+	if e := appError(t, err); e.Type() != ErrTypeNotExecutable {
+		t.Fatalf("without a runtime: %v", err)
+	}
+}

@@ -1,0 +1,123 @@
+package activities
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/toolsmith/toolsmith/modules"
+)
+
+// Application error types. Workflows branch on these with appErr.Type(),
+// never on messages; renaming one is a behaviour change.
+const (
+	// ErrTypeSchemaMismatch: inputs do not fit the tool's inputSchema (missing
+	// required input, type mismatch, ambiguous name) or its result breaks the
+	// outputSchema. Non-retryable.
+	ErrTypeSchemaMismatch = "SchemaMismatch"
+	// ErrTypeToolFailed: the module ran the tool and reported failure, or
+	// answered with something that is not a ToolResult. Non-retryable.
+	ErrTypeToolFailed = "ToolFailed"
+	// ErrTypeModuleTimeout: the module did not answer within its timeout.
+	// Retryable (the idempotency key makes the retry safe).
+	ErrTypeModuleTimeout = "ModuleTimeout"
+	// ErrTypeModuleUnavailable: network error or HTTP 5xx/429. Retryable.
+	ErrTypeModuleUnavailable = "ModuleUnavailable"
+	// ErrTypeModuleRejected: the module answered HTTP 4xx. Non-retryable.
+	ErrTypeModuleRejected = "ModuleRejected"
+	// ErrTypeUnknownModule: the tool's module is not configured. Non-retryable.
+	ErrTypeUnknownModule = "UnknownModule"
+	// ErrTypeInvalidToolName: the tool name is not "module.tool". Non-retryable.
+	ErrTypeInvalidToolName = "InvalidToolName"
+	// ErrTypeToolNotFound: no such tool, or it is not active. Non-retryable.
+	ErrTypeToolNotFound = "ToolNotFound"
+	// ErrTypeForbidden: the caller may not see or execute the tool. Non-retryable.
+	ErrTypeForbidden = "Forbidden"
+	// ErrTypeNotExecutable: the tool has no module to run it. Non-retryable.
+	ErrTypeNotExecutable = "NotExecutable"
+	// ErrTypeLLMUnavailable: no language model is configured. Non-retryable.
+	ErrTypeLLMUnavailable = "LLMUnavailable"
+	// ErrTypeInvalidPlan: the model's plan is not valid JSON or breaks the
+	// plan rules (ids, references, step count). Non-retryable.
+	ErrTypeInvalidPlan = "InvalidPlan"
+	// ErrTypeInvalidInput: a workflow input is unusable (empty verb, bad
+	// binding). Raised by workflows. Non-retryable.
+	ErrTypeInvalidInput = "InvalidInput"
+	// ErrTypeDepthLimit: a novel step would nest deeper than MaxDepth.
+	// Raised by workflows. Non-retryable.
+	ErrTypeDepthLimit = "DepthLimitExceeded"
+	// ErrTypeCycle: a novel step's verb is already being fulfilled higher up
+	// the chain. Raised by workflows. Non-retryable.
+	ErrTypeCycle = "VerbCycle"
+	// ErrTypePolicyRefused: an onboarded tool's approval refused the call
+	// (rate limit, daily quota, budget, allowed users/roles). Non-retryable.
+	ErrTypePolicyRefused = "PolicyRefused"
+	// ErrTypeStepFailed: a plan step failed; the cause holds the step's own
+	// error. Raised by workflows. Non-retryable.
+	ErrTypeStepFailed = "StepFailed"
+)
+
+// Fail returns a non-retryable application error of the given type. The
+// message carries the whole reason (no cause chain), so it reads the same in
+// the Temporal UI, in API responses and in logs. It is pure: workflows use it
+// too.
+func Fail(errType string, format string, args ...any) error {
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), errType, nil)
+}
+
+// FailWithDetails is Fail with details attached (e.g. a workflow's partial
+// result, read back with appErr.Details).
+func FailWithDetails(errType string, details any, format string, args ...any) error {
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), errType, nil, details)
+}
+
+// retryable returns a retryable application error of the given type.
+func retryable(errType string, format string, args ...any) error {
+	return temporal.NewApplicationError(fmt.Sprintf(format, args...), errType)
+}
+
+// Message returns the message of the first application error in err's
+// chain (without the SDK's "activity error (…)" wrapping), or err.Error().
+func Message(err error) string {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		return appErr.Message()
+	}
+	return err.Error()
+}
+
+// ErrorType returns the application error type in err's chain, or "".
+func ErrorType(err error) string {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		return appErr.Type()
+	}
+	return ""
+}
+
+// moduleError converts a failed modules.Result into an application error.
+func moduleError(res modules.Result) error {
+	switch res.Kind {
+	case modules.KindInvalidName:
+		return Fail(ErrTypeInvalidToolName, "%s", res.Error)
+	case modules.KindUnknownModule:
+		return Fail(ErrTypeUnknownModule, "%s", res.Error)
+	case modules.KindInvalidInput, modules.KindInvalidOutput:
+		return Fail(ErrTypeSchemaMismatch, "%s", res.Error)
+	case modules.KindTimeout:
+		return retryable(ErrTypeModuleTimeout, "%s", res.Error)
+	case modules.KindNetwork:
+		return retryable(ErrTypeModuleUnavailable, "%s", res.Error)
+	case modules.KindHTTP:
+		if res.Status >= 500 || res.Status == http.StatusTooManyRequests || res.Status == http.StatusRequestTimeout {
+			return retryable(ErrTypeModuleUnavailable, "%s", res.Error)
+		}
+		return Fail(ErrTypeModuleRejected, "%s", res.Error)
+	case modules.KindCanceled:
+		return fmt.Errorf("activities: execute %s: %s", res.ToolName, res.Error)
+	default: // KindToolError, KindBadResponse
+		return Fail(ErrTypeToolFailed, "%s", res.Error)
+	}
+}

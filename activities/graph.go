@@ -1,0 +1,118 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/graph"
+)
+
+// Graph holds the activities that read the knowledge graph.
+type Graph struct {
+	Searcher Searcher
+	// Gaps records capability gaps; nil logs them only.
+	Gaps GapRecorder
+}
+
+// Candidate is a tool found for a verb, as small as the workflow needs.
+type Candidate struct {
+	ToolID      string   `json:"toolId"`
+	Verb        string   `json:"verb"`
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Module      string   `json:"module,omitempty"`
+	Similarity  float64  `json:"similarity"`
+	Score       float64  `json:"score"`
+	Required    []string `json:"required,omitempty"`
+	Optional    []string `json:"optional,omitempty"`
+}
+
+// SearchInput asks for candidate tools for a verb.
+type SearchInput struct {
+	Verb        string        `json:"verb"`
+	Description string        `json:"description,omitempty"`
+	Context     string        `json:"context,omitempty"`
+	Caller      access.Caller `json:"caller"`
+	Limit       int           `json:"limit,omitempty"`
+}
+
+// SearchOutput lists candidates, best first.
+type SearchOutput struct {
+	Query      string      `json:"query"`
+	Candidates []Candidate `json:"candidates"`
+}
+
+// SearchTools finds the tools the caller can use for a verb. Store or
+// embedder failures are returned as they are: transient, so retried.
+func (g *Graph) SearchTools(ctx context.Context, in SearchInput) (SearchOutput, error) {
+	if g.Searcher == nil {
+		return SearchOutput{}, Fail(ErrTypeInvalidInput, "activities: no searcher configured")
+	}
+	q := VerbQuery(in.Verb, in.Description)
+	hits, err := g.Searcher.Search(ctx, SearchRequest{Query: q, Context: in.Context, Caller: in.Caller, Limit: in.Limit})
+	if err != nil {
+		return SearchOutput{}, fmt.Errorf("activities: search tools for %s: %w", in.Verb, err)
+	}
+	out := SearchOutput{Query: q, Candidates: make([]Candidate, 0, len(hits))}
+	for _, h := range hits {
+		out.Candidates = append(out.Candidates, Candidate{
+			ToolID: h.Tool.ID, Verb: h.Tool.Verb, Name: h.Tool.Name, Description: h.Tool.ShortDescription,
+			Module: h.Tool.Module, Similarity: h.Similarity, Score: h.Score,
+			Required: h.Tool.RequiredParams, Optional: h.Tool.OptionalParams,
+		})
+	}
+	return out, nil
+}
+
+// Gap is a verb Toolsmith could not fulfil: the input to find-or-build.
+type Gap struct {
+	Verb        string    `json:"verb"`
+	Description string    `json:"description,omitempty"`
+	Context     string    `json:"context,omitempty"`
+	UserID      string    `json:"userId,omitempty"`
+	BestToolID  string    `json:"bestToolId,omitempty"`
+	BestScore   float64   `json:"bestScore"`
+	Reason      string    `json:"reason"`
+	WorkflowID  string    `json:"workflowId"`
+	RunID       string    `json:"runId"`
+	At          time.Time `json:"at"`
+}
+
+// GapRecorder stores capability gaps (the airlock reads them later).
+type GapRecorder interface {
+	RecordGap(ctx context.Context, g Gap) error
+}
+
+// GapOutput says where a gap went.
+type GapOutput struct {
+	Recorded bool   `json:"recorded"`
+	Where    string `json:"where"` // "store" or "log"
+}
+
+// RecordCapabilityGap records that a verb could not be fulfilled. The gap is
+// always logged; with a GapRecorder it is also stored (a store failure is
+// returned and retried).
+func (g *Graph) RecordCapabilityGap(ctx context.Context, gap Gap) (GapOutput, error) {
+	info := activity.GetInfo(ctx)
+	gap.WorkflowID, gap.RunID = info.WorkflowExecution.ID, info.WorkflowExecution.RunID
+	if gap.At.IsZero() {
+		gap.At = time.Now().UTC()
+	}
+	activity.GetLogger(ctx).Info("capability_gap", "verb", gap.Verb, "reason", gap.Reason,
+		"bestTool", gap.BestToolID, "bestScore", gap.BestScore, "workflowId", gap.WorkflowID)
+	if g.Gaps == nil {
+		return GapOutput{Recorded: true, Where: "log"}, nil
+	}
+	if err := g.Gaps.RecordGap(ctx, gap); err != nil {
+		return GapOutput{}, fmt.Errorf("activities: record gap %s: %w", gap.Verb, err)
+	}
+	return GapOutput{Recorded: true, Where: "store"}, nil
+}
+
+// isNotFound reports whether err is the store's not-found sentinel.
+func isNotFound(err error) bool { return errors.Is(err, graph.ErrNotFound) }

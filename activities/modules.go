@@ -1,0 +1,233 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/codegen/kit"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/modules"
+	"github.com/toolsmith/toolsmith/tool"
+)
+
+// ToolSource returns a tool with its manifest; graph.Store satisfies it.
+type ToolSource interface {
+	GetTool(ctx context.Context, id string) (graph.Tool, error)
+}
+
+// UsageRecorder records tool usage; graph.Store satisfies it.
+type UsageRecorder interface {
+	RecordUsage(ctx context.Context, events []graph.UsageEvent) error
+}
+
+// WrappedRunner runs tools onboarded through the airlock (generated
+// wrappers) under their approval's policies; airlock.Runtime satisfies it.
+type WrappedRunner interface {
+	RunWrapped(ctx context.Context, toolID string, args map[string]any, caller access.Caller) (kit.Result, error)
+}
+
+// Modules holds the activities that run tools and discover modules.
+type Modules struct {
+	Router *modules.Router
+	// Wrapped runs tools whose manifest's source origin is "openapi".
+	Wrapped WrappedRunner
+	// Schemas supplies each tool's manifest (schemas, module, state).
+	Schemas ToolSource
+	// Usage, when set, receives a usage event per execution (best effort).
+	Usage UsageRecorder
+}
+
+// ExecuteInput asks to execute one tool.
+type ExecuteInput struct {
+	ToolID string         `json:"toolId"`
+	Inputs map[string]any `json:"inputs"`
+	Caller access.Caller  `json:"caller"`
+	// Query is the verb text the tool serves (for usage history).
+	Query string `json:"query,omitempty"`
+	// DryRun maps and validates the inputs but does not call the module.
+	DryRun bool `json:"dryRun,omitempty"`
+}
+
+// ExecuteOutput is a successful execution.
+type ExecuteOutput struct {
+	ToolID    string            `json:"toolId"`
+	Module    string            `json:"module,omitempty"`
+	Arguments map[string]any    `json:"arguments"`
+	Renamed   map[string]string `json:"renamed,omitempty"`
+	Unused    []string          `json:"unused,omitempty"`
+	// Output is the tool's result (decoded JSON); nil on a dry run.
+	Output any  `json:"output,omitempty"`
+	DryRun bool `json:"dryRun,omitempty"`
+	// State is the state the caller moves to (seed 03): the tool's state
+	// when it has one and ran successfully, else the caller's state.
+	State      string `json:"state"`
+	DurationMs int64  `json:"durationMs"`
+	// IdempotencyKey is the key the module saw.
+	IdempotencyKey string `json:"idempotencyKey,omitempty"`
+}
+
+// IdempotencyKey returns the key of the current activity: workflow ID and
+// activity ID, both stable across retries and worker restarts.
+func IdempotencyKey(ctx context.Context) string {
+	info := activity.GetInfo(ctx)
+	return info.WorkflowExecution.ID + "/" + info.ActivityID
+}
+
+// ExecuteTool maps the inputs to the tool's inputSchema, validates them and
+// posts the call to the tool's module with the activity's idempotency key.
+// Schema mismatches, unknown or hidden tools and tool failures are
+// non-retryable; timeouts, network errors and 5xx are retryable.
+func (m *Modules) ExecuteTool(ctx context.Context, in ExecuteInput) (ExecuteOutput, error) {
+	if m.Router == nil || m.Schemas == nil {
+		return ExecuteOutput{}, Fail(ErrTypeNotExecutable, "activities: no module router configured")
+	}
+	t, err := m.Schemas.GetTool(ctx, in.ToolID)
+	if isNotFound(err) {
+		return ExecuteOutput{}, Fail(ErrTypeToolNotFound, "tool %q not found", in.ToolID)
+	}
+	if err != nil {
+		return ExecuteOutput{}, fmt.Errorf("activities: execute %s: get tool: %w", in.ToolID, err)
+	}
+	if t.Status != "" && t.Status != graph.StatusActive {
+		return ExecuteOutput{}, Fail(ErrTypeToolNotFound, "tool %q is %s", in.ToolID, t.Status)
+	}
+	if why := in.Caller.Reason(&t.ToolSummary); why != "" {
+		return ExecuteOutput{}, Fail(ErrTypeForbidden, "tool %q is not available to this caller (%s)", in.ToolID, why)
+	}
+	var man tool.Manifest
+	if err := json.Unmarshal(t.Manifest, &man); err != nil {
+		return ExecuteOutput{}, Fail(ErrTypeNotExecutable, "tool %q has an unreadable manifest: %v", in.ToolID, err)
+	}
+	mapping, err := modules.MapInputs(man.InputSchema, in.Inputs)
+	if err != nil {
+		return ExecuteOutput{}, Fail(ErrTypeSchemaMismatch, "inputs do not fit %s: %v", in.ToolID, err)
+	}
+	if err := m.Router.ValidateArguments(man.InputSchema, mapping.Arguments); err != nil {
+		return ExecuteOutput{}, Fail(ErrTypeSchemaMismatch, "inputs do not fit %s: %v", in.ToolID, err)
+	}
+	out := ExecuteOutput{
+		ToolID: in.ToolID, Module: man.Module, Arguments: mapping.Arguments,
+		Renamed: mapping.Renamed, Unused: mapping.Unused, State: in.Caller.EffectiveState(),
+	}
+	if in.DryRun {
+		out.DryRun = true
+		return out, nil
+	}
+	if man.Source != nil && man.Source.Origin == "openapi" {
+		return m.executeWrapped(ctx, in, man, out)
+	}
+	name := in.ToolID
+	if _, _, ok := modules.Split(name); !ok && man.Module != "" {
+		name = man.Module + "." + name
+	}
+	if man.Module == "" {
+		if _, _, ok := modules.Split(name); !ok {
+			return ExecuteOutput{}, Fail(ErrTypeNotExecutable, "tool %q has no module to execute it", in.ToolID)
+		}
+	}
+	key := IdempotencyKey(ctx)
+	out.IdempotencyKey = key
+	start := time.Now()
+	res := m.Router.Execute(ctx, modules.Call{
+		ToolName: name, Arguments: mapping.Arguments, UserID: in.Caller.UserID,
+		IdempotencyKey: key, InputSchema: man.InputSchema, OutputSchema: man.OutputSchema,
+	})
+	out.DurationMs = time.Since(start).Milliseconds()
+	m.recordUsage(ctx, in, res.Success, out.DurationMs)
+	if !res.Success {
+		return ExecuteOutput{}, moduleError(res)
+	}
+	if len(res.Result) > 0 {
+		if err := json.Unmarshal(res.Result, &out.Output); err != nil {
+			return ExecuteOutput{}, Fail(ErrTypeToolFailed, "tool %q returned invalid JSON: %v", in.ToolID, err)
+		}
+	}
+	if man.State != "" {
+		out.State = man.State
+	}
+	return out, nil
+}
+
+// executeWrapped runs an onboarded external tool through its wrapper.
+// Policy refusals (rate limit, quota, budget, access) are non-retryable;
+// network failures are retried.
+func (m *Modules) executeWrapped(ctx context.Context, in ExecuteInput, man tool.Manifest, out ExecuteOutput) (ExecuteOutput, error) {
+	if m.Wrapped == nil {
+		return ExecuteOutput{}, Fail(ErrTypeNotExecutable, "tool %q is an onboarded external tool, but this worker has no airlock runtime", in.ToolID)
+	}
+	start := time.Now()
+	res, err := m.Wrapped.RunWrapped(ctx, in.ToolID, out.Arguments, in.Caller)
+	out.DurationMs = time.Since(start).Milliseconds()
+	switch {
+	case errors.Is(err, fault.ErrLimit), errors.Is(err, fault.ErrForbidden):
+		return ExecuteOutput{}, Fail(ErrTypePolicyRefused, "%v", err)
+	case errors.Is(err, fault.ErrNotFound):
+		return ExecuteOutput{}, Fail(ErrTypeNotExecutable, "%v", err)
+	case err != nil:
+		m.recordUsage(ctx, in, false, out.DurationMs)
+		return ExecuteOutput{}, retryable(ErrTypeModuleUnavailable, "%v", err)
+	}
+	m.recordUsage(ctx, in, res.Success, out.DurationMs)
+	if !res.Success {
+		switch res.Stage {
+		case kit.StageInput:
+			return ExecuteOutput{}, Fail(ErrTypeSchemaMismatch, "%s: %s", in.ToolID, res.Error)
+		case kit.StageNetwork:
+			return ExecuteOutput{}, retryable(ErrTypeModuleUnavailable, "%s: %s", in.ToolID, res.Error)
+		default:
+			return ExecuteOutput{}, Fail(ErrTypeToolFailed, "%s: %s", in.ToolID, res.Error)
+		}
+	}
+	if len(res.Result) > 0 {
+		if err := json.Unmarshal(res.Result, &out.Output); err != nil {
+			return ExecuteOutput{}, Fail(ErrTypeToolFailed, "tool %q returned invalid JSON: %v", in.ToolID, err)
+		}
+	}
+	if man.State != "" {
+		out.State = man.State
+	}
+	return out, nil
+}
+
+func (m *Modules) recordUsage(ctx context.Context, in ExecuteInput, ok bool, ms int64) {
+	if m.Usage == nil {
+		return
+	}
+	ev := graph.UsageEvent{ToolID: in.ToolID, SessionID: in.Caller.SessionID, UserID: in.Caller.UserID,
+		Query: in.Query, Success: ok, LatencyMs: ms, At: time.Now().UTC()}
+	if err := m.Usage.RecordUsage(ctx, []graph.UsageEvent{ev}); err != nil {
+		// Usage is evidence for ranking, not part of the execution: a failed
+		// write must not fail (and so repeat) a call that already happened.
+		activity.GetLogger(ctx).Warn("record_usage_failed", "tool", in.ToolID, "error", err)
+	}
+}
+
+// DiscoverOutput reports a discovery run.
+type DiscoverOutput struct {
+	Reports []modules.ModuleReport `json:"reports"`
+}
+
+// DiscoverModules fetches every configured module's manifest and registers
+// its tools; unreachable modules are reported, not fatal.
+func (m *Modules) DiscoverModules(ctx context.Context) (DiscoverOutput, error) {
+	if m.Router == nil {
+		return DiscoverOutput{}, Fail(ErrTypeNotExecutable, "activities: no module router configured")
+	}
+	reports, err := m.Router.Discover(ctx)
+	if err != nil {
+		return DiscoverOutput{Reports: reports}, fmt.Errorf("activities: discover modules: %w", err)
+	}
+	for _, r := range reports {
+		if r.Error != "" {
+			activity.GetLogger(ctx).Warn("module_unreachable", "module", r.Module, "url", r.URL, "error", r.Error)
+		}
+	}
+	return DiscoverOutput{Reports: reports}, nil
+}

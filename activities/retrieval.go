@@ -1,0 +1,36 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/toolsmith/toolsmith/retrieval"
+)
+
+// RetrievalSearcher adapts retrieval.Service (hybrid ranking: semantic,
+// keyword, graph, usage and history signals) to Searcher. Hits keep the
+// service's order; Similarity is the raw semantic signal (cosine), the scale
+// the substitution threshold is calibrated on.
+type RetrievalSearcher struct {
+	Service *retrieval.Service
+}
+
+// maxRetrievalTools is retrieval's upper bound on MaxTools.
+const maxRetrievalTools = 20
+
+// Search implements Searcher.
+func (r RetrievalSearcher) Search(ctx context.Context, req SearchRequest) ([]SearchHit, error) {
+	n := req.Limit
+	if n <= 0 || n > maxRetrievalTools {
+		n = min(max(n, 10), maxRetrievalTools)
+	}
+	res, err := r.Service.Search(ctx, retrieval.Query{Text: req.Query, Context: req.Context, MaxTools: n, Caller: req.Caller})
+	if err != nil {
+		return nil, fmt.Errorf("activities: retrieval search: %w", err)
+	}
+	out := make([]SearchHit, 0, len(res.Hits))
+	for _, h := range res.Hits {
+		out = append(out, SearchHit{Tool: h.Tool, Similarity: h.Breakdown.Semantic.Raw, Score: h.Score})
+	}
+	return out, nil
+}

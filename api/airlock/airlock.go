@@ -1,0 +1,323 @@
+// Package airlock serves the airlock's HTTP routes (seed 05 §7.1): tool
+// sources, the pending reviews (running AirlockWorkflows) with their
+// details, and approve/reject, which are Temporal signals to the review.
+package airlock
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/toolsmith/toolsmith/airlock"
+	"github.com/toolsmith/toolsmith/api/httpx"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/workflows"
+)
+
+// Temporal is the part of the SDK client the handlers use.
+type Temporal interface {
+	ExecuteWorkflow(ctx context.Context, opts client.StartWorkflowOptions, workflow any, args ...any) (client.WorkflowRun, error)
+	SignalWorkflow(ctx context.Context, workflowID, runID, signalName string, arg any) error
+	QueryWorkflow(ctx context.Context, workflowID, runID, queryType string, args ...any) (converter.EncodedValue, error)
+	ListWorkflow(ctx context.Context, req *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error)
+	GetWorkflow(ctx context.Context, workflowID, runID string) client.WorkflowRun
+}
+
+// Config configures the handlers.
+type Config struct {
+	TaskQueue     string
+	Namespace     string
+	ReviewTimeout time.Duration
+}
+
+// Handler serves the airlock routes.
+type Handler struct {
+	temporal Temporal
+	sources  graph.Definitions
+	cfg      Config
+}
+
+// New returns the airlock routes.
+func New(t Temporal, sources graph.Definitions, cfg Config) *Handler {
+	if cfg.TaskQueue == "" {
+		cfg.TaskQueue = workflows.TaskQueue
+	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = "default"
+	}
+	return &Handler{temporal: t, sources: sources, cfg: cfg}
+}
+
+// Mount implements httpx.Mounter.
+func (h *Handler) Mount(v1 *gin.RouterGroup) {
+	v1.POST("/tools/sources", h.addSource)
+	v1.GET("/tools/sources", h.listSources)
+	v1.POST("/tools/sources/scan", h.scanAll)
+	v1.DELETE("/tools/sources/:id", h.deleteSource)
+	v1.GET("/tools/pending", h.listPending)
+	v1.GET("/tools/pending/:id", h.getPending)
+	v1.POST("/tools/pending/:id/approve", h.approve)
+	v1.POST("/tools/pending/:id/reject", h.reject)
+}
+
+type addSourceRequest struct {
+	Type     string `json:"type"`
+	Location string `json:"location"`
+	// Scan starts a scan of the new source at once (default true).
+	Scan *bool `json:"scan,omitempty"`
+}
+
+func sourceID(location string) string {
+	sum := sha256.Sum256([]byte(strings.TrimSpace(location)))
+	return "src-" + hex.EncodeToString(sum[:6])
+}
+
+func (h *Handler) addSource(c *gin.Context) {
+	var req addSourceRequest
+	if err := httpx.BindJSON(c, &req); err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	src := airlock.Source{Type: req.Type, Location: strings.TrimSpace(req.Location)}
+	if err := airlock.ValidateSource(src); err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	ctx := c.Request.Context()
+	id := sourceID(src.Location)
+	if _, err := h.sources.GetSource(ctx, id); err == nil {
+		httpx.Error(c, fmt.Errorf("source %s (%s) is already registered: %w", id, src.Location, fault.ErrConflict))
+		return
+	} else if !errors.Is(err, graph.ErrNotFound) {
+		httpx.Error(c, err)
+		return
+	}
+	rec := graph.Source{ID: id, Type: src.Type, Location: src.Location, CreatedAt: time.Now().UTC()}
+	if err := h.sources.PutSource(ctx, rec); err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	out := gin.H{"source": rec}
+	if req.Scan == nil || *req.Scan {
+		run, err := h.startScan(ctx, []string{id})
+		if err != nil {
+			httpx.Error(c, err)
+			return
+		}
+		out["scanWorkflowId"] = run
+	}
+	httpx.OK(c, http.StatusCreated, out)
+}
+
+func (h *Handler) startScan(ctx context.Context, ids []string) (string, error) {
+	id := "scan-" + time.Now().UTC().Format("20060102T150405.000")
+	if len(ids) == 1 {
+		id = "scan-" + ids[0] + "-" + time.Now().UTC().Format("150405.000")
+	}
+	run, err := h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: h.cfg.TaskQueue},
+		workflows.ScanSourcesWorkflow, workflows.ScanInput{SourceIDs: ids, ReviewTimeout: h.cfg.ReviewTimeout})
+	if err != nil {
+		return "", fmt.Errorf("start scan: %w: %w", fault.ErrUnavailable, err)
+	}
+	return run.GetID(), nil
+}
+
+func (h *Handler) listSources(c *gin.Context) {
+	srcs, err := h.sources.Sources(c.Request.Context())
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	httpx.OK(c, http.StatusOK, gin.H{"sources": srcs})
+}
+
+func (h *Handler) scanAll(c *gin.Context) {
+	id, err := h.startScan(c.Request.Context(), nil)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	httpx.OK(c, http.StatusAccepted, gin.H{"scanWorkflowId": id})
+}
+
+func (h *Handler) deleteSource(c *gin.Context) {
+	if err := h.sources.DeleteSource(c.Request.Context(), c.Param("id")); err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	httpx.OK(c, http.StatusOK, gin.H{"deleted": c.Param("id")})
+}
+
+// pendingQuery lists running reviews.
+const pendingQuery = "WorkflowType = 'AirlockWorkflow' AND ExecutionStatus = 'Running'"
+
+type pendingItem struct {
+	ID         string `json:"id"`
+	SpecHash   string `json:"specHash"`
+	Title      string `json:"title"`
+	Location   string `json:"location"`
+	Operations int    `json:"operations"`
+	Warnings   int    `json:"warnings"`
+	Status     string `json:"status"`
+	StartedAt  string `json:"startedAt"`
+}
+
+func (h *Handler) listPending(c *gin.Context) {
+	ctx := c.Request.Context()
+	resp, err := h.temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: h.cfg.Namespace, Query: pendingQuery, PageSize: 200})
+	if err != nil {
+		httpx.Error(c, fmt.Errorf("list pending reviews: %w: %w", fault.ErrUnavailable, err))
+		return
+	}
+	items := []pendingItem{}
+	for _, ex := range resp.GetExecutions() {
+		id := ex.GetExecution().GetWorkflowId()
+		st, err := h.state(ctx, id)
+		if err != nil {
+			continue // ended between the listing and the query
+		}
+		items = append(items, pendingItem{ID: id, SpecHash: st.Review.SpecHash, Title: st.Review.Title, Location: st.Review.Location,
+			Operations: len(st.Review.Operations), Warnings: len(st.Review.Warnings), Status: st.Status,
+			StartedAt: ex.GetStartTime().AsTime().UTC().Format(time.RFC3339)})
+	}
+	httpx.OK(c, http.StatusOK, gin.H{"pending": items, "count": len(items)})
+}
+
+func (h *Handler) state(ctx context.Context, id string) (workflows.AirlockState, error) {
+	v, err := h.temporal.QueryWorkflow(ctx, id, "", workflows.ReviewQuery)
+	if err != nil {
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return workflows.AirlockState{}, fmt.Errorf("no review %q: %w", id, fault.ErrNotFound)
+		}
+		return workflows.AirlockState{}, fmt.Errorf("query review %q: %w: %w", id, fault.ErrUnavailable, err)
+	}
+	var st workflows.AirlockState
+	if err := v.Get(&st); err != nil {
+		return workflows.AirlockState{}, fmt.Errorf("decode review %q: %w", id, err)
+	}
+	return st, nil
+}
+
+func (h *Handler) getPending(c *gin.Context) {
+	st, err := h.state(c.Request.Context(), c.Param("id"))
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	httpx.OK(c, http.StatusOK, gin.H{"id": c.Param("id"), "state": st})
+}
+
+type approveRequest struct {
+	Policy airlock.Policy `json:"policy"`
+}
+
+type rejectRequest struct {
+	Reason string `json:"reason"`
+}
+
+// decision signals a review, then waits (?wait=, at most 10 minutes) for
+// its outcome: 200 with the outcome when it ends in time, else 202.
+func (h *Handler) decision(c *gin.Context, signal string, arg any) {
+	ctx := c.Request.Context()
+	id := c.Param("id")
+	wait, err := waitParam(c)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	st, err := h.state(ctx, id)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	if st.Status != workflows.AirlockPending {
+		httpx.Error(c, fmt.Errorf("review %s is %s, not pending: %w", id, st.Status, fault.ErrConflict))
+		return
+	}
+	if err := h.temporal.SignalWorkflow(ctx, id, "", signal, arg); err != nil {
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			httpx.Error(c, fmt.Errorf("no running review %q: %w", id, fault.ErrNotFound))
+			return
+		}
+		httpx.Error(c, fmt.Errorf("signal review %q: %w: %w", id, fault.ErrUnavailable, err))
+		return
+	}
+	out := gin.H{"id": id, "signal": signal}
+	if wait > 0 {
+		wctx, cancel := context.WithTimeout(ctx, wait)
+		defer cancel()
+		var outcome workflows.AirlockOutcome
+		if err := h.temporal.GetWorkflow(wctx, id, "").Get(wctx, &outcome); err == nil {
+			out["outcome"] = outcome
+			httpx.OK(c, http.StatusOK, out)
+			return
+		}
+	}
+	httpx.OK(c, http.StatusAccepted, out)
+}
+
+func waitParam(c *gin.Context) (time.Duration, error) {
+	raw := c.Query("wait")
+	if raw == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(raw)
+	if err != nil || d < 0 || d > 10*time.Minute {
+		return 0, fault.Malformed("wait", "must be a duration between 0s and 10m, got %q", raw)
+	}
+	return d, nil
+}
+
+func (h *Handler) approve(c *gin.Context) {
+	var req approveRequest
+	if err := httpx.BindJSON(c, &req); err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	if err := req.Policy.Validate(); err != nil {
+		v := &fault.ValidationError{}
+		for _, f := range fault.Fields(err) {
+			v.Add("policy."+f.Path, "%s", f.Message)
+		}
+		httpx.Error(c, v)
+		return
+	}
+	caller, err := httpx.Caller(c)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	h.decision(c, workflows.SignalApprove, workflows.ApproveSignal{Reviewer: caller.UserID, Policy: req.Policy})
+}
+
+func (h *Handler) reject(c *gin.Context) {
+	var req rejectRequest
+	if err := httpx.BindJSON(c, &req); err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	if strings.TrimSpace(req.Reason) == "" {
+		httpx.Error(c, fault.Invalid("reason", "is required: say why the tool is rejected"))
+		return
+	}
+	caller, err := httpx.Caller(c)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	h.decision(c, workflows.SignalReject, workflows.RejectSignal{Reviewer: caller.UserID, Reason: req.Reason})
+}

@@ -1,0 +1,177 @@
+package airlock
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/toolsmith/toolsmith/graph/sqlite"
+	"github.com/toolsmith/toolsmith/workflows"
+)
+
+type jsonValue struct{ v any }
+
+func (j jsonValue) HasValue() bool { return j.v != nil }
+func (j jsonValue) Get(ptr any) error {
+	b, _ := json.Marshal(j.v)
+	return json.Unmarshal(b, ptr)
+}
+
+type fakeRun struct{ id string }
+
+func (r fakeRun) GetID() string                  { return r.id }
+func (r fakeRun) GetRunID() string               { return "run-" + r.id }
+func (r fakeRun) GetFirstExecutionRunID() string { return "run-" + r.id }
+func (r fakeRun) Get(ctx context.Context, ptr any) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+func (r fakeRun) GetWithOptions(ctx context.Context, ptr any, _ client.WorkflowRunGetOptions) error {
+	return r.Get(ctx, ptr)
+}
+
+type fakeTemporal struct {
+	started  []string
+	signals  []string
+	states   map[string]workflows.AirlockState
+	lastSent any
+}
+
+func (f *fakeTemporal) ExecuteWorkflow(_ context.Context, opts client.StartWorkflowOptions, _ any, _ ...any) (client.WorkflowRun, error) {
+	f.started = append(f.started, opts.ID)
+	return fakeRun{opts.ID}, nil
+}
+func (f *fakeTemporal) SignalWorkflow(_ context.Context, id, _, name string, arg any) error {
+	f.signals = append(f.signals, id+":"+name)
+	f.lastSent = arg
+	return nil
+}
+func (f *fakeTemporal) QueryWorkflow(_ context.Context, id, _, _ string, _ ...any) (converter.EncodedValue, error) {
+	st, ok := f.states[id]
+	if !ok {
+		return nil, serviceerror.NewNotFound("workflow not found")
+	}
+	return jsonValue{st}, nil
+}
+func (f *fakeTemporal) ListWorkflow(context.Context, *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error) {
+	return &workflowservice.ListWorkflowExecutionsResponse{}, nil
+}
+func (f *fakeTemporal) GetWorkflow(_ context.Context, id, _ string) client.WorkflowRun {
+	return fakeRun{id}
+}
+
+func setup(t *testing.T) (*gin.Engine, *fakeTemporal, *sqlite.Store) {
+	t.Helper()
+	gin.SetMode(gin.TestMode)
+	s, err := sqlite.Open(filepath.Join(t.TempDir(), "g.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	ft := &fakeTemporal{states: map[string]workflows.AirlockState{}}
+	r := gin.New()
+	New(ft, s, Config{}).Mount(r.Group("/api/v1"))
+	return r, ft, s
+}
+
+func do(r http.Handler, method, path, body string) (int, map[string]any) {
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-User-ID", "ana")
+	w := httptest.NewRecorder()
+	r.ServeHTTP(w, req)
+	var out map[string]any
+	_ = json.Unmarshal(w.Body.Bytes(), &out)
+	return w.Code, out
+}
+
+func fieldPath(out map[string]any) string {
+	e, _ := out["error"].(map[string]any)
+	fs, _ := e["fields"].([]any)
+	if len(fs) == 0 {
+		return ""
+	}
+	return fs[0].(map[string]any)["path"].(string)
+}
+
+func TestSources(t *testing.T) {
+	r, ft, s := setup(t)
+	code, out := do(r, "POST", "/api/v1/tools/sources", `{"type":"openapi","location":"https://specs.example/pets.yaml"}`)
+	if code != 201 || len(ft.started) != 1 || !strings.HasPrefix(ft.started[0], "scan-src-") {
+		t.Fatalf("add: %d %v started=%v", code, out, ft.started)
+	}
+	if code, _ := do(r, "POST", "/api/v1/tools/sources", `{"type":"openapi","location":"https://specs.example/pets.yaml"}`); code != 409 {
+		t.Fatalf("duplicate: %d", code)
+	}
+	if code, out := do(r, "POST", "/api/v1/tools/sources", `{"type":"git","location":"https://x.example"}`); code != 422 || fieldPath(out) != "type" {
+		t.Fatalf("bad type: %d %v", code, out)
+	}
+	if code, out := do(r, "POST", "/api/v1/tools/sources", `{"type":"openapi","where":"x"}`); code != 400 || fieldPath(out) != "where" {
+		t.Fatalf("unknown field: %d %v", code, out)
+	}
+	code, out = do(r, "GET", "/api/v1/tools/sources", "")
+	srcs := out["data"].(map[string]any)["sources"].([]any)
+	if code != 200 || len(srcs) != 1 {
+		t.Fatalf("list: %d %v", code, out)
+	}
+	id := srcs[0].(map[string]any)["id"].(string)
+	if code, _ := do(r, "DELETE", "/api/v1/tools/sources/"+id, ""); code != 200 {
+		t.Fatalf("delete: %d", code)
+	}
+	if code, _ := do(r, "DELETE", "/api/v1/tools/sources/"+id, ""); code != 404 {
+		t.Fatalf("delete again: %d", code)
+	}
+	if l, _ := s.Sources(context.Background()); len(l) != 0 {
+		t.Fatalf("store still has %v", l)
+	}
+	if code, _ := do(r, "POST", "/api/v1/tools/sources/scan", ""); code != 202 || len(ft.started) != 2 {
+		t.Fatalf("scan all: %d", code)
+	}
+}
+
+func TestReviewDecisions(t *testing.T) {
+	r, ft, _ := setup(t)
+	ft.states["airlock-1"] = workflows.AirlockState{Status: workflows.AirlockPending}
+	ft.states["airlock-2"] = workflows.AirlockState{Status: workflows.AirlockOnboarded}
+	if code, out := do(r, "GET", "/api/v1/tools/pending/airlock-1", ""); code != 200 || out["data"].(map[string]any)["state"] == nil {
+		t.Fatalf("details: %d %v", code, out)
+	}
+	if code, _ := do(r, "GET", "/api/v1/tools/pending/nope", ""); code != 404 {
+		t.Fatalf("unknown review: %d", code)
+	}
+	if code, out := do(r, "POST", "/api/v1/tools/pending/airlock-1/approve", `{"policy":{"rateLimitPerMinute":-5}}`); code != 422 || fieldPath(out) != "policy.rateLimitPerMinute" {
+		t.Fatalf("bad policy: %d %v", code, out)
+	}
+	if code, out := do(r, "POST", "/api/v1/tools/pending/airlock-1/reject", `{"reason":" "}`); code != 422 || fieldPath(out) != "reason" {
+		t.Fatalf("reject without reason: %d %v", code, out)
+	}
+	if len(ft.signals) != 0 {
+		t.Fatalf("refused requests must send no signal: %v", ft.signals)
+	}
+	if code, _ := do(r, "POST", "/api/v1/tools/pending/airlock-2/approve", `{"policy":{}}`); code != 409 {
+		t.Fatalf("approving a finished review: %d", code)
+	}
+	code, _ := do(r, "POST", "/api/v1/tools/pending/airlock-1/approve", `{"policy":{"quotaPerDay":50}}`)
+	if code != 202 || len(ft.signals) != 1 || ft.signals[0] != "airlock-1:approve" {
+		t.Fatalf("approve: %d %v", code, ft.signals)
+	}
+	if sig := ft.lastSent.(workflows.ApproveSignal); sig.Reviewer != "ana" || sig.Policy.QuotaPerDay != 50 {
+		t.Fatalf("signal: %+v", sig)
+	}
+	if code, _ := do(r, "POST", "/api/v1/tools/pending/airlock-1/reject?wait=forever", `{"reason":"no"}`); code != 400 {
+		t.Fatalf("bad wait: %d", code)
+	}
+	if code, _ := do(r, "GET", "/api/v1/tools/pending", ""); code != 200 {
+		t.Fatalf("list pending: %d", code)
+	}
+}

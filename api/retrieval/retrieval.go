@@ -1,0 +1,310 @@
+// Package retrieval is the HTTP edge of tool retrieval (seed 01 §8, seed 05
+// §5.1): search with context assembly, caller-filtered manifests and related
+// tools, the single best match, usage events and cache invalidation. Every
+// error goes through httpx.Error; bad parameters are 400s naming the
+// parameter; a tool the caller may not see answers 404 like an unknown id.
+//
+// The caller comes from headers until real authentication exists: X-User-ID,
+// X-Session-ID, X-User-Roles, X-User-Permissions (comma lists),
+// X-Permission-Level (guest|user|admin|owner), X-Tool-Groups (absent =
+// default group, empty = no tools, "*" = all), X-Agent-State and
+// X-Allowed-Modules.
+//
+// Routes, under /api/v1:
+//
+//	GET    /tools/retrieval/search              q (required), strategy, maxTools ≤ 20, includeExamples,
+//	                                            category, phase, context, format=json|markdown|openai
+//	GET    /tools/retrieval/manifest/:toolId    includeExamples, includeRelationships, includeAnalytics
+//	GET    /tools/retrieval/related/:toolId     relationshipType dependencies|pairings|alternatives, maxResults ≤ 10
+//	POST   /tools/search                        {"queryText": …} → best match and its distance
+//	POST   /sessions/:id/events                 {"events":[{toolId, query, success, latencyMs, at}]}
+//	POST   /tools/usage/batch                   {"events":[{toolId, sessionId, userId, query, success, latencyMs, at}]}
+//	DELETE /tools/admin/cache/invalidate        (X-Permission-Level admin|owner) {"scope":"all|user|tool|strategy", userId, toolId, strategy}
+package retrieval
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/api/httpx"
+	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/retrieval"
+)
+
+// Handlers serves the retrieval routes. Build it with New.
+type Handlers struct {
+	svc *retrieval.Service
+}
+
+// New returns the retrieval routes as a Mounter.
+func New(svc *retrieval.Service) *Handlers {
+	if svc == nil {
+		panic("api/retrieval: nil service")
+	}
+	return &Handlers{svc: svc}
+}
+
+var _ httpx.Mounter = (*Handlers)(nil)
+
+// Mount adds the routes to the /api/v1 group.
+func (h *Handlers) Mount(v1 *gin.RouterGroup) {
+	v1.GET("/tools/retrieval/search", h.search)
+	v1.GET("/tools/retrieval/manifest/:toolId", h.manifest)
+	v1.GET("/tools/retrieval/related/:toolId", h.related)
+	v1.POST("/tools/search", h.best)
+	v1.POST("/sessions/:id/events", h.sessionEvents)
+	v1.POST("/tools/usage/batch", h.usageBatch)
+	v1.DELETE("/tools/admin/cache/invalidate", h.invalidate)
+}
+
+// SearchResponse is the data of GET /tools/retrieval/search (seed 01 §8.1
+// plus the ranking breakdown and the entities found).
+type SearchResponse struct {
+	LightweightIndex []retrieval.IndexEntry     `json:"lightweightIndex"`
+	DetailedTools    []retrieval.DetailedTool   `json:"detailedTools"`
+	Ranked           []retrieval.Hit            `json:"ranked"`
+	Entities         []retrieval.FoundEntity    `json:"entities"`
+	Metadata         retrieval.Metadata         `json:"metadata"`
+	Context          string                     `json:"context,omitempty"`
+	OpenAI           []retrieval.OpenAIFunction `json:"tools,omitempty"`
+}
+
+func (h *Handlers) search(c *gin.Context) {
+	caller, err := httpx.Caller(c)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	q := retrieval.Query{
+		Text:     c.Query("q"),
+		Context:  c.Query("context"),
+		Category: c.Query("category"),
+		Caller:   caller,
+	}
+	if strings.TrimSpace(q.Text) == "" {
+		httpx.Error(c, fault.Malformed("q", "is required"))
+		return
+	}
+	if q.Strategy, err = retrieval.ParseStrategy(c.Query("strategy")); err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	if q.Phase, err = retrieval.ParsePhase(c.Query("phase")); err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	if q.MaxTools, err = httpx.QueryInt(c, "maxTools", 5, 1, retrieval.MaxTools); err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	if q.IncludeExamples, err = httpx.QueryBool(c, "includeExamples", true); err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	format := strings.ToLower(c.DefaultQuery("format", "json"))
+	if format != "json" && format != "markdown" && format != "openai" {
+		httpx.Error(c, fault.Malformed("format", "must be json, markdown or openai; got %q", format))
+		return
+	}
+	res, err := h.svc.Search(c.Request.Context(), q)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	resp := SearchResponse{
+		LightweightIndex: res.Context.Index,
+		DetailedTools:    res.Context.Detailed,
+		Ranked:           res.Hits,
+		Entities:         res.Entities,
+		Metadata:         res.Metadata,
+	}
+	switch format {
+	case "markdown":
+		resp.Context = res.Context.Markdown()
+	case "openai":
+		resp.OpenAI = res.Context.OpenAI()
+	}
+	httpx.OK(c, http.StatusOK, resp)
+}
+
+func (h *Handlers) manifest(c *gin.Context) {
+	caller, err := httpx.Caller(c)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	var o retrieval.ManifestOptions
+	if o.IncludeExamples, err = httpx.QueryBool(c, "includeExamples", true); err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	if o.IncludeRelationships, err = httpx.QueryBool(c, "includeRelationships", true); err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	if o.IncludeAnalytics, err = httpx.QueryBool(c, "includeAnalytics", false); err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	mv, err := h.svc.Manifest(c.Request.Context(), c.Param("toolId"), caller, o)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	httpx.OK(c, http.StatusOK, mv)
+}
+
+// RelatedResponse is the data of GET /tools/retrieval/related/:toolId.
+type RelatedResponse struct {
+	SourceToolID     string                  `json:"sourceToolId"`
+	RelationshipType retrieval.RelationKind  `json:"relationshipType"`
+	RelatedTools     []retrieval.RelatedTool `json:"relatedTools"`
+}
+
+func (h *Handlers) related(c *gin.Context) {
+	caller, err := httpx.Caller(c)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	kind, err := retrieval.ParseRelationKind(c.Query("relationshipType"))
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	n, err := httpx.QueryInt(c, "maxResults", 3, 1, retrieval.MaxRelated)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	rel, err := h.svc.Related(c.Request.Context(), c.Param("toolId"), kind, n, caller)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	httpx.OK(c, http.StatusOK, RelatedResponse{SourceToolID: c.Param("toolId"), RelationshipType: kind, RelatedTools: rel})
+}
+
+// BestRequest is the body of POST /tools/search.
+type BestRequest struct {
+	QueryText string `json:"queryText"`
+}
+
+// BestResponse is the best match with its cosine distance (seed 05 §5.1).
+type BestResponse struct {
+	Tool     retrieval.Hit `json:"tool"`
+	Distance float64       `json:"distance"`
+}
+
+func (h *Handlers) best(c *gin.Context) {
+	caller, err := httpx.Caller(c)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	var req BestRequest
+	if err := httpx.BindJSON(c, &req); err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	if strings.TrimSpace(req.QueryText) == "" {
+		httpx.Error(c, fault.Malformed("queryText", "is required"))
+		return
+	}
+	hit, dist, err := h.svc.Best(c.Request.Context(), req.QueryText, caller)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	httpx.OK(c, http.StatusOK, BestResponse{Tool: hit, Distance: dist})
+}
+
+// EventsRequest is the body of both event endpoints.
+type EventsRequest struct {
+	Events []retrieval.Event `json:"events"`
+}
+
+// EventsResponse reports how many events were recorded.
+type EventsResponse struct {
+	Recorded int `json:"recorded"`
+}
+
+func (h *Handlers) sessionEvents(c *gin.Context) {
+	caller, err := httpx.Caller(c)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	var req EventsRequest
+	if err := httpx.BindJSON(c, &req); err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	sid := c.Param("id")
+	for i := range req.Events {
+		if s := req.Events[i].SessionID; s != "" && s != sid {
+			httpx.Error(c, fault.Malformed("events", "event %d names session %q, not %q", i, s, sid))
+			return
+		}
+		req.Events[i].SessionID = sid
+		if req.Events[i].UserID == "" {
+			req.Events[i].UserID = caller.UserID
+		}
+	}
+	h.record(c, caller, req.Events)
+}
+
+func (h *Handlers) usageBatch(c *gin.Context) {
+	caller, err := httpx.Caller(c)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	var req EventsRequest
+	if err := httpx.BindJSON(c, &req); err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	h.record(c, caller, req.Events)
+}
+
+func (h *Handlers) record(c *gin.Context, caller access.Caller, events []retrieval.Event) {
+	if err := h.svc.RecordEvents(c.Request.Context(), caller, events); err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	httpx.OK(c, http.StatusAccepted, EventsResponse{Recorded: len(events)})
+}
+
+// InvalidateResponse reports how many cache entries went.
+type InvalidateResponse struct {
+	Scope       retrieval.Scope `json:"scope"`
+	Invalidated int             `json:"invalidated"`
+}
+
+func (h *Handlers) invalidate(c *gin.Context) {
+	caller, err := httpx.Caller(c)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	if access.LevelRank(caller.Level) < access.LevelRank("admin") {
+		httpx.Error(c, fmt.Errorf("api/retrieval: cache invalidation needs %s admin or owner: %w", httpx.HeaderLevel, fault.ErrForbidden))
+		return
+	}
+	var req retrieval.InvalidateRequest
+	if err := httpx.BindJSON(c, &req); err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	n, err := h.svc.InvalidateCache(req)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	httpx.OK(c, http.StatusOK, InvalidateResponse{Scope: req.Scope, Invalidated: n})
+}

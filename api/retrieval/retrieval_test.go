@@ -1,0 +1,405 @@
+package retrieval_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+
+	apiretrieval "github.com/toolsmith/toolsmith/api/retrieval"
+	"github.com/toolsmith/toolsmith/demo"
+	"github.com/toolsmith/toolsmith/retrieval"
+	"github.com/toolsmith/toolsmith/retrieval/retrievaltest"
+	"github.com/toolsmith/toolsmith/tool"
+)
+
+var emb = retrievaltest.Words{Dim: 256}
+
+func server(t *testing.T, ms ...tool.Manifest) (*httptest.Server, *retrieval.Service) {
+	t.Helper()
+	gin.SetMode(gin.TestMode)
+	st := retrievaltest.Store(t, emb)
+	retrievaltest.Register(t, st, emb, ms...)
+	svc := retrieval.New(st, emb, retrieval.Options{})
+	e := gin.New()
+	apiretrieval.New(svc).Mount(e.Group("/api/v1"))
+	srv := httptest.NewServer(e)
+	t.Cleanup(srv.Close)
+	return srv, svc
+}
+
+type envelope struct {
+	Status string          `json:"status"`
+	Data   json.RawMessage `json:"data"`
+	Error  *struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+		Fields  []struct {
+			Path string `json:"path"`
+		} `json:"fields"`
+	} `json:"error"`
+}
+
+func do(t *testing.T, srv *httptest.Server, method, path string, headers map[string]string, body any) (int, envelope) {
+	t.Helper()
+	var rd *bytes.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	} else {
+		rd = bytes.NewReader(nil)
+	}
+	req, _ := http.NewRequest(method, srv.URL+path, rd)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var env envelope
+	if err := json.NewDecoder(resp.Body).Decode(&env); err != nil {
+		t.Fatalf("%s %s: decode: %v", method, path, err)
+	}
+	return resp.StatusCode, env
+}
+
+type searchData struct {
+	LightweightIndex []struct {
+		ToolID string `json:"toolId"`
+	} `json:"lightweightIndex"`
+	DetailedTools []struct {
+		ToolID string `json:"toolId"`
+	} `json:"detailedTools"`
+	Ranked []struct {
+		Tool struct {
+			ID string `json:"toolId"`
+		} `json:"tool"`
+		Breakdown map[string]map[string]float64 `json:"breakdown"`
+	} `json:"ranked"`
+	Entities []struct {
+		Key  string `json:"key"`
+		Type string `json:"type"`
+	} `json:"entities"`
+	Metadata map[string]any             `json:"metadata"`
+	Context  string                     `json:"context"`
+	Tools    []retrieval.OpenAIFunction `json:"tools"`
+}
+
+func (d searchData) all() []string {
+	var out []string
+	for _, x := range d.LightweightIndex {
+		out = append(out, x.ToolID)
+	}
+	for _, x := range d.DetailedTools {
+		out = append(out, x.ToolID)
+	}
+	for _, x := range d.Ranked {
+		out = append(out, x.Tool.ID)
+	}
+	return out
+}
+
+func search(t *testing.T, srv *httptest.Server, params url.Values, headers map[string]string) searchData {
+	t.Helper()
+	code, env := do(t, srv, http.MethodGet, "/api/v1/tools/retrieval/search?"+params.Encode(), headers, nil)
+	if code != http.StatusOK {
+		t.Fatalf("search %v: %d %+v", params, code, env.Error)
+	}
+	var d searchData
+	if err := json.Unmarshal(env.Data, &d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// The reservation disambiguation of issue 3, through the API.
+func TestReservationDisambiguationThroughAPI(t *testing.T) {
+	srv, _ := server(t, retrievaltest.Reservation()...)
+	tests := []struct{ context, want, entityType string }{
+		{"Southwest flight 175 to Denver", "airline.book_seat", "Airline"},
+		{"dinner for two at 8pm", "restaurant.reserve_table", "Venue"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.want, func(t *testing.T) {
+			d := search(t, srv, url.Values{"q": {"MAKE_RESERVATION"}, "context": {tc.context}}, nil)
+			if len(d.Ranked) == 0 || d.Ranked[0].Tool.ID != tc.want {
+				t.Fatalf("ranked %v, want %s first", d.all(), tc.want)
+			}
+			if len(d.DetailedTools) == 0 || d.DetailedTools[0].ToolID != tc.want {
+				t.Fatalf("detailed tools do not lead with %s", tc.want)
+			}
+			ok := false
+			for _, e := range d.Entities {
+				ok = ok || e.Type == tc.entityType
+			}
+			if !ok {
+				t.Fatalf("entities %+v lack a %s", d.Entities, tc.entityType)
+			}
+		})
+	}
+	// Without context the two tools are indistinguishable by text: the
+	// graph signal is what decides above.
+	d := search(t, srv, url.Values{"q": {"MAKE_RESERVATION"}}, nil)
+	if len(d.Entities) != 0 {
+		t.Fatalf("entities found without context: %+v", d.Entities)
+	}
+}
+
+func TestSearchFormatsAndParams(t *testing.T) {
+	srv, _ := server(t, retrievaltest.Reservation()...)
+	d := search(t, srv, url.Values{"q": {"book a seat"}, "format": {"markdown"}}, nil)
+	if !strings.HasPrefix(d.Context, "# Available Tools (Lightweight Index)") || d.Metadata["cacheHit"] != false {
+		t.Fatalf("markdown context %q, metadata %v", d.Context, d.Metadata)
+	}
+	d = search(t, srv, url.Values{"q": {"book a seat"}, "format": {"openai"}}, nil)
+	if len(d.Tools) == 0 || d.Tools[0].Type != "function" {
+		t.Fatalf("openai tools %+v", d.Tools)
+	}
+	d = search(t, srv, url.Values{"q": {"book a seat"}, "format": {"openai"}}, nil)
+	if d.Metadata["cacheHit"] != true {
+		t.Fatalf("repeat search missed the cache: %v", d.Metadata)
+	}
+	bad := []struct{ query, field string }{
+		{"", "q"},
+		{"q=x&maxTools=21", "maxTools"},
+		{"q=x&maxTools=abc", "maxTools"},
+		{"q=x&strategy=nope", "strategy"},
+		{"q=x&phase=nope", "phase"},
+		{"q=x&format=xml", "format"},
+		{"q=x&includeExamples=maybe", "includeExamples"},
+		{"q=x&strategy=category", "category"},
+	}
+	for _, b := range bad {
+		code, env := do(t, srv, http.MethodGet, "/api/v1/tools/retrieval/search?"+b.query, nil, nil)
+		if code != http.StatusBadRequest || env.Error == nil || len(env.Error.Fields) == 0 || env.Error.Fields[0].Path != b.field {
+			t.Fatalf("%q: %d %+v, want 400 naming %s", b.query, code, env.Error, b.field)
+		}
+	}
+	code, env := do(t, srv, http.MethodGet, "/api/v1/tools/retrieval/related/airline.book_seat?maxResults=11", nil, nil)
+	if code != http.StatusBadRequest || env.Error.Fields[0].Path != "maxResults" {
+		t.Fatalf("maxResults=11: %d %+v", code, env.Error)
+	}
+	code, env = do(t, srv, http.MethodGet, "/api/v1/tools/retrieval/related/airline.book_seat?relationshipType=friends", nil, nil)
+	if code != http.StatusBadRequest || env.Error.Fields[0].Path != "relationshipType" {
+		t.Fatalf("relationshipType: %d %+v", code, env.Error)
+	}
+}
+
+func TestBestEventsAndSessionStrategy(t *testing.T) {
+	srv, _ := server(t, retrievaltest.Reservation()...)
+	code, env := do(t, srv, http.MethodPost, "/api/v1/tools/search", nil, map[string]string{"queryText": "look up flight status"})
+	if code != http.StatusOK {
+		t.Fatalf("best: %d %+v", code, env.Error)
+	}
+	var best struct {
+		Tool struct {
+			Tool struct {
+				ID string `json:"toolId"`
+			} `json:"tool"`
+		} `json:"tool"`
+		Distance float64 `json:"distance"`
+	}
+	_ = json.Unmarshal(env.Data, &best)
+	if best.Tool.Tool.ID != "airline.flight_status" || best.Distance <= 0 || best.Distance >= 1 {
+		t.Fatalf("best = %+v", best)
+	}
+	if code, env := do(t, srv, http.MethodPost, "/api/v1/tools/search", nil, map[string]string{}); code != http.StatusBadRequest || env.Error.Fields[0].Path != "queryText" {
+		t.Fatalf("empty queryText: %d", code)
+	}
+
+	h := map[string]string{"X-Session-ID": "s1", "X-User-ID": "u1"}
+	code, env = do(t, srv, http.MethodPost, "/api/v1/sessions/s1/events", h, map[string]any{"events": []map[string]any{{"toolId": "restaurant.reserve_table", "query": "make a reservation", "success": true}}})
+	if code != http.StatusAccepted {
+		t.Fatalf("session events: %d %+v", code, env.Error)
+	}
+	d := search(t, srv, url.Values{"q": {"make a reservation"}, "strategy": {"session"}}, h)
+	if len(d.Ranked) == 0 || d.Ranked[0].Tool.ID != "restaurant.reserve_table" || d.Ranked[0].Breakdown["history"]["norm"] != 1 {
+		t.Fatalf("session strategy ranked %v", d.all())
+	}
+	code, env = do(t, srv, http.MethodPost, "/api/v1/tools/usage/batch", nil, map[string]any{"events": []map[string]any{{"toolId": "ghost", "success": true}}})
+	if code != http.StatusUnprocessableEntity {
+		t.Fatalf("unknown tool in batch: %d %+v", code, env.Error)
+	}
+	code, env = do(t, srv, http.MethodPost, "/api/v1/tools/usage/batch", nil, map[string]any{"events": []map[string]any{{"toolId": "airline.book_seat", "sessionId": "s2", "query": "fly", "success": true, "bogus": 1}}})
+	if code != http.StatusBadRequest || env.Error.Fields[0].Path != "bogus" {
+		t.Fatalf("unknown field: %d %+v", code, env.Error)
+	}
+	code, _ = do(t, srv, http.MethodPost, "/api/v1/tools/usage/batch", nil, map[string]any{"events": []map[string]any{{"toolId": "airline.book_seat", "sessionId": "s2", "query": "fly", "success": true}}})
+	if code != http.StatusAccepted {
+		t.Fatalf("batch: %d", code)
+	}
+}
+
+func TestCacheInvalidateEndpoint(t *testing.T) {
+	srv, _ := server(t, retrievaltest.Reservation()...)
+	admin := map[string]string{"X-Permission-Level": "admin"}
+	search(t, srv, url.Values{"q": {"book"}}, nil)
+	if code, _ := do(t, srv, http.MethodDelete, "/api/v1/tools/admin/cache/invalidate", nil, map[string]string{"scope": "all"}); code != http.StatusForbidden {
+		t.Fatalf("guest invalidation: %d, want 403", code)
+	}
+	code, env := do(t, srv, http.MethodDelete, "/api/v1/tools/admin/cache/invalidate", admin, map[string]string{"scope": "tool", "toolId": "airline.book_seat"})
+	var r struct{ Invalidated int }
+	_ = json.Unmarshal(env.Data, &r)
+	if code != http.StatusOK || r.Invalidated != 1 {
+		t.Fatalf("invalidate tool: %d %s", code, env.Data)
+	}
+	if d := search(t, srv, url.Values{"q": {"book"}}, nil); d.Metadata["cacheHit"] != false {
+		t.Fatal("entry survived invalidation")
+	}
+	code, env = do(t, srv, http.MethodDelete, "/api/v1/tools/admin/cache/invalidate", admin, map[string]string{"scope": "user"})
+	if code != http.StatusBadRequest || env.Error.Fields[0].Path != "userId" {
+		t.Fatalf("user scope without userId: %d %+v", code, env.Error)
+	}
+}
+
+// visibilityCatalogue has one public tool and one tool hidden by each
+// filter dimension; every tool mentions "ledger report" and the public one
+// relates to all the others by every relationship kind.
+func visibilityCatalogue() []tool.Manifest {
+	mk := func(id string) tool.Manifest {
+		return retrievaltest.Manifest(id, "PRODUCE_REPORT", "fin", "Produce a ledger report: "+strings.ReplaceAll(id, ".", " ")+".")
+	}
+	pub := mk("vis.public")
+	auth := mk("hid.auth")
+	auth.PermissionsRequired = []string{"authenticated"}
+	role := mk("hid.role")
+	role.PermissionsRequired = []string{"role:auditor"}
+	perm := mk("hid.perm")
+	perm.PermissionsRequired = []string{"permission:ledger.write"}
+	level := mk("hid.level")
+	level.RequiredPermission = tool.LevelAdmin
+	module := mk("hid.module")
+	module.Module = "billing"
+	group := mk("hid.group")
+	group.Groups = []string{"finance"}
+	state := mk("hid.state")
+	state.AvailableInStates = []string{"checkout"}
+	hidden := []string{"hid.auth", "hid.role", "hid.perm", "hid.level", "hid.module", "hid.group", "hid.state"}
+	pub.Relationships = &tool.Relationships{Dependencies: hidden, Alternatives: hidden}
+	for _, h := range hidden {
+		pub.Relationships.Pairings = append(pub.Relationships.Pairings, tool.Pairing{ToolID: h, Score: 0.9})
+	}
+	return []tool.Manifest{pub, auth, role, perm, level, module, group, state}
+}
+
+func TestInvisibleToolsNeverAppear(t *testing.T) {
+	srv, _ := server(t, visibilityCatalogue()...)
+	cases := []struct {
+		name    string
+		hidden  string
+		deny    map[string]string // headers of a caller that must not see it
+		allow   map[string]string // headers of a caller that must see it (control)
+		allGone bool              // the deny caller sees no tool at all
+	}{
+		{"permission authenticated", "hid.auth", nil, map[string]string{"X-User-ID": "u"}, false},
+		{"permission role", "hid.role", map[string]string{"X-User-Roles": "clerk"}, map[string]string{"X-User-Roles": "clerk,auditor"}, false},
+		{"permission permission", "hid.perm", map[string]string{"X-User-Permissions": "ledger.read"}, map[string]string{"X-User-Permissions": "ledger.write"}, false},
+		{"level", "hid.level", map[string]string{"X-Permission-Level": "user"}, map[string]string{"X-Permission-Level": "owner"}, false},
+		{"allowed modules", "hid.module", map[string]string{"X-Allowed-Modules": "crm"}, map[string]string{"X-Allowed-Modules": "crm,billing"}, false},
+		{"group default", "hid.group", nil, map[string]string{"X-Tool-Groups": "finance"}, false},
+		{"group named", "hid.group", map[string]string{"X-Tool-Groups": "default,ops"}, map[string]string{"X-Tool-Groups": "*"}, false},
+		{"group empty list", "hid.group", map[string]string{"X-Tool-Groups": ""}, map[string]string{"X-Tool-Groups": "default,finance"}, true},
+		{"state", "hid.state", map[string]string{"X-Agent-State": "browsing"}, map[string]string{"X-Agent-State": "checkout"}, false},
+	}
+	strategies := []url.Values{
+		{"strategy": {"hybrid"}}, {"strategy": {"semantic"}}, {"strategy": {"keyword"}},
+		{"strategy": {"category"}, "category": {"fin"}}, {"strategy": {"session"}},
+	}
+	phases := []string{"", "initial_planning", "tool_selection", "execution_prep", "error_recovery"}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			deny := map[string]string{"X-Session-ID": "vis"}
+			for k, v := range tc.deny {
+				deny[k] = v
+			}
+			for _, sv := range strategies {
+				for _, ph := range phases {
+					p := url.Values{"q": {"ledger report"}, "maxTools": {"20"}, "phase": {ph}}
+					for k, v := range sv {
+						p[k] = v
+					}
+					d := search(t, srv, p, deny)
+					if slices.Contains(d.all(), tc.hidden) {
+						t.Fatalf("%v phase %q: %s visible to the denied caller", sv, ph, tc.hidden)
+					}
+					if tc.allGone && len(d.all()) != 0 {
+						t.Fatalf("empty group list still sees %v", d.all())
+					}
+					if total := d.Metadata["totalToolsAvailable"].(float64); tc.allGone && total != 0 {
+						t.Fatalf("total = %v", total)
+					}
+				}
+			}
+			if code, _ := do(t, srv, http.MethodGet, "/api/v1/tools/retrieval/manifest/"+tc.hidden, deny, nil); code != http.StatusNotFound {
+				t.Fatalf("manifest of hidden tool: %d, want 404", code)
+			}
+			for _, kind := range []string{"dependencies", "pairings", "alternatives"} {
+				code, env := do(t, srv, http.MethodGet, "/api/v1/tools/retrieval/related/vis.public?maxResults=10&relationshipType="+kind, deny, nil)
+				if tc.allGone {
+					if code != http.StatusNotFound {
+						t.Fatalf("related for a caller seeing nothing: %d", code)
+					}
+					continue
+				}
+				if code != http.StatusOK || strings.Contains(string(env.Data), tc.hidden) {
+					t.Fatalf("related %s: %d %s", kind, code, env.Data)
+				}
+				if code, _ := do(t, srv, http.MethodGet, "/api/v1/tools/retrieval/related/"+tc.hidden+"?relationshipType="+kind, deny, nil); code != http.StatusNotFound {
+					t.Fatalf("related of hidden tool: %d, want 404", code)
+				}
+			}
+			code, env := do(t, srv, http.MethodGet, "/api/v1/tools/retrieval/manifest/vis.public", deny, nil)
+			if !tc.allGone && (code != http.StatusOK || strings.Contains(string(env.Data), tc.hidden)) {
+				t.Fatalf("public manifest leaks %s: %d %s", tc.hidden, code, env.Data)
+			}
+			if code, _ := do(t, srv, http.MethodPost, "/api/v1/tools/search", deny, map[string]string{"queryText": "ledger report " + tc.hidden}); code == http.StatusOK && tc.allGone {
+				t.Fatal("best match for a caller seeing nothing")
+			}
+
+			// Control: a caller allowed by this dimension does see the tool,
+			// so the assertions above can fail.
+			allow := map[string]string{}
+			for k, v := range tc.allow {
+				allow[k] = v
+			}
+			d := search(t, srv, url.Values{"q": {"ledger report"}, "maxTools": {"20"}}, allow)
+			if !slices.Contains(d.all(), tc.hidden) {
+				t.Fatalf("allowed caller does not see %s: %v", tc.hidden, d.all())
+			}
+			if code, _ := do(t, srv, http.MethodGet, "/api/v1/tools/retrieval/manifest/"+tc.hidden, allow, nil); code != http.StatusOK {
+				t.Fatalf("allowed caller: manifest %d", code)
+			}
+		})
+	}
+}
+
+// The same disambiguation over the whole demo catalogue (about a hundred
+// tools, several MAKE_RESERVATION ones), through the API.
+func TestReservationDisambiguationDemoCatalogue(t *testing.T) {
+	ms, err := demo.Manifests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, _ := server(t, ms...)
+	tests := []struct{ context, want string }{
+		{"Southwest flight 175 to Denver", "airline.book_seat"},
+		{"dinner for two at 8pm", "restaurant.reserve_table"},
+	}
+	for _, tc := range tests {
+		d := search(t, srv, url.Values{"q": {"MAKE_RESERVATION"}, "context": {tc.context}}, map[string]string{"X-Tool-Groups": "*", "X-User-ID": "u", "X-Permission-Level": "owner"})
+		if len(d.Ranked) == 0 || d.Ranked[0].Tool.ID != tc.want {
+			t.Fatalf("%q: ranked %v, want %s first", tc.context, d.all(), tc.want)
+		}
+		if len(d.Entities) == 0 {
+			t.Fatalf("%q: no entities found", tc.context)
+		}
+	}
+}

@@ -1,0 +1,241 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/toolsmith/toolsmith/api/httpx"
+	"github.com/toolsmith/toolsmith/internal/fault"
+)
+
+// Defaults of Options.
+const (
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultShutdownTimeout   = 15 * time.Second
+)
+
+// Options configure New. The zero value is usable: it logs to slog.Default
+// and is always ready.
+type Options struct {
+	// Logger receives one record per request and every recovered panic;
+	// nil means slog.Default().
+	Logger *slog.Logger
+	// Ready reports whether the system can serve requests; a non-nil error
+	// makes GET /healthz answer 503 with the error text. Nil means always ready.
+	Ready func() error
+	// Version is reported by GET /api/v1.
+	Version string
+	// ReadHeaderTimeout bounds how long a client may take to send headers;
+	// 0 means DefaultReadHeaderTimeout.
+	ReadHeaderTimeout time.Duration
+	// ShutdownTimeout bounds the graceful drain in Serve once its context is
+	// cancelled; 0 means DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
+}
+
+// Route is one registered method and path, as listed by GET /api/v1.
+type Route struct {
+	Method string `json:"method"`
+	Path   string `json:"path"`
+}
+
+// Server is Toolsmith's HTTP server. Build it with New; it is safe for
+// concurrent use once built.
+type Server struct {
+	engine *gin.Engine
+	opts   Options
+	log    *slog.Logger
+}
+
+// New builds the server: middleware, /healthz, /api/v1 and every mounter's
+// routes under /api/v1. Mounters must not register conflicting routes; gin
+// panics on a conflict, which is a programming error caught by tests.
+func New(opts Options, mounters ...httpx.Mounter) *Server {
+	if gin.Mode() == gin.DebugMode {
+		// Debug mode prints every route at start-up and warns on stdout;
+		// tests that set gin.TestMode keep theirs.
+		gin.SetMode(gin.ReleaseMode)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.ReadHeaderTimeout <= 0 {
+		opts.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if opts.ShutdownTimeout <= 0 {
+		opts.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	s := &Server{engine: gin.New(), opts: opts, log: opts.Logger}
+	e := s.engine
+	e.HandleMethodNotAllowed = true
+	e.ContextWithFallback = true
+	e.Use(s.logRequests, s.recover)
+	e.NoRoute(func(c *gin.Context) {
+		httpx.Error(c, fmt.Errorf("api: no route for %s %s: %w", c.Request.Method, c.Request.URL.Path, fault.ErrNotFound))
+	})
+	e.NoMethod(func(c *gin.Context) {
+		// 405 is a routing outcome, not a domain error kind, so it is the one
+		// envelope written here rather than through httpx.Error. gin has
+		// already set the Allow header.
+		c.AbortWithStatusJSON(http.StatusMethodNotAllowed, httpx.Envelope{Status: "error", Error: &httpx.ErrorBody{
+			Code:    "method_not_allowed",
+			Message: fmt.Sprintf("method %s is not allowed on %s; allowed: %s", c.Request.Method, c.Request.URL.Path, c.Writer.Header().Get("Allow")),
+		}})
+	})
+	e.GET("/healthz", s.healthz)
+	v1 := e.Group("/api/v1")
+	v1.GET("", s.index)
+	for _, m := range mounters {
+		if m != nil {
+			m.Mount(v1)
+		}
+	}
+	return s
+}
+
+// Handler returns the server's http.Handler (for httptest and embedding).
+func (s *Server) Handler() http.Handler { return s.engine }
+
+// Routes lists every registered route, ordered by path then method.
+func (s *Server) Routes() []Route {
+	info := s.engine.Routes()
+	out := make([]Route, 0, len(info))
+	for _, r := range info {
+		out = append(out, Route{Method: r.Method, Path: r.Path})
+	}
+	slices.SortFunc(out, func(a, b Route) int {
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Method, b.Method)
+	})
+	return out
+}
+
+// Run listens on addr and serves until ctx is cancelled, then shuts down
+// gracefully (see Serve).
+func (s *Server) Run(ctx context.Context, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("api: listen on %s: %w", addr, err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve serves on ln until ctx is cancelled, then stops accepting, waits up
+// to Options.ShutdownTimeout for in-flight requests and returns nil. It
+// returns an error when serving fails or the drain times out. Serve closes ln.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.engine,
+		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return fmt.Errorf("api: serve on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	s.log.Info("http server shutting down", "addr", ln.Addr().String())
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		_ = hs.Close()
+		return fmt.Errorf("api: shutdown on %s: %w", ln.Addr(), err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("api: serve on %s: %w", ln.Addr(), err)
+	}
+	return nil
+}
+
+func (s *Server) healthz(c *gin.Context) {
+	if s.opts.Ready != nil {
+		if err := s.opts.Ready(); err != nil {
+			c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "reason": err.Error()})
+			return
+		}
+	}
+	c.JSON(http.StatusOK, gin.H{"status": "ok"})
+}
+
+// Index is the body of GET /api/v1.
+type Index struct {
+	Service string  `json:"service"`
+	Version string  `json:"version,omitempty"`
+	Routes  []Route `json:"routes"`
+}
+
+func (s *Server) index(c *gin.Context) {
+	httpx.OK(c, http.StatusOK, Index{Service: "toolsmith", Version: s.opts.Version, Routes: s.Routes()})
+}
+
+// logRequests writes one slog record per request once it has been served:
+// 5xx at error level, 4xx at warn, the rest at info. Errors handlers
+// attached with c.Error (internal errors from httpx.Error) are included.
+func (s *Server) logRequests(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	status := c.Writer.Status()
+	level := slog.LevelInfo
+	switch {
+	case status >= 500:
+		level = slog.LevelError
+	case status >= 400:
+		level = slog.LevelWarn
+	}
+	attrs := []slog.Attr{
+		slog.String("method", c.Request.Method),
+		slog.String("path", c.Request.URL.Path),
+		slog.Int("status", status),
+		slog.Duration("latency", time.Since(start)),
+		slog.String("client", c.ClientIP()),
+		slog.Int("bytes", c.Writer.Size()),
+	}
+	if route := c.FullPath(); route != "" {
+		attrs = append(attrs, slog.String("route", route))
+	}
+	if len(c.Errors) > 0 {
+		attrs = append(attrs, slog.String("errors", c.Errors.String()))
+	}
+	s.log.LogAttrs(c.Request.Context(), level, "http request", attrs...)
+}
+
+// recover turns a handler panic into a logged 500 error envelope.
+// http.ErrAbortHandler keeps its meaning (abort the response silently).
+func (s *Server) recover(c *gin.Context) {
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		if err, ok := v.(error); ok && errors.Is(err, http.ErrAbortHandler) {
+			panic(v)
+		}
+		s.log.ErrorContext(c.Request.Context(), "panic in http handler",
+			"method", c.Request.Method, "path", c.Request.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+		if c.Writer.Written() {
+			// Headers are gone; all that is left is to stop the chain.
+			c.Abort()
+			return
+		}
+		httpx.Error(c, fmt.Errorf("api: panic: %v", v))
+	}()
+	c.Next()
+}

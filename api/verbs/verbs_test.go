@@ -1,0 +1,390 @@
+package verbs_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/toolsmith/toolsmith/activities"
+	"github.com/toolsmith/toolsmith/api/verbs"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/workflows"
+)
+
+// fakeRun is a client.WorkflowRun whose outcome the test sets.
+type fakeRun struct {
+	id, runID string
+	result    any
+	err       error
+	block     bool // Get waits for ctx
+}
+
+func (r *fakeRun) GetID() string                  { return r.id }
+func (r *fakeRun) GetRunID() string               { return r.runID }
+func (r *fakeRun) GetFirstExecutionRunID() string { return r.runID }
+func (r *fakeRun) GetWithOptions(ctx context.Context, v any, _ client.WorkflowRunGetOptions) error {
+	return r.Get(ctx, v)
+}
+func (r *fakeRun) Get(ctx context.Context, v any) error {
+	if r.block {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	if r.err != nil {
+		return r.err
+	}
+	return roundTrip(r.result, v)
+}
+
+func roundTrip(from, to any) error {
+	b, err := json.Marshal(from)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, to)
+}
+
+type fakeValue struct{ v any }
+
+func (f fakeValue) HasValue() bool    { return f.v != nil }
+func (f fakeValue) Get(ptr any) error { return roundTrip(f.v, ptr) }
+
+// fakeTemporal is a verbs.Starter recording what the handlers ask for.
+type fakeTemporal struct {
+	startErr  error
+	run       *fakeRun
+	started   []client.StartWorkflowOptions
+	args      []any
+	desc      *workflowservice.DescribeWorkflowExecutionResponse
+	descErr   error
+	progress  any
+	getCalled string
+}
+
+func (f *fakeTemporal) ExecuteWorkflow(_ context.Context, o client.StartWorkflowOptions, _ any, args ...any) (client.WorkflowRun, error) {
+	f.started = append(f.started, o)
+	f.args = append(f.args, args...)
+	if f.startErr != nil {
+		return nil, f.startErr
+	}
+	f.run.id = o.ID
+	return f.run, nil
+}
+
+func (f *fakeTemporal) GetWorkflow(_ context.Context, id, runID string) client.WorkflowRun {
+	f.getCalled = id
+	f.run.id = id
+	return f.run
+}
+
+func (f *fakeTemporal) DescribeWorkflowExecution(context.Context, string, string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	return f.desc, f.descErr
+}
+
+func (f *fakeTemporal) QueryWorkflow(_ context.Context, _, _, q string, _ ...any) (converter.EncodedValue, error) {
+	if q != workflows.ProgressQuery {
+		return nil, errors.New("unknown query")
+	}
+	return fakeValue{f.progress}, nil
+}
+
+type fakeTools map[string]graph.Tool
+
+func (f fakeTools) GetTool(_ context.Context, id string) (graph.Tool, error) {
+	t, ok := f[id]
+	if !ok {
+		return graph.Tool{}, graph.ErrNotFound
+	}
+	return t, nil
+}
+
+type response struct {
+	Status string `json:"status"`
+	Data   struct {
+		verbs.Run
+		Result json.RawMessage `json:"result"`
+	} `json:"data"`
+	Error struct {
+		Code   string `json:"code"`
+		Fields []struct {
+			Path string `json:"path"`
+		} `json:"fields"`
+	} `json:"error"`
+}
+
+func serve(t *testing.T, f *fakeTemporal, tools verbs.ToolGetter, method, path, body string, hdr map[string]string) (int, response) {
+	t.Helper()
+	gin.SetMode(gin.TestMode)
+	r := gin.New()
+	verbs.New(f, tools, verbs.Config{UIBaseURL: "http://ui:8233/"}).Mount(r.Group("/api/v1"))
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	r.ServeHTTP(rec, req)
+	var resp response
+	if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil {
+		t.Fatalf("%s %s: body %q: %v", method, path, rec.Body.String(), err)
+	}
+	return rec.Code, resp
+}
+
+func TestStartVerbAccepted(t *testing.T) {
+	f := &fakeTemporal{run: &fakeRun{runID: "run-1"}}
+	code, resp := serve(t, f, nil, http.MethodPost, "/api/v1/verbs",
+		`{"verb":"CONVERT_CURRENCY","description":"money","inputs":{"amount":100},"context":"trip","options":{"threshold":0.7,"maxDepth":2,"dryRun":true}}`,
+		map[string]string{"X-User-ID": "u1", "X-Tool-Groups": "finance"})
+	if code != http.StatusAccepted || resp.Data.Status != workflows.StatusRunning {
+		t.Fatalf("HTTP %d status %q", code, resp.Data.Status)
+	}
+	o := f.started[0]
+	if !strings.HasPrefix(o.ID, "verb-CONVERT_CURRENCY-") || len(o.ID) != len("verb-CONVERT_CURRENCY-")+8 {
+		t.Errorf("workflow ID = %q", o.ID)
+	}
+	if o.TaskQueue != workflows.TaskQueue {
+		t.Errorf("task queue = %q", o.TaskQueue)
+	}
+	if v, ok := o.TypedSearchAttributes.GetKeyword(workflows.SAVerb); !ok || v != "CONVERT_CURRENCY" {
+		t.Errorf("ToolsmithVerb at start = %q, %v", v, ok)
+	}
+	in := f.args[0].(workflows.NovelVerbInput)
+	if in.Caller.UserID != "u1" || len(in.Caller.Groups) != 1 || in.Caller.Groups[0] != "finance" {
+		t.Errorf("caller = %+v", in.Caller)
+	}
+	if in.Options.Threshold != 0.7 || in.Options.MaxDepth != 2 || !in.Options.DryRun || in.Context != "trip" || in.Inputs["amount"] != float64(100) {
+		t.Errorf("input = %+v", in)
+	}
+	want := "http://ui:8233/namespaces/default/workflows/" + o.ID + "/run-1/history"
+	if resp.Data.WorkflowID != o.ID || resp.Data.RunID != "run-1" || resp.Data.UIURL != want {
+		t.Errorf("response = %+v, want uiUrl %s", resp.Data.Run, want)
+	}
+}
+
+func TestStartVerbWait(t *testing.T) {
+	done := workflows.NovelVerbResult{Verb: "CONVERT_CURRENCY", Branch: workflows.BranchSubstitute, Tools: []string{"currency.convert"}}
+	failure := temporal.NewNonRetryableApplicationError("no language model is configured", activities.ErrTypeLLMUnavailable, nil,
+		workflows.NovelVerbResult{Verb: "X_Y", Branch: workflows.BranchDecompose})
+	tests := []struct {
+		name       string
+		run        *fakeRun
+		path       string
+		wantCode   int
+		wantStatus string
+		wantType   string
+		wantBranch string
+	}{
+		{"completed", &fakeRun{result: done}, "/api/v1/verbs?wait=1s", 200, "completed", "", "substitute"},
+		{"still running", &fakeRun{block: true}, "/api/v1/verbs?wait=20ms", 202, "running", "", ""},
+		{"no wait", &fakeRun{result: done}, "/api/v1/verbs", 202, "running", "", ""},
+		{"failed with details", &fakeRun{err: failure}, "/api/v1/verbs?wait=1s", 200, "failed", activities.ErrTypeLLMUnavailable, "decompose"},
+		{"terminated", &fakeRun{err: &temporal.TerminatedError{}}, "/api/v1/verbs?wait=1s", 200, "terminated", "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeTemporal{run: tc.run}
+			code, resp := serve(t, f, nil, http.MethodPost, tc.path, `{"verb":"CONVERT_CURRENCY"}`, nil)
+			if code != tc.wantCode || resp.Data.Status != tc.wantStatus || resp.Data.ErrorType != tc.wantType {
+				t.Fatalf("HTTP %d status %q type %q; want %d %q %q", code, resp.Data.Status, resp.Data.ErrorType, tc.wantCode, tc.wantStatus, tc.wantType)
+			}
+			var res workflows.NovelVerbResult
+			if len(resp.Data.Result) > 0 {
+				if err := json.Unmarshal(resp.Data.Result, &res); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if res.Branch != tc.wantBranch {
+				t.Errorf("result branch = %q, want %q", res.Branch, tc.wantBranch)
+			}
+		})
+	}
+}
+
+func TestStartVerbValidation(t *testing.T) {
+	tests := []struct {
+		name, path, body string
+		wantCode         int
+		wantField        string
+	}{
+		{"bad wait", "/api/v1/verbs?wait=forever", `{"verb":"A_B"}`, 400, "wait"},
+		{"negative wait", "/api/v1/verbs?wait=-1s", `{"verb":"A_B"}`, 400, "wait"},
+		{"wait over max", "/api/v1/verbs?wait=121s", `{"verb":"A_B"}`, 400, "wait"},
+		{"empty body", "/api/v1/verbs", ``, 400, "body"},
+		{"unknown field", "/api/v1/verbs", `{"verb":"A_B","extra":1}`, 400, "extra"},
+		{"wrong type", "/api/v1/verbs", `{"verb":7}`, 400, "verb"},
+		{"no verb", "/api/v1/verbs", `{}`, 422, "verb"},
+		{"lower verb", "/api/v1/verbs", `{"verb":"convert"}`, 422, "verb"},
+		{"long verb", "/api/v1/verbs", `{"verb":"` + strings.Repeat("A", 65) + `"}`, 422, "verb"},
+		{"threshold", "/api/v1/verbs", `{"verb":"A_B","options":{"threshold":-0.1}}`, 422, "options.threshold"},
+		{"depth", "/api/v1/verbs", `{"verb":"A_B","options":{"maxDepth":11}}`, 422, "options.maxDepth"},
+		{"limit", "/api/v1/verbs", `{"verb":"A_B","options":{"searchLimit":101}}`, 422, "options.searchLimit"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeTemporal{run: &fakeRun{}}
+			code, resp := serve(t, f, nil, http.MethodPost, tc.path, tc.body, nil)
+			if code != tc.wantCode {
+				t.Errorf("HTTP %d, want %d", code, tc.wantCode)
+			}
+			if len(resp.Error.Fields) == 0 || resp.Error.Fields[0].Path != tc.wantField {
+				t.Errorf("fields = %+v, want %q", resp.Error.Fields, tc.wantField)
+			}
+			if len(f.started) != 0 {
+				t.Errorf("a workflow was started for an invalid request")
+			}
+		})
+	}
+}
+
+func TestStartVerbTemporalErrors(t *testing.T) {
+	tests := []struct {
+		err  error
+		want int
+	}{
+		{serviceerror.NewUnavailable("down"), http.StatusServiceUnavailable},
+		{context.DeadlineExceeded, http.StatusServiceUnavailable},
+		{errors.New("boom"), http.StatusInternalServerError},
+	}
+	for _, tc := range tests {
+		f := &fakeTemporal{startErr: tc.err, run: &fakeRun{}}
+		if code, _ := serve(t, f, nil, http.MethodPost, "/api/v1/verbs", `{"verb":"A_B"}`, nil); code != tc.want {
+			t.Errorf("start error %v: HTTP %d, want %d", tc.err, code, tc.want)
+		}
+	}
+}
+
+func describe(typ string, status enumspb.WorkflowExecutionStatus) *workflowservice.DescribeWorkflowExecutionResponse {
+	return &workflowservice.DescribeWorkflowExecutionResponse{WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{
+		Execution: &commonpb.WorkflowExecution{WorkflowId: "verb-A_B-1", RunId: "r9"},
+		Type:      &commonpb.WorkflowType{Name: typ},
+		Status:    status,
+	}}
+}
+
+func TestGetVerb(t *testing.T) {
+	t.Run("running with progress", func(t *testing.T) {
+		f := &fakeTemporal{run: &fakeRun{}, desc: describe("NovelVerbWorkflow", enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING),
+			progress: workflows.Progress{Verb: "A_B", Status: "running", Stage: "decompose", StepsTotal: 3, StepsDone: 1}}
+		code, resp := serve(t, f, nil, http.MethodGet, "/api/v1/verbs/verb-A_B-1", "", nil)
+		if code != 200 || resp.Data.Status != "running" || resp.Data.RunID != "r9" {
+			t.Fatalf("HTTP %d %+v", code, resp.Data.Run)
+		}
+		if p := resp.Data.Progress; p == nil || p.Stage != "decompose" || p.StepsDone != 1 {
+			t.Errorf("progress = %+v", p)
+		}
+		if f.getCalled != "" {
+			t.Errorf("a running workflow's result was awaited")
+		}
+	})
+	t.Run("completed", func(t *testing.T) {
+		f := &fakeTemporal{run: &fakeRun{result: workflows.NovelVerbResult{Branch: "substitute"}},
+			desc: describe("NovelVerbWorkflow", enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED)}
+		code, resp := serve(t, f, nil, http.MethodGet, "/api/v1/verbs/verb-A_B-1", "", nil)
+		if code != 200 || resp.Data.Status != "completed" || !strings.Contains(string(resp.Data.Result), `"branch":"substitute"`) {
+			t.Fatalf("HTTP %d %+v %s", code, resp.Data.Run, resp.Data.Result)
+		}
+	})
+	t.Run("not found", func(t *testing.T) {
+		f := &fakeTemporal{run: &fakeRun{}, descErr: serviceerror.NewNotFound("no such workflow")}
+		if code, _ := serve(t, f, nil, http.MethodGet, "/api/v1/verbs/nope", "", nil); code != 404 {
+			t.Errorf("HTTP %d, want 404", code)
+		}
+	})
+	t.Run("other workflow type", func(t *testing.T) {
+		f := &fakeTemporal{run: &fakeRun{}, desc: describe("RefreshModulesWorkflow", enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED)}
+		if code, _ := serve(t, f, nil, http.MethodGet, "/api/v1/verbs/modules-refresh-1", "", nil); code != 404 {
+			t.Errorf("HTTP %d, want 404", code)
+		}
+	})
+}
+
+func TestExecuteTool(t *testing.T) {
+	tools := fakeTools{
+		"currency.convert": {ToolSummary: graph.ToolSummary{ID: "currency.convert", Status: graph.StatusActive, Groups: []string{"default"}}},
+		"old.tool":         {ToolSummary: graph.ToolSummary{ID: "old.tool", Status: graph.StatusDisabled}},
+	}
+	out := activities.ExecuteOutput{ToolID: "currency.convert", Output: map[string]any{"converted": 92.0}}
+	body := `{"inputs":{"amount":100}}`
+
+	f := &fakeTemporal{run: &fakeRun{runID: "r1", result: out}}
+	code, resp := serve(t, f, tools, http.MethodPost, "/api/v1/tools/currency.convert/execute", body, nil)
+	if code != 200 || resp.Data.Status != "completed" || !strings.Contains(string(resp.Data.Result), `"converted":92`) {
+		t.Fatalf("HTTP %d %+v %s", code, resp.Data.Run, resp.Data.Result)
+	}
+	if v, _ := f.started[0].TypedSearchAttributes.GetKeyword(workflows.SAToolID); v != "currency.convert" {
+		t.Errorf("ToolsmithToolId at start = %q", v)
+	}
+	if in := f.args[0].(activities.ExecuteInput); in.ToolID != "currency.convert" || in.Inputs["amount"] != float64(100) {
+		t.Errorf("input = %+v", in)
+	}
+
+	// Idempotency-Key: a fixed workflow ID, and an already-started run is
+	// joined instead of failing.
+	f = &fakeTemporal{run: &fakeRun{runID: "r1", result: out}, startErr: serviceerror.NewWorkflowExecutionAlreadyStarted("started", "req", "r1")}
+	code, resp = serve(t, f, tools, http.MethodPost, "/api/v1/tools/currency.convert/execute", body, map[string]string{"Idempotency-Key": "k-1"})
+	if code != 200 || f.started[0].ID != "tool-currency.convert-k-1" || f.getCalled != "tool-currency.convert-k-1" {
+		t.Errorf("HTTP %d, started %q, joined %q", code, f.started[0].ID, f.getCalled)
+	}
+	if f.started[0].WorkflowIDReusePolicy != enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE {
+		t.Errorf("reuse policy = %s", f.started[0].WorkflowIDReusePolicy)
+	}
+
+	tests := []struct {
+		name, path, body string
+		hdr              map[string]string
+		want             int
+	}{
+		{"unknown tool", "/api/v1/tools/nope/execute", body, nil, 404},
+		{"disabled tool", "/api/v1/tools/old.tool/execute", body, nil, 404},
+		{"hidden tool", "/api/v1/tools/currency.convert/execute", body, map[string]string{"X-Tool-Groups": "ops"}, 403},
+		{"bad key", "/api/v1/tools/currency.convert/execute", body, map[string]string{"Idempotency-Key": "has space"}, 400},
+		{"bad body", "/api/v1/tools/currency.convert/execute", `{"inputs":[1]}`, nil, 400},
+		{"bad wait", "/api/v1/tools/currency.convert/execute?wait=x", body, nil, 400},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeTemporal{run: &fakeRun{result: out}}
+			if code, _ := serve(t, f, tools, http.MethodPost, tc.path, tc.body, tc.hdr); code != tc.want {
+				t.Errorf("HTTP %d, want %d", code, tc.want)
+			}
+			if len(f.started) != 0 {
+				t.Errorf("a workflow was started")
+			}
+		})
+	}
+}
+
+func TestRefreshModules(t *testing.T) {
+	f := &fakeTemporal{run: &fakeRun{runID: "r1", result: activities.DiscoverOutput{}}}
+	code, resp := serve(t, f, nil, http.MethodPost, "/api/v1/modules/refresh", "", nil)
+	if code != http.StatusAccepted || !strings.HasPrefix(resp.Data.WorkflowID, "modules-refresh-") {
+		t.Fatalf("HTTP %d %+v", code, resp.Data.Run)
+	}
+	code, resp = serve(t, f, nil, http.MethodPost, "/api/v1/modules/refresh?wait=1s", "", nil)
+	if code != http.StatusOK || resp.Data.Status != "completed" {
+		t.Fatalf("wait: HTTP %d %+v", code, resp.Data.Run)
+	}
+}
+
+func TestNewPanicsWithoutStarter(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("New(nil, …) did not panic")
+		}
+	}()
+	verbs.New(nil, nil, verbs.Config{})
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/toolsmith/toolsmith/activities"
+	"github.com/toolsmith/toolsmith/airlock"
+	apiairlock "github.com/toolsmith/toolsmith/api/airlock"
+	"github.com/toolsmith/toolsmith/api/verbs"
+	"github.com/toolsmith/toolsmith/codegen"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/config"
+	"github.com/toolsmith/toolsmith/registry"
+	"github.com/toolsmith/toolsmith/templates"
+	"github.com/toolsmith/toolsmith/tool"
+	"github.com/toolsmith/toolsmith/worker"
+	"github.com/toolsmith/toolsmith/workflows"
+)
+
+// ScanScheduleID is the schedule that rescans every tool source.
+const ScanScheduleID = "toolsmith-sources-scan"
+
+// airlockParts is the airlock as wired in a process.
+type airlockParts struct {
+	activities *activities.Airlock
+	runtime    *airlock.Runtime
+	defs       graph.Definitions
+}
+
+// newAirlock builds the airlock: spec and wrapper files under
+// <data-dir>/airlock, the source scanner, the onboarding pipeline (which
+// builds wrappers with the Go toolchain found on PATH) and the runtime that
+// executes approved wrappers under their policies. Without a Go toolchain
+// scanning and review still work; approvals then fail with a clear reason.
+func newAirlock(ctx context.Context, cfg config.Config, sys *system, c client.Client, log *slog.Logger) (*airlockParts, error) {
+	defs, ok := sys.store.(graph.Definitions)
+	if !ok {
+		return nil, fmt.Errorf("the %s store keeps no tool sources or external definitions", cfg.Store)
+	}
+	files := &airlock.Files{Root: filepath.Join(cfg.DataDir, "airlock")}
+	gen, err := codegen.New(templates.FS)
+	if err != nil {
+		return nil, err
+	}
+	ob := &airlock.Onboarder{Generator: gen, Validate: validateManifest}
+	if goCmd, err := exec.LookPath("go"); err != nil {
+		log.Warn("airlock: no Go toolchain on PATH; approved specs cannot be built into wrappers", "err", err)
+	} else if ob.Requires, err = codegen.BuildRequires(ctx, goCmd); err != nil {
+		log.Warn("airlock: wrapper dependencies unavailable; approved specs cannot be built", "err", err)
+	}
+	notifier := logNotifier{log: log}
+	parts := &airlockParts{
+		defs:    defs,
+		runtime: &airlock.Runtime{Files: files, Executor: &airlock.Executor{Ledger: &airlock.MemoryLedger{}, Notifier: notifier}},
+		activities: &activities.Airlock{
+			Scanner:     &airlock.Scanner{Fetcher: &airlock.Fetcher{}, Files: files, Definitions: defs, Embedder: sys.model},
+			Onboarding:  &airlock.Onboarding{Onboarder: ob, Files: files, Definitions: defs, Registrar: manifestRegistrar{sys.registry}},
+			Files:       files,
+			Definitions: defs,
+		},
+	}
+	if c != nil {
+		parts.activities.Reviews = worker.Reviews(c, "", cfg.ReviewTimeout)
+	}
+	return parts, nil
+}
+
+// routes returns the airlock's HTTP routes.
+func (p *airlockParts) routes(c client.Client, cfg config.Config) *apiairlock.Handler {
+	return apiairlock.New(c, p.defs, apiairlock.Config{Namespace: cfg.Temporal.Namespace, ReviewTimeout: cfg.ReviewTimeout})
+}
+
+// ensureScanSchedule rescans every source hourly.
+func ensureScanSchedule(ctx context.Context, c client.Client, cfg config.Config) error {
+	return verbs.EnsureIntervalSchedule(ctx, c, ScanScheduleID, time.Hour, &client.ScheduleWorkflowAction{
+		ID: "sources-scan-scheduled", Workflow: workflows.ScanSourcesWorkflow, TaskQueue: workflows.TaskQueue,
+		Args: []any{workflows.ScanInput{ReviewTimeout: cfg.ReviewTimeout}},
+	})
+}
+
+// manifestRegistrar registers onboarded tools through the registry (same
+// validation, embedding and atomic write as the API).
+type manifestRegistrar struct{ reg *registry.Service }
+
+func (m manifestRegistrar) RegisterManifests(ctx context.Context, ms []tool.Manifest) ([]string, error) {
+	reqs := make([]registry.Request, len(ms))
+	for i, man := range ms {
+		raw, err := json.Marshal(man)
+		if err != nil {
+			return nil, err
+		}
+		reqs[i] = registry.Request{Manifest: raw}
+	}
+	var ids, problems []string
+	for _, r := range m.reg.BatchRegister(ctx, reqs, registry.BatchOptions{Upsert: true}) {
+		if r.Error != nil {
+			problems = append(problems, fmt.Sprintf("%s: %s", r.ToolID, r.Error.Message))
+			continue
+		}
+		ids = append(ids, r.ToolID)
+	}
+	if len(problems) > 0 {
+		return ids, fmt.Errorf("register onboarded tools: %s", strings.Join(problems, "; "))
+	}
+	return ids, nil
+}
+
+// logNotifier delivers notifications to the log until a notification store
+// exists.
+type logNotifier struct{ log *slog.Logger }
+
+func (n logNotifier) Notify(_ context.Context, note airlock.Notification) error {
+	n.log.Warn("notification", "kind", note.Kind, "subject", note.Subject, "message", note.Message)
+	return nil
+}

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/toolsmith/toolsmith/internal/config"
+)
+
+// runAPI serves the HTTP API against the configured store (--store sqlite
+// or neo4j) and an external Temporal cluster (--temporal-addr or
+// TEMPORAL_ADDRESS), whose workers (`toolsmith worker`) run the workflows
+// the API starts. Unlike dev it never loads the demo catalogue.
+func runAPI(ctx context.Context, e *env, args []string) error {
+	cfg, rest, err := config.Parse("toolsmith api", config.FlagsServe|config.FlagsTemporal|config.FlagsWorker, args, e.lookupEnv, e.stderr)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("api: unexpected arguments %q: %w", rest, config.ErrInvalid)
+	}
+	log, err := newLogger(cfg, e.stderr)
+	if err != nil {
+		return err
+	}
+	sys, err := openSystem(ctx, cfg, log, e.stderr)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := sys.Close(); err != nil {
+			log.Error("close", "err", err)
+		}
+	}()
+	c, err := dialTemporal(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	f, err := newFulfilment(ctx, cfg, sys, c, cfg.Temporal.UIURL, modulesNone(), false)
+	if err != nil {
+		c.Close()
+		return err
+	}
+	defer f.stop()
+	return serve(ctx, e, sys, log, serveOptions{mounters: f.mounters(cfg)})
+}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/toolsmith/toolsmith/demo"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/config"
+)
+
+// runDev runs the whole system in one process on embedded defaults: the
+// SQLite store in the data dir, the built-in embedder (weights fetched on
+// first start), the registry, retrieval, an in-process Temporal server with
+// its Web UI (history in the data dir), the worker, the demo modules and the
+// API. On first start (an empty store) it loads the demo catalogue unless
+// --no-demo; /healthz answers 503 until everything is up.
+func runDev(ctx context.Context, e *env, args []string) error {
+	cfg, rest, err := config.Parse("toolsmith dev", config.FlagsServe|config.FlagsDemo|config.FlagsTemporal|config.FlagsWorker, args, e.lookupEnv, e.stderr)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("dev: unexpected arguments %q: %w", rest, config.ErrInvalid)
+	}
+	log, err := newLogger(cfg, e.stderr)
+	if err != nil {
+		return err
+	}
+	sys, err := openSystem(ctx, cfg, log, e.stderr)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := sys.Close(); err != nil {
+			log.Error("close", "err", err)
+		}
+	}()
+	fmt.Fprintf(e.stderr, "starting the in-process Temporal server on %s (first start creates its database)…\n", cfg.Temporal.Addr)
+	ts, c, err := startDevTemporal(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer ts.Stop()
+	demoMods, demoSrv, demoLn, err := serveDemoModules()
+	if err != nil {
+		c.Close()
+		return err
+	}
+	mc, err := moduleConfig(cfg, demoMods)
+	if err != nil {
+		c.Close()
+		return err
+	}
+	f, err := newFulfilment(ctx, cfg, sys, c, ts.UIURL(), mc, true)
+	if err != nil {
+		c.Close()
+		return err
+	}
+	defer f.stop()
+	ready := newReadiness("demo catalogue", "worker")
+	return serve(ctx, e, sys, log, serveOptions{
+		ready:    ready,
+		mounters: f.mounters(cfg),
+		setup: func(ctx context.Context, g *group) error {
+			g.Go(ctx, "demo modules", func(ctx context.Context) error {
+				go func() { <-ctx.Done(); _ = demoSrv.Close() }()
+				if err := demoSrv.Serve(demoLn); !errors.Is(err, http.ErrServerClosed) {
+					return err
+				}
+				return nil // closed because ctx ended: a clean stop
+			})
+			if err := loadDemo(ctx, e, sys, cfg); err != nil {
+				return err
+			}
+			ready.done("demo catalogue")
+			if err := f.start(ctx, cfg, log); err != nil {
+				return err
+			}
+			ready.done("worker")
+			return nil
+		},
+		urls: func(string) []string {
+			lines := []string{"Temporal " + ts.Addr() + " (namespace " + ts.Namespace() + ")"}
+			if ts.UIURL() != "" {
+				lines = append(lines, "Web UI   "+ts.UIURL())
+			}
+			return lines
+		},
+	})
+}
+
+// loadDemo loads the demo catalogue when the store holds no tool at all
+// (first start) and --no-demo is not set. Later starts leave the store
+// alone, so tools edited or deprecated through the API stay as they are.
+func loadDemo(ctx context.Context, e *env, sys *system, cfg config.Config) error {
+	if cfg.NoDemo {
+		sys.log.Info("demo catalogue skipped (--no-demo)")
+		return nil
+	}
+	page, err := sys.store.ListTools(ctx, graph.ListQuery{Limit: 1, Filter: graph.Filter{
+		Statuses: []string{graph.StatusActive, graph.StatusDeprecated, graph.StatusDisabled},
+	}})
+	if err != nil {
+		return fmt.Errorf("check for a first start: %w", err)
+	}
+	if len(page.Items) > 0 {
+		sys.log.Info("store already holds tools; demo catalogue not loaded")
+		return nil
+	}
+	n, err := demo.Load(ctx, sys.registry, e.stderr)
+	if err != nil {
+		return fmt.Errorf("load demo catalogue: %w", err)
+	}
+	sys.log.Info("demo catalogue loaded", "tools", n)
+	return nil
+}

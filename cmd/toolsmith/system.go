@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/toolsmith/toolsmith/api/httpx"
+	apiretrieval "github.com/toolsmith/toolsmith/api/retrieval"
+	"github.com/toolsmith/toolsmith/api/tools"
+	"github.com/toolsmith/toolsmith/embed"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/graph/neo4j"
+	"github.com/toolsmith/toolsmith/graph/sqlite"
+	"github.com/toolsmith/toolsmith/internal/config"
+	"github.com/toolsmith/toolsmith/registry"
+	"github.com/toolsmith/toolsmith/retrieval"
+)
+
+// system is the domain side of the process: store, embedder, registry and
+// retrieval, built once and shared by every component.
+type system struct {
+	cfg       config.Config
+	log       *slog.Logger
+	store     graph.Store
+	model     embed.Model
+	registry  *registry.Service
+	retrieval *retrieval.Service
+}
+
+// openSystem builds the embedder (fetching the built-in one's weights on
+// first use, with progress on progress), opens the store and checks that
+// the store was built with this embedder.
+func openSystem(ctx context.Context, cfg config.Config, log *slog.Logger, progress io.Writer) (*system, error) {
+	model, err := openEmbedder(ctx, cfg, progress)
+	if err != nil {
+		return nil, err
+	}
+	store, err := openStore(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkEmbedder(ctx, cfg, store, model); err != nil {
+		store.Close()
+		return nil, err
+	}
+	log.Info("system open", "store", cfg.Store, "embedder", model.Name(), "dimension", model.Dimension())
+	ret := retrieval.New(store, model, retrieval.Options{})
+	// Every registry write invalidates the retrieval caches that may hold the tool.
+	reg := registry.New(store, model, registry.WithOnChange(ret.Invalidate))
+	return &system{cfg: cfg, log: log, store: store, model: model, registry: reg, retrieval: ret}, nil
+}
+
+// mounters lists every feature's HTTP routes; a new feature adds a line.
+func (s *system) mounters() []httpx.Mounter {
+	return []httpx.Mounter{
+		tools.New(s.registry),
+		apiretrieval.New(s.retrieval),
+	}
+}
+
+// Close releases the store.
+func (s *system) Close() error {
+	if err := s.store.Close(); err != nil {
+		return fmt.Errorf("close store: %w", err)
+	}
+	return nil
+}
+
+// openStore opens the configured graph store.
+func openStore(ctx context.Context, cfg config.Config) (graph.Store, error) {
+	switch cfg.Store {
+	case config.StoreNeo4j:
+		st, err := neo4j.Open(ctx, neo4j.Config{URI: cfg.Neo4j.URI, User: cfg.Neo4j.User, Password: cfg.Neo4j.Password, Database: cfg.Neo4j.Database})
+		if err != nil {
+			return nil, fmt.Errorf("open neo4j store at %s: %w", cfg.Neo4j.URI, err)
+		}
+		return st, nil
+	default:
+		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("create data dir: %w", err)
+		}
+		st, err := sqlite.Open(cfg.StorePath(), sqlite.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("open sqlite store %s: %w", cfg.StorePath(), err)
+		}
+		return st, nil
+	}
+}
+
+// checkEmbedder records the embedder in a fresh store and refuses a store
+// built with another model or dimension, saying what to do about it.
+func checkEmbedder(ctx context.Context, cfg config.Config, store graph.Store, model embed.Model) error {
+	want := graph.EmbedderInfo{Model: model.Name(), Dimension: model.Dimension()}
+	err := store.EnsureEmbedder(ctx, want)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, graph.ErrEmbedderMismatch) {
+		return fmt.Errorf("record embedder in store: %w", err)
+	}
+	where := "the store at " + cfg.StorePath()
+	if cfg.Store == config.StoreNeo4j {
+		where = "the Neo4j store at " + cfg.Neo4j.URI
+	}
+	have, herr := store.Embedder(ctx)
+	built := "another embedder"
+	if herr == nil {
+		built = fmt.Sprintf("embedder %q (dimension %d)", have.Model, have.Dimension)
+	}
+	return fmt.Errorf("%s was built with %s, but this run uses %q (dimension %d); vectors of different models cannot be mixed. "+
+		"Start with the embedder the store was built with (--embedder, --embedder-model), "+
+		"or reindex: use another --data-dir (or an empty database) and register the tools again: %w",
+		where, built, want.Model, want.Dimension, err)
+}

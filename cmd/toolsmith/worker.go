@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/toolsmith/toolsmith/internal/config"
+	"github.com/toolsmith/toolsmith/modules"
+	"github.com/toolsmith/toolsmith/workflows"
+)
+
+// runWorker runs the Temporal worker (every workflow and activity) against
+// an external cluster (--temporal-addr or TEMPORAL_ADDRESS) and the
+// configured store, until SIGINT/SIGTERM. It keeps the module discovery
+// schedule in place.
+func runWorker(ctx context.Context, e *env, args []string) error {
+	cfg, rest, err := config.Parse("toolsmith worker", config.FlagsServe|config.FlagsTemporal|config.FlagsWorker, args, e.lookupEnv, e.stderr)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("worker: unexpected arguments %q: %w", rest, config.ErrInvalid)
+	}
+	log, err := newLogger(cfg, e.stderr)
+	if err != nil {
+		return err
+	}
+	sys, err := openSystem(ctx, cfg, log, e.stderr)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := sys.Close(); err != nil {
+			log.Error("close", "err", err)
+		}
+	}()
+	mc, err := moduleConfig(cfg, nil)
+	if err != nil {
+		return err
+	}
+	c, err := dialTemporal(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	f, err := newFulfilment(ctx, cfg, sys, c, cfg.Temporal.UIURL, mc, true)
+	if err != nil {
+		c.Close()
+		return err
+	}
+	defer f.stop()
+	if err := f.start(ctx, cfg, log); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "Toolsmith worker %s is polling task queue %q on %s (namespace %s). Press Ctrl+C to stop.\n", version, workflows.TaskQueue, cfg.Temporal.Addr, cfg.Temporal.Namespace)
+	<-ctx.Done()
+	log.Info("worker shutting down")
+	return nil
+}
+
+// modulesNone is the empty routing table of a process that runs no worker.
+func modulesNone() modules.Config { return modules.NewConfig() }

@@ -1,0 +1,155 @@
+package evaluation
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/toolsmith/toolsmith/embed"
+	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/retrieval"
+)
+
+// Usage is the eval command's help text.
+const Usage = `usage:
+  toolsmith eval --tools F --queries F [--history F] [--strategy all|hybrid|semantic|keyword] [--k 5] [--json] [--limit N]
+  toolsmith eval split --queries F --history-out F --test-out F
+
+eval indexes the tools into a fresh temporary SQLite store with the built-in
+embedder (USE-Lite, weights from --model-dir), ingests --history as usage
+events, runs every query and prints Recall@1, Recall@k, NDCG@k, MRR and
+p50/p95 ranking latency per strategy; --json adds one JSON object as the last
+line. Query texts present in the history are dropped from the queries.
+
+eval split divides a query file by an FNV-1a hash of each normalised query
+text into a history half and a test half (no query text in both).
+`
+
+// Command runs `toolsmith eval` with args (after "eval"). load opens the
+// embedder from a model directory; the command table passes use.Load (or a
+// function wrapping it) and the model dir default from its config.
+func Command(ctx context.Context, args []string, stdout, stderr io.Writer, modelDir string, load func(dir string) (embed.Model, error)) error {
+	if len(args) > 0 && args[0] == "split" {
+		return splitCommand(args[1:], stdout, stderr)
+	}
+	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, Usage) }
+	var o Options
+	var strategy string
+	fs.StringVar(&o.Tools, "tools", "", "tools.jsonl")
+	fs.StringVar(&o.Queries, "queries", "", "queries.jsonl")
+	fs.StringVar(&o.History, "history", "", "history file (queries format) ingested as usage events")
+	fs.StringVar(&strategy, "strategy", "all", "all|hybrid|semantic|keyword")
+	fs.IntVar(&o.K, "k", 5, "cut-off for Recall@k and NDCG@k")
+	fs.BoolVar(&o.JSON, "json", false, "print one JSON object as the last line")
+	fs.IntVar(&o.Limit, "limit", 0, "evaluate a fixed hash-ordered sample of N queries (the history is used whole)")
+	fs.StringVar(&modelDir, "model-dir", modelDir, "USE-Lite weights directory")
+	fs.StringVar(&o.ToolText, "tool-text", "joined", "tool vector: joined (registry text) or mean (of name+description and description_for_model)")
+	fs.StringVar(&o.Retrieval.Normalisation, "norm", "", "signal normalisation: minmax (default) or rank")
+	fs.Float64Var(&o.Retrieval.RankConstant, "rank-c", 0, "rank normalisation constant (default 10)")
+	fs.IntVar(&o.Retrieval.Neighbours, "neighbours-k", 0, "k of the neighbours signal's kNN vote (default 3)")
+	var weights string
+	fs.StringVar(&weights, "weights", "", "override hybrid weights, e.g. semantic=0.5,keyword=0.2,usage=0.6")
+	if err := fs.Parse(args); err != nil {
+		return fault.Malformed("args", "%v", err)
+	}
+	if weights != "" {
+		w, err := ParseWeights(weights)
+		if err != nil {
+			return err
+		}
+		o.Retrieval.Weights = &w
+	}
+	switch strings.ToLower(strategy) {
+	case "all", "":
+	case "hybrid", "semantic", "keyword":
+		st, _ := retrieval.ParseStrategy(strategy)
+		o.Strategies = []retrieval.Strategy{st}
+	default:
+		return fault.Malformed("strategy", "must be all, hybrid, semantic or keyword; got %q", strategy)
+	}
+	if o.Tools == "" || o.Queries == "" {
+		fs.Usage()
+		return fault.Malformed("tools", "--tools and --queries are required")
+	}
+	if modelDir == "" {
+		return fault.Malformed("model-dir", "no model directory: set --model-dir or TOOLSMITH_MODEL_DIR")
+	}
+	m, err := load(modelDir)
+	if err != nil {
+		return fmt.Errorf("eval: load embedder: %w", err)
+	}
+	o.Embedder = m
+	o.Progress = stderr
+	_, err = Run(ctx, o, stdout)
+	return err
+}
+
+func splitCommand(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("eval split", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var in, hOut, tOut string
+	fs.StringVar(&in, "queries", "", "queries.jsonl to split")
+	fs.StringVar(&hOut, "history-out", "", "where the history half goes")
+	fs.StringVar(&tOut, "test-out", "", "where the test half goes")
+	if err := fs.Parse(args); err != nil {
+		return fault.Malformed("args", "%v", err)
+	}
+	if in == "" || hOut == "" || tOut == "" {
+		return fault.Malformed("queries", "--queries, --history-out and --test-out are required")
+	}
+	qs, err := ReadQueries(in)
+	if err != nil {
+		return err
+	}
+	hf, err := os.Create(hOut)
+	if err != nil {
+		return fmt.Errorf("eval split: %w", err)
+	}
+	defer hf.Close()
+	tf, err := os.Create(tOut)
+	if err != nil {
+		return fmt.Errorf("eval split: %w", err)
+	}
+	defer tf.Close()
+	nh, nt, err := Split(qs, hf, tf)
+	if err != nil {
+		return err
+	}
+	if err := hf.Close(); err != nil {
+		return fmt.Errorf("eval split: %w", err)
+	}
+	if err := tf.Close(); err != nil {
+		return fmt.Errorf("eval split: %w", err)
+	}
+	fmt.Fprintf(stdout, "history: %d queries → %s\ntest: %d queries → %s\n", nh, hOut, nt, tOut)
+	return nil
+}
+
+// ParseWeights reads "name=value,…" over retrieval.DefaultWeights; names are
+// semantic, keyword, usage, neighbours, verb, history, success, graph and complexity.
+func ParseWeights(s string) (retrieval.Weights, error) {
+	w := retrieval.DefaultWeights()
+	fields := map[string]*float64{
+		"semantic": &w.Semantic, "keyword": &w.Keyword, "usage": &w.Usage, "neighbours": &w.Neighbours, "verb": &w.Verb, "history": &w.History,
+		"success": &w.Success, "graph": &w.Graph, "complexity": &w.Complexity,
+	}
+	for _, part := range strings.Split(s, ",") {
+		name, val, ok := strings.Cut(strings.TrimSpace(part), "=")
+		p, known := fields[strings.ToLower(strings.TrimSpace(name))]
+		if !ok || !known {
+			return w, fault.Malformed("weights", "want name=value with a name among semantic, keyword, usage, neighbours, verb, history, success, graph, complexity; got %q", part)
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+		if err != nil || f < 0 {
+			return w, fault.Malformed("weights", "%q: weight must be a non-negative number", part)
+		}
+		*p = f
+	}
+	return w, nil
+}

@@ -1,0 +1,601 @@
+// Package evaluation measures retrieval quality on a labelled tool set in
+// the format of shared/eval/metatool: tools.jsonl (id, name, description,
+// category, description_for_model) and queries.jsonl (query,
+// relevant_tool_ids, subset). Run indexes the tools into a fresh temporary
+// SQLite store, optionally ingests a history file (same format as queries:
+// past queries with the tools that served them) as usage events through
+// retrieval.Service.RecordEvents, the code path of live events, then runs
+// every query per strategy and reports Recall@1, Recall@k, NDCG@k, MRR and
+// search latency.
+//
+// Split divides a query file deterministically by a hash of the normalised
+// query text into a history half and a test half, so that no query text is
+// in both.
+package evaluation
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/embed"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/graph/sqlite"
+	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/retrieval"
+	"github.com/toolsmith/toolsmith/tool"
+)
+
+// ToolRecord is one line of tools.jsonl.
+type ToolRecord struct {
+	ID                  string `json:"id"`
+	Name                string `json:"name"`
+	Description         string `json:"description"`
+	Category            string `json:"category"`
+	DescriptionForModel string `json:"description_for_model"`
+}
+
+// QueryRecord is one line of queries.jsonl (and of a history file).
+type QueryRecord struct {
+	Query           string   `json:"query"`
+	RelevantToolIDs []string `json:"relevant_tool_ids"`
+	Subset          string   `json:"subset,omitempty"`
+}
+
+// Options configure Run.
+type Options struct {
+	Tools, Queries string // required paths
+	History        string // optional path
+	// Strategies to run; empty = hybrid, semantic, keyword.
+	Strategies []retrieval.Strategy
+	// K is the cut-off of Recall@K and NDCG@K (default 5).
+	K int
+	// JSON prints one JSON object as the last line.
+	JSON bool
+	// Embedder embeds tools, history and queries (required).
+	Embedder embed.Model
+	// Retrieval tunes the service (weights etc.); the result cache is off.
+	Retrieval retrieval.Options
+	// Limit, when > 0, keeps the first Limit queries in hash order: a fixed,
+	// unbiased sample for tuning. The history is always used whole.
+	Limit int
+	// Progress receives the progress bar (nil = none).
+	Progress io.Writer
+	// BatchSize is the embedding batch size (default 64).
+	BatchSize int
+	// ToolText chooses the tool vector: "joined" (default) embeds
+	// tool.EmbeddingText, the registry's text; "mean" averages the unit
+	// embeddings of the name with the user-facing description and of the
+	// description written for the model, so a long instruction text does
+	// not drown the short statement of purpose.
+	ToolText string
+}
+
+// Metrics are one strategy's figures.
+type Metrics struct {
+	Recall1 float64 `json:"recall@1"`
+	RecallK float64 `json:"recall@5"`
+	NDCGK   float64 `json:"ndcg@5"`
+	MRR     float64 `json:"mrr"`
+	P50     float64 `json:"p50_ms"`
+	P95     float64 `json:"p95_ms"`
+	N       int     `json:"-"`
+}
+
+// Report is Run's outcome by strategy.
+type Report map[retrieval.Strategy]Metrics
+
+// ReadTools reads tools.jsonl.
+func ReadTools(path string) ([]ToolRecord, error) {
+	var out []ToolRecord
+	err := readJSONL(path, func(line int, b []byte) error {
+		var r ToolRecord
+		if err := json.Unmarshal(b, &r); err != nil {
+			return fault.Malformed(fmt.Sprintf("%s:%d", filepath.Base(path), line), "%v", err)
+		}
+		if r.ID == "" {
+			return fault.Malformed(fmt.Sprintf("%s:%d", filepath.Base(path), line), "id is required")
+		}
+		out = append(out, r)
+		return nil
+	})
+	return out, err
+}
+
+// ReadQueries reads queries.jsonl or a history file.
+func ReadQueries(path string) ([]QueryRecord, error) {
+	var out []QueryRecord
+	err := readJSONL(path, func(line int, b []byte) error {
+		var r QueryRecord
+		if err := json.Unmarshal(b, &r); err != nil {
+			return fault.Malformed(fmt.Sprintf("%s:%d", filepath.Base(path), line), "%v", err)
+		}
+		if strings.TrimSpace(r.Query) == "" || len(r.RelevantToolIDs) == 0 {
+			return fault.Malformed(fmt.Sprintf("%s:%d", filepath.Base(path), line), "query and relevant_tool_ids are required")
+		}
+		out = append(out, r)
+		return nil
+	})
+	return out, err
+}
+
+func readJSONL(path string, each func(line int, b []byte) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("evaluation: open %s: %w", path, err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		b := sc.Bytes()
+		if len(strings.TrimSpace(string(b))) == 0 {
+			continue
+		}
+		if err := each(n, b); err != nil {
+			return fmt.Errorf("evaluation: read %s: %w", path, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("evaluation: read %s: %w", path, err)
+	}
+	return nil
+}
+
+// normQuery is the text the split hashes: lower case, single spaces.
+func normQuery(q string) string {
+	return strings.Join(strings.Fields(strings.ToLower(q)), " ")
+}
+
+// Half returns "history" or "test" for a query by an FNV-1a hash of its
+// normalised text: deterministic, and identical texts share a half.
+func Half(query string) string {
+	h := fnv.New64a()
+	h.Write([]byte(normQuery(query)))
+	if h.Sum64()%2 == 0 {
+		return "history"
+	}
+	return "test"
+}
+
+// Split writes each query line of in to history or test by Half and
+// returns how many went to each.
+func Split(queries []QueryRecord, history, test io.Writer) (int, int, error) {
+	nh, nt := 0, 0
+	for _, q := range queries {
+		b, err := json.Marshal(q)
+		if err != nil {
+			return nh, nt, fmt.Errorf("evaluation: split: %w", err)
+		}
+		w := test
+		if Half(q.Query) == "history" {
+			w, nh = history, nh+1
+		} else {
+			nt++
+		}
+		if _, err := w.Write(append(b, '\n')); err != nil {
+			return nh, nt, fmt.Errorf("evaluation: split: %w", err)
+		}
+	}
+	return nh, nt, nil
+}
+
+// hashOrder sorts queries by the hash of their text (a fixed shuffle) so a
+// Limit takes an unbiased sample.
+func hashOrder(qs []QueryRecord) {
+	key := func(s string) uint64 {
+		h := fnv.New64a()
+		h.Write([]byte("order:" + normQuery(s)))
+		return h.Sum64()
+	}
+	sort.SliceStable(qs, func(i, j int) bool { return key(qs[i].Query) < key(qs[j].Query) })
+}
+
+// Manifest maps a tool record onto a manifest: the short description is
+// the user-facing description, the full description joins it with the
+// description written for the model (both are indexed and embedded).
+func Manifest(r ToolRecord) tool.Manifest {
+	desc := strings.TrimSpace(r.Description)
+	if dm := strings.TrimSpace(r.DescriptionForModel); dm != "" && dm != desc {
+		desc = strings.TrimRight(desc, ". ") + ". " + dm
+	}
+	short := r.Description
+	if len([]rune(short)) > 100 {
+		short = string([]rune(short)[:97]) + "..."
+	}
+	name := r.Name
+	if name == "" {
+		name = r.ID
+	}
+	name = Words(name)
+	return tool.Manifest{
+		ToolID: r.ID, Name: name, Description: desc, ShortDescription: short,
+		Category: r.Category, PermissionsRequired: []string{"public"}, Status: graph.StatusActive,
+	}
+}
+
+// Words splits an identifier-like name into words at underscores, hyphens
+// and lower-to-upper case changes ("MixerBox_Translate" → "Mixer Box
+// Translate"), so that both indexes see the words a user would type.
+func Words(name string) string {
+	var b strings.Builder
+	rs := []rune(name)
+	for i, r := range rs {
+		switch {
+		case r == '_' || r == '-':
+			b.WriteByte(' ')
+			continue
+		case i > 0 && unicode.IsUpper(r) && (unicode.IsLower(rs[i-1]) || (i+1 < len(rs) && unicode.IsLower(rs[i+1]) && unicode.IsUpper(rs[i-1]))):
+			b.WriteByte(' ')
+		}
+		b.WriteRune(r)
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// memo is an embedder over precomputed query vectors; unknown texts fall
+// through to the model.
+type memo struct {
+	embed.Embedder
+	vecs map[string][]float32
+}
+
+func (m memo) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
+	if v, ok := m.vecs[text]; ok {
+		return v, nil
+	}
+	return m.Embedder.EmbedQuery(ctx, text)
+}
+
+// EmbedDocuments serves precomputed vectors and embeds the rest in one batch.
+func (m memo) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	var miss []string
+	var idx []int
+	for i, t := range texts {
+		if v, ok := m.vecs[t]; ok {
+			out[i] = v
+		} else {
+			miss, idx = append(miss, t), append(idx, i)
+		}
+	}
+	if len(miss) > 0 {
+		vs, err := m.Embedder.EmbedDocuments(ctx, miss)
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range idx {
+			out[i] = vs[j]
+		}
+	}
+	return out, nil
+}
+
+// progress draws a one-line bar.
+type progress struct {
+	w     io.Writer
+	label string
+	total int
+	last  time.Time
+}
+
+func (p *progress) set(done int) {
+	if p.w == nil || p.total == 0 {
+		return
+	}
+	if done < p.total && time.Since(p.last) < 200*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	const width = 30
+	fill := width * done / p.total
+	fmt.Fprintf(p.w, "\r%-24s [%s%s] %d/%d", p.label, strings.Repeat("=", fill), strings.Repeat(" ", width-fill), done, p.total)
+	if done >= p.total {
+		fmt.Fprintln(p.w)
+	}
+}
+
+func (o Options) embedAll(ctx context.Context, label string, texts []string) ([][]float32, error) {
+	bs := o.BatchSize
+	if bs <= 0 {
+		bs = 64
+	}
+	p := &progress{w: o.Progress, label: label, total: len(texts)}
+	out := make([][]float32, 0, len(texts))
+	for i := 0; i < len(texts); i += bs {
+		j := min(i+bs, len(texts))
+		vs, err := o.Embedder.EmbedDocuments(ctx, texts[i:j])
+		if err != nil {
+			return nil, fmt.Errorf("evaluation: embed %s: %w", label, err)
+		}
+		out = append(out, vs...)
+		p.set(len(out))
+	}
+	p.set(len(texts))
+	return out, nil
+}
+
+func (o Options) toolVectors(ctx context.Context, tools []ToolRecord, ms []tool.Manifest) ([][]float32, error) {
+	switch o.ToolText {
+	case "", "joined":
+		texts := make([]string, len(ms))
+		for i, m := range ms {
+			texts[i] = tool.EmbeddingText(m)
+		}
+		return o.embedAll(ctx, "embed tools", texts)
+	case "mean":
+		texts := make([]string, 0, 2*len(tools))
+		for i, r := range tools {
+			long := strings.TrimSpace(r.DescriptionForModel)
+			if long == "" {
+				long = ms[i].Name + ". " + r.Description
+			}
+			texts = append(texts, ms[i].Name+". "+r.Description, long)
+		}
+		vs, err := o.embedAll(ctx, "embed tools", texts)
+		if err != nil {
+			return nil, err
+		}
+		out := make([][]float32, len(tools))
+		for i := range tools {
+			a, b := graph.Normalize(vs[2*i]), graph.Normalize(vs[2*i+1])
+			sum := make([]float32, len(a))
+			for j := range a {
+				sum[j] = a[j] + b[j]
+			}
+			out[i] = graph.Normalize(sum)
+		}
+		return out, nil
+	}
+	return nil, fault.Malformed("tool-text", "must be joined or mean; got %q", o.ToolText)
+}
+
+// Run evaluates and writes a table (and with JSON, a last JSON line) to out.
+func Run(ctx context.Context, o Options, out io.Writer) (Report, error) {
+	if o.Tools == "" {
+		return nil, fault.Malformed("tools", "is required")
+	}
+	if o.Queries == "" {
+		return nil, fault.Malformed("queries", "is required")
+	}
+	if o.Embedder == nil {
+		return nil, errors.New("evaluation: no embedder")
+	}
+	if o.K <= 0 {
+		o.K = 5
+	}
+	if len(o.Strategies) == 0 {
+		o.Strategies = []retrieval.Strategy{retrieval.StrategyHybrid, retrieval.StrategySemantic, retrieval.StrategyKeyword}
+	}
+	tools, err := ReadTools(o.Tools)
+	if err != nil {
+		return nil, err
+	}
+	queries, err := ReadQueries(o.Queries)
+	if err != nil {
+		return nil, err
+	}
+	var history []QueryRecord
+	if o.History != "" {
+		if history, err = ReadQueries(o.History); err != nil {
+			return nil, err
+		}
+		// Never let a test query text be in the history.
+		seen := map[string]bool{}
+		for _, h := range history {
+			seen[normQuery(h.Query)] = true
+		}
+		kept := queries[:0]
+		for _, q := range queries {
+			if !seen[normQuery(q.Query)] {
+				kept = append(kept, q)
+			}
+		}
+		if dropped := len(queries) - len(kept); dropped > 0 && o.Progress != nil {
+			fmt.Fprintf(o.Progress, "dropped %d queries whose text is in the history\n", dropped)
+		}
+		queries = kept
+	}
+	hashOrder(queries)
+	hashOrder(history)
+	if o.Limit > 0 {
+		queries = queries[:min(o.Limit, len(queries))]
+	}
+
+	dir, err := os.MkdirTemp("", "toolsmith-eval-*")
+	if err != nil {
+		return nil, fmt.Errorf("evaluation: temp dir: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	st, err := sqlite.Open(filepath.Join(dir, "graph.db"), sqlite.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("evaluation: open store: %w", err)
+	}
+	defer st.Close()
+	if err := st.EnsureEmbedder(ctx, graph.EmbedderInfo{Model: o.Embedder.Name(), Dimension: o.Embedder.Dimension()}); err != nil {
+		return nil, fmt.Errorf("evaluation: %w", err)
+	}
+	ms := make([]tool.Manifest, len(tools))
+	for i, r := range tools {
+		ms[i] = Manifest(r)
+	}
+	tvecs, err := o.toolVectors(ctx, tools, ms)
+	if err != nil {
+		return nil, err
+	}
+	for i, m := range ms {
+		if _, err := st.UpsertTool(ctx, tool.ToGraph(m, tvecs[i])); err != nil {
+			return nil, fmt.Errorf("evaluation: index %q: %w", m.ToolID, err)
+		}
+	}
+
+	// Embed every distinct query and history text once, in batches.
+	vecs := map[string][]float32{}
+	var distinct []string
+	for _, q := range append(append([]QueryRecord{}, queries...), history...) {
+		if _, ok := vecs[q.Query]; !ok {
+			vecs[q.Query] = nil
+			distinct = append(distinct, q.Query)
+		}
+	}
+	qv, err := o.embedAll(ctx, "embed queries", distinct)
+	if err != nil {
+		return nil, err
+	}
+	for i, t := range distinct {
+		vecs[t] = qv[i]
+	}
+	emb := memo{Embedder: o.Embedder, vecs: vecs}
+	ropts := o.Retrieval
+	ropts.CacheSize, ropts.EmbedCacheSize = -1, -1
+	svc := retrieval.New(st, emb, ropts)
+	caller := access.Caller{UserID: "eval", Level: "owner", Groups: []string{access.Wildcard}}
+
+	if len(history) > 0 {
+		var evs []retrieval.Event
+		for _, h := range history {
+			for _, id := range h.RelevantToolIDs {
+				evs = append(evs, retrieval.Event{ToolID: id, Query: h.Query, Success: true, SessionID: "eval-history"})
+			}
+		}
+		p := &progress{w: o.Progress, label: "ingest history", total: len(evs)}
+		for i := 0; i < len(evs); i += 1000 {
+			j := min(i+1000, len(evs))
+			if err := svc.RecordEvents(ctx, caller, evs[i:j]); err != nil {
+				return nil, fmt.Errorf("evaluation: ingest history: %w", err)
+			}
+			p.set(j)
+		}
+	}
+
+	rep := Report{}
+	for _, strat := range o.Strategies {
+		m, err := o.runStrategy(ctx, svc, caller, strat, queries)
+		if err != nil {
+			return nil, err
+		}
+		rep[strat] = m
+	}
+	if err := write(out, o, rep, len(queries), len(history)); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+func (o Options) runStrategy(ctx context.Context, svc *retrieval.Service, caller access.Caller, strat retrieval.Strategy, queries []QueryRecord) (Metrics, error) {
+	p := &progress{w: o.Progress, label: "search " + string(strat), total: len(queries)}
+	var m Metrics
+	lat := make([]float64, 0, len(queries))
+	for i, q := range queries {
+		start := time.Now()
+		hits, _, err := svc.Rank(ctx, retrieval.Query{Text: q.Query, Strategy: strat, MaxTools: retrieval.MaxTools, Caller: caller})
+		if err != nil {
+			return Metrics{}, fmt.Errorf("evaluation: %s %q: %w", strat, q.Query, err)
+		}
+		lat = append(lat, float64(time.Since(start).Microseconds())/1000)
+		ranked := make([]string, len(hits))
+		for j, h := range hits {
+			ranked[j] = h.Tool.ID
+		}
+		s := Score(ranked, q.RelevantToolIDs, o.K)
+		m.Recall1 += s.Recall1
+		m.RecallK += s.RecallK
+		m.NDCGK += s.NDCGK
+		m.MRR += s.MRR
+		p.set(i + 1)
+	}
+	if n := float64(len(queries)); n > 0 {
+		m.Recall1, m.RecallK, m.NDCGK, m.MRR = m.Recall1/n, m.RecallK/n, m.NDCGK/n, m.MRR/n
+	}
+	m.N = len(queries)
+	m.P50, m.P95 = percentile(lat, 0.50), percentile(lat, 0.95)
+	return m, nil
+}
+
+// Score computes one query's metrics: Recall@1 and Recall@k as the fraction
+// of relevant tools found in the top 1 and top k, binary NDCG@k, and the
+// reciprocal rank of the first relevant tool (0 when none is ranked).
+func Score(ranked, relevant []string, k int) Metrics {
+	rel := map[string]bool{}
+	for _, r := range relevant {
+		rel[r] = true
+	}
+	if len(rel) == 0 {
+		return Metrics{}
+	}
+	var m Metrics
+	found := func(n int) float64 {
+		c := 0
+		for i := 0; i < n && i < len(ranked); i++ {
+			if rel[ranked[i]] {
+				c++
+			}
+		}
+		return float64(c) / float64(len(rel))
+	}
+	m.Recall1 = found(1)
+	m.RecallK = found(k)
+	var dcg, idcg float64
+	for i := 0; i < k && i < len(ranked); i++ {
+		if rel[ranked[i]] {
+			dcg += 1 / math.Log2(float64(i+2))
+		}
+	}
+	for i := 0; i < min(k, len(rel)); i++ {
+		idcg += 1 / math.Log2(float64(i+2))
+	}
+	m.NDCGK = dcg / idcg
+	for i, id := range ranked {
+		if rel[id] {
+			m.MRR = 1 / float64(i+1)
+			break
+		}
+	}
+	return m
+}
+
+func percentile(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	i := int(math.Ceil(p*float64(len(s)))) - 1
+	return s[max(0, min(i, len(s)-1))]
+}
+
+func write(out io.Writer, o Options, rep Report, nq, nh int) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "queries: %d  history: %d  k: %d  embedder: %s  (latency: ranking with the query embedding precomputed)\n", nq, nh, o.K, o.Embedder.Name())
+	fmt.Fprintf(&b, "%-10s %9s %9s %9s %9s %9s %9s\n", "strategy", "Recall@1", fmt.Sprintf("Recall@%d", o.K), fmt.Sprintf("NDCG@%d", o.K), "MRR", "p50 ms", "p95 ms")
+	for _, s := range o.Strategies {
+		m := rep[s]
+		fmt.Fprintf(&b, "%-10s %9.4f %9.4f %9.4f %9.4f %9.2f %9.2f\n", s, m.Recall1, m.RecallK, m.NDCGK, m.MRR, m.P50, m.P95)
+	}
+	if o.JSON {
+		js, err := json.Marshal(rep)
+		if err != nil {
+			return fmt.Errorf("evaluation: %w", err)
+		}
+		b.Write(js)
+		b.WriteByte('\n')
+	}
+	if _, err := io.WriteString(out, b.String()); err != nil {
+		return fmt.Errorf("evaluation: write report: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,195 @@
+package evaluation_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolsmith/toolsmith/embed"
+	"github.com/toolsmith/toolsmith/evaluation"
+	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/retrieval"
+	"github.com/toolsmith/toolsmith/retrieval/retrievaltest"
+)
+
+func TestScore(t *testing.T) {
+	tests := []struct {
+		name              string
+		ranked, relevant  []string
+		r1, r5, ndcg, mrr float64
+	}{
+		{"first", []string{"a", "b"}, []string{"a"}, 1, 1, 1, 1},
+		{"third", []string{"x", "y", "a"}, []string{"a"}, 0, 1, 0.5, 1.0 / 3},
+		{"missing", []string{"x", "y"}, []string{"a"}, 0, 0, 0, 0},
+		{"beyond k", []string{"1", "2", "3", "4", "5", "a"}, []string{"a"}, 0, 0, 0, 1.0 / 6},
+		{"half of two", []string{"a", "x"}, []string{"a", "b"}, 0.5, 0.5, 1 / (1 + 1/math.Log2(3)), 1},
+		{"both of two", []string{"b", "a"}, []string{"a", "b"}, 0.5, 1, 1, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := evaluation.Score(tc.ranked, tc.relevant, 5)
+			for _, c := range []struct{ got, want float64 }{{m.Recall1, tc.r1}, {m.RecallK, tc.r5}, {m.NDCGK, tc.ndcg}, {m.MRR, tc.mrr}} {
+				if math.Abs(c.got-c.want) > 1e-9 {
+					t.Fatalf("metrics %+v, want r1 %v r5 %v ndcg %v mrr %v", m, tc.r1, tc.r5, tc.ndcg, tc.mrr)
+				}
+			}
+		})
+	}
+}
+
+func TestSplitIsDeterministicAndDisjoint(t *testing.T) {
+	var qs []evaluation.QueryRecord
+	for _, q := range []string{"alpha one", "Alpha  ONE", "beta two", "gamma three", "delta four", "epsilon five", "zeta six", "eta seven"} {
+		qs = append(qs, evaluation.QueryRecord{Query: q, RelevantToolIDs: []string{"x"}})
+	}
+	var h1, t1, h2, t2 bytes.Buffer
+	nh, nt, err := evaluation.Split(qs, &h1, &t1)
+	if err != nil || nh+nt != len(qs) {
+		t.Fatalf("split %d+%d, %v", nh, nt, err)
+	}
+	if _, _, err := evaluation.Split(qs, &h2, &t2); err != nil || h1.String() != h2.String() || t1.String() != t2.String() {
+		t.Fatal("split is not deterministic")
+	}
+	if nh == 0 || nt == 0 {
+		t.Fatalf("degenerate split %d/%d", nh, nt)
+	}
+	if evaluation.Half("alpha one") != evaluation.Half("Alpha  ONE") {
+		t.Fatal("texts equal after normalisation landed in different halves")
+	}
+	hist := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(h1.String()), "\n") {
+		var q evaluation.QueryRecord
+		_ = json.Unmarshal([]byte(l), &q)
+		hist[strings.ToLower(strings.Join(strings.Fields(q.Query), " "))] = true
+	}
+	for _, l := range strings.Split(strings.TrimSpace(t1.String()), "\n") {
+		var q evaluation.QueryRecord
+		_ = json.Unmarshal([]byte(l), &q)
+		if hist[strings.ToLower(strings.Join(strings.Fields(q.Query), " "))] {
+			t.Fatalf("%q is in both halves", q.Query)
+		}
+	}
+}
+
+func TestWords(t *testing.T) {
+	for in, want := range map[string]string{
+		"MixerBox_Translate_AI_language_tutor": "Mixer Box Translate AI language tutor",
+		"ResearchHelper":                       "Research Helper",
+		"ChatOCR":                              "Chat OCR",
+		"airqualityforeast":                    "airqualityforeast",
+		"ph_ai_news_query":                     "ph ai news query",
+	} {
+		if got := evaluation.Words(in); got != want {
+			t.Errorf("Words(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestParseWeights(t *testing.T) {
+	w, err := evaluation.ParseWeights("semantic=0.9, usage=0")
+	if err != nil || w.Semantic != 0.9 || w.Usage != 0 || w.Keyword != retrieval.DefaultWeights().Keyword {
+		t.Fatalf("weights %+v, %v", w, err)
+	}
+	for _, bad := range []string{"semantic", "nope=1", "keyword=-1", "keyword=x"} {
+		if _, err := evaluation.ParseWeights(bad); !errors.Is(err, fault.ErrMalformed) {
+			t.Errorf("%q: err = %v", bad, err)
+		}
+	}
+}
+
+func writeLines(t *testing.T, path string, v ...any) {
+	t.Helper()
+	var b bytes.Buffer
+	for _, x := range v {
+		js, _ := json.Marshal(x)
+		b.Write(append(js, '\n'))
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRunWithHistory indexes a tiny set, then shows that history teaches
+// the usage signal a vocabulary the tool descriptions never use.
+func TestRunWithHistory(t *testing.T) {
+	dir := t.TempDir()
+	tools := filepath.Join(dir, "tools.jsonl")
+	queries := filepath.Join(dir, "queries.jsonl")
+	history := filepath.Join(dir, "history.jsonl")
+	writeLines(t, tools,
+		evaluation.ToolRecord{ID: "WeatherNow", Name: "WeatherNow", Description: "Current weather and forecast for a city.", Category: "plugin"},
+		evaluation.ToolRecord{ID: "FxRates", Name: "FxRates", Description: "Currency exchange rates and conversion.", Category: "plugin", DescriptionForModel: "Convert money between currencies."},
+		evaluation.ToolRecord{ID: "ChefBot", Name: "ChefBot", Description: "Recipes and cooking instructions.", Category: "plugin"},
+		evaluation.ToolRecord{ID: "MapsPro", Name: "MapsPro", Description: "Directions and travel routes.", Category: "plugin"},
+	)
+	writeLines(t, queries,
+		evaluation.QueryRecord{Query: "what is the weather forecast in Paris", RelevantToolIDs: []string{"WeatherNow"}},
+		evaluation.QueryRecord{Query: "convert dollars to euros currency", RelevantToolIDs: []string{"FxRates"}},
+		evaluation.QueryRecord{Query: "umbrella tomorrow drizzle", RelevantToolIDs: []string{"WeatherNow"}},
+		evaluation.QueryRecord{Query: "lasagna recipe and weather", RelevantToolIDs: []string{"ChefBot", "WeatherNow"}},
+	)
+	writeLines(t, history,
+		evaluation.QueryRecord{Query: "need an umbrella for the drizzle", RelevantToolIDs: []string{"WeatherNow"}},
+		evaluation.QueryRecord{Query: "drizzle umbrella outlook tomorrow", RelevantToolIDs: []string{"WeatherNow"}},
+		evaluation.QueryRecord{Query: "what is the weather forecast in Paris", RelevantToolIDs: []string{"WeatherNow"}},
+	)
+	var emb embed.Model = retrievaltest.Words{Dim: 256}
+	run := func(hist string) (evaluation.Report, string) {
+		var out, progress bytes.Buffer
+		rep, err := evaluation.Run(context.Background(), evaluation.Options{Tools: tools, Queries: queries, History: hist, Embedder: emb, JSON: true, Progress: &progress}, &out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(progress.String(), "search hybrid") {
+			t.Fatalf("no progress bar: %q", progress.String())
+		}
+		return rep, out.String()
+	}
+	zero, out := run("")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var last map[string]map[string]float64
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
+		t.Fatalf("last line is not JSON: %q: %v", lines[len(lines)-1], err)
+	}
+	for _, s := range []string{"hybrid", "semantic", "keyword"} {
+		m, ok := last[s]
+		if !ok {
+			t.Fatalf("JSON lacks %s: %v", s, last)
+		}
+		for _, k := range []string{"recall@1", "recall@5", "ndcg@5", "mrr", "p50_ms", "p95_ms"} {
+			if _, ok := m[k]; !ok {
+				t.Fatalf("%s lacks %s", s, k)
+			}
+		}
+	}
+	if !strings.Contains(out, "Recall@1") || zero[retrieval.StrategyHybrid].N != 4 {
+		t.Fatalf("table:\n%s", out)
+	}
+	withHist, out := run(history)
+	// The history's copy of a test query text is dropped from the test set.
+	if n := withHist[retrieval.StrategyHybrid].N; n != 3 {
+		t.Fatalf("evaluated %d queries, want 3 (one shared with history)\n%s", n, out)
+	}
+	if withHist[retrieval.StrategyHybrid].MRR < 0.99*withHist[retrieval.StrategySemantic].MRR || withHist[retrieval.StrategyHybrid].Recall1 < 2.0/3 {
+		t.Fatalf("history did not help hybrid:\n%s", out)
+	}
+}
+
+func TestRunRejectsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.jsonl")
+	_ = os.WriteFile(bad, []byte("{\"query\": \"x\"}\n"), 0o644)
+	emb := retrievaltest.Words{Dim: 16}
+	if _, err := evaluation.Run(context.Background(), evaluation.Options{Queries: bad, Embedder: emb}, &bytes.Buffer{}); !errors.Is(err, fault.ErrMalformed) {
+		t.Fatalf("missing tools: %v", err)
+	}
+	if _, err := evaluation.ReadQueries(bad); !errors.Is(err, fault.ErrMalformed) {
+		t.Fatalf("query without relevant ids: %v", err)
+	}
+}

@@ -1,0 +1,134 @@
+package config_test
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolsmith/toolsmith/internal/config"
+)
+
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestParseDefaults(t *testing.T) {
+	cfg, rest, err := config.Parse("dev", config.FlagsServe|config.FlagsDemo, []string{"extra"}, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DataDir != config.DefaultDataDir || cfg.HTTPAddr != "127.0.0.1:8080" || cfg.Store != "sqlite" || cfg.Embedder != "use-lite" || cfg.NoDemo {
+		t.Fatalf("defaults: %+v", cfg)
+	}
+	if want := filepath.Join(config.DefaultDataDir, "models", "use-lite-0.2.0"); cfg.ModelDir != want {
+		t.Fatalf("model dir %q, want %q", cfg.ModelDir, want)
+	}
+	if cfg.StorePath() != filepath.Join(config.DefaultDataDir, "toolsmith.db") {
+		t.Fatalf("store path %q", cfg.StorePath())
+	}
+	if len(rest) != 1 || rest[0] != "extra" {
+		t.Fatalf("rest %v", rest)
+	}
+}
+
+func TestParsePrecedence(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		env   map[string]string
+		check func(config.Config) bool
+	}{
+		{"env sets data dir and model dir follows", nil, map[string]string{"TOOLSMITH_DATA_DIR": "/d"},
+			func(c config.Config) bool {
+				return c.DataDir == "/d" && c.ModelDir == filepath.Join("/d", "models", "use-lite-0.2.0")
+			}},
+		{"flag beats env", []string{"--http-addr", "127.0.0.1:9"}, map[string]string{"TOOLSMITH_HTTP_ADDR": "127.0.0.1:7"},
+			func(c config.Config) bool { return c.HTTPAddr == "127.0.0.1:9" }},
+		{"explicit model dir env", nil, map[string]string{"TOOLSMITH_MODEL_DIR": "/m"},
+			func(c config.Config) bool { return c.ModelDir == "/m" }},
+		{"bool env", nil, map[string]string{"TOOLSMITH_NO_DEMO": "true"},
+			func(c config.Config) bool { return c.NoDemo }},
+		{"neo4j from env", []string{"--store=neo4j"}, map[string]string{"TOOLSMITH_NEO4J_URI": "neo4j://h:7687", "TOOLSMITH_NEO4J_PASSWORD": "pw"},
+			func(c config.Config) bool {
+				return c.Store == "neo4j" && c.Neo4j.URI == "neo4j://h:7687" && c.Neo4j.Password == "pw" && c.Neo4j.User == "neo4j"
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, _, err := config.Parse("dev", config.FlagsServe|config.FlagsDemo, tt.args, env(tt.env), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tt.check(cfg) {
+				t.Fatalf("unexpected config %+v", cfg)
+			}
+		})
+	}
+}
+
+func TestParseErrorsNameTheFlag(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want []string
+	}{
+		{"neo4j without uri", []string{"--store", "neo4j"}, nil, []string{"--neo4j-uri", "TOOLSMITH_NEO4J_URI"}},
+		{"bad neo4j scheme", []string{"--store", "neo4j", "--neo4j-uri", "http://x"}, nil, []string{"--neo4j-uri"}},
+		{"unknown store", []string{"--store", "mongo"}, nil, []string{"--store", `"mongo"`}},
+		{"unknown embedder", []string{"--embedder", "bert"}, nil, []string{"--embedder"}},
+		{"ollama without model", []string{"--embedder", "ollama"}, nil, []string{"--embedder-model"}},
+		{"bad url", []string{"--embedder", "openai", "--embedder-model", "m", "--embedder-url", "ftp://x"}, nil, []string{"--embedder-url", "--embedder-api-key"}},
+		{"bad addr", []string{"--http-addr", "localhost"}, nil, []string{"--http-addr"}},
+		{"bad port", []string{"--http-addr", "localhost:http"}, nil, []string{"--http-addr"}},
+		{"bad level", []string{"--log-level", "loud"}, nil, []string{"--log-level"}},
+		{"bad env bool", nil, map[string]string{"TOOLSMITH_NO_DEMO": "maybe"}, []string{"TOOLSMITH_NO_DEMO", "--no-demo"}},
+		{"unknown flag", []string{"--nope"}, nil, []string{"nope"}},
+		{"two problems at once", []string{"--store", "x", "--embedder", "y"}, nil, []string{"--store", "--embedder"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := config.Parse("dev", config.FlagsServe|config.FlagsDemo, tt.args, env(tt.env), io.Discard)
+			if !errors.Is(err, config.ErrInvalid) {
+				t.Fatalf("err %v, want ErrInvalid", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %s", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestFlagGroups(t *testing.T) {
+	// model fetch accepts --model-dir but not --store.
+	if _, _, err := config.Parse("model fetch", config.FlagsModel, []string{"--model-dir", "/m"}, nil, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := config.Parse("model fetch", config.FlagsModel, []string{"--store", "sqlite"}, nil, io.Discard); !errors.Is(err, config.ErrInvalid) {
+		t.Fatalf("--store on model fetch: %v", err)
+	}
+	// api has no --no-demo.
+	if _, _, err := config.Parse("api", config.FlagsServe, []string{"--no-demo"}, nil, io.Discard); !errors.Is(err, config.ErrInvalid) {
+		t.Fatalf("--no-demo on api: %v", err)
+	}
+	// Env variables of flags a command lacks are ignored.
+	if _, _, err := config.Parse("api", config.FlagsServe, nil, env(map[string]string{"TOOLSMITH_NO_DEMO": "maybe"}), io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := config.Parse("api", config.FlagsServe, []string{"-h"}, nil, io.Discard); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("-h: %v", err)
+	}
+}
+
+func TestLevel(t *testing.T) {
+	c := config.Default()
+	c.LogLevel = "debug"
+	if l, err := c.Level(); err != nil || l.String() != "DEBUG" {
+		t.Fatalf("%v %v", l, err)
+	}
+}

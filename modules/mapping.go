@@ -1,0 +1,133 @@
+package modules
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/toolsmith/toolsmith/internal/fault"
+)
+
+// Mapping is how a caller's inputs were fitted to a tool's inputSchema.
+type Mapping struct {
+	// Arguments are the inputs under the tool's own parameter names.
+	Arguments map[string]any `json:"arguments"`
+	// Renamed maps a tool parameter to the input name it was taken from, for
+	// every parameter matched case- and separator-insensitively.
+	Renamed map[string]string `json:"renamed,omitempty"`
+	// Unused lists inputs that match no parameter of a schema that forbids
+	// additional properties; they are left out rather than sent.
+	Unused []string `json:"unused,omitempty"`
+}
+
+// MapInputs fits inputs to a tool's inputSchema without guessing: a parameter
+// takes the input of exactly the same name, else the one input whose name is
+// equal ignoring case, '_', '-' and spaces ("fromCurrency" ↔ "from_currency").
+// Two inputs competing for one parameter, or a required parameter with no
+// input, is an error wrapping ErrSchemaMismatch and fault.ErrInvalid. Types
+// are not coerced here: the caller validates the result against the schema,
+// which turns a string where a number is wanted into a mismatch.
+//
+// A schema without properties (or no schema) passes the inputs through.
+func MapInputs(inputSchema json.RawMessage, inputs map[string]any) (Mapping, error) {
+	var s struct {
+		Properties           map[string]json.RawMessage `json:"properties"`
+		Required             []string                   `json:"required"`
+		AdditionalProperties json.RawMessage            `json:"additionalProperties"`
+	}
+	if len(inputSchema) > 0 {
+		if err := json.Unmarshal(inputSchema, &s); err != nil {
+			return Mapping{}, fmt.Errorf("modules: map inputs: inputSchema: %w", err)
+		}
+	}
+	out := Mapping{Arguments: map[string]any{}}
+	if len(s.Properties) == 0 {
+		for k, v := range inputs {
+			out.Arguments[k] = v
+		}
+		return out, nil
+	}
+	params := make([]string, 0, len(s.Properties))
+	for p := range s.Properties {
+		params = append(params, p)
+	}
+	slices.Sort(params)
+	names := make([]string, 0, len(inputs))
+	for n := range inputs {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+
+	verr := &fault.ValidationError{}
+	used := map[string]bool{}
+	for _, p := range params {
+		if v, ok := inputs[p]; ok {
+			out.Arguments[p] = v
+			used[p] = true
+		}
+	}
+	for _, p := range params {
+		if _, done := out.Arguments[p]; done {
+			continue
+		}
+		var match []string
+		for _, n := range names {
+			if !used[n] && normalize(n) == normalize(p) {
+				match = append(match, n)
+			}
+		}
+		switch len(match) {
+		case 0:
+		case 1:
+			out.Arguments[p] = inputs[match[0]]
+			used[match[0]] = true
+			if out.Renamed == nil {
+				out.Renamed = map[string]string{}
+			}
+			out.Renamed[p] = match[0]
+		default:
+			verr.Add("inputs."+p, "ambiguous: inputs %s all match parameter %q", strings.Join(match, ", "), p)
+		}
+	}
+	for _, r := range s.Required {
+		if _, ok := out.Arguments[r]; !ok && !slices.ContainsFunc(verr.Fields, func(f fault.FieldError) bool { return f.Path == "inputs."+r }) {
+			verr.Add("inputs."+r, "required by the tool's inputSchema but not provided (inputs: %s)", listOrNone(names))
+		}
+	}
+	closed := strings.TrimSpace(string(s.AdditionalProperties)) == "false"
+	for _, n := range names {
+		if used[n] {
+			continue
+		}
+		if closed {
+			out.Unused = append(out.Unused, n)
+			continue
+		}
+		out.Arguments[n] = inputs[n]
+	}
+	if err := verr.Err(); err != nil {
+		return out, fmt.Errorf("%w: %w", ErrSchemaMismatch, err)
+	}
+	return out, nil
+}
+
+func normalize(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '_', '-', ' ', '.':
+			return -1
+		}
+		if r >= 'A' && r <= 'Z' {
+			return r + ('a' - 'A')
+		}
+		return r
+	}, s)
+}
+
+func listOrNone(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, ", ")
+}

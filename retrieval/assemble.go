@@ -1,0 +1,460 @@
+package retrieval
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
+)
+
+// Phase is a progressive-disclosure conversation phase (seed 01 §6).
+type Phase string
+
+// Phases. PhaseNone is a plain search: index, detailed manifests and
+// pairings within the default budget.
+const (
+	PhaseNone            Phase = ""
+	PhaseInitialPlanning Phase = "initial_planning"
+	PhaseToolSelection   Phase = "tool_selection"
+	PhaseExecutionPrep   Phase = "execution_prep"
+	PhaseErrorRecovery   Phase = "error_recovery"
+)
+
+// ParsePhase reads a phase parameter.
+func ParsePhase(s string) (Phase, error) {
+	switch p := Phase(strings.ToLower(strings.TrimSpace(s))); p {
+	case PhaseNone, PhaseInitialPlanning, PhaseToolSelection, PhaseExecutionPrep, PhaseErrorRecovery:
+		return p, nil
+	}
+	return "", fault.Malformed("phase", "must be initial_planning, tool_selection, execution_prep or error_recovery; got %q", s)
+}
+
+// PhaseConfig is what a phase puts in the context (seed 01 §6.2) and its
+// token budget (the upper end of §6.1's range; PhaseNone uses §4.4's sum).
+type PhaseConfig struct {
+	IncludeIndex         bool `json:"includeLightweightIndex"`
+	IncludeDetailed      bool `json:"includeDetailedManifests"`
+	MaxTools             int  `json:"maxTools"`
+	IncludeExamples      bool `json:"includeExamples"`
+	IncludeRelationships bool `json:"includeRelationships"`
+	IncludeErrorPatterns bool `json:"includeErrorPatterns"`
+	IncludeAlternatives  bool `json:"includeAlternatives"`
+	TokenBudget          int  `json:"tokenBudget"`
+}
+
+// PhaseConfigFor returns a phase's configuration; maxTools (the query's)
+// caps the phase's own MaxTools, includeExamples applies to PhaseNone.
+func PhaseConfigFor(p Phase, maxTools int, includeExamples bool) PhaseConfig {
+	switch p {
+	case PhaseInitialPlanning:
+		return PhaseConfig{IncludeIndex: true, TokenBudget: 3000}
+	case PhaseToolSelection:
+		return PhaseConfig{IncludeIndex: true, IncludeDetailed: true, MaxTools: min(maxTools, 3), IncludeExamples: true, TokenBudget: 8000}
+	case PhaseExecutionPrep:
+		return PhaseConfig{IncludeDetailed: true, MaxTools: min(maxTools, 5), IncludeRelationships: true, TokenBudget: 4000}
+	case PhaseErrorRecovery:
+		return PhaseConfig{IncludeDetailed: true, MaxTools: min(maxTools, 3), IncludeErrorPatterns: true, IncludeAlternatives: true, TokenBudget: 5000}
+	}
+	return PhaseConfig{IncludeIndex: true, IncludeDetailed: true, MaxTools: maxTools, IncludeExamples: includeExamples, IncludeRelationships: true, TokenBudget: 16000}
+}
+
+// TokenEstimator names EstimateTokens' heuristic.
+const TokenEstimator = "chars/4"
+
+// EstimateTokens estimates the tokens of text as ⌈runes/4⌉, the usual rule
+// of thumb for BPE tokenisers on English and JSON. langchaingo's
+// llms.CountTokens needs tiktoken's BPE files, which it downloads on first
+// use, so it cannot run offline.
+func EstimateTokens(text string) int {
+	return (utf8.RuneCountInString(text) + 3) / 4
+}
+
+// IndexEntry is one line of the lightweight index (seed 01 §8.1).
+type IndexEntry struct {
+	ToolID           string   `json:"toolId"`
+	Verb             string   `json:"verb"`
+	ShortDescription string   `json:"shortDescription"`
+	Category         string   `json:"category"`
+	Tags             []string `json:"tags"`
+	RequiredParams   []string `json:"requiredParams"`
+	OptionalParams   []string `json:"optionalParams"`
+	Complexity       string   `json:"complexity,omitempty"`
+}
+
+// DetailedTool is a retrieved tool's full manifest with its examples,
+// visible relationships and, in error recovery, its error patterns.
+type DetailedTool struct {
+	ToolID        string         `json:"toolId"`
+	Manifest      map[string]any `json:"manifest"`
+	Examples      []any          `json:"examples"`
+	Relationships map[string]any `json:"relationships,omitempty"`
+	CommonErrors  []any          `json:"commonErrors,omitempty"`
+}
+
+// AssembledTools is the context handed to the LLM.
+type AssembledTools struct {
+	Config PhaseConfig `json:"config"`
+	// Index is the lightweight index: ranked tools first, then the rest of
+	// the visible catalogue by id, as far as the budget allows.
+	Index      []IndexEntry   `json:"lightweightIndex"`
+	IndexTotal int            `json:"indexTotal"`
+	Detailed   []DetailedTool `json:"detailedTools"`
+	total      int
+}
+
+// catalogue is a caller's visible tool list with the estimated tokens of
+// all their manifests (the "send everything" baseline).
+type catalogue struct {
+	tools  []graph.ToolSummary
+	tokens int
+}
+
+func (s *Service) catalogue(ctx context.Context, caller access.Caller, category string) (catalogue, error) {
+	key := caller.Hash() + "|" + category
+	s.tokMu.Lock()
+	if s.catalogues == nil {
+		s.catalogues = newLRU[catalogue](64)
+	}
+	cat, ok := s.catalogues.get(key)
+	s.tokMu.Unlock()
+	if ok {
+		return cat, nil
+	}
+	f := caller.Filter()
+	if category != "" {
+		f.Categories = []string{category}
+	}
+	after := ""
+	for {
+		page, err := s.store.ListTools(ctx, graph.ListQuery{After: after, Limit: 1000, Filter: f})
+		if err != nil {
+			return catalogue{}, fmt.Errorf("retrieval: list tools: %w", err)
+		}
+		for _, t := range page.Items {
+			if !caller.Allows(&t) {
+				continue
+			}
+			n, err := s.manifestTokens(ctx, t.ID)
+			if err != nil {
+				return catalogue{}, err
+			}
+			cat.tools = append(cat.tools, t)
+			cat.tokens += n
+		}
+		if page.Next == "" {
+			break
+		}
+		after = page.Next
+	}
+	s.tokMu.Lock()
+	s.catalogues.put(key, cat)
+	s.tokMu.Unlock()
+	return cat, nil
+}
+
+// manifestTokens is the estimated size of a tool's manifest, memoised until
+// the tool changes.
+func (s *Service) manifestTokens(ctx context.Context, id string) (int, error) {
+	s.tokMu.Lock()
+	n, ok := s.tokens[id]
+	s.tokMu.Unlock()
+	if ok {
+		return n, nil
+	}
+	t, err := s.store.GetTool(ctx, id)
+	if err != nil {
+		return 0, fmt.Errorf("retrieval: manifest tokens %q: %w", id, err)
+	}
+	n = EstimateTokens(string(t.Manifest))
+	s.tokMu.Lock()
+	s.tokens[id] = n
+	s.tokMu.Unlock()
+	return n, nil
+}
+
+func indexEntry(t graph.ToolSummary) IndexEntry {
+	return IndexEntry{ToolID: t.ID, Verb: t.Verb, ShortDescription: t.ShortDescription, Category: t.Category,
+		Tags: nonNil(t.Tags), RequiredParams: nonNil(t.RequiredParams), OptionalParams: nonNil(t.OptionalParams), Complexity: t.Complexity}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// assemble fills res.Context and the token metadata for the phase.
+func (s *Service) assemble(ctx context.Context, q Query, cfg PhaseConfig, res *Result) error {
+	cat, err := s.catalogue(ctx, q.Caller, q.Category)
+	if err != nil {
+		return err
+	}
+	a := AssembledTools{Config: cfg, Index: []IndexEntry{}, Detailed: []DetailedTool{}, total: len(cat.tools)}
+	budget := cfg.TokenBudget
+	used := EstimateTokens(markdownHeader(len(cat.tools)))
+	if cfg.IncludeDetailed {
+		detailBudget := budget
+		if cfg.IncludeIndex {
+			detailBudget = budget * 2 / 3
+		}
+		for i, h := range res.Hits {
+			if i >= cfg.MaxTools {
+				break
+			}
+			t, err := s.store.GetTool(ctx, h.Tool.ID)
+			if err != nil {
+				return fmt.Errorf("retrieval: assemble %q: %w", h.Tool.ID, err)
+			}
+			d, err := s.detailed(ctx, t, cfg, q.Caller)
+			if err != nil {
+				return err
+			}
+			n := EstimateTokens(renderDetailed(d))
+			if len(a.Detailed) > 0 && used+n > detailBudget {
+				break
+			}
+			used += n
+			a.Detailed = append(a.Detailed, d)
+		}
+	}
+	if cfg.IncludeIndex {
+		seen := map[string]bool{}
+		addEntry := func(t graph.ToolSummary) bool {
+			if seen[t.ID] {
+				return true
+			}
+			e := indexEntry(t)
+			n := EstimateTokens(renderIndexEntry(e))
+			if used+n > budget {
+				return false
+			}
+			seen[t.ID] = true
+			used += n
+			a.Index = append(a.Index, e)
+			return true
+		}
+		full := true
+		for _, h := range res.Hits {
+			if full = addEntry(h.Tool); !full {
+				break
+			}
+		}
+		for i := 0; full && i < len(cat.tools); i++ {
+			full = addEntry(cat.tools[i])
+		}
+	}
+	a.IndexTotal = len(cat.tools)
+	res.Context = a
+	used = EstimateTokens(a.Markdown())
+	res.Metadata.TotalToolsAvailable = len(cat.tools)
+	res.Metadata.TokensUsed = used
+	res.Metadata.TokensAllManifests = cat.tokens
+	res.Metadata.TokenBudget = budget
+	res.Metadata.TokenEstimator = TokenEstimator
+	if cat.tokens > 0 {
+		res.Metadata.TokenReduction = 1 - float64(used)/float64(cat.tokens)
+	}
+	return nil
+}
+
+// manifestMap decodes a manifest for display, without its relationships
+// block (which may name tools the caller cannot see; visible relationships
+// are reported separately) and without examples (reported separately).
+func manifestMap(t graph.Tool) map[string]any {
+	m := map[string]any{}
+	if len(t.Manifest) > 0 {
+		if err := json.Unmarshal(t.Manifest, &m); err != nil {
+			m = map[string]any{}
+		}
+	}
+	delete(m, "relationships")
+	delete(m, "examples")
+	return m
+}
+
+func rawList(t graph.Tool, field string) []any {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(t.Manifest, &m); err != nil {
+		return []any{}
+	}
+	var out []any
+	if err := json.Unmarshal(m[field], &out); err != nil || out == nil {
+		return []any{}
+	}
+	return out
+}
+
+// visibleRelations lists the caller-visible tools related to t by kind.
+func (s *Service) visibleRelations(ctx context.Context, t graph.Tool, kind graph.RelKind, caller access.Caller) ([]map[string]any, error) {
+	out := []map[string]any{}
+	if kind != graph.RelAlternative && !slices.ContainsFunc(t.Relations, func(r graph.Relation) bool { return r.Kind == kind }) {
+		// DEPENDS_ON and PAIRS_WITH are outgoing edges, all listed in
+		// t.Relations: no edge of the kind, no query. ALTERNATIVE_TO is
+		// symmetric, so incoming edges need the store.
+		return out, nil
+	}
+	hits, err := s.store.Related(ctx, t.ID, kind, MaxRelated, caller.Filter())
+	if err != nil {
+		return nil, fmt.Errorf("retrieval: related %q: %w", t.ID, err)
+	}
+	for _, h := range hits {
+		if !caller.Allows(&h.Tool) {
+			continue
+		}
+		e := map[string]any{"toolId": h.Tool.ID, "shortDescription": h.Tool.ShortDescription}
+		if kind == graph.RelPairsWith {
+			e["cooccurrenceScore"] = h.Score
+			for _, r := range t.Relations {
+				if r.Kind == kind && r.Target == h.Tool.ID && r.Sequence != "" {
+					e["typicalSequence"] = r.Sequence
+				}
+			}
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func (s *Service) detailed(ctx context.Context, t graph.Tool, cfg PhaseConfig, caller access.Caller) (DetailedTool, error) {
+	d := DetailedTool{ToolID: t.ID, Manifest: manifestMap(t), Examples: []any{}}
+	if cfg.IncludeExamples {
+		d.Examples = rawList(t, "examples")
+	}
+	if cfg.IncludeRelationships || cfg.IncludeAlternatives {
+		d.Relationships = map[string]any{}
+		kinds := map[string]graph.RelKind{}
+		if cfg.IncludeRelationships {
+			kinds["commonPairings"] = graph.RelPairsWith
+			kinds["dependencies"] = graph.RelDependsOn
+		}
+		if cfg.IncludeAlternatives {
+			kinds["alternatives"] = graph.RelAlternative
+		}
+		for name, kind := range kinds {
+			rel, err := s.visibleRelations(ctx, t, kind, caller)
+			if err != nil {
+				return DetailedTool{}, err
+			}
+			d.Relationships[name] = rel
+		}
+	}
+	if cfg.IncludeErrorPatterns {
+		d.CommonErrors = rawList(t, "commonErrors")
+	} else {
+		delete(d.Manifest, "commonErrors")
+	}
+	return d, nil
+}
+
+func manifestView(t graph.Tool, examples bool) ManifestView {
+	mv := ManifestView{ToolID: t.ID, Summary: t.ToolSummary, Manifest: manifestMap(t), Examples: []any{}}
+	if examples {
+		mv.Examples = rawList(t, "examples")
+	}
+	return mv
+}
+
+func markdownHeader(total int) string {
+	return fmt.Sprintf("# Available Tools (Lightweight Index)\nTotal Tools: %d\n\n", total)
+}
+
+func renderIndexEntry(e IndexEntry) string {
+	return fmt.Sprintf("- **%s** (%s): %s\n  Categories: %s | Tags: %s\n  Required: %s | Optional: %s\n",
+		e.ToolID, e.Verb, e.ShortDescription, e.Category, strings.Join(e.Tags, ", "),
+		strings.Join(e.RequiredParams, ", "), strings.Join(e.OptionalParams, ", "))
+}
+
+func renderDetailed(d DetailedTool) string {
+	var b strings.Builder
+	b.WriteString("## " + d.ToolID + "\n")
+	js, _ := json.MarshalIndent(d.Manifest, "", "  ")
+	b.WriteString("```json\n" + string(js) + "\n```\n")
+	if len(d.Examples) > 0 {
+		js, _ := json.MarshalIndent(d.Examples, "", "  ")
+		b.WriteString("\n### Usage Examples\n```json\n" + string(js) + "\n```\n")
+	}
+	if len(d.Relationships) > 0 {
+		b.WriteString("\n### Common Patterns\n")
+		for _, name := range []string{"commonPairings", "dependencies", "alternatives"} {
+			rel, ok := d.Relationships[name].([]map[string]any)
+			if !ok || len(rel) == 0 {
+				continue
+			}
+			for _, r := range rel {
+				line := fmt.Sprintf("- %s: %v", name, r["toolId"])
+				if seq, ok := r["typicalSequence"]; ok {
+					line += fmt.Sprintf(" (%v)", seq)
+				}
+				b.WriteString(line + "\n")
+			}
+		}
+	}
+	if len(d.CommonErrors) > 0 {
+		js, _ := json.MarshalIndent(d.CommonErrors, "", "  ")
+		b.WriteString("\n### Common Errors\n```json\n" + string(js) + "\n```\n")
+	}
+	return b.String()
+}
+
+// Markdown renders the context in seed 01 §4.4's LLM format.
+func (a AssembledTools) Markdown() string {
+	var b strings.Builder
+	if a.Config.IncludeIndex {
+		b.WriteString(markdownHeader(a.total))
+		if len(a.Index) < a.total {
+			fmt.Fprintf(&b, "(showing %d of %d within the token budget; ranked tools first)\n\n", len(a.Index), a.total)
+		}
+		for _, e := range a.Index {
+			b.WriteString(renderIndexEntry(e))
+		}
+		b.WriteString("\n---\n\n")
+	}
+	if a.Config.IncludeDetailed {
+		b.WriteString("# Detailed Tool Manifests (Retrieved for this query)\n")
+		fmt.Fprintf(&b, "Retrieved %d relevant tools:\n\n", len(a.Detailed))
+		for _, d := range a.Detailed {
+			b.WriteString(renderDetailed(d))
+			b.WriteString("\n")
+		}
+		b.WriteString("---\n")
+	}
+	return b.String()
+}
+
+// OpenAIFunction is one tool in OpenAI function-calling format (seed 02).
+type OpenAIFunction struct {
+	Type     string         `json:"type"`
+	Function OpenAIFuncSpec `json:"function"`
+}
+
+// OpenAIFuncSpec is the function part of OpenAIFunction.
+type OpenAIFuncSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// OpenAI renders the detailed tools as OpenAI function-calling definitions:
+// the tool id as name, the description, and the input schema as parameters
+// (an empty object schema when the tool has none).
+func (a AssembledTools) OpenAI() []OpenAIFunction {
+	out := make([]OpenAIFunction, 0, len(a.Detailed))
+	for _, d := range a.Detailed {
+		desc, _ := d.Manifest["description"].(string)
+		params := json.RawMessage(`{"type":"object","properties":{},"required":[]}`)
+		if schema, ok := d.Manifest["inputSchema"]; ok && schema != nil {
+			if js, err := json.Marshal(schema); err == nil {
+				params = js
+			}
+		}
+		out = append(out, OpenAIFunction{Type: "function", Function: OpenAIFuncSpec{Name: d.ToolID, Description: desc, Parameters: params}})
+	}
+	return out
+}

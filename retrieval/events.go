@@ -1,0 +1,122 @@
+package retrieval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
+)
+
+// Event is one use of a tool: the query (or verb text) it served, in a
+// session, and whether it succeeded. It is the single input of learning
+// from use: the session events endpoint, the usage batch endpoint and
+// `toolsmith eval --history` all go through RecordEvents.
+type Event struct {
+	ToolID    string    `json:"toolId"`
+	SessionID string    `json:"sessionId,omitempty"`
+	UserID    string    `json:"userId,omitempty"`
+	Query     string    `json:"query,omitempty"`
+	Success   bool      `json:"success"`
+	LatencyMs int64     `json:"latencyMs,omitempty"`
+	At        time.Time `json:"at,omitempty"`
+}
+
+// MaxEvents bounds one RecordEvents call.
+const MaxEvents = 10000
+
+// RecordEvents validates events, checks that the caller may see every tool
+// named, embeds the queries of successful events in one batch (they feed the
+// tools' usage centroids) and writes them atomically. Ranking evidence
+// changed, so the result cache is cleared.
+func (s *Service) RecordEvents(ctx context.Context, caller access.Caller, events []Event) error {
+	if len(events) == 0 {
+		return fault.Malformed("events", "must not be empty")
+	}
+	if len(events) > MaxEvents {
+		return fault.Malformed("events", "at most %d events per call, got %d", MaxEvents, len(events))
+	}
+	verr := &fault.ValidationError{}
+	checked := map[string]bool{}
+	for i, e := range events {
+		id := strings.TrimSpace(e.ToolID)
+		if id == "" {
+			verr.Add(fmt.Sprintf("events[%d].toolId", i), "is required")
+			continue
+		}
+		if e.LatencyMs < 0 {
+			verr.Add(fmt.Sprintf("events[%d].latencyMs", i), "must not be negative")
+		}
+		if _, ok := checked[id]; ok {
+			continue
+		}
+		t, err := s.store.GetTool(ctx, id)
+		switch {
+		case err == nil && caller.Allows(&t.ToolSummary):
+			checked[id] = true
+		case err == nil || isNotFound(err):
+			checked[id] = false
+			verr.Add(fmt.Sprintf("events[%d].toolId", i), "unknown tool %q", id)
+		default:
+			return fmt.Errorf("retrieval: record events: %w", err)
+		}
+	}
+	if err := verr.Err(); err != nil {
+		return fmt.Errorf("retrieval: record events: %w", err)
+	}
+	var texts []string
+	var idx []int
+	for i, e := range events {
+		if q := strings.TrimSpace(e.Query); e.Success && q != "" {
+			texts = append(texts, q)
+			idx = append(idx, i)
+		}
+	}
+	vecs := make([][]float32, len(events))
+	if len(texts) > 0 {
+		got, err := s.emb.EmbedDocuments(ctx, texts)
+		if err != nil {
+			return fmt.Errorf("retrieval: embed event queries: %w", err)
+		}
+		if len(got) != len(texts) {
+			return fmt.Errorf("retrieval: embed event queries: got %d vectors for %d texts", len(got), len(texts))
+		}
+		for j, i := range idx {
+			vecs[i] = graph.Normalize(got[j])
+		}
+	}
+	now := s.opts.Now()
+	out := make([]graph.UsageEvent, len(events))
+	for i, e := range events {
+		at := e.At
+		if at.IsZero() {
+			at = now
+		}
+		out[i] = graph.UsageEvent{
+			ToolID: strings.TrimSpace(e.ToolID), SessionID: e.SessionID, UserID: e.UserID,
+			Query: strings.TrimSpace(e.Query), QueryEmbedding: vecs[i], Success: e.Success, LatencyMs: e.LatencyMs, At: at,
+		}
+	}
+	if err := s.store.RecordUsage(ctx, out); err != nil {
+		return fmt.Errorf("retrieval: record usage: %w", err)
+	}
+	if s.exemplars != nil {
+		for _, e := range out {
+			if e.Success && e.QueryEmbedding != nil {
+				s.exemplars.add(e.ToolID, e.QueryEmbedding)
+			}
+		}
+	}
+	if s.cache != nil {
+		s.cache.clear()
+	}
+	return nil
+}
+
+func isNotFound(err error) bool {
+	return err != nil && (errors.Is(err, graph.ErrNotFound) || errors.Is(err, fault.ErrNotFound))
+}

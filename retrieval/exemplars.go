@@ -1,0 +1,78 @@
+package retrieval
+
+import (
+	"sort"
+	"sync"
+
+	"github.com/viterin/vek/vek32"
+)
+
+// exemplars is an in-process memory of the unit embeddings of recent
+// successful queries, each labelled with the tool that served it: a
+// nearest-neighbour view of usage evidence that complements the store's
+// per-tool centroid. A centroid blurs a tool's distinct uses into one
+// direction; neighbours keep them apart, so a new query phrased like any
+// one past query finds its tool. It is a bounded FIFO ring (oldest
+// evicted) filled by RecordEvents; it is not persisted, so after a restart
+// the persistent centroid signal carries learning until new events arrive.
+type exemplars struct {
+	mu    sync.RWMutex
+	cap   int
+	next  int
+	vecs  [][]float32
+	tools []string
+}
+
+func newExemplars(capacity int) *exemplars {
+	return &exemplars{cap: capacity}
+}
+
+func (e *exemplars) add(tool string, vec []float32) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.vecs) < e.cap {
+		e.vecs = append(e.vecs, vec)
+		e.tools = append(e.tools, tool)
+		return
+	}
+	e.vecs[e.next], e.tools[e.next] = vec, tool
+	e.next = (e.next + 1) % e.cap
+}
+
+// vote returns, per tool, the sum of the similarities of the query's k
+// nearest exemplars that tool served (a similarity-weighted kNN vote).
+func (e *exemplars) vote(q []float32, k int) map[string]float64 {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if len(e.vecs) == 0 {
+		return nil
+	}
+	type nb struct {
+		i   int
+		sim float32
+	}
+	top := make([]nb, 0, k+1)
+	for i, v := range e.vecs {
+		if len(v) != len(q) {
+			continue
+		}
+		s := vek32.Dot(q, v)
+		if len(top) == k && s <= top[k-1].sim {
+			continue
+		}
+		j := sort.Search(len(top), func(j int) bool { return top[j].sim < s })
+		top = append(top, nb{})
+		copy(top[j+1:], top[j:])
+		top[j] = nb{i, s}
+		if len(top) > k {
+			top = top[:k]
+		}
+	}
+	out := map[string]float64{}
+	for _, n := range top {
+		if n.sim > 0 {
+			out[e.tools[n.i]] += float64(n.sim)
+		}
+	}
+	return out
+}

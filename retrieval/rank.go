@@ -1,0 +1,404 @@
+package retrieval
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/toolsmith/toolsmith/graph"
+)
+
+// candidate gathers one tool's raw signals before normalisation.
+type candidate struct {
+	sum      graph.ToolSummary
+	semantic float64 // cosine; valid when hasSem
+	hasSem   bool
+	keyword  float64 // bm25-like, > 0 when matched
+	usage    float64 // cosine to the usage centroid; valid when hasUsage
+	hasUsage bool
+	votes    float64 // neighbours' kNN vote
+	verb     bool    // the query names the tool's verb
+	history  float64 // recency in (0,1]
+	graph    float64 // entity boost (+) or damping (−)
+	entities []string
+}
+
+// signalsFor says which sources a strategy consults.
+type sources struct {
+	semantic, keyword, usage, history, pairings, entities bool
+}
+
+func sourcesFor(st Strategy) sources {
+	switch st {
+	case StrategySemantic:
+		return sources{semantic: true}
+	case StrategyKeyword:
+		return sources{keyword: true}
+	case StrategySession:
+		return sources{semantic: true, keyword: true, usage: true, history: true, pairings: true, entities: true}
+	default: // hybrid, category
+		return sources{semantic: true, keyword: true, usage: true, history: true, entities: true}
+	}
+}
+
+// rank gathers candidates from every source the strategy uses, scores them
+// and returns the best k with the entities found.
+func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntity, error) {
+	src := sourcesFor(q.Strategy)
+	f := filterFor(q)
+	n := max(s.opts.Candidates, k)
+	cands := map[string]*candidate{}
+	get := func(sum graph.ToolSummary) *candidate {
+		c, ok := cands[sum.ID]
+		if !ok {
+			c = &candidate{sum: sum}
+			cands[sum.ID] = c
+		}
+		return c
+	}
+
+	var qv []float32
+	if src.semantic || src.usage {
+		var err error
+		if qv, err = s.queryVector(ctx, q.Text); err != nil {
+			return nil, nil, err
+		}
+	}
+	// The three index searches are independent: run them concurrently so
+	// a search costs the slowest of them, not their sum.
+	var semHits, kwHits, useHits []graph.Hit
+	var semErr, kwErr, useErr error
+	var wg sync.WaitGroup
+	if src.semantic {
+		wg.Add(1)
+		go func() { defer wg.Done(); semHits, semErr = s.store.VectorSearch(ctx, qv, n, f) }()
+	}
+	if src.keyword {
+		wg.Add(1)
+		go func() { defer wg.Done(); kwHits, kwErr = s.store.TextSearch(ctx, q.Text, n, f) }()
+	}
+	if src.usage {
+		wg.Add(1)
+		go func() { defer wg.Done(); useHits, useErr = s.store.UsageSearch(ctx, qv, n, f) }()
+	}
+	wg.Wait()
+	switch {
+	case semErr != nil:
+		return nil, nil, fmt.Errorf("retrieval: vector search: %w", semErr)
+	case kwErr != nil:
+		return nil, nil, fmt.Errorf("retrieval: text search: %w", kwErr)
+	case useErr != nil:
+		return nil, nil, fmt.Errorf("retrieval: usage search: %w", useErr)
+	}
+	for _, h := range semHits {
+		c := get(h.Tool)
+		c.semantic, c.hasSem = h.Score, true
+	}
+	for _, h := range kwHits {
+		get(h.Tool).keyword = h.Score
+	}
+	for _, h := range useHits {
+		c := get(h.Tool)
+		c.usage, c.hasUsage = h.Score, true
+	}
+	var usage map[string]graph.Usage
+	if src.usage && s.exemplars != nil {
+		if err := s.addNeighbours(ctx, qv, f, cands, get); err != nil {
+			return nil, nil, err
+		}
+	}
+	if src.history && q.Caller.SessionID != "" {
+		if err := s.addHistory(ctx, q, f, get, src.pairings); err != nil {
+			return nil, nil, err
+		}
+	}
+	var found []FoundEntity
+	if src.entities {
+		var err error
+		found, err = s.addEntities(ctx, q, f, cands, get)
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	if len(cands) == 0 {
+		return []Hit{}, found, nil
+	}
+	ids := make([]string, 0, len(cands))
+	for id := range cands {
+		ids = append(ids, id)
+	}
+	if src.usage { // success rates and centroid counts; single-signal strategies skip it
+		var err error
+		if usage, err = s.store.Usage(ctx, ids); err != nil {
+			return nil, nil, fmt.Errorf("retrieval: usage: %w", err)
+		}
+	}
+	w := *s.opts.Weights
+	if q.Strategy == StrategySession {
+		w = *s.opts.SessionWeights
+	}
+	qWords := normPhrase(q.Text)
+	for _, c := range cands {
+		// Planners ask by verb (seed 05): a query that names a tool's verb
+		// ("MAKE_RESERVATION", "make reservation") is about that verb.
+		if vw := normPhrase(strings.ReplaceAll(c.sum.Verb, "_", " ")); strings.TrimSpace(vw) != "" && strings.Contains(qWords, vw) {
+			c.verb = true
+		}
+	}
+	hits := s.score(cands, usage, w, q.Strategy)
+	if len(hits) > k {
+		hits = hits[:k]
+	}
+	return hits, found, nil
+}
+
+// addHistory turns the session's recent tools into the history signal
+// (recency 1/(1+rank of last use)) and, for the session strategy, adds the
+// tools commonly paired with them as candidates (seed 01 §4.2.4).
+func (s *Service) addHistory(ctx context.Context, q Query, f graph.Filter, get func(graph.ToolSummary) *candidate, pairings bool) error {
+	evs, err := s.store.SessionHistory(ctx, q.Caller.SessionID, s.opts.HistoryLimit)
+	if err != nil {
+		return fmt.Errorf("retrieval: session history: %w", err)
+	}
+	// Recency rank of each distinct tool, newest first.
+	type use struct {
+		rank    int
+		success bool
+	}
+	uses := map[string]use{}
+	var order []string
+	for _, ev := range evs {
+		if _, ok := uses[ev.ToolID]; ok {
+			continue
+		}
+		uses[ev.ToolID] = use{rank: len(order) + 1, success: ev.Success}
+		order = append(order, ev.ToolID)
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	// One query for every summary; the filter keeps only visible tools.
+	hf := f
+	hf.IDs = order
+	page, err := s.store.ListTools(ctx, graph.ListQuery{Limit: len(order), Filter: hf})
+	if err != nil {
+		return fmt.Errorf("retrieval: session tools: %w", err)
+	}
+	for _, t := range page.Items {
+		if !visible(f, &t) {
+			continue
+		}
+		u := uses[t.ID]
+		recency := 1 / float64(u.rank)
+		if !u.success {
+			recency /= 2
+		}
+		c := get(t)
+		c.history = math.Max(c.history, recency)
+		if pairings {
+			rel, err := s.store.Related(ctx, t.ID, graph.RelPairsWith, 3, f)
+			if err != nil {
+				return fmt.Errorf("retrieval: pairings of %q: %w", t.ID, err)
+			}
+			for _, h := range rel {
+				pc := get(h.Tool)
+				pc.history = math.Max(pc.history, recency*0.5*math.Max(h.Score, 0.5))
+			}
+		}
+	}
+	return nil
+}
+
+// addNeighbours adds the kNN vote of past successful queries; tools it
+// names that are not candidates yet are fetched in one query through the
+// caller's filter, so invisible tools never enter.
+func (s *Service) addNeighbours(ctx context.Context, qv []float32, f graph.Filter, cands map[string]*candidate, get func(graph.ToolSummary) *candidate) error {
+	votes := s.exemplars.vote(qv, s.opts.Neighbours)
+	if len(votes) == 0 {
+		return nil
+	}
+	var missing []string
+	for id, v := range votes {
+		if c, ok := cands[id]; ok {
+			c.votes = v
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	sort.Strings(missing)
+	mf := f
+	mf.IDs = missing
+	page, err := s.store.ListTools(ctx, graph.ListQuery{Limit: len(missing), Filter: mf})
+	if err != nil {
+		return fmt.Errorf("retrieval: neighbour tools: %w", err)
+	}
+	for _, t := range page.Items {
+		if visible(f, &t) {
+			get(t).votes = votes[t.ID]
+		}
+	}
+	return nil
+}
+
+// visible applies a filter's pushed-down fields and Allow to a summary.
+func visible(f graph.Filter, t *graph.ToolSummary) bool {
+	if t.Status != graph.StatusActive {
+		return false
+	}
+	if len(f.Categories) > 0 {
+		ok := false
+		for _, c := range f.Categories {
+			ok = ok || c == t.Category
+		}
+		if !ok {
+			return false
+		}
+	}
+	return f.Allow == nil || f.Allow(t)
+}
+
+// minMax normalises values to [0,1]: (v − min)/(max − min) over the
+// candidates that have the signal. A single value or a flat set has no
+// spread to normalise, so it keeps its raw value clamped to [0,1] (a lone
+// weak cosine stays weak).
+// Candidates without the signal get 0. Min-max suits cosine-like signals,
+// which cluster in a narrow band whose absolute level says little.
+func minMax(vals map[string]float64) map[string]float64 {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range vals {
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	out := make(map[string]float64, len(vals))
+	for id, v := range vals {
+		if hi-lo < 1e-12 {
+			out[id] = math.Max(0, math.Min(1, v))
+		} else {
+			out[id] = (v - lo) / (hi - lo)
+		}
+	}
+	return out
+}
+
+// rankNorm maps values to (c+1)/(c+rank), rank 1 = highest: reciprocal-rank
+// fusion's curve scaled so the best gets 1. It ignores score gaps, which
+// makes sources with incomparable score scales combine evenly.
+func rankNorm(vals map[string]float64, c float64) map[string]float64 {
+	ids := make([]string, 0, len(vals))
+	for id := range vals {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool {
+		if vals[ids[i]] != vals[ids[j]] {
+			return vals[ids[i]] > vals[ids[j]]
+		}
+		return ids[i] < ids[j]
+	})
+	out := make(map[string]float64, len(ids))
+	for r, id := range ids {
+		out[id] = (c + 1) / (c + float64(r+1))
+	}
+	return out
+}
+
+// score normalises each signal within the candidate set and combines them.
+func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usage, w Weights, st Strategy) []Hit {
+	sem, use := map[string]float64{}, map[string]float64{}
+	maxKw, maxGraph := 0.0, 0.0
+	for id, c := range cands {
+		if c.hasSem {
+			sem[id] = c.semantic
+		}
+		if c.hasUsage {
+			use[id] = c.usage
+		}
+		maxKw = math.Max(maxKw, c.keyword)
+		maxGraph = math.Max(maxGraph, math.Abs(c.graph))
+	}
+	semN, useN := minMax(sem), minMax(use)
+	var kwN map[string]float64
+	if s.opts.Normalisation == "rank" {
+		kw := map[string]float64{}
+		for id, c := range cands {
+			if c.keyword > 0 {
+				kw[id] = c.keyword
+			}
+		}
+		semN, useN, kwN = rankNorm(sem, s.opts.RankConstant), rankNorm(use, s.opts.RankConstant), rankNorm(kw, s.opts.RankConstant)
+	}
+	switch st {
+	case StrategySemantic:
+		w = Weights{Semantic: 1}
+	case StrategyKeyword:
+		w = Weights{Keyword: 1}
+	}
+	hits := make([]Hit, 0, len(cands))
+	for id, c := range cands {
+		var b Breakdown
+		b.Semantic = Signal{Raw: c.semantic, Norm: semN[id]}
+		// bm25 has a natural zero (no match), so it is scaled by the best
+		// score rather than min-maxed: a weak lone match stays weak.
+		if kwN != nil {
+			b.Keyword = Signal{Raw: c.keyword, Norm: kwN[id]}
+		} else if maxKw > 0 {
+			b.Keyword = Signal{Raw: c.keyword, Norm: c.keyword / maxKw}
+		}
+		u := usage[id]
+		// Usage centroid similarity counts in proportion to the evidence
+		// behind it: n/(n+prior) of n served queries.
+		conf := float64(u.CentroidN) / (float64(u.CentroidN) + s.opts.UsagePrior)
+		b.Usage = Signal{Raw: c.usage, Norm: useN[id] * conf}
+		// The kNN vote is normalised absolutely, as the mean similarity over
+		// the k neighbours (in [0,1]): scaling by the best vote would make a
+		// lone weak neighbour look as strong as an exact paraphrase.
+		b.Neighbours = Signal{Raw: c.votes, Norm: math.Min(1, c.votes/float64(s.opts.Neighbours))}
+		if c.verb {
+			b.Verb = Signal{Raw: 1, Norm: 1}
+		}
+		b.History = Signal{Raw: c.history, Norm: c.history}
+		// Bayesian success rate: unused tools score the prior.
+		rate := (float64(u.Successes) + s.opts.SuccessPrior*s.opts.SuccessPriorN) / (float64(u.Uses) + s.opts.SuccessPriorN)
+		b.Success = Signal{Raw: rate, Norm: rate}
+		if maxGraph > 0 {
+			b.Graph = Signal{Raw: c.graph, Norm: c.graph / maxGraph}
+		}
+		cx := complexityPenalty(c.sum.Complexity)
+		b.Complexity = Signal{Raw: cx, Norm: cx}
+
+		b.Semantic.Weighted = w.Semantic * b.Semantic.Norm
+		b.Keyword.Weighted = w.Keyword * b.Keyword.Norm
+		b.Usage.Weighted = w.Usage * b.Usage.Norm
+		b.Neighbours.Weighted = w.Neighbours * b.Neighbours.Norm
+		b.Verb.Weighted = w.Verb * b.Verb.Norm
+		b.History.Weighted = w.History * b.History.Norm
+		b.Success.Weighted = w.Success * b.Success.Norm
+		b.Graph.Weighted = w.Graph * b.Graph.Norm
+		b.Complexity.Weighted = -w.Complexity * b.Complexity.Norm
+		score := b.Semantic.Weighted + b.Keyword.Weighted + b.Usage.Weighted + b.Neighbours.Weighted + b.Verb.Weighted + b.History.Weighted +
+			b.Success.Weighted + b.Graph.Weighted + b.Complexity.Weighted
+		hits = append(hits, Hit{Tool: c.sum, Score: score, Breakdown: b, Entities: c.entities})
+	}
+	sort.Slice(hits, func(i, j int) bool {
+		if hits[i].Score != hits[j].Score {
+			return hits[i].Score > hits[j].Score
+		}
+		return hits[i].Tool.ID < hits[j].Tool.ID
+	})
+	return hits
+}
+
+// complexityPenalty maps complexity to [0,1]: low 0, medium ½, high 1.
+func complexityPenalty(c string) float64 {
+	switch c {
+	case "medium":
+		return 0.5
+	case "high":
+		return 1
+	}
+	return 0
+}

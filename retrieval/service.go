@@ -1,0 +1,633 @@
+package retrieval
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/embed"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
+)
+
+// Strategy names a retrieval strategy (seed 01 §4.2).
+type Strategy string
+
+// Strategies.
+const (
+	StrategyHybrid   Strategy = "hybrid"
+	StrategySemantic Strategy = "semantic"
+	StrategyKeyword  Strategy = "keyword"
+	StrategyCategory Strategy = "category"
+	StrategySession  Strategy = "session"
+)
+
+// Strategies lists every strategy, default first.
+var Strategies = []Strategy{StrategyHybrid, StrategySemantic, StrategyKeyword, StrategyCategory, StrategySession}
+
+// ParseStrategy reads a strategy name; "" means hybrid. Seed 01's upper-case
+// spellings (SEMANTIC_ONLY, CATEGORY_FILTERED, SESSION_AWARE) are accepted.
+func ParseStrategy(s string) (Strategy, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "hybrid":
+		return StrategyHybrid, nil
+	case "semantic", "semantic_only":
+		return StrategySemantic, nil
+	case "keyword":
+		return StrategyKeyword, nil
+	case "category", "category_filtered":
+		return StrategyCategory, nil
+	case "session", "session_aware":
+		return StrategySession, nil
+	}
+	return "", fault.Malformed("strategy", "must be one of hybrid, semantic, keyword, category, session; got %q", s)
+}
+
+// MaxTools bounds Query.MaxTools (seed 01 §8.1).
+const MaxTools = 20
+
+// MaxRelated bounds Related's max (seed 01 §8.1).
+const MaxRelated = 10
+
+// Weights are the hybrid ranking weights. Every signal is normalised to
+// [0,1] before weighting (see Breakdown), so a weight is the most a signal
+// can add to a score. Complexity is subtracted: low 0, medium ½, high 1 times
+// the weight (seed 01 §4.3 uses 0, 0.05, 0.1).
+type Weights struct {
+	Semantic   float64 `json:"semantic"`
+	Keyword    float64 `json:"keyword"`
+	Usage      float64 `json:"usage"`
+	Neighbours float64 `json:"neighbours"`
+	Verb       float64 `json:"verb"`
+	History    float64 `json:"history"`
+	Success    float64 `json:"success"`
+	Graph      float64 `json:"graph"`
+	Complexity float64 `json:"complexity"`
+}
+
+// DefaultWeights are the tuned hybrid weights; see the package README and
+// the evaluation log for how they were chosen.
+func DefaultWeights() Weights {
+	return Weights{Semantic: 0.45, Keyword: 0.3, Usage: 1.0, Neighbours: 2.0, Verb: 0.3, History: 0.2, Success: 0.05, Graph: 0.35, Complexity: 0.1}
+}
+
+// Options configure a Service. Zero fields take the documented defaults.
+type Options struct {
+	// Weights for the hybrid and category strategies; zero value = DefaultWeights.
+	Weights *Weights
+	// SessionWeights for the session strategy; default = Weights with History
+	// raised to 0.6 and pairings of recently used tools added as candidates.
+	SessionWeights *Weights
+	// Normalisation of the semantic, keyword and usage signals within the
+	// candidate set: "minmax" (default) or "rank" (reciprocal rank,
+	// (c+1)/(c+rank) with c = RankConstant).
+	Normalisation string
+	// RankConstant is c of rank normalisation (default 10).
+	RankConstant float64
+	// Candidates is how many hits each source contributes (default 50).
+	Candidates int
+	// UsagePrior is the number of served queries at which a usage centroid
+	// counts fully: confidence = n/(n+UsagePrior) (default 3).
+	UsagePrior float64
+	// SuccessPrior is the prior success rate and SuccessPriorN its strength in
+	// pseudo-uses, so unused tools score the prior, not zero (default 0.8, 5).
+	SuccessPrior  float64
+	SuccessPriorN float64
+	// HistoryLimit is how many session events the history signal reads (default 20).
+	HistoryLimit int
+	// EntityThreshold is the cosine above which a query or context embedding
+	// matches an entity name (default 0.75); 0 keeps the default, <0 disables.
+	EntityThreshold float64
+	// CacheSize and CacheTTL bound the result cache (defaults 1024 and 5m);
+	// CacheSize < 0 disables it.
+	CacheSize int
+	CacheTTL  time.Duration
+	// EmbedCacheSize bounds the query-embedding LRU (default 4096); <0 disables.
+	EmbedCacheSize int
+	// Exemplars bounds the in-process memory of past successful query
+	// embeddings behind the neighbours signal (default 20000; <0 disables).
+	Exemplars int
+	// Neighbours is k of the neighbours signal's kNN vote (default 3).
+	Neighbours int
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.Weights == nil {
+		w := DefaultWeights()
+		o.Weights = &w
+	}
+	if o.SessionWeights == nil {
+		w := *o.Weights
+		w.History = 0.6
+		o.SessionWeights = &w
+	}
+	if o.Normalisation == "" {
+		o.Normalisation = "minmax"
+	}
+	if o.RankConstant <= 0 {
+		o.RankConstant = 10
+	}
+	if o.Candidates <= 0 {
+		o.Candidates = 50
+	}
+	if o.UsagePrior <= 0 {
+		o.UsagePrior = 3
+	}
+	if o.SuccessPrior <= 0 {
+		o.SuccessPrior = 0.8
+	}
+	if o.SuccessPriorN <= 0 {
+		o.SuccessPriorN = 5
+	}
+	if o.HistoryLimit <= 0 {
+		o.HistoryLimit = 20
+	}
+	if o.EntityThreshold == 0 {
+		o.EntityThreshold = 0.75
+	}
+	if o.CacheSize == 0 {
+		o.CacheSize = 1024
+	}
+	if o.CacheTTL <= 0 {
+		o.CacheTTL = 5 * time.Minute
+	}
+	if o.EmbedCacheSize == 0 {
+		o.EmbedCacheSize = 4096
+	}
+	if o.Exemplars == 0 {
+		o.Exemplars = 20000
+	}
+	if o.Neighbours <= 0 {
+		o.Neighbours = 3
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// Service is the retrieval orchestrator. It is safe for concurrent use.
+type Service struct {
+	store graph.Store
+	emb   embed.Embedder
+	opts  Options
+	cache *resultCache
+	qvecs *lru[[]float32]
+
+	vocabMu sync.Mutex
+	vocab   *vocabulary // nil until first use or after a change
+
+	tokMu      sync.Mutex
+	tokens     map[string]int // tool id → estimated manifest tokens
+	catalogues *lru[catalogue]
+	exemplars  *exemplars // nil when disabled
+}
+
+// New builds a Service over a store and the embedder the store's vectors
+// come from.
+func New(store graph.Store, emb embed.Embedder, opts Options) *Service {
+	if store == nil {
+		panic("retrieval: nil store")
+	}
+	if emb == nil {
+		panic("retrieval: nil embedder")
+	}
+	opts = opts.withDefaults()
+	s := &Service{store: store, emb: emb, opts: opts, tokens: map[string]int{}}
+	if opts.CacheSize > 0 {
+		s.cache = newResultCache(opts.CacheSize, opts.CacheTTL, opts.Now)
+	}
+	if opts.Exemplars > 0 {
+		s.exemplars = newExemplars(opts.Exemplars)
+	}
+	if opts.EmbedCacheSize > 0 {
+		s.qvecs = newLRU[[]float32](opts.EmbedCacheSize)
+	}
+	return s
+}
+
+// Query is one search request.
+type Query struct {
+	Text     string   `json:"q"`
+	Context  string   `json:"context,omitempty"`
+	Strategy Strategy `json:"strategy,omitempty"`
+	// MaxTools is the number of ranked tools (1..20, default 5; the phase's
+	// configuration may lower it).
+	MaxTools        int    `json:"maxTools,omitempty"`
+	Category        string `json:"category,omitempty"`
+	Phase           Phase  `json:"phase,omitempty"`
+	IncludeExamples bool   `json:"includeExamples"`
+	// Caller decides visibility; its SessionID feeds the history signal.
+	Caller access.Caller `json:"-"`
+}
+
+// Signal is one component of a hit's score.
+type Signal struct {
+	// Raw is the signal as its source reported it (cosine, bm25, recency …).
+	Raw float64 `json:"raw"`
+	// Norm is Raw normalised to [0,1] within the candidate set.
+	Norm float64 `json:"norm"`
+	// Weighted is Norm × weight: what the signal added to Score.
+	Weighted float64 `json:"weighted"`
+}
+
+// Breakdown explains a hit's score signal by signal.
+type Breakdown struct {
+	Semantic   Signal `json:"semantic"`
+	Keyword    Signal `json:"keyword"`
+	Usage      Signal `json:"usage"`
+	Neighbours Signal `json:"neighbours"`
+	Verb       Signal `json:"verb"`
+	History    Signal `json:"history"`
+	Success    Signal `json:"success"`
+	Graph      Signal `json:"graph"`
+	Complexity Signal `json:"complexity"`
+}
+
+// Hit is a ranked tool.
+type Hit struct {
+	Tool      graph.ToolSummary `json:"tool"`
+	Score     float64           `json:"score"`
+	Breakdown Breakdown         `json:"breakdown"`
+	// Entities lists the found entities that connect this tool (graph signal).
+	Entities []string `json:"entities,omitempty"`
+}
+
+// Metadata describes how a result was produced (seed 01 §8.1).
+type Metadata struct {
+	Strategy            Strategy `json:"retrievalStrategy"`
+	RetrievalTimeMs     float64  `json:"retrievalTimeMs"`
+	TotalToolsAvailable int      `json:"totalToolsAvailable"`
+	ToolsRetrieved      int      `json:"toolsRetrieved"`
+	CacheHit            bool     `json:"cacheHit"`
+	Phase               Phase    `json:"phase,omitempty"`
+	TokensUsed          int      `json:"tokensUsed"`
+	TokensAllManifests  int      `json:"tokensAllManifests"`
+	// TokenReduction is 1 − TokensUsed/TokensAllManifests (0 when nothing is visible).
+	TokenReduction float64 `json:"tokenReduction"`
+	TokenBudget    int     `json:"tokenBudget"`
+	// TokenEstimator names the token heuristic (see EstimateTokens).
+	TokenEstimator string `json:"tokenEstimator"`
+}
+
+// Result is a search's outcome: ranked hits with their breakdowns, the
+// entities found in query and context, and the assembled context.
+type Result struct {
+	Hits     []Hit          `json:"hits"`
+	Entities []FoundEntity  `json:"entities"`
+	Context  AssembledTools `json:"context"`
+	Metadata Metadata       `json:"metadata"`
+}
+
+// Search ranks the tools visible to q.Caller for q and assembles the
+// context of q.Phase.
+func (s *Service) Search(ctx context.Context, q Query) (Result, error) {
+	start := time.Now()
+	if err := normaliseQuery(&q); err != nil {
+		return Result{}, err
+	}
+	key := cacheKey(q)
+	if s.cache != nil {
+		if r, ok := s.cache.get(key); ok {
+			r.Metadata.CacheHit = true
+			r.Metadata.RetrievalTimeMs = ms(time.Since(start))
+			return r, nil
+		}
+	}
+	cfg := PhaseConfigFor(q.Phase, q.MaxTools, q.IncludeExamples)
+	hits, found, err := s.rank(ctx, q, q.MaxTools)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Hits: hits, Entities: found}
+	if err := s.assemble(ctx, q, cfg, &res); err != nil {
+		return Result{}, err
+	}
+	res.Metadata.Strategy = q.Strategy
+	res.Metadata.Phase = q.Phase
+	res.Metadata.ToolsRetrieved = len(res.Hits)
+	res.Metadata.RetrievalTimeMs = ms(time.Since(start))
+	if s.cache != nil {
+		ids := make([]string, 0, len(res.Hits)+len(res.Context.Index))
+		for _, h := range res.Hits {
+			ids = append(ids, h.Tool.ID)
+		}
+		s.cache.put(key, cacheMeta{strategy: q.Strategy, userID: q.Caller.UserID, sessionID: q.Caller.SessionID, tools: ids}, res)
+	}
+	return res, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func normaliseQuery(q *Query) error {
+	q.Text = strings.TrimSpace(q.Text)
+	q.Context = strings.TrimSpace(q.Context)
+	if q.Text == "" {
+		return fault.Malformed("q", "is required")
+	}
+	st, err := ParseStrategy(string(q.Strategy))
+	if err != nil {
+		return err
+	}
+	q.Strategy = st
+	if q.MaxTools == 0 {
+		q.MaxTools = 5
+	}
+	if q.MaxTools < 0 || q.MaxTools > MaxTools {
+		return fault.Malformed("maxTools", "must be between 1 and %d, got %d", MaxTools, q.MaxTools)
+	}
+	ph, err := ParsePhase(string(q.Phase))
+	if err != nil {
+		return err
+	}
+	q.Phase = ph
+	if q.Strategy == StrategyCategory && strings.TrimSpace(q.Category) == "" {
+		return fault.Malformed("category", "is required by the category strategy")
+	}
+	return nil
+}
+
+// queryVector embeds text once per distinct text (LRU).
+func (s *Service) queryVector(ctx context.Context, text string) ([]float32, error) {
+	if s.qvecs != nil {
+		if v, ok := s.qvecs.get(text); ok {
+			return v, nil
+		}
+	}
+	v, err := s.emb.EmbedQuery(ctx, text)
+	if err != nil {
+		return nil, fmt.Errorf("retrieval: embed query: %w", err)
+	}
+	v = graph.Normalize(v)
+	if s.qvecs != nil {
+		s.qvecs.put(text, v)
+	}
+	return v, nil
+}
+
+// filterFor is the store filter of a query: the caller's visibility, plus
+// the category when one is given.
+func filterFor(q Query) graph.Filter {
+	f := q.Caller.Filter()
+	if c := strings.TrimSpace(q.Category); c != "" {
+		f.Categories = []string{c}
+	}
+	return f
+}
+
+// Manifest options.
+type ManifestOptions struct {
+	IncludeExamples      bool
+	IncludeRelationships bool
+	IncludeAnalytics     bool
+}
+
+// ManifestView is a tool's manifest as the retrieval API returns it.
+type ManifestView struct {
+	ToolID        string            `json:"toolId"`
+	Summary       graph.ToolSummary `json:"summary"`
+	Manifest      map[string]any    `json:"manifest"`
+	Examples      []any             `json:"examples"`
+	Relationships map[string]any    `json:"relationships,omitempty"`
+	Analytics     *Analytics        `json:"analytics,omitempty"`
+}
+
+// Analytics is a tool's usage evidence.
+type Analytics struct {
+	Uses        int       `json:"uses"`
+	Successes   int       `json:"successes"`
+	SuccessRate float64   `json:"successRate"`
+	LastUsed    time.Time `json:"lastUsed,omitempty"`
+	QueriesSeen int       `json:"queriesSeen"`
+}
+
+// Manifest returns a tool's manifest if the caller may see it. A tool the
+// caller may not see is reported exactly like a missing one (ErrNotFound),
+// so that its existence does not leak. Only active tools are served.
+func (s *Service) Manifest(ctx context.Context, id string, caller access.Caller, o ManifestOptions) (ManifestView, error) {
+	t, err := s.visibleTool(ctx, id, caller)
+	if err != nil {
+		return ManifestView{}, err
+	}
+	mv := manifestView(t, o.IncludeExamples)
+	if o.IncludeRelationships {
+		mv.Relationships = map[string]any{}
+		for name, kind := range map[string]graph.RelKind{"commonPairings": graph.RelPairsWith, "dependencies": graph.RelDependsOn, "alternatives": graph.RelAlternative} {
+			rel, err := s.visibleRelations(ctx, t, kind, caller)
+			if err != nil {
+				return ManifestView{}, err
+			}
+			mv.Relationships[name] = rel
+		}
+	}
+	if o.IncludeAnalytics {
+		u, err := s.store.Usage(ctx, []string{id})
+		if err != nil {
+			return ManifestView{}, fmt.Errorf("retrieval: usage %q: %w", id, err)
+		}
+		a := Analytics{}
+		if x, ok := u[id]; ok {
+			a = Analytics{Uses: x.Uses, Successes: x.Successes, LastUsed: x.LastUsed, QueriesSeen: x.CentroidN}
+			if x.Uses > 0 {
+				a.SuccessRate = float64(x.Successes) / float64(x.Uses)
+			}
+		}
+		mv.Analytics = &a
+	}
+	return mv, nil
+}
+
+func (s *Service) visibleTool(ctx context.Context, id string, caller access.Caller) (graph.Tool, error) {
+	t, err := s.store.GetTool(ctx, id)
+	if err != nil {
+		return graph.Tool{}, fmt.Errorf("retrieval: tool %q: %w", id, err)
+	}
+	if t.Status != graph.StatusActive || !caller.Allows(&t.ToolSummary) {
+		return graph.Tool{}, fmt.Errorf("retrieval: tool %q: %w", id, graph.ErrNotFound)
+	}
+	return t, nil
+}
+
+// RelationKind is a relationship type of the retrieval API.
+type RelationKind string
+
+// Relationship types of seed 01 §8.1.
+const (
+	RelDependencies RelationKind = "dependencies"
+	RelPairings     RelationKind = "pairings"
+	RelAlternatives RelationKind = "alternatives"
+)
+
+// ParseRelationKind reads a relationshipType parameter ("" = pairings).
+func ParseRelationKind(s string) (RelationKind, error) {
+	switch RelationKind(strings.ToLower(strings.TrimSpace(s))) {
+	case "", RelPairings:
+		return RelPairings, nil
+	case RelDependencies:
+		return RelDependencies, nil
+	case RelAlternatives:
+		return RelAlternatives, nil
+	}
+	return "", fault.Malformed("relationshipType", "must be dependencies, pairings or alternatives; got %q", s)
+}
+
+func (k RelationKind) graphKind() graph.RelKind {
+	switch k {
+	case RelDependencies:
+		return graph.RelDependsOn
+	case RelAlternatives:
+		return graph.RelAlternative
+	default:
+		return graph.RelPairsWith
+	}
+}
+
+// RelatedTool is one related tool with its manifest.
+type RelatedTool struct {
+	ToolID            string         `json:"toolId"`
+	RelationshipScore float64        `json:"relationshipScore"`
+	Manifest          map[string]any `json:"manifest"`
+}
+
+// Related returns up to max (1..10, default 3) tools related to id by kind
+// that the caller may see. The source tool must itself be visible.
+func (s *Service) Related(ctx context.Context, id string, kind RelationKind, max int, caller access.Caller) ([]RelatedTool, error) {
+	if max == 0 {
+		max = 3
+	}
+	if max < 1 || max > MaxRelated {
+		return nil, fault.Malformed("maxResults", "must be between 1 and %d, got %d", MaxRelated, max)
+	}
+	if _, err := s.visibleTool(ctx, id, caller); err != nil {
+		return nil, err
+	}
+	hits, err := s.store.Related(ctx, id, kind.graphKind(), max, caller.Filter())
+	if err != nil {
+		return nil, fmt.Errorf("retrieval: related %q: %w", id, err)
+	}
+	out := make([]RelatedTool, 0, len(hits))
+	for _, h := range hits {
+		if !caller.Allows(&h.Tool) { // defence in depth: stores apply Allow too
+			continue
+		}
+		t, err := s.store.GetTool(ctx, h.Tool.ID)
+		if err != nil {
+			return nil, fmt.Errorf("retrieval: related %q: %w", h.Tool.ID, err)
+		}
+		score := h.Score
+		if kind != RelPairings && score == 0 {
+			score = 1
+		}
+		out = append(out, RelatedTool{ToolID: h.Tool.ID, RelationshipScore: score, Manifest: manifestMap(t)})
+	}
+	return out, nil
+}
+
+// Best returns the single best match for text and its cosine distance
+// (1 − cosine between the query and the tool's embedding), for
+// POST /api/v1/tools/search (seed 05 §5.1: a distance below 0.5 is a
+// confident match). ErrNotFound when the caller sees no tool at all.
+func (s *Service) Best(ctx context.Context, text string, caller access.Caller) (Hit, float64, error) {
+	hits, _, err := s.Rank(ctx, Query{Text: text, MaxTools: 1, Caller: caller})
+	if err != nil {
+		return Hit{}, 0, err
+	}
+	if len(hits) == 0 {
+		return Hit{}, 0, fmt.Errorf("retrieval: best match for %q: %w", text, graph.ErrNotFound)
+	}
+	h := hits[0]
+	qv, err := s.queryVector(ctx, strings.TrimSpace(text))
+	if err != nil {
+		return Hit{}, 0, err
+	}
+	t, err := s.store.GetTool(ctx, h.Tool.ID)
+	if err != nil {
+		return Hit{}, 0, fmt.Errorf("retrieval: best match %q: %w", h.Tool.ID, err)
+	}
+	return h, 1 - graph.Cosine(qv, t.Embedding), nil
+}
+
+// Invalidate is the registry's change hook (registry.WithOnChange): a tool
+// was registered, updated or deprecated. A new or changed tool may belong in
+// any cached result, so the whole result cache goes, with the entity
+// vocabulary (the tool may bring entities) and the tool's token estimate.
+func (s *Service) Invalidate(toolID string) {
+	if s.cache != nil {
+		s.cache.clear()
+	}
+	s.vocabMu.Lock()
+	s.vocab = nil
+	s.vocabMu.Unlock()
+	s.tokMu.Lock()
+	delete(s.tokens, toolID)
+	s.catalogues = nil
+	s.tokMu.Unlock()
+}
+
+// Scope names what InvalidateCache clears (seed 01 §8.2).
+type Scope string
+
+// Cache invalidation scopes.
+const (
+	ScopeAll      Scope = "all"
+	ScopeUser     Scope = "user"
+	ScopeTool     Scope = "tool"
+	ScopeStrategy Scope = "strategy"
+)
+
+// InvalidateRequest is the admin endpoint's body.
+type InvalidateRequest struct {
+	Scope    Scope  `json:"scope"`
+	UserID   string `json:"userId,omitempty"`
+	ToolID   string `json:"toolId,omitempty"`
+	Strategy string `json:"strategy,omitempty"`
+}
+
+// InvalidateCache clears cache entries by scope and returns how many went.
+func (s *Service) InvalidateCache(r InvalidateRequest) (int, error) {
+	var match func(cacheMeta) bool
+	switch r.Scope {
+	case ScopeAll:
+		match = func(cacheMeta) bool { return true }
+	case ScopeUser:
+		if r.UserID == "" {
+			return 0, fault.Malformed("userId", "is required when scope is user")
+		}
+		match = func(m cacheMeta) bool { return m.userID == r.UserID }
+	case ScopeTool:
+		if r.ToolID == "" {
+			return 0, fault.Malformed("toolId", "is required when scope is tool")
+		}
+		match = func(m cacheMeta) bool { return slices.Contains(m.tools, r.ToolID) }
+	case ScopeStrategy:
+		if r.Strategy == "" {
+			return 0, fault.Malformed("strategy", "is required when scope is strategy")
+		}
+		st, err := ParseStrategy(r.Strategy)
+		if err != nil {
+			return 0, err
+		}
+		match = func(m cacheMeta) bool { return m.strategy == st }
+	default:
+		return 0, fault.Malformed("scope", "must be all, user, tool or strategy; got %q", r.Scope)
+	}
+	if s.cache == nil {
+		return 0, nil
+	}
+	return s.cache.remove(match), nil
+}
+
+// Rank ranks tools for q without the result cache or context assembly: the
+// ranking half of Search, for evaluation and for callers that only want ids.
+func (s *Service) Rank(ctx context.Context, q Query) ([]Hit, []FoundEntity, error) {
+	if err := normaliseQuery(&q); err != nil {
+		return nil, nil, err
+	}
+	return s.rank(ctx, q, q.MaxTools)
+}

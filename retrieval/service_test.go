@@ -1,0 +1,374 @@
+package retrieval_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/retrieval"
+	"github.com/toolsmith/toolsmith/retrieval/retrievaltest"
+	"github.com/toolsmith/toolsmith/tool"
+)
+
+var emb = retrievaltest.Words{Dim: 256}
+
+func newService(t *testing.T, opts retrieval.Options, ms ...tool.Manifest) (*retrieval.Service, graph.Store) {
+	t.Helper()
+	st := retrievaltest.Store(t, emb)
+	retrievaltest.Register(t, st, emb, ms...)
+	return retrieval.New(st, emb, opts), st
+}
+
+func ids(hits []retrieval.Hit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.Tool.ID
+	}
+	return out
+}
+
+func TestDisambiguationByContext(t *testing.T) {
+	svc, _ := newService(t, retrieval.Options{}, retrievaltest.Reservation()...)
+	tests := []struct {
+		context, want, entity string
+	}{
+		{"Southwest flight 175 to Denver", "airline.book_seat", "southwest"},
+		{"dinner for two at 8pm", "restaurant.reserve_table", "restaurant"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.want, func(t *testing.T) {
+			res, err := svc.Search(context.Background(), retrieval.Query{Text: "MAKE_RESERVATION", Context: tc.context})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Hits) == 0 || res.Hits[0].Tool.ID != tc.want {
+				t.Fatalf("first hit = %v, want %s", ids(res.Hits), tc.want)
+			}
+			found := false
+			for _, e := range res.Entities {
+				found = found || e.Key == tc.entity
+			}
+			if !found {
+				t.Fatalf("entities %+v lack %q", res.Entities, tc.entity)
+			}
+			if res.Hits[0].Breakdown.Graph.Norm <= 0 {
+				t.Fatalf("winner has no graph boost: %+v", res.Hits[0].Breakdown)
+			}
+		})
+	}
+}
+
+func TestSearchStrategiesAndBreakdown(t *testing.T) {
+	ms := []tool.Manifest{
+		retrievaltest.Manifest("fx.convert", "CONVERT_CURRENCY", "finance", "Convert an amount of money between currencies using exchange rates."),
+		retrievaltest.Manifest("weather.forecast", "GET_FORECAST", "weather", "Get the weather forecast for a city."),
+		retrievaltest.Manifest("mail.send", "SEND_EMAIL", "communication", "Send an email message to a recipient."),
+	}
+	svc, _ := newService(t, retrieval.Options{}, ms...)
+	for _, st := range []retrieval.Strategy{retrieval.StrategyHybrid, retrieval.StrategySemantic, retrieval.StrategyKeyword, retrieval.StrategySession} {
+		t.Run(string(st), func(t *testing.T) {
+			res, err := svc.Search(context.Background(), retrieval.Query{Text: "convert money to another currency", Strategy: st, Caller: access.Caller{SessionID: "s1"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Hits) == 0 || res.Hits[0].Tool.ID != "fx.convert" {
+				t.Fatalf("hits = %v, want fx.convert first", ids(res.Hits))
+			}
+			b := res.Hits[0].Breakdown
+			sum := b.Semantic.Weighted + b.Keyword.Weighted + b.Usage.Weighted + b.Neighbours.Weighted + b.Verb.Weighted + b.History.Weighted + b.Success.Weighted + b.Graph.Weighted + b.Complexity.Weighted
+			if d := sum - res.Hits[0].Score; d > 1e-9 || d < -1e-9 {
+				t.Fatalf("breakdown sums to %v, score %v", sum, res.Hits[0].Score)
+			}
+			if res.Metadata.Strategy != st {
+				t.Fatalf("strategy = %q", res.Metadata.Strategy)
+			}
+		})
+	}
+	t.Run("category", func(t *testing.T) {
+		res, err := svc.Search(context.Background(), retrieval.Query{Text: "convert money", Strategy: retrieval.StrategyCategory, Category: "weather"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range res.Hits {
+			if h.Tool.Category != "weather" {
+				t.Fatalf("category strategy returned %s (%s)", h.Tool.ID, h.Tool.Category)
+			}
+		}
+	})
+}
+
+func TestSearchRejectsBadParams(t *testing.T) {
+	svc, _ := newService(t, retrieval.Options{})
+	tests := []struct {
+		name  string
+		q     retrieval.Query
+		field string
+	}{
+		{"empty q", retrieval.Query{}, "q"},
+		{"maxTools", retrieval.Query{Text: "x", MaxTools: 21}, "maxTools"},
+		{"strategy", retrieval.Query{Text: "x", Strategy: "magic"}, "strategy"},
+		{"phase", retrieval.Query{Text: "x", Phase: "later"}, "phase"},
+		{"category required", retrieval.Query{Text: "x", Strategy: retrieval.StrategyCategory}, "category"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := svc.Search(context.Background(), tc.q)
+			if !errors.Is(err, fault.ErrMalformed) {
+				t.Fatalf("err = %v, want ErrMalformed", err)
+			}
+			if f := fault.Fields(err); len(f) == 0 || f[0].Path != tc.field {
+				t.Fatalf("fields = %+v, want %s", f, tc.field)
+			}
+		})
+	}
+}
+
+func TestRecordEventsFeedsUsageAndSession(t *testing.T) {
+	ms := []tool.Manifest{
+		retrievaltest.Manifest("a.tool", "DO_A", "misc", "Alpha utility for things."),
+		retrievaltest.Manifest("b.tool", "DO_B", "misc", "Beta utility for things."),
+	}
+	svc, st := newService(t, retrieval.Options{}, ms...)
+	ctx := context.Background()
+	q := retrieval.Query{Text: "zebra migration tracker", Caller: access.Caller{SessionID: "s9"}}
+	before, err := svc.Search(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range before.Hits {
+		if h.Tool.ID == "b.tool" && h.Breakdown.Usage.Norm != 0 {
+			t.Fatalf("usage signal before any event: %+v", h.Breakdown.Usage)
+		}
+	}
+	var evs []retrieval.Event
+	for i := 0; i < 5; i++ {
+		evs = append(evs, retrieval.Event{ToolID: "b.tool", SessionID: "s9", Query: "zebra migration tracker", Success: true})
+	}
+	if err := svc.RecordEvents(ctx, access.Caller{}, evs); err != nil {
+		t.Fatal(err)
+	}
+	u, err := st.Usage(ctx, []string{"b.tool"})
+	if err != nil || u["b.tool"].Uses != 5 || u["b.tool"].CentroidN != 5 {
+		t.Fatalf("usage = %+v, %v", u, err)
+	}
+	after, err := svc.Search(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Metadata.CacheHit {
+		t.Fatal("events must invalidate the cache")
+	}
+	if len(after.Hits) == 0 || after.Hits[0].Tool.ID != "b.tool" {
+		t.Fatalf("after events hits = %v, want b.tool first", ids(after.Hits))
+	}
+	b := after.Hits[0].Breakdown
+	if b.Usage.Norm <= 0 || b.Neighbours.Norm < 0.99 || b.History.Norm != 1 {
+		t.Fatalf("usage/history not applied: %+v", b)
+	}
+
+	// A query unlike every past one gets no neighbour vote: the signal is
+	// absolute, not scaled up to the best weak match.
+	other, err := svc.Search(ctx, retrieval.Query{Text: "alpha utility"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range other.Hits {
+		if h.Breakdown.Neighbours.Norm > 0.5 {
+			t.Fatalf("unrelated query got a strong neighbour vote: %s %+v", h.Tool.ID, h.Breakdown.Neighbours)
+		}
+	}
+
+	err = svc.RecordEvents(ctx, access.Caller{}, []retrieval.Event{{ToolID: "nope", Success: true}})
+	if !errors.Is(err, fault.ErrInvalid) {
+		t.Fatalf("unknown tool: err = %v, want ErrInvalid", err)
+	}
+	if err := svc.RecordEvents(ctx, access.Caller{}, nil); !errors.Is(err, fault.ErrMalformed) {
+		t.Fatalf("empty events: err = %v", err)
+	}
+}
+
+func TestSuccessPriorDoesNotPunishUnusedTools(t *testing.T) {
+	ms := []tool.Manifest{
+		retrievaltest.Manifest("x.one", "DO_X", "misc", "Shared words here."),
+		retrievaltest.Manifest("x.two", "DO_X", "misc", "Shared words here."),
+	}
+	svc, _ := newService(t, retrieval.Options{}, ms...)
+	ctx := context.Background()
+	// x.one fails every time; x.two is never used.
+	var evs []retrieval.Event
+	for i := 0; i < 10; i++ {
+		evs = append(evs, retrieval.Event{ToolID: "x.one", Success: false})
+	}
+	if err := svc.RecordEvents(ctx, access.Caller{}, evs); err != nil {
+		t.Fatal(err)
+	}
+	res, err := svc.Search(ctx, retrieval.Query{Text: "shared words"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rate := map[string]float64{}
+	for _, h := range res.Hits {
+		rate[h.Tool.ID] = h.Breakdown.Success.Norm
+	}
+	if rate["x.two"] != 0.8 || rate["x.one"] >= rate["x.two"] {
+		t.Fatalf("success rates %v: unused must score the prior 0.8, failing one less", rate)
+	}
+}
+
+func TestCacheHitAndInvalidation(t *testing.T) {
+	now := time.Unix(1000, 0)
+	clock := func() time.Time { return now }
+	ms := []tool.Manifest{retrievaltest.Manifest("fx.convert", "CONVERT_CURRENCY", "finance", "Convert currencies.")}
+	svc, _ := newService(t, retrieval.Options{Now: clock, CacheTTL: time.Minute}, ms...)
+	ctx := context.Background()
+	q := retrieval.Query{Text: "convert", Caller: access.Caller{UserID: "u1"}}
+	search := func() bool {
+		t.Helper()
+		r, err := svc.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Metadata.CacheHit
+	}
+	if search() {
+		t.Fatal("first search hit the cache")
+	}
+	if !search() {
+		t.Fatal("second search missed the cache")
+	}
+	other := q
+	other.Caller = access.Caller{UserID: "u1", Groups: []string{"*"}}
+	if r, _ := svc.Search(ctx, other); r.Metadata.CacheHit {
+		t.Fatal("a caller with other visibility shared the cache entry")
+	}
+	tests := []struct {
+		req  retrieval.InvalidateRequest
+		gone bool
+	}{
+		{retrieval.InvalidateRequest{Scope: retrieval.ScopeUser, UserID: "u2"}, false},
+		{retrieval.InvalidateRequest{Scope: retrieval.ScopeUser, UserID: "u1"}, true},
+		{retrieval.InvalidateRequest{Scope: retrieval.ScopeTool, ToolID: "fx.convert"}, true},
+		{retrieval.InvalidateRequest{Scope: retrieval.ScopeStrategy, Strategy: "semantic"}, false},
+		{retrieval.InvalidateRequest{Scope: retrieval.ScopeStrategy, Strategy: "hybrid"}, true},
+		{retrieval.InvalidateRequest{Scope: retrieval.ScopeAll}, true},
+	}
+	for _, tc := range tests {
+		search()
+		if _, err := svc.InvalidateCache(tc.req); err != nil {
+			t.Fatalf("%+v: %v", tc.req, err)
+		}
+		if hit := search(); hit == tc.gone {
+			t.Fatalf("%+v: cache hit = %v after invalidation", tc.req, hit)
+		}
+	}
+	search()
+	svc.Invalidate("fx.convert") // registry change hook
+	if search() {
+		t.Fatal("registry change did not invalidate")
+	}
+	now = now.Add(2 * time.Minute)
+	if search() {
+		t.Fatal("expired entry served")
+	}
+	for _, bad := range []retrieval.InvalidateRequest{{Scope: "x"}, {Scope: retrieval.ScopeUser}, {Scope: retrieval.ScopeTool}, {Scope: retrieval.ScopeStrategy}} {
+		if _, err := svc.InvalidateCache(bad); !errors.Is(err, fault.ErrMalformed) {
+			t.Fatalf("%+v: err = %v", bad, err)
+		}
+	}
+}
+
+func TestContextAssemblyPhases(t *testing.T) {
+	var ms []tool.Manifest
+	for _, w := range []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot"} {
+		m := retrievaltest.Manifest("t."+w, "DO_"+strings.ToUpper(w), "misc", "Tool "+w+" processes report documents. "+strings.Repeat(w+" detail. ", 40))
+		m.CommonErrors = []tool.CommonError{{Error: w + " timeout", Resolution: "retry"}}
+		ms = append(ms, m)
+	}
+	ms[0].Relationships = &tool.Relationships{Pairings: []tool.Pairing{{ToolID: "t.bravo", Score: 0.9, Sequence: "after"}}, Alternatives: []string{"t.charlie"}}
+	svc, _ := newService(t, retrieval.Options{}, ms...)
+	ctx := context.Background()
+	tests := []struct {
+		phase                 retrieval.Phase
+		index, detailed       bool
+		maxDetailed           int
+		examples, errs, pairs bool
+	}{
+		{retrieval.PhaseInitialPlanning, true, false, 0, false, false, false},
+		{retrieval.PhaseToolSelection, true, true, 3, true, false, false},
+		{retrieval.PhaseExecutionPrep, false, true, 5, false, false, true},
+		{retrieval.PhaseErrorRecovery, false, true, 3, false, true, false},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.phase), func(t *testing.T) {
+			res, err := svc.Search(ctx, retrieval.Query{Text: "alpha report documents", Phase: tc.phase, MaxTools: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := res.Context
+			if (len(c.Index) > 0) != tc.index || (len(c.Detailed) > 0) != tc.detailed || len(c.Detailed) > tc.maxDetailed {
+				t.Fatalf("index %d, detailed %d", len(c.Index), len(c.Detailed))
+			}
+			md := c.Markdown()
+			if tc.index && !strings.Contains(md, "# Available Tools (Lightweight Index)\nTotal Tools: 6") {
+				t.Fatalf("markdown lacks index header:\n%s", md)
+			}
+			if tc.detailed && !strings.Contains(md, "# Detailed Tool Manifests (Retrieved for this query)") {
+				t.Fatalf("markdown lacks detailed header:\n%s", md)
+			}
+			if got := strings.Contains(md, "### Usage Examples"); got != tc.examples {
+				t.Fatalf("examples shown = %v", got)
+			}
+			if got := strings.Contains(md, "### Common Errors"); got != tc.errs {
+				t.Fatalf("error patterns shown = %v", got)
+			}
+			if tc.pairs && !strings.Contains(md, "commonPairings: t.bravo (after)") {
+				t.Fatalf("pairings missing:\n%s", md)
+			}
+			m := res.Metadata
+			if m.TokensUsed != retrieval.EstimateTokens(md) || m.TokensUsed > m.TokenBudget || m.TokensAllManifests <= m.TokensUsed {
+				t.Fatalf("tokens used %d budget %d all %d", m.TokensUsed, m.TokenBudget, m.TokensAllManifests)
+			}
+			if m.TokenReduction <= 0 || m.TokenReduction >= 1 {
+				t.Fatalf("reduction = %v", m.TokenReduction)
+			}
+			fns := c.OpenAI()
+			if len(fns) != len(c.Detailed) {
+				t.Fatalf("openai functions %d, detailed %d", len(fns), len(c.Detailed))
+			}
+			for _, f := range fns {
+				var p struct {
+					Type     string   `json:"type"`
+					Required []string `json:"required"`
+				}
+				if err := json.Unmarshal(f.Function.Parameters, &p); err != nil || f.Type != "function" || p.Type != "object" || len(p.Required) != 1 {
+					t.Fatalf("openai function %+v: %v", f, err)
+				}
+			}
+		})
+	}
+}
+
+func TestBestMatchDistance(t *testing.T) {
+	ms := []tool.Manifest{
+		retrievaltest.Manifest("fx.convert", "CONVERT_CURRENCY", "finance", "Convert money between currencies."),
+		retrievaltest.Manifest("mail.send", "SEND_EMAIL", "communication", "Send an email."),
+	}
+	svc, _ := newService(t, retrieval.Options{}, ms...)
+	h, dist, err := svc.Best(context.Background(), "convert currency money", access.Caller{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Tool.ID != "fx.convert" || dist <= 0 || dist >= 0.8 {
+		t.Fatalf("best = %s at %v", h.Tool.ID, dist)
+	}
+	_, _, err = svc.Best(context.Background(), "convert", access.Caller{Groups: []string{}})
+	if !errors.Is(err, graph.ErrNotFound) {
+		t.Fatalf("no visible tools: err = %v", err)
+	}
+}

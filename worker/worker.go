@@ -1,0 +1,110 @@
+package worker
+
+import (
+	"github.com/tmc/langchaingo/llms"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"time"
+
+	"github.com/toolsmith/toolsmith/activities"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/modules"
+	"github.com/toolsmith/toolsmith/workflows"
+)
+
+// Deps are the dependencies of the activities.
+type Deps struct {
+	// Store is the knowledge graph (tool manifests for execution, usage).
+	Store graph.Store
+	// Tools, when set, is where ExecuteTool reads manifests instead of Store
+	// (tests and tools that run without a store).
+	Tools activities.ToolSource
+	// Searcher finds candidate tools; retrieval.Service or
+	// activities.StoreSearcher.
+	Searcher activities.Searcher
+	// Router routes tool calls to modules and discovers them.
+	Router *modules.Router
+	// LLM decomposes novel verbs; nil means none configured.
+	LLM llms.Model
+	// Gaps stores capability gaps; nil logs them only.
+	Gaps activities.GapRecorder
+	// Wrapped runs tools onboarded through the airlock; nil leaves them
+	// unexecutable on this worker.
+	Wrapped activities.WrappedRunner
+	// Airlock onboards external tools; nil registers the airlock workflows
+	// with activities that report "not configured".
+	Airlock *activities.Airlock
+	// Options tune the worker.
+	Options Options
+}
+
+// Options tune the worker.
+type Options struct {
+	// TaskQueue defaults to workflows.TaskQueue.
+	TaskQueue string
+	// Worker passes SDK worker options through (concurrency limits, …).
+	Worker sdkworker.Options
+}
+
+// New returns a worker (not yet started) with every workflow and activity
+// registered. Call Start/Run and Stop on it.
+func New(c client.Client, deps Deps) sdkworker.Worker {
+	tq := deps.Options.TaskQueue
+	if tq == "" {
+		tq = workflows.TaskQueue
+	}
+	w := sdkworker.New(c, tq, deps.Options.Worker)
+	Register(w, deps)
+	return w
+}
+
+// Registry is where Register puts workflows and activities: a worker or the
+// SDK's test environment.
+type Registry interface {
+	RegisterWorkflow(w any)
+	RegisterActivity(a any)
+}
+
+// Register registers every workflow and activity on a registry.
+func Register(r Registry, deps Deps) {
+	r.RegisterWorkflow(workflows.NovelVerbWorkflow)
+	r.RegisterWorkflow(workflows.ExecuteToolWorkflow)
+	r.RegisterWorkflow(workflows.RefreshModulesWorkflow)
+	r.RegisterWorkflow(workflows.AirlockWorkflow)
+	r.RegisterWorkflow(workflows.ScanSourcesWorkflow)
+
+	mods := &activities.Modules{Router: deps.Router, Wrapped: deps.Wrapped}
+	if deps.Store != nil {
+		// Assigned only when non-nil so the interfaces stay nil (not a
+		// typed nil) and the activities report "not configured".
+		mods.Schemas, mods.Usage = deps.Store, deps.Store
+	}
+	if deps.Tools != nil {
+		mods.Schemas = deps.Tools
+	}
+	r.RegisterActivity(&activities.Graph{Searcher: deps.Searcher, Gaps: deps.Gaps})
+	r.RegisterActivity(mods)
+	r.RegisterActivity(&activities.LLM{Model: deps.LLM})
+	al := deps.Airlock
+	if al == nil {
+		al = &activities.Airlock{}
+	}
+	r.RegisterActivity(al)
+}
+
+// Reviews opens airlock reviews (AirlockWorkflow runs) with a client.
+func Reviews(c client.Client, taskQueue string, reviewTimeout time.Duration) activities.ReviewStarter {
+	if taskQueue == "" {
+		taskQueue = workflows.TaskQueue
+	}
+	return activities.ClientReviews{
+		Client: c, TaskQueue: taskQueue, Workflow: workflows.AirlockWorkflow, ID: workflows.AirlockWorkflowID,
+		Input: func(in activities.OpenReviewInput) any {
+			timeout := in.ReviewTimeout
+			if timeout == 0 {
+				timeout = reviewTimeout
+			}
+			return workflows.AirlockInput{SpecHash: in.SpecHash, SourceID: in.SourceID, Location: in.Location, ReviewTimeout: timeout}
+		},
+	}
+}

@@ -1,0 +1,279 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolsmith/toolsmith/activities"
+	"github.com/toolsmith/toolsmith/airlock"
+)
+
+// Airlock signal and query names. A pending external spec is one running
+// AirlockWorkflow that waits for a person's decision (seed 05 §6.2).
+const (
+	// SignalApprove carries an ApproveSignal.
+	SignalApprove = "approve"
+	// SignalReject carries a RejectSignal.
+	SignalReject = "reject"
+	// SignalSubscribe carries a SubscribeSignal: the subscriber workflow is
+	// signalled SignalAirlockOutcome when the review ends.
+	SignalSubscribe = "subscribe"
+	// SignalAirlockOutcome carries an AirlockOutcome to subscribers.
+	SignalAirlockOutcome = "airlock-outcome"
+	// ReviewQuery returns the AirlockState.
+	ReviewQuery = "review"
+	// DefaultReviewTimeout bounds a review without a decision.
+	DefaultReviewTimeout = 7 * 24 * time.Hour
+)
+
+// AirlockWorkflowID is the workflow ID of a spec's review: one per spec
+// content, so scanning twice or a find-or-build joining never opens two.
+func AirlockWorkflowID(specHash string) string {
+	if len(specHash) > 16 {
+		specHash = specHash[:16]
+	}
+	return "airlock-" + specHash
+}
+
+// Review outcomes.
+const (
+	AirlockPending    = "pending"
+	AirlockOnboarding = "onboarding"
+	AirlockOnboarded  = "onboarded"
+	AirlockRejected   = "rejected"
+	AirlockTimedOut   = "timed_out"
+	AirlockFailed     = "failed"
+)
+
+// AirlockInput starts a review.
+type AirlockInput struct {
+	SpecHash string `json:"specHash"`
+	SourceID string `json:"sourceId,omitempty"`
+	Location string `json:"location"`
+	// ReviewTimeout ends the review without a decision (0: DefaultReviewTimeout).
+	ReviewTimeout time.Duration `json:"reviewTimeout,omitempty"`
+}
+
+// ApproveSignal is a reviewer's approval with its policies.
+type ApproveSignal struct {
+	Reviewer string         `json:"reviewer,omitempty"`
+	Policy   airlock.Policy `json:"policy"`
+}
+
+// RejectSignal is a reviewer's rejection.
+type RejectSignal struct {
+	Reviewer string `json:"reviewer,omitempty"`
+	Reason   string `json:"reason"`
+}
+
+// SubscribeSignal asks for the outcome to be signalled to a workflow.
+type SubscribeSignal struct {
+	WorkflowID string `json:"workflowId"`
+}
+
+// AirlockOutcome is how a review ended.
+type AirlockOutcome struct {
+	SpecHash string   `json:"specHash"`
+	Status   string   `json:"status"`
+	Reviewer string   `json:"reviewer,omitempty"`
+	Reason   string   `json:"reason,omitempty"`
+	ToolIDs  []string `json:"toolIds,omitempty"`
+	// Stage is the onboarding stage that failed (status failed).
+	Stage    string   `json:"failedStage,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// AirlockState is what ReviewQuery returns.
+type AirlockState struct {
+	Status  string          `json:"status"`
+	Review  airlock.Review  `json:"review"`
+	Policy  *airlock.Policy `json:"policy,omitempty"`
+	Outcome *AirlockOutcome `json:"outcome,omitempty"`
+	Ignored []string        `json:"ignoredSignals,omitempty"`
+}
+
+// AirlockWorkflow is one pending external spec: it prepares the review,
+// waits for approve or reject (signals) until the review timeout, then
+// onboards (wrapper generated, built, tested, tools registered) or records
+// the rejection, and finally tells every subscriber the outcome. A timed-out
+// review ends cleanly and leaves the spec's definitions available.
+func AirlockWorkflow(ctx workflow.Context, in AirlockInput) (AirlockOutcome, error) {
+	if in.SpecHash == "" {
+		return AirlockOutcome{}, activities.Fail(activities.ErrTypeInvalidInput, "airlock: spec hash is required")
+	}
+	timeout := in.ReviewTimeout
+	if timeout <= 0 {
+		timeout = DefaultReviewTimeout
+	}
+	state := &AirlockState{Status: AirlockPending}
+	var subscribers []string
+	if err := workflow.SetQueryHandler(ctx, ReviewQuery, func() (AirlockState, error) { return *state, nil }); err != nil {
+		return AirlockOutcome{}, err
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
+	})
+	var a *activities.Airlock
+	if err := workflow.ExecuteActivity(actx, a.PrepareReview, activities.PrepareReviewInput{SpecHash: in.SpecHash, Location: in.Location}).Get(ctx, &state.Review); err != nil {
+		return AirlockOutcome{}, err
+	}
+
+	approveCh := workflow.GetSignalChannel(ctx, SignalApprove)
+	rejectCh := workflow.GetSignalChannel(ctx, SignalReject)
+	subscribeCh := workflow.GetSignalChannel(ctx, SignalSubscribe)
+	timerCtx, cancelTimer := workflow.WithCancel(ctx)
+	timer := workflow.NewTimer(timerCtx, timeout)
+
+	var approve *ApproveSignal
+	var reject *RejectSignal
+	timedOut := false
+	for approve == nil && reject == nil && !timedOut {
+		sel := workflow.NewSelector(ctx)
+		sel.AddReceive(approveCh, func(c workflow.ReceiveChannel, _ bool) {
+			var s ApproveSignal
+			c.Receive(ctx, &s)
+			// The API validates before signalling; a signal sent some other
+			// way is checked again here (Validate is pure, so deterministic).
+			if err := s.Policy.Validate(); err != nil {
+				state.Ignored = append(state.Ignored, "approve: "+err.Error())
+				return
+			}
+			approve = &s
+		})
+		sel.AddReceive(rejectCh, func(c workflow.ReceiveChannel, _ bool) {
+			var s RejectSignal
+			c.Receive(ctx, &s)
+			reject = &s
+		})
+		sel.AddReceive(subscribeCh, func(c workflow.ReceiveChannel, _ bool) {
+			var s SubscribeSignal
+			c.Receive(ctx, &s)
+			subscribers = appendOnce(subscribers, s.WorkflowID)
+		})
+		sel.AddFuture(timer, func(workflow.Future) { timedOut = true })
+		sel.Select(ctx)
+	}
+	cancelTimer()
+
+	outcome := AirlockOutcome{SpecHash: in.SpecHash}
+	switch {
+	case approve != nil:
+		state.Status, state.Policy = AirlockOnboarding, &approve.Policy
+		octx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			// Building and testing a wrapper compiles Go code.
+			StartToCloseTimeout: 10 * time.Minute,
+			HeartbeatTimeout:    0,
+			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 2},
+		})
+		var res activities.OnboardOutput
+		err := workflow.ExecuteActivity(octx, a.OnboardSpec, activities.OnboardInput{
+			ApprovalID: workflow.GetInfo(ctx).WorkflowExecution.ID, SpecHash: in.SpecHash, Location: in.Location, Policy: approve.Policy,
+		}).Get(ctx, &res)
+		outcome.Reviewer = approve.Reviewer
+		switch {
+		case err != nil:
+			outcome.Status, outcome.Reason = AirlockFailed, activities.Message(err)
+		case res.Stage != "":
+			outcome.Status, outcome.Stage, outcome.Reason, outcome.Warnings = AirlockFailed, res.Stage, res.Error, res.Warnings
+		default:
+			outcome.Status, outcome.ToolIDs, outcome.Warnings = AirlockOnboarded, res.ToolIDs, res.Warnings
+		}
+	case reject != nil:
+		outcome.Status, outcome.Reviewer, outcome.Reason = AirlockRejected, reject.Reviewer, reject.Reason
+	default:
+		outcome.Status, outcome.Reason = AirlockTimedOut, "no decision within "+timeout.String()
+	}
+	if outcome.Status != AirlockOnboarded {
+		// Rejected specs stay searchable as rejected (never offered again
+		// by find-or-build); timed-out and failed ones become available.
+		status := "available"
+		if outcome.Status == AirlockRejected {
+			status = "rejected"
+		}
+		if err := workflow.ExecuteActivity(actx, a.SetSpecStatus, activities.SpecStatusInput{SpecHash: in.SpecHash, Status: status}).Get(ctx, nil); err != nil {
+			return outcome, err
+		}
+	}
+	state.Status, state.Outcome = outcome.Status, &outcome
+
+	// Subscribers that asked while onboarding ran are still in the channel.
+	for {
+		var s SubscribeSignal
+		if !subscribeCh.ReceiveAsync(&s) {
+			break
+		}
+		subscribers = appendOnce(subscribers, s.WorkflowID)
+	}
+	for _, id := range subscribers {
+		// Best effort: a subscriber that has ended no longer needs the news.
+		_ = workflow.SignalExternalWorkflow(ctx, id, "", SignalAirlockOutcome, outcome).Get(ctx, nil)
+	}
+	return outcome, nil
+}
+
+func appendOnce(list []string, v string) []string {
+	if v == "" {
+		return list
+	}
+	for _, x := range list {
+		if x == v {
+			return list
+		}
+	}
+	return append(list, v)
+}
+
+// ScanInput asks to scan sources.
+type ScanInput struct {
+	// SourceIDs to scan; empty scans every source.
+	SourceIDs []string `json:"sourceIds,omitempty"`
+	// ReviewTimeout is passed to the reviews opened for new specs.
+	ReviewTimeout time.Duration `json:"reviewTimeout,omitempty"`
+}
+
+// ScanOutput reports a scan.
+type ScanOutput struct {
+	Reports []activities.ScanSourceOutput `json:"reports"`
+	// Reviews are the AirlockWorkflow IDs opened for new specs.
+	Reviews []string `json:"reviews"`
+}
+
+// ScanSourcesWorkflow fetches each source, indexes the operations of specs
+// it has not seen as external definitions, and opens a review
+// (AirlockWorkflow) for each new spec. It runs on a Temporal Schedule and
+// on demand.
+func ScanSourcesWorkflow(ctx workflow.Context, in ScanInput) (ScanOutput, error) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+	var a *activities.Airlock
+	ids := in.SourceIDs
+	if len(ids) == 0 {
+		if err := workflow.ExecuteActivity(actx, a.ListSources).Get(ctx, &ids); err != nil {
+			return ScanOutput{}, err
+		}
+	}
+	out := ScanOutput{Reports: []activities.ScanSourceOutput{}, Reviews: []string{}}
+	for _, id := range ids {
+		var rep activities.ScanSourceOutput
+		if err := workflow.ExecuteActivity(actx, a.ScanSource, id).Get(ctx, &rep); err != nil {
+			rep = activities.ScanSourceOutput{SourceID: id, Error: activities.Message(err)}
+		}
+		out.Reports = append(out.Reports, rep)
+		for _, spec := range rep.NewSpecs {
+			var wfID string
+			err := workflow.ExecuteActivity(actx, a.OpenReview, activities.OpenReviewInput{
+				SpecHash: spec.Hash, SourceID: id, Location: spec.Location, ReviewTimeout: in.ReviewTimeout,
+			}).Get(ctx, &wfID)
+			if err != nil {
+				return out, err
+			}
+			out.Reviews = append(out.Reviews, wfID)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,142 @@
+package workflows
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/toolsmith/toolsmith/activities"
+	"github.com/toolsmith/toolsmith/airlock"
+)
+
+const testHash = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+func airlockEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(AirlockWorkflow)
+	env.RegisterWorkflow(ScanSourcesWorkflow)
+	env.RegisterActivity(&activities.Airlock{})
+	var a *activities.Airlock
+	env.OnActivity(a.PrepareReview, mock.Anything, mock.Anything).Return(airlock.Review{SpecHash: testHash, Title: "Pets", Operations: []airlock.ReviewOperation{{Name: "list_pets"}}}, nil).Maybe()
+	return env
+}
+
+func TestAirlockApproveOnboardsAndTellsSubscribers(t *testing.T) {
+	env := airlockEnv(t)
+	var a *activities.Airlock
+	env.OnActivity(a.OnboardSpec, mock.Anything, mock.MatchedBy(func(in activities.OnboardInput) bool {
+		return in.SpecHash == testHash && in.Policy.QuotaPerDay == 100
+	})).Return(activities.OnboardOutput{ToolIDs: []string{"pets.list_pets"}, Slug: "pets"}, nil).Once()
+	var notified []AirlockOutcome
+	env.OnSignalExternalWorkflow(mock.Anything, "verb-X", "", SignalAirlockOutcome, mock.Anything).Return(func(_, _, _ string, _ string, arg any) error {
+		notified = append(notified, arg.(AirlockOutcome))
+		return nil
+	})
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalSubscribe, SubscribeSignal{WorkflowID: "verb-X"})
+	}, time.Minute)
+	env.RegisterDelayedCallback(func() {
+		// A bad policy is ignored (and shown in the review state), not obeyed.
+		env.SignalWorkflow(SignalApprove, ApproveSignal{Reviewer: "ana", Policy: airlock.Policy{RateLimitPerMinute: -1}})
+	}, 2*time.Minute)
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(ReviewQuery)
+		if err != nil {
+			t.Errorf("query: %v", err)
+			return
+		}
+		var st AirlockState
+		_ = v.Get(&st)
+		if st.Status != AirlockPending || st.Review.Title != "Pets" || len(st.Ignored) != 1 {
+			t.Errorf("state while pending: %+v", st)
+		}
+		env.SignalWorkflow(SignalApprove, ApproveSignal{Reviewer: "ana", Policy: airlock.Policy{QuotaPerDay: 100}})
+	}, 3*time.Minute)
+	env.ExecuteWorkflow(AirlockWorkflow, AirlockInput{SpecHash: testHash, Location: "https://specs.example/pets.yaml"})
+	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
+		t.Fatalf("completed=%v err=%v", env.IsWorkflowCompleted(), env.GetWorkflowError())
+	}
+	var out AirlockOutcome
+	_ = env.GetWorkflowResult(&out)
+	if out.Status != AirlockOnboarded || out.Reviewer != "ana" || len(out.ToolIDs) != 1 {
+		t.Fatalf("outcome: %+v", out)
+	}
+	if len(notified) != 1 || notified[0].Status != AirlockOnboarded {
+		t.Fatalf("subscribers: %+v", notified)
+	}
+	env.AssertExpectations(t)
+}
+
+func TestAirlockRejectNeverOnboards(t *testing.T) {
+	env := airlockEnv(t)
+	var a *activities.Airlock
+	env.OnActivity(a.SetSpecStatus, mock.Anything, activities.SpecStatusInput{SpecHash: testHash, Status: "rejected"}).Return(nil).Once()
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalReject, RejectSignal{Reviewer: "bo", Reason: "sends data abroad"})
+	}, time.Hour)
+	env.ExecuteWorkflow(AirlockWorkflow, AirlockInput{SpecHash: testHash})
+	var out AirlockOutcome
+	if err := env.GetWorkflowResult(&out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != AirlockRejected || out.Reason != "sends data abroad" || len(out.ToolIDs) != 0 {
+		t.Fatalf("outcome: %+v", out)
+	}
+	env.AssertExpectations(t) // OnboardSpec was never mocked: a call would have failed the test
+}
+
+func TestAirlockReviewTimesOutCleanly(t *testing.T) {
+	env := airlockEnv(t)
+	var a *activities.Airlock
+	env.OnActivity(a.SetSpecStatus, mock.Anything, activities.SpecStatusInput{SpecHash: testHash, Status: "available"}).Return(nil).Once()
+	env.ExecuteWorkflow(AirlockWorkflow, AirlockInput{SpecHash: testHash, ReviewTimeout: 48 * time.Hour})
+	var out AirlockOutcome
+	if err := env.GetWorkflowResult(&out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != AirlockTimedOut || out.Reason != "no decision within 48h0m0s" {
+		t.Fatalf("outcome: %+v", out)
+	}
+	env.AssertExpectations(t)
+}
+
+func TestAirlockFailedOnboardingIsReported(t *testing.T) {
+	env := airlockEnv(t)
+	var a *activities.Airlock
+	env.OnActivity(a.OnboardSpec, mock.Anything, mock.Anything).Return(activities.OnboardOutput{Stage: "test", Error: "1 generated test failed"}, nil)
+	env.OnActivity(a.SetSpecStatus, mock.Anything, activities.SpecStatusInput{SpecHash: testHash, Status: "available"}).Return(nil).Once()
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalApprove, ApproveSignal{}) }, time.Minute)
+	env.ExecuteWorkflow(AirlockWorkflow, AirlockInput{SpecHash: testHash})
+	var out AirlockOutcome
+	if err := env.GetWorkflowResult(&out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != AirlockFailed || out.Stage != "test" {
+		t.Fatalf("outcome: %+v", out)
+	}
+}
+
+func TestScanSourcesOpensReviewsForNewSpecs(t *testing.T) {
+	env := airlockEnv(t)
+	var a *activities.Airlock
+	env.OnActivity(a.ListSources, mock.Anything).Return([]string{"s1", "s2"}, nil)
+	env.OnActivity(a.ScanSource, mock.Anything, "s1").Return(activities.ScanSourceOutput{SourceID: "s1", Specs: 2, Known: 1,
+		NewSpecs: []activities.FoundSpec{{Hash: testHash, Location: "https://specs.example/pets.yaml"}}}, nil)
+	env.OnActivity(a.ScanSource, mock.Anything, "s2").Return(activities.ScanSourceOutput{SourceID: "s2", Error: "HTTP 404"}, nil)
+	env.OnActivity(a.OpenReview, mock.Anything, mock.MatchedBy(func(in activities.OpenReviewInput) bool {
+		return in.SpecHash == testHash && in.SourceID == "s1"
+	})).Return(AirlockWorkflowID(testHash), nil).Once()
+	env.ExecuteWorkflow(ScanSourcesWorkflow, ScanInput{})
+	var out ScanOutput
+	if err := env.GetWorkflowResult(&out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Reports) != 2 || len(out.Reviews) != 1 || out.Reviews[0] != "airlock-0123456789abcdef" || out.Reports[1].Error != "HTTP 404" {
+		t.Fatalf("scan output: %+v", out)
+	}
+	env.AssertExpectations(t)
+}

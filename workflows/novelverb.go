@@ -1,0 +1,463 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/activities"
+	"github.com/toolsmith/toolsmith/llm"
+)
+
+// NovelVerbOptions tune a fulfilment.
+type NovelVerbOptions struct {
+	// Threshold is the similarity the best match needs to be substituted;
+	// 0 means DefaultThreshold.
+	Threshold float64 `json:"threshold,omitempty"`
+	// MaxDepth bounds child workflow nesting: the top-level run is depth 0
+	// and a child may run at depth MaxDepth at most; 0 means DefaultMaxDepth.
+	MaxDepth int `json:"maxDepth,omitempty"`
+	// DryRun searches, maps inputs and plans, but executes nothing: the
+	// substitute branch validates the mapped arguments without calling the
+	// module, and the decompose branch returns the plan without running it.
+	DryRun bool `json:"dryRun,omitempty"`
+	// Chain lists the verbs being fulfilled above this one (set by parent
+	// workflows for the cycle guard); Depth is len(Chain).
+	Chain []string `json:"chain,omitempty"`
+	// SearchLimit is how many candidates to fetch; 0 means DefaultSearchLimit.
+	SearchLimit int `json:"searchLimit,omitempty"`
+}
+
+// NovelVerbInput is a verb to fulfil.
+type NovelVerbInput struct {
+	Verb        string           `json:"verb"`
+	Description string           `json:"description,omitempty"`
+	Inputs      map[string]any   `json:"inputs,omitempty"`
+	Context     string           `json:"context,omitempty"`
+	Caller      access.Caller    `json:"caller"`
+	Options     NovelVerbOptions `json:"options,omitempty"`
+}
+
+// ScoredTool is a candidate as the workflow saw it.
+type ScoredTool struct {
+	ToolID     string  `json:"toolId"`
+	Verb       string  `json:"verb"`
+	Similarity float64 `json:"similarity"`
+}
+
+// Step kinds.
+const (
+	StepTool  = "tool"  // the step's verb is a known, visible tool
+	StepNovel = "novel" // the step ran as a child NovelVerbWorkflow
+)
+
+// StepResult reports one executed plan step.
+type StepResult struct {
+	ID          string         `json:"id"`
+	Verb        string         `json:"verb"`
+	Kind        string         `json:"kind"`
+	ToolID      string         `json:"toolId,omitempty"`
+	ChildID     string         `json:"childWorkflowId,omitempty"`
+	ChildBranch string         `json:"childBranch,omitempty"`
+	Inputs      map[string]any `json:"inputs,omitempty"`
+	Output      any            `json:"output,omitempty"`
+	State       string         `json:"state,omitempty"`
+	Error       string         `json:"error,omitempty"`
+	ErrorType   string         `json:"errorType,omitempty"`
+}
+
+// NovelVerbResult records what a fulfilment did and why.
+type NovelVerbResult struct {
+	Verb string `json:"verb"`
+	// Branch is substitute, decompose or no_capability (or the branch that
+	// was under way when the workflow failed).
+	Branch string `json:"branch"`
+	// Reason explains the branch in one sentence.
+	Reason    string       `json:"reason"`
+	Threshold float64      `json:"threshold"`
+	Depth     int          `json:"depth"`
+	Query     string       `json:"query,omitempty"`
+	Scores    []ScoredTool `json:"scores"`
+	// Tools lists every tool executed (children's included), in order.
+	Tools     []string          `json:"tools"`
+	Arguments map[string]any    `json:"arguments,omitempty"`
+	Renamed   map[string]string `json:"renamed,omitempty"`
+	Plan      *llm.Plan         `json:"plan,omitempty"`
+	Steps     []StepResult      `json:"steps,omitempty"`
+	// Output is the substituted tool's output, or the last step's.
+	Output any `json:"output,omitempty"`
+	// State is the caller's state after the run (seed 03 transitions).
+	State  string `json:"state"`
+	DryRun bool   `json:"dryRun,omitempty"`
+	// GapRecorded says where the no_capability gap was recorded.
+	GapRecorded string `json:"gapRecorded,omitempty"`
+	// Error and ErrorType are set when the workflow failed; the failure's
+	// details carry this result.
+	Error     string `json:"error,omitempty"`
+	ErrorType string `json:"errorType,omitempty"`
+}
+
+// Progress is what the progress query returns.
+type Progress struct {
+	Verb        string   `json:"verb"`
+	Status      string   `json:"status"`
+	Stage       string   `json:"stage"`
+	Depth       int      `json:"depth"`
+	Tools       []string `json:"tools,omitempty"`
+	StepsTotal  int      `json:"stepsTotal,omitempty"`
+	StepsDone   int      `json:"stepsDone,omitempty"`
+	CurrentStep string   `json:"currentStep,omitempty"`
+	Error       string   `json:"error,omitempty"`
+}
+
+// Activity options. Retries are safe for every activity: reads are pure and
+// every module call carries the workflow+activity idempotency key.
+var (
+	searchOptions = workflow.LocalActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 2, MaximumAttempts: 3},
+	}
+	// executeOptions outlive the slowest module timeout (120 s) so the
+	// router, not Temporal, reports a module timeout.
+	executeOptions = workflow.ActivityOptions{
+		StartToCloseTimeout: 150 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3},
+	}
+	decomposeOptions = workflow.ActivityOptions{
+		StartToCloseTimeout: 2 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 2 * time.Second, BackoffCoefficient: 2, MaximumAttempts: 3},
+	}
+	gapOptions = workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 5},
+	}
+)
+
+// fulfilment is one run's mutable state; it lives only inside the workflow.
+type fulfilment struct {
+	ctx      workflow.Context
+	in       NovelVerbInput
+	res      NovelVerbResult
+	progress Progress
+	caller   access.Caller
+}
+
+// NovelVerbWorkflow fulfils a verb by substitution, decomposition or, failing
+// both, by recording the gap (branch no_capability). Failures end the
+// workflow with a non-retryable application error whose type is one of the
+// activities.ErrType* constants and whose details hold the partial
+// NovelVerbResult.
+func NovelVerbWorkflow(ctx workflow.Context, in NovelVerbInput) (NovelVerbResult, error) {
+	in.Verb = llm.NormalizeVerb(in.Verb)
+	if in.Options.Threshold <= 0 {
+		in.Options.Threshold = DefaultThreshold
+	}
+	if in.Options.MaxDepth <= 0 {
+		in.Options.MaxDepth = DefaultMaxDepth
+	}
+	if in.Options.SearchLimit <= 0 {
+		in.Options.SearchLimit = DefaultSearchLimit
+	}
+	f := &fulfilment{ctx: ctx, in: in, caller: in.Caller}
+	f.res = NovelVerbResult{
+		Verb: in.Verb, Branch: BranchSearch, Threshold: in.Options.Threshold, Depth: len(in.Options.Chain),
+		Scores: []ScoredTool{}, Tools: []string{}, State: in.Caller.EffectiveState(), DryRun: in.Options.DryRun,
+	}
+	f.progress = Progress{Verb: in.Verb, Status: StatusRunning, Stage: BranchSearch, Depth: f.res.Depth}
+	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (Progress, error) { return f.progress, nil }); err != nil {
+		return f.res, fmt.Errorf("workflows: register progress query: %w", err)
+	}
+	res, err := f.run()
+	if err != nil {
+		f.progress.Status, f.progress.Error = StatusFailed, err.Error()
+		return res, err
+	}
+	f.progress.Status = StatusCompleted
+	return res, nil
+}
+
+func (f *fulfilment) run() (NovelVerbResult, error) {
+	in := f.in
+	if in.Verb == "" || !validVerb(in.Verb) {
+		return f.fail(activities.ErrTypeInvalidInput, "verb %q must be UPPER_SNAKE (e.g. CONVERT_CURRENCY)", in.Verb)
+	}
+	if slices.Contains(in.Options.Chain, in.Verb) {
+		return f.fail(activities.ErrTypeCycle, "verb %s is already being fulfilled by an ancestor (chain %v)", in.Verb, in.Options.Chain)
+	}
+	f.stage(BranchSearch, SAVerb.ValueSet(in.Verb))
+
+	var g *activities.Graph
+	var search activities.SearchOutput
+	// Search is a local activity: a read-only, idempotent call of a few
+	// milliseconds, so running it inside the workflow task saves the
+	// schedule/poll/complete round trip of a regular activity (the
+	// substitute branch's latency budget). Its result is still recorded in
+	// history, so replay does not search again.
+	sctx := workflow.WithLocalActivityOptions(f.ctx, searchOptions)
+	err := workflow.ExecuteLocalActivity(sctx, g.SearchTools, activities.SearchInput{
+		Verb: in.Verb, Description: in.Description, Context: in.Context, Caller: f.caller, Limit: in.Options.SearchLimit,
+	}).Get(f.ctx, &search)
+	if err != nil {
+		return f.fail(typeOr(err, activities.ErrTypeStepFailed), "search for %s failed: %s", in.Verb, activities.Message(err))
+	}
+	f.res.Query = search.Query
+	for _, c := range search.Candidates {
+		f.res.Scores = append(f.res.Scores, ScoredTool{ToolID: c.ToolID, Verb: c.Verb, Similarity: c.Similarity})
+	}
+
+	if len(search.Candidates) > 0 && search.Candidates[0].Similarity >= in.Options.Threshold {
+		return f.substitute(search.Candidates[0])
+	}
+	return f.decompose(search.Candidates)
+}
+
+// substitute executes the best match with the original inputs.
+func (f *fulfilment) substitute(best activities.Candidate) (NovelVerbResult, error) {
+	f.res.Reason = fmt.Sprintf("%s matches %s (%s) with similarity %.3f ≥ threshold %.3f",
+		f.in.Verb, best.ToolID, best.Verb, best.Similarity, f.in.Options.Threshold)
+	f.stage(BranchSubstitute, SABranch.ValueSet(BranchSubstitute), SAToolID.ValueSet(best.ToolID))
+	out, err := f.execute(best.ToolID, f.in.Inputs)
+	if err != nil {
+		return f.fail(typeOr(err, activities.ErrTypeToolFailed), "substitute %s for %s: %s", best.ToolID, f.in.Verb, activities.Message(err))
+	}
+	f.res.Arguments, f.res.Renamed, f.res.Output = out.Arguments, out.Renamed, out.Output
+	return f.res, nil
+}
+
+// execute runs one tool and applies its state transition.
+func (f *fulfilment) execute(toolID string, inputs map[string]any) (activities.ExecuteOutput, error) {
+	var m *activities.Modules
+	var out activities.ExecuteOutput
+	ectx := workflow.WithActivityOptions(f.ctx, executeOptions)
+	err := workflow.ExecuteActivity(ectx, m.ExecuteTool, activities.ExecuteInput{
+		ToolID: toolID, Inputs: inputs, Caller: f.caller, DryRun: f.in.Options.DryRun,
+		Query: activities.VerbQuery(f.in.Verb, f.in.Description),
+	}).Get(f.ctx, &out)
+	if err != nil {
+		return out, err
+	}
+	f.res.Tools = append(f.res.Tools, toolID)
+	f.progress.Tools = f.res.Tools
+	if out.State != "" {
+		f.caller.State = out.State
+		f.res.State = out.State
+	}
+	return out, nil
+}
+
+// decompose asks the LLM for a plan and runs it.
+func (f *fulfilment) decompose(cands []activities.Candidate) (NovelVerbResult, error) {
+	in := f.in
+	best := "no candidate"
+	if len(cands) > 0 {
+		best = fmt.Sprintf("best %s at %.3f", cands[0].ToolID, cands[0].Similarity)
+	}
+	f.res.Reason = fmt.Sprintf("no tool clears threshold %.3f (%s); decomposing", in.Options.Threshold, best)
+	f.stage(BranchDecompose, SABranch.ValueSet(BranchDecompose))
+
+	// Known verbs: the visible candidates, one tool per verb (best first).
+	known := map[string]string{}
+	var verbs []llm.KnownVerb
+	for _, c := range cands {
+		if c.Verb == "" || c.Verb == in.Verb || known[c.Verb] != "" {
+			continue
+		}
+		known[c.Verb] = c.ToolID
+		verbs = append(verbs, llm.KnownVerb{Verb: c.Verb, ToolID: c.ToolID, Description: c.Description, Inputs: append(slices.Clone(c.Required), c.Optional...)})
+	}
+
+	var l *activities.LLM
+	var plan llm.Plan
+	dctx := workflow.WithActivityOptions(f.ctx, decomposeOptions)
+	err := workflow.ExecuteActivity(dctx, l.DecomposeVerb, activities.DecomposeInput{
+		Verb: in.Verb, Description: in.Description, Inputs: in.Inputs, Context: in.Context, KnownVerbs: verbs,
+	}).Get(f.ctx, &plan)
+	if err != nil {
+		return f.fail(typeOr(err, activities.ErrTypeInvalidPlan), "decompose %s: %s", in.Verb, activities.Message(err))
+	}
+	// The activity validated the plan; validating again here is pure and
+	// guards against a plan recorded by an older activity version.
+	if err := llm.ValidatePlan(plan, sortedKeys(in.Inputs)); err != nil {
+		return f.fail(activities.ErrTypeInvalidPlan, "decompose %s: %s", in.Verb, activities.Message(err))
+	}
+	f.res.Plan = &plan
+	if len(plan.Steps) == 0 {
+		return f.findOrBuild(fmt.Sprintf("the planner could not decompose %s: %s", in.Verb, plan.Reason), cands)
+	}
+	f.progress.StepsTotal = len(plan.Steps)
+	if in.Options.DryRun {
+		for _, s := range plan.Steps {
+			kind := StepNovel
+			if known[s.Verb] != "" {
+				kind = StepTool
+			}
+			f.res.Steps = append(f.res.Steps, StepResult{ID: s.ID, Verb: s.Verb, Kind: kind, ToolID: known[s.Verb], Inputs: s.Inputs})
+		}
+		f.res.Reason += "; dry run: plan not executed"
+		return f.res, nil
+	}
+
+	outputs := map[string]any{}
+	for i, s := range plan.Steps {
+		f.progress.CurrentStep = s.ID
+		args, err := llm.Resolve(s.Inputs, in.Inputs, outputs)
+		if err != nil {
+			return f.fail(activities.ErrTypeInvalidPlan, "step %s (%s): %s", s.ID, s.Verb, activities.Message(err))
+		}
+		sr := StepResult{ID: s.ID, Verb: s.Verb, Inputs: args}
+		if toolID := known[s.Verb]; toolID != "" {
+			sr.Kind, sr.ToolID = StepTool, toolID
+			_ = workflow.UpsertTypedSearchAttributes(f.ctx, SAToolID.ValueSet(toolID)) // best-effort visibility
+			out, err := f.execute(toolID, args)
+			if err != nil {
+				sr.Error, sr.ErrorType = activities.Message(err), activities.ErrorType(err)
+				f.res.Steps = append(f.res.Steps, sr)
+				return f.fail(typeOr(err, activities.ErrTypeStepFailed), "step %s (%s) via %s: %s", s.ID, s.Verb, toolID, activities.Message(err))
+			}
+			sr.Output, sr.State = out.Output, out.State
+		} else {
+			child, err := f.child(s, args, &sr)
+			if err != nil {
+				f.res.Steps = append(f.res.Steps, sr)
+				return f.fail(typeOr(err, activities.ErrTypeStepFailed), "step %s (%s): %s", s.ID, s.Verb, activities.Message(err))
+			}
+			if child.Branch == BranchNoCapability {
+				f.res.Steps = append(f.res.Steps, sr)
+				f.res.Branch, f.res.GapRecorded = BranchNoCapability, child.GapRecorded
+				f.res.Reason = fmt.Sprintf("step %s (%s) has no capability: %s", s.ID, s.Verb, child.Reason)
+				f.stage(BranchNoCapability, SABranch.ValueSet(BranchNoCapability))
+				return f.res, nil
+			}
+			sr.Output, sr.State = child.Output, child.State
+		}
+		outputs[s.ID] = sr.Output
+		f.res.Steps = append(f.res.Steps, sr)
+		f.res.Output = sr.Output
+		f.progress.StepsDone = i + 1
+	}
+	f.progress.CurrentStep = ""
+	f.res.Reason = fmt.Sprintf("decomposed %s into %d steps", in.Verb, len(plan.Steps))
+	return f.res, nil
+}
+
+// child fulfils a novel step as a child NovelVerbWorkflow, after the depth
+// limit and the cycle guard.
+func (f *fulfilment) child(s llm.Step, args map[string]any, sr *StepResult) (NovelVerbResult, error) {
+	sr.Kind = StepNovel
+	chain := append(slices.Clone(f.in.Options.Chain), f.in.Verb)
+	if slices.Contains(chain, s.Verb) {
+		err := activities.Fail(activities.ErrTypeCycle, "verb cycle: %s would fulfil itself (chain %v)", s.Verb, chain)
+		sr.Error, sr.ErrorType = activities.Message(err), activities.ErrTypeCycle
+		return NovelVerbResult{}, err
+	}
+	if len(chain) > f.in.Options.MaxDepth {
+		err := activities.Fail(activities.ErrTypeDepthLimit, "novel step %s would nest at depth %d; max depth is %d", s.Verb, len(chain), f.in.Options.MaxDepth)
+		sr.Error, sr.ErrorType = activities.Message(err), activities.ErrTypeDepthLimit
+		return NovelVerbResult{}, err
+	}
+	id := workflow.GetInfo(f.ctx).WorkflowExecution.ID + "/" + s.ID
+	sr.ChildID = id
+	cctx := workflow.WithChildOptions(f.ctx, workflow.ChildWorkflowOptions{WorkflowID: id})
+	opts := f.in.Options
+	opts.Chain = chain
+	var out NovelVerbResult
+	err := workflow.ExecuteChildWorkflow(cctx, NovelVerbWorkflow, NovelVerbInput{
+		Verb: s.Verb, Description: s.Description, Inputs: args, Context: f.in.Context, Caller: f.caller, Options: opts,
+	}).Get(f.ctx, &out)
+	if err != nil {
+		sr.Error, sr.ErrorType = activities.Message(err), activities.ErrorType(err)
+		return out, err
+	}
+	sr.ChildBranch = out.Branch
+	f.res.Tools = append(f.res.Tools, out.Tools...)
+	f.progress.Tools = f.res.Tools
+	if out.State != "" {
+		f.caller.State = out.State
+		f.res.State = out.State
+	}
+	return out, nil
+}
+
+// findOrBuild records the gap and ends cleanly with no_capability. The
+// airlock issue replaces this with a search of un-onboarded definitions.
+func (f *fulfilment) findOrBuild(reason string, cands []activities.Candidate) (NovelVerbResult, error) {
+	f.stage(BranchFindOrBuild, SABranch.ValueSet(BranchFindOrBuild))
+	gap := activities.Gap{Verb: f.in.Verb, Description: f.in.Description, Context: f.in.Context, UserID: f.caller.UserID, Reason: reason}
+	if len(cands) > 0 {
+		gap.BestToolID, gap.BestScore = cands[0].ToolID, cands[0].Similarity
+	}
+	var g *activities.Graph
+	var out activities.GapOutput
+	gctx := workflow.WithActivityOptions(f.ctx, gapOptions)
+	if err := workflow.ExecuteActivity(gctx, g.RecordCapabilityGap, gap).Get(f.ctx, &out); err != nil {
+		return f.fail(typeOr(err, activities.ErrTypeStepFailed), "record gap for %s: %s", f.in.Verb, activities.Message(err))
+	}
+	f.res.GapRecorded = out.Where
+	f.res.Reason = reason
+	f.res.Branch = BranchNoCapability
+	f.stage(BranchNoCapability, SABranch.ValueSet(BranchNoCapability))
+	return f.res, nil
+}
+
+// stage records the current stage in the result, the progress and the
+// search attributes. Upsert failures are ignored: visibility is best effort
+// and must never fail a fulfilment.
+func (f *fulfilment) stage(branch string, updates ...temporal.SearchAttributeUpdate) {
+	if branch != BranchSearch {
+		f.res.Branch = branch
+	}
+	f.progress.Stage = branch
+	if len(updates) > 0 {
+		_ = workflow.UpsertTypedSearchAttributes(f.ctx, updates...)
+	}
+}
+
+// fail ends the run with a non-retryable error of errType whose details are
+// the partial result.
+func (f *fulfilment) fail(errType string, format string, args ...any) (NovelVerbResult, error) {
+	msg := fmt.Sprintf(format, args...)
+	f.res.Error, f.res.ErrorType = msg, errType
+	return f.res, activities.FailWithDetails(errType, f.res, "%s", msg)
+}
+
+// typeOr returns err's application error type, or def when it has none
+// (e.g. an activity timeout).
+func typeOr(err error, def string) string {
+	if t := activities.ErrorType(err); t != "" {
+		return t
+	}
+	var te *temporal.TimeoutError
+	if errors.As(err, &te) {
+		return activities.ErrTypeModuleTimeout
+	}
+	return def
+}
+
+func validVerb(v string) bool {
+	for i, r := range v {
+		switch {
+		case r >= 'A' && r <= 'Z':
+		case (r >= '0' && r <= '9') || r == '_':
+			if i == 0 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return len(v) > 0 && len(v) <= 100
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,387 @@
+package workflows
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/activities"
+	"github.com/toolsmith/toolsmith/modules"
+	"github.com/toolsmith/toolsmith/tool"
+	"github.com/toolsmith/toolsmith/workflows/workflowstest"
+)
+
+// run executes NovelVerbWorkflow in the SDK test environment with the real
+// activity structs over the fixture, and returns the result, the error and
+// the final progress.
+func run(t *testing.T, f *workflowstest.Fixture, in NovelVerbInput) (NovelVerbResult, error, Progress) {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.SetTestTimeout(30 * time.Second)
+	env.RegisterWorkflow(NovelVerbWorkflow)
+	env.RegisterActivity(&activities.Graph{Searcher: f.Searcher, Gaps: f.Gaps})
+	env.RegisterActivity(&activities.Modules{Router: f.Router, Schemas: f})
+	env.RegisterActivity(&activities.LLM{Model: f.LLM})
+	env.ExecuteWorkflow(NovelVerbWorkflow, in)
+	if !env.IsWorkflowCompleted() {
+		t.Fatal("workflow did not complete")
+	}
+	var p Progress
+	if v, err := env.QueryWorkflow(ProgressQuery); err != nil {
+		t.Fatalf("progress query: %v", err)
+	} else if err := v.Get(&p); err != nil {
+		t.Fatalf("progress decode: %v", err)
+	}
+	err := env.GetWorkflowError()
+	var res NovelVerbResult
+	if err == nil {
+		if gerr := env.GetWorkflowResult(&res); gerr != nil {
+			t.Fatalf("result: %v", gerr)
+		}
+		return res, nil, p
+	}
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.HasDetails() {
+		if derr := appErr.Details(&res); derr != nil {
+			t.Fatalf("failure details: %v", derr)
+		}
+	}
+	return res, err, p
+}
+
+func wantType(t *testing.T, err error, typ string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("want a %s failure, got success", typ)
+	}
+	t.Logf("%s: %s", typ, activities.Message(err))
+	if got := activities.ErrorType(err); got != typ {
+		t.Fatalf("error type = %q, want %q (err: %v)", got, typ, err)
+	}
+}
+
+func eurInputs() map[string]any { return map[string]any{"amount": 100, "from": "USD", "to": "EUR"} }
+
+func TestSubstitute(t *testing.T) {
+	f := workflowstest.New(t, nil)
+	f.Hit("convert currency", "currency.convert", 0.82)
+	f.Hit("convert currency", "units.convert", 0.41)
+	res, err, p := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Description: "change money", Inputs: eurInputs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Branch != BranchSubstitute || len(res.Tools) != 1 || res.Tools[0] != "currency.convert" {
+		t.Fatalf("branch %q tools %v, want substitute via currency.convert", res.Branch, res.Tools)
+	}
+	out, _ := res.Output.(map[string]any)
+	if out["converted"] != 92.14 || out["rate"] != 0.9214 {
+		t.Fatalf("output = %v, want the demo module's conversion (92.14 at 0.9214)", res.Output)
+	}
+	if len(res.Scores) != 2 || res.Scores[0].Similarity != 0.82 {
+		t.Fatalf("scores = %+v", res.Scores)
+	}
+	if n := f.Mods["currency"].Executions(""); n != 1 {
+		t.Fatalf("module executions = %d, want 1", n)
+	}
+	if p.Status != StatusCompleted || p.Stage != BranchSubstitute {
+		t.Fatalf("progress = %+v", p)
+	}
+	calls := f.Mods["currency"].Calls()
+	if !strings.Contains(calls[0].IdempotencyKey, "/") {
+		t.Fatalf("idempotency key %q is not workflowID/activityID", calls[0].IdempotencyKey)
+	}
+}
+
+func TestSubstituteMapsInputNamesCaseInsensitively(t *testing.T) {
+	f := workflowstest.New(t, nil)
+	f.Hit("convert currency", "currency.convert", 0.9)
+	res, err, _ := run(t, f, NovelVerbInput{Verb: "convert currency", Inputs: map[string]any{"AMOUNT": 10, "From": "GBP", "to": "USD"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Renamed["amount"] != "AMOUNT" || res.Renamed["from"] != "From" {
+		t.Fatalf("renamed = %v", res.Renamed)
+	}
+	if res.Verb != "CONVERT_CURRENCY" {
+		t.Fatalf("verb not normalized: %q", res.Verb)
+	}
+}
+
+func TestSchemaMismatch(t *testing.T) {
+	cases := []struct {
+		name   string
+		inputs map[string]any
+		want   string
+	}{
+		{"missing required", map[string]any{"amount": 5, "from": "USD"}, "inputs.to"},
+		{"type mismatch", map[string]any{"amount": "five", "from": "USD", "to": "EUR"}, "/amount"},
+		{"ambiguous", map[string]any{"amount": 1, "from": "USD", "To": "EUR", "TO": "GBP"}, "ambiguous"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := workflowstest.New(t, nil)
+			f.Hit("convert currency", "currency.convert", 0.9)
+			res, err, p := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: tc.inputs})
+			wantType(t, err, activities.ErrTypeSchemaMismatch)
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %q does not name %q", err, tc.want)
+			}
+			if res.Branch != BranchSubstitute || p.Status != StatusFailed {
+				t.Fatalf("partial result branch %q, progress %+v", res.Branch, p)
+			}
+			if n := f.Mods["currency"].Executions(""); n != 0 {
+				t.Fatalf("module called %d times on a schema mismatch", n)
+			}
+		})
+	}
+}
+
+func TestModuleTimeout(t *testing.T) {
+	f := workflowstest.New(t, func(c *modules.Config) { c.DefaultTimeout = 50 * time.Millisecond })
+	f.Mods["currency"].SetDelay(2 * time.Second)
+	f.Hit("convert currency", "currency.convert", 0.9)
+	_, err, _ := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: eurInputs()})
+	wantType(t, err, activities.ErrTypeModuleTimeout)
+	if !strings.Contains(err.Error(), "timed out") {
+		t.Fatalf("error %q lacks the seed's timeout message", err)
+	}
+}
+
+func TestModuleHTTPErrorIsNotRetriedOn4xx(t *testing.T) {
+	f := workflowstest.New(t, nil)
+	f.Mods["currency"].FailWith("currency.convert", 422)
+	f.Hit("convert currency", "currency.convert", 0.9)
+	_, err, _ := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: eurInputs()})
+	wantType(t, err, activities.ErrTypeModuleRejected)
+	if got := len(f.Mods["currency"].Calls()); got != 1 {
+		t.Fatalf("module called %d times, want 1 (4xx is not retried)", got)
+	}
+}
+
+func TestToolFailure(t *testing.T) {
+	f := workflowstest.New(t, nil)
+	f.Hit("convert currency", "currency.convert", 0.9)
+	_, err, _ := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: map[string]any{"amount": 1, "from": "USD", "to": "XYZ"}})
+	wantType(t, err, activities.ErrTypeToolFailed)
+	if !strings.Contains(err.Error(), "unsupported currency") {
+		t.Fatalf("error %q lacks the module's message", err)
+	}
+}
+
+func TestNoLLM(t *testing.T) {
+	f := workflowstest.New(t, nil)
+	f.Hit("plan trip budget", "currency.convert", 0.3)
+	res, err, p := run(t, f, NovelVerbInput{Verb: "PLAN_TRIP_BUDGET", Inputs: eurInputs()})
+	wantType(t, err, activities.ErrTypeLLMUnavailable)
+	if res.Branch != BranchDecompose || res.Plan != nil {
+		t.Fatalf("partial result: branch %q plan %v; want decompose and no invented plan", res.Branch, res.Plan)
+	}
+	if p.Stage != BranchDecompose || p.Status != StatusFailed {
+		t.Fatalf("progress = %+v", p)
+	}
+	if n := f.Mods["currency"].Executions(""); n != 0 {
+		t.Fatalf("module called %d times without a plan", n)
+	}
+}
+
+func TestInvalidPlan(t *testing.T) {
+	cases := map[string]string{
+		"forward reference": `{"steps":[{"id":"a","verb":"CONVERT_CURRENCY","inputs":{"amount":"$steps.b.output.converted"}},{"id":"b","verb":"CONVERT_UNITS"}]}`,
+		"duplicate ids":     `{"steps":[{"id":"a","verb":"X"},{"id":"a","verb":"Y"}]}`,
+		"unknown input":     `{"steps":[{"id":"a","verb":"CONVERT_CURRENCY","inputs":{"amount":"$inputs.nope"}}]}`,
+		"not json":          `I would first convert the currency.`,
+		"too many steps":    `{"steps":[` + strings.TrimSuffix(strings.Repeat(`{"id":"s","verb":"X"},`, 11), ",") + `]}`,
+	}
+	for name, answer := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := workflowstest.New(t, nil)
+			f.LLM = &workflowstest.ScriptedLLM{Answers: map[string]string{"PLAN_TRIP": answer}}
+			_, err, _ := run(t, f, NovelVerbInput{Verb: "PLAN_TRIP", Inputs: map[string]any{"budget": 1}})
+			wantType(t, err, activities.ErrTypeInvalidPlan)
+		})
+	}
+}
+
+// tripPlan decomposes PLAN_TRIP_BUDGET into a known verb, a novel verb
+// (fulfilled by a child workflow) and a known verb fed by step 1's output.
+const tripPlan = `Here is the plan:
+` + "```json" + `
+{"steps":[
+ {"id":"budget","verb":"CONVERT_CURRENCY","description":"budget in euros","inputs":{"amount":"$inputs.budget","from":"$inputs.currency","to":"EUR"}},
+ {"id":"distance","verb":"MEASURE_DISTANCE_IN_MILES","description":"distance in miles","inputs":{"value":"$inputs.distance_km","from_unit":"km","to_unit":"mi"}},
+ {"id":"yen","verb":"CONVERT_CURRENCY","description":"euros to yen","inputs":{"amount":"$steps.budget.output.converted","from":"EUR","to":"JPY"}}
+]}
+` + "```"
+
+func TestDecomposeWithNestedNovelVerb(t *testing.T) {
+	f := workflowstest.New(t, nil)
+	f.Hit("plan trip budget", "currency.convert", 0.35)
+	f.Hit("measure distance in miles", "units.convert", 0.77)
+	llm := &workflowstest.ScriptedLLM{Answers: map[string]string{"PLAN_TRIP_BUDGET": tripPlan}}
+	f.LLM = llm
+	res, err, p := run(t, f, NovelVerbInput{Verb: "PLAN_TRIP_BUDGET", Inputs: map[string]any{"budget": 1000, "currency": "USD", "distance_km": 42.195}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Branch != BranchDecompose || len(res.Steps) != 3 {
+		t.Fatalf("branch %q steps %d", res.Branch, len(res.Steps))
+	}
+	if s := res.Steps[1]; s.Kind != StepNovel || s.ChildBranch != BranchSubstitute || !strings.HasSuffix(s.ChildID, "/distance") {
+		t.Fatalf("step 2 = %+v, want a novel step fulfilled by a child's substitution", s)
+	}
+	if miles := res.Steps[1].Output.(map[string]any)["value"]; miles != 26.219 {
+		t.Fatalf("miles = %v", miles)
+	}
+	// 1000 USD → 921.4 EUR → 921.4/0.9214*151.98 JPY = 151980 JPY.
+	if s := res.Steps[2]; s.Inputs["amount"] != 921.4 || s.Output.(map[string]any)["converted"] != 151980.0 {
+		t.Fatalf("step 3 inputs %v output %v: step 1's output did not feed step 3", s.Inputs, s.Output)
+	}
+	want := []string{"currency.convert", "units.convert", "currency.convert"}
+	if strings.Join(res.Tools, ",") != strings.Join(want, ",") {
+		t.Fatalf("tools = %v, want %v", res.Tools, want)
+	}
+	if f.Mods["currency"].Executions("") != 2 || f.Mods["units"].Executions("") != 1 {
+		t.Fatalf("module executions: currency %d units %d", f.Mods["currency"].Executions(""), f.Mods["units"].Executions(""))
+	}
+	if len(llm.Asked) != 1 {
+		t.Fatalf("LLM asked for %v; the child substitutes without the LLM", llm.Asked)
+	}
+	if p.StepsDone != 3 || p.StepsTotal != 3 || p.Status != StatusCompleted {
+		t.Fatalf("progress = %+v", p)
+	}
+}
+
+func novelStep(verb string) string {
+	return `{"steps":[{"id":"next","verb":"` + verb + `","inputs":{"x":"$inputs.x"}}]}`
+}
+
+func TestDepthLimit(t *testing.T) {
+	f := workflowstest.New(t, nil)
+	f.LLM = &workflowstest.ScriptedLLM{Answers: map[string]string{
+		"LEVEL_ZERO": novelStep("LEVEL_ONE"), "LEVEL_ONE": novelStep("LEVEL_TWO"), "LEVEL_TWO": novelStep("LEVEL_THREE"),
+	}}
+	res, err, _ := run(t, f, NovelVerbInput{Verb: "LEVEL_ZERO", Inputs: map[string]any{"x": 1}, Options: NovelVerbOptions{MaxDepth: 2}})
+	wantType(t, err, activities.ErrTypeDepthLimit)
+	if !strings.Contains(err.Error(), "LEVEL_THREE") {
+		t.Fatalf("error %q does not name the refused verb", err)
+	}
+	if len(res.Steps) != 1 || res.Steps[0].ErrorType != activities.ErrTypeDepthLimit {
+		t.Fatalf("top-level steps = %+v", res.Steps)
+	}
+}
+
+func TestCycleGuard(t *testing.T) {
+	f := workflowstest.New(t, nil)
+	f.LLM = &workflowstest.ScriptedLLM{Answers: map[string]string{"PING_VERB": novelStep("PONG_VERB"), "PONG_VERB": novelStep("PING_VERB")}}
+	_, err, _ := run(t, f, NovelVerbInput{Verb: "PING_VERB", Inputs: map[string]any{"x": 1}})
+	wantType(t, err, activities.ErrTypeCycle)
+}
+
+func TestNoCapability(t *testing.T) {
+	f := workflowstest.New(t, nil)
+	f.Hit("reserve lutece table", "currency.convert", 0.12)
+	f.LLM = &workflowstest.ScriptedLLM{Answers: map[string]string{"RESERVE_LUTECE_TABLE": `{"steps":[],"reason":"no restaurant booking verb is known"}`}}
+	res, err, p := run(t, f, NovelVerbInput{Verb: "RESERVE_LUTECE_TABLE", Description: "book dinner at Lutèce"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Branch != BranchNoCapability || res.GapRecorded != "store" || p.Stage != BranchNoCapability {
+		t.Fatalf("result branch %q gap %q progress %+v", res.Branch, res.GapRecorded, p)
+	}
+	if len(f.Gaps.Gaps) != 1 || f.Gaps.Gaps[0].Verb != "RESERVE_LUTECE_TABLE" || f.Gaps.Gaps[0].BestToolID != "currency.convert" {
+		t.Fatalf("gaps = %+v", f.Gaps.Gaps)
+	}
+}
+
+func TestNovelStepWithoutCapabilityEndsParentCleanly(t *testing.T) {
+	f := workflowstest.New(t, nil)
+	f.LLM = &workflowstest.ScriptedLLM{Answers: map[string]string{
+		"BOOK_TRIP":   `{"steps":[{"id":"fly","verb":"BOOK_FLIGHT"}]}`,
+		"BOOK_FLIGHT": `{"steps":[],"reason":"no airline tool"}`,
+	}}
+	res, err, _ := run(t, f, NovelVerbInput{Verb: "BOOK_TRIP"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Branch != BranchNoCapability || !strings.Contains(res.Reason, "BOOK_FLIGHT") {
+		t.Fatalf("branch %q reason %q", res.Branch, res.Reason)
+	}
+}
+
+func TestStateTransition(t *testing.T) {
+	f := workflowstest.New(t, nil)
+	// currency.convert moves the caller to "priced" and is only available in
+	// the initial state; units.convert is available in both.
+	f.EditTool("currency.convert", func(m *tool.Manifest) { m.State, m.AvailableInStates = "priced", []string{"undefined"} })
+	f.EditTool("units.convert", func(m *tool.Manifest) { m.AvailableInStates = []string{"undefined", "priced"} })
+	f.Hit("price and measure", "currency.convert", 0.3)
+	f.Hit("price and measure", "units.convert", 0.2)
+	f.LLM = &workflowstest.ScriptedLLM{Answers: map[string]string{"PRICE_AND_MEASURE": `{"steps":[
+		{"id":"p","verb":"CONVERT_CURRENCY","inputs":{"amount":5,"from":"USD","to":"GBP"}},
+		{"id":"m","verb":"CONVERT_UNITS","inputs":{"value":"$steps.p.output.converted","from_unit":"kg","to_unit":"lb"}}]}`}}
+	res, err, _ := run(t, f, NovelVerbInput{Verb: "PRICE_AND_MEASURE", Caller: access.Caller{UserID: "u1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.State != "priced" || res.Steps[0].State != "priced" || res.Steps[1].State != "priced" {
+		t.Fatalf("state = %q (steps %q, %q), want priced after currency.convert", res.State, res.Steps[0].State, res.Steps[1].State)
+	}
+
+	// In "priced", currency.convert is hidden: a plan converting twice
+	// fails on its second step because the first moved the caller's state.
+	f.Hit("price twice", "currency.convert", 0.3)
+	f.LLM = &workflowstest.ScriptedLLM{Answers: map[string]string{"PRICE_TWICE": `{"steps":[
+		{"id":"a","verb":"CONVERT_CURRENCY","inputs":{"amount":5,"from":"USD","to":"GBP"}},
+		{"id":"b","verb":"CONVERT_CURRENCY","inputs":{"amount":7,"from":"USD","to":"GBP"}}]}`}}
+	res, err, _ = run(t, f, NovelVerbInput{Verb: "PRICE_TWICE"})
+	wantType(t, err, activities.ErrTypeForbidden)
+	if len(res.Steps) != 2 || res.Steps[1].ErrorType != activities.ErrTypeForbidden || res.State != "priced" {
+		t.Fatalf("steps = %+v state %q", res.Steps, res.State)
+	}
+}
+
+func TestDryRun(t *testing.T) {
+	f := workflowstest.New(t, nil)
+	f.Hit("convert currency", "currency.convert", 0.9)
+	res, err, _ := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: eurInputs(), Options: NovelVerbOptions{DryRun: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.DryRun || res.Output != nil || res.Arguments["amount"] != 100.0 {
+		t.Fatalf("dry run result = %+v", res)
+	}
+	if n := len(f.Mods["currency"].Calls()); n != 0 {
+		t.Fatalf("dry run called the module %d times", n)
+	}
+
+	f.Hit("plan trip budget", "currency.convert", 0.2)
+	f.LLM = &workflowstest.ScriptedLLM{Answers: map[string]string{"PLAN_TRIP_BUDGET": tripPlan}}
+	res, err, _ = run(t, f, NovelVerbInput{Verb: "PLAN_TRIP_BUDGET", Inputs: map[string]any{"budget": 1, "currency": "USD", "distance_km": 1}, Options: NovelVerbOptions{DryRun: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Steps) != 3 || res.Steps[0].Kind != StepTool || res.Steps[1].Kind != StepNovel || res.Steps[1].ChildID != "" {
+		t.Fatalf("dry-run steps = %+v", res.Steps)
+	}
+}
+
+func TestThresholdIsConfigurable(t *testing.T) {
+	f := workflowstest.New(t, nil)
+	f.Hit("convert currency", "currency.convert", 0.6)
+	// Default threshold substitutes at 0.6 only if DefaultThreshold ≤ 0.6;
+	// a threshold of 0.95 must send the same verb to decomposition instead.
+	_, err, _ := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: eurInputs(), Options: NovelVerbOptions{Threshold: 0.95}})
+	wantType(t, err, activities.ErrTypeLLMUnavailable)
+}
+
+func TestInvalidVerb(t *testing.T) {
+	f := workflowstest.New(t, nil)
+	_, err, _ := run(t, f, NovelVerbInput{Verb: "  "})
+	wantType(t, err, activities.ErrTypeInvalidInput)
+}

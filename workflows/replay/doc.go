@@ -1,0 +1,12 @@
+// Package replay records the workflow histories that the replay test in
+// package workflows (workflows/testdata/*.json) replays against the current
+// workflow code. Recording needs the in-process Temporal server, which is
+// heavy to compile and which only the binary and the end-to-end tests may
+// import in ordinary builds, so the recorder sits behind the "record" build
+// tag and only runs on request:
+//
+//	TOOLSMITH_RECORD_HISTORY=1 go test -tags record ./workflows/replay -run TestRecord -v
+//
+// Re-record after an intentional, versioned change to a workflow; a replay
+// failure without such a change means the change breaks running workflows.
+package replay

@@ -1,0 +1,95 @@
+//go:build record
+
+package replay
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/temporalproto"
+	"go.temporal.io/sdk/client"
+
+	"github.com/toolsmith/toolsmith/internal/temporalserver"
+	"github.com/toolsmith/toolsmith/worker"
+	"github.com/toolsmith/toolsmith/workflows"
+	"github.com/toolsmith/toolsmith/workflows/workflowstest"
+)
+
+const tripPlan = `{"steps":[
+ {"id":"budget","verb":"CONVERT_CURRENCY","inputs":{"amount":"$inputs.budget","from":"$inputs.currency","to":"EUR"}},
+ {"id":"distance","verb":"MEASURE_DISTANCE_IN_MILES","inputs":{"value":"$inputs.distance_km","from_unit":"km","to_unit":"mi"}},
+ {"id":"yen","verb":"CONVERT_CURRENCY","inputs":{"amount":"$steps.budget.output.converted","from":"EUR","to":"JPY"}}]}`
+
+func TestRecord(t *testing.T) {
+	if os.Getenv("TOOLSMITH_RECORD_HISTORY") != "1" {
+		t.Skip("set TOOLSMITH_RECORD_HISTORY=1 to re-record workflows/testdata/*.json")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv, err := temporalserver.Start(ctx, temporalserver.Options{FrontendAddr: "127.0.0.1:0", SearchAttributes: workflows.SearchAttributes()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	c, err := srv.Dial(ctx, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	f := workflowstest.New(t, nil)
+	f.Hit("convert currency", "currency.convert", 0.81)
+	f.Hit("plan trip budget", "currency.convert", 0.35)
+	f.Hit("measure distance in miles", "units.convert", 0.77)
+	f.Hit("reserve lutece table", "currency.convert", 0.12)
+	f.LLM = &workflowstest.ScriptedLLM{Answers: map[string]string{
+		"PLAN_TRIP_BUDGET":     tripPlan,
+		"RESERVE_LUTECE_TABLE": `{"steps":[],"reason":"no restaurant booking verb is known"}`,
+	}}
+	w := worker.New(c, worker.Deps{Searcher: f.Searcher, Router: f.Router, LLM: f.LLM, Gaps: f.Gaps, Tools: f})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	runs := []struct {
+		file string
+		in   workflows.NovelVerbInput
+	}{
+		{"substitute.json", workflows.NovelVerbInput{Verb: "CONVERT_CURRENCY", Description: "change money", Inputs: map[string]any{"amount": 100, "from": "USD", "to": "EUR"}}},
+		{"decompose_child.json", workflows.NovelVerbInput{Verb: "PLAN_TRIP_BUDGET", Inputs: map[string]any{"budget": 1000, "currency": "USD", "distance_km": 42.195}}},
+		{"no_capability.json", workflows.NovelVerbInput{Verb: "RESERVE_LUTECE_TABLE", Description: "book dinner at Lutèce"}},
+		{"schema_mismatch.json", workflows.NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: map[string]any{"amount": "ten", "from": "USD", "to": "EUR"}}},
+	}
+	for _, r := range runs {
+		id := "replay-" + r.file
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.NovelVerbWorkflow, r.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res workflows.NovelVerbResult
+		err = run.Get(ctx, &res)
+		t.Logf("%s: branch %q err %v", r.file, res.Branch, err)
+		hist := &historypb.History{}
+		it := c.GetWorkflowHistory(ctx, id, run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			hist.Events = append(hist.Events, ev)
+		}
+		b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(hist)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join("..", "testdata", r.file), append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,182 @@
+// Package workflowstest holds the fakes workflow tests run the real activity
+// structs against: an in-memory tool source built from the demo module
+// manifests, a scripted searcher, the real module router in front of the
+// demo modules on httptest, a scripted LLM and a gap log. The workflow unit
+// tests, the history recorder and end-to-end tests share it.
+package workflowstest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tmc/langchaingo/llms"
+
+	"github.com/toolsmith/toolsmith/activities"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/demomodule"
+	"github.com/toolsmith/toolsmith/modules"
+	"github.com/toolsmith/toolsmith/tool"
+)
+
+// Fixture wires the real activity structs to fakes: an in-memory tool
+// source built from the demo module manifests, a scripted searcher, the
+// real router against the demo modules on httptest, and a scripted LLM.
+type Fixture struct {
+	Tools    map[string]graph.Tool
+	Searcher *ScriptedSearcher
+	Router   *modules.Router
+	Mods     map[string]*demomodule.Module
+	LLM      llms.Model
+	Gaps     *GapLog
+}
+
+// New starts the demo modules on httptest and returns a fixture over them.
+// cfgEdit may change the module configuration (timeouts).
+func New(t testing.TB, cfgEdit func(*modules.Config)) *Fixture {
+	t.Helper()
+	mux, mods := demomodule.Mux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	cfg := modules.NewConfig()
+	for _, n := range demomodule.Names() {
+		if err := cfg.Add(n + "=" + srv.URL + "/" + n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cfgEdit != nil {
+		cfgEdit(&cfg)
+	}
+	f := &Fixture{Tools: map[string]graph.Tool{}, Searcher: &ScriptedSearcher{hits: map[string][]activities.SearchHit{}},
+		Router: modules.NewRouter(cfg), Mods: mods, Gaps: &GapLog{}}
+	for _, m := range mods {
+		for _, man := range m.Manifests() {
+			f.AddTool(man)
+		}
+	}
+	return f
+}
+
+// AddTool registers a manifest in the fixture's tool source.
+func (f *Fixture) AddTool(m tool.Manifest) {
+	raw, err := json.Marshal(m)
+	if err != nil {
+		panic(err)
+	}
+	f.Tools[m.ToolID] = graph.Tool{ToolSummary: graph.ToolSummary{
+		ID: m.ToolID, Verb: m.Verb, Name: m.Name, ShortDescription: m.ShortDescription, Module: m.Module,
+		Groups: m.Groups, State: m.State, AvailableInStates: m.AvailableInStates, Status: graph.StatusActive,
+	}, Manifest: raw}
+}
+
+// EditTool changes a registered tool's manifest.
+func (f *Fixture) EditTool(id string, edit func(*tool.Manifest)) {
+	var m tool.Manifest
+	if err := json.Unmarshal(f.Tools[id].Manifest, &m); err != nil {
+		panic(err)
+	}
+	edit(&m)
+	f.AddTool(m)
+}
+
+// Hit makes the searcher answer query words (e.g. "convert currency") with
+// the tool at that similarity.
+func (f *Fixture) Hit(words, toolID string, sim float64) {
+	t := f.Tools[toolID]
+	f.Searcher.mu.Lock()
+	defer f.Searcher.mu.Unlock()
+	f.Searcher.hits[words] = append(f.Searcher.hits[words], activities.SearchHit{Tool: t.ToolSummary, Similarity: sim, Score: sim})
+}
+
+// GetTool implements activities.ToolSource.
+func (f *Fixture) GetTool(_ context.Context, id string) (graph.Tool, error) {
+	t, ok := f.Tools[id]
+	if !ok {
+		return graph.Tool{}, fmt.Errorf("get %q: %w", id, graph.ErrNotFound)
+	}
+	return t, nil
+}
+
+// ScriptedSearcher answers queries from Fixture.Hit, filtered by the caller.
+type ScriptedSearcher struct {
+	mu   sync.Mutex
+	hits map[string][]activities.SearchHit
+}
+
+// Search implements activities.Searcher.
+func (s *ScriptedSearcher) Search(_ context.Context, req activities.SearchRequest) ([]activities.SearchHit, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	words, _, _ := strings.Cut(req.Query, ":")
+	var out []activities.SearchHit
+	for _, h := range s.hits[words] {
+		if req.Caller.Allows(&h.Tool) {
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
+// GapLog records gaps in memory.
+type GapLog struct {
+	mu   sync.Mutex
+	Gaps []activities.Gap
+}
+
+// RecordGap implements activities.GapRecorder.
+func (g *GapLog) RecordGap(_ context.Context, gap activities.Gap) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.Gaps = append(g.Gaps, gap)
+	return nil
+}
+
+// ScriptedLLM answers the decomposition prompt of each verb with a fixed text.
+type ScriptedLLM struct {
+	mu      sync.Mutex
+	Answers map[string]string
+	Asked   []string
+}
+
+var verbLine = regexp.MustCompile(`(?m)^VERB: (\S+)$`)
+
+// GenerateContent implements llms.Model.
+func (s *ScriptedLLM) GenerateContent(_ context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
+	var prompt strings.Builder
+	for _, m := range msgs {
+		for _, p := range m.Parts {
+			if t, ok := p.(llms.TextContent); ok {
+				prompt.WriteString(t.Text)
+			}
+		}
+	}
+	m := verbLine.FindStringSubmatch(prompt.String())
+	if m == nil {
+		return nil, fmt.Errorf("scripted llm: no VERB line in prompt")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Asked = append(s.Asked, m[1])
+	a, ok := s.Answers[m[1]]
+	if !ok {
+		return nil, fmt.Errorf("scripted llm: no answer for %s", m[1])
+	}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: a}}}, nil
+}
+
+// Call implements llms.Model.
+func (s *ScriptedLLM) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, s, prompt, opts...)
+}
+
+// Reset forgets every scripted search hit.
+func (f *Fixture) Reset() {
+	f.Searcher.mu.Lock()
+	f.Searcher.hits = map[string][]activities.SearchHit{}
+	f.Searcher.mu.Unlock()
+}
