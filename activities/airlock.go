@@ -18,11 +18,14 @@ import (
 const ErrTypeSpecNotFound = "SpecNotFound"
 
 // ReviewStarter opens reviews: it starts AirlockWorkflow runs. The worker
-// builds it from its Temporal client (see worker.New).
+// builds it from its Temporal client (see worker.Reviews).
 type ReviewStarter interface {
 	// OpenReview starts (or finds running) the review of a spec and returns
 	// its workflow ID.
 	OpenReview(ctx context.Context, in OpenReviewInput) (string, error)
+	// JoinReview starts the review if needed and subscribes a workflow to
+	// its outcome (signal-with-start), returning the review's workflow ID.
+	JoinReview(ctx context.Context, in OpenReviewInput, subscriber string) (string, error)
 }
 
 // Airlock holds the activities of external-tool onboarding.
@@ -209,6 +212,68 @@ func (a *Airlock) SetSpecStatus(ctx context.Context, in SpecStatusInput) error {
 	return err
 }
 
+// FindDefinitionsInput asks for external definitions like a query.
+type FindDefinitionsInput struct {
+	Query string `json:"query"`
+	Limit int    `json:"limit,omitempty"`
+}
+
+// DefinitionMatch is an external operation that may fulfil a verb.
+type DefinitionMatch struct {
+	ID          string  `json:"id"`
+	SpecHash    string  `json:"specHash"`
+	Location    string  `json:"location"`
+	Slug        string  `json:"slug"`
+	API         string  `json:"api"`
+	Name        string  `json:"name"`
+	Description string  `json:"description,omitempty"`
+	Status      string  `json:"status"`
+	Score       float64 `json:"score"`
+}
+
+// FindDefinitions searches the external definitions that are available or
+// under review (never rejected or onboarded ones) by embedding similarity.
+func (a *Airlock) FindDefinitions(ctx context.Context, in FindDefinitionsInput) ([]DefinitionMatch, error) {
+	if a.Definitions == nil || a.Scanner == nil || a.Scanner.Embedder == nil {
+		// No airlock: nothing external to find (not an error for find-or-build).
+		return nil, nil
+	}
+	limit := in.Limit
+	if limit <= 0 {
+		limit = 3
+	}
+	vec, err := a.Scanner.Embedder.EmbedQuery(ctx, in.Query)
+	if err != nil {
+		return nil, fmt.Errorf("activities: embed %q: %w", in.Query, err)
+	}
+	hits, err := a.Definitions.SearchDefinitions(ctx, vec, limit, nil)
+	if err != nil {
+		return nil, fmt.Errorf("activities: search definitions: %w", err)
+	}
+	out := make([]DefinitionMatch, 0, len(hits))
+	for _, h := range hits {
+		d := h.Definition
+		out = append(out, DefinitionMatch{ID: d.ID, SpecHash: d.SpecHash, Location: d.Location, Slug: d.Slug, API: d.API,
+			Name: d.Name, Description: d.Description, Status: d.Status, Score: h.Score})
+	}
+	return out, nil
+}
+
+// JoinReviewInput subscribes a workflow to a spec's review.
+type JoinReviewInput struct {
+	OpenReviewInput
+	Subscriber string `json:"subscriber"`
+}
+
+// JoinReview starts the spec's review if none is running and subscribes
+// the caller's workflow to its outcome.
+func (a *Airlock) JoinReview(ctx context.Context, in JoinReviewInput) (string, error) {
+	if a.Reviews == nil {
+		return "", Fail(ErrTypeAirlockUnavailable, "activities: no review starter configured")
+	}
+	return a.Reviews.JoinReview(ctx, in.OpenReviewInput, in.Subscriber)
+}
+
 // ClientReviews opens reviews with a Temporal client.
 type ClientReviews struct {
 	Client    client.Client
@@ -220,6 +285,9 @@ type ClientReviews struct {
 	ID func(specHash string) string
 	// Input builds the workflow input.
 	Input func(OpenReviewInput) any
+	// SubscribeSignal and Subscribe name and build the subscription signal.
+	SubscribeSignal string
+	Subscribe       func(workflowID string) any
 }
 
 // OpenReview starts the review unless one is already running for the spec:
@@ -230,6 +298,18 @@ func (r ClientReviews) OpenReview(ctx context.Context, in OpenReviewInput) (stri
 	run, err := r.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: r.TaskQueue}, r.Workflow, r.Input(in))
 	if err != nil {
 		return "", fmt.Errorf("activities: open review %s: %w", id, err)
+	}
+	return run.GetID(), nil
+}
+
+// JoinReview signals the spec's review with a subscription, starting the
+// review first when none is running.
+func (r ClientReviews) JoinReview(ctx context.Context, in OpenReviewInput, subscriber string) (string, error) {
+	id := r.ID(in.SpecHash)
+	run, err := r.Client.SignalWithStartWorkflow(ctx, id, r.SubscribeSignal, r.Subscribe(subscriber),
+		client.StartWorkflowOptions{ID: id, TaskQueue: r.TaskQueue}, r.Workflow, r.Input(in))
+	if err != nil {
+		return "", fmt.Errorf("activities: join review %s: %w", id, err)
 	}
 	return run.GetID(), nil
 }

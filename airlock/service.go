@@ -23,6 +23,7 @@ import (
 	"github.com/toolsmith/toolsmith/embed"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/registry"
 	"github.com/toolsmith/toolsmith/tool"
 )
 
@@ -343,4 +344,33 @@ func (r *Runtime) RunWrapped(ctx context.Context, toolID string, args map[string
 		return kit.Result{}, err
 	}
 	return r.Executor.Execute(ctx, a, name, args, caller)
+}
+
+// RegistryRegistrar registers onboarded tools through the registry: the
+// same validation, embedding and atomic write as the API. Re-approving a
+// spec updates its tools.
+type RegistryRegistrar struct{ Registry *registry.Service }
+
+// RegisterManifests implements ToolRegistrar.
+func (r RegistryRegistrar) RegisterManifests(ctx context.Context, ms []tool.Manifest) ([]string, error) {
+	reqs := make([]registry.Request, len(ms))
+	for i, man := range ms {
+		raw, err := json.Marshal(man)
+		if err != nil {
+			return nil, fmt.Errorf("airlock: encode %s: %w", man.ToolID, err)
+		}
+		reqs[i] = registry.Request{Manifest: raw}
+	}
+	var ids, problems []string
+	for _, res := range r.Registry.BatchRegister(ctx, reqs, registry.BatchOptions{Upsert: true}) {
+		if res.Error != nil {
+			problems = append(problems, fmt.Sprintf("%s: %s", res.ToolID, res.Error.Message))
+			continue
+		}
+		ids = append(ids, res.ToolID)
+	}
+	if len(problems) > 0 {
+		return ids, fmt.Errorf("airlock: register onboarded tools: %s", strings.Join(problems, "; "))
+	}
+	return ids, nil
 }

@@ -32,10 +32,13 @@ type verbRun struct {
 // and workflows/CALIBRATION.md gives ~0.3 for it.
 const hashingThreshold = 0.3
 
+// convertBody carries a description, as planners do: with the verb alone
+// the hashing embedder's margin over the threshold is two hundredths.
 var convertBody = map[string]any{
-	"verb":    "CONVERT_CURRENCY",
-	"inputs":  map[string]any{"amount": 100, "from": "USD", "to": "EUR"},
-	"options": map[string]any{"threshold": hashingThreshold},
+	"verb":        "CONVERT_CURRENCY",
+	"description": "convert an amount of money between currencies",
+	"inputs":      map[string]any{"amount": 100, "from": "USD", "to": "EUR"},
+	"options":     map[string]any{"threshold": hashingThreshold},
 }
 
 // wantConversion asks a fresh demo currency module directly what 100 USD
@@ -308,7 +311,7 @@ func TestVerbValidationAndWait(t *testing.T) {
 	defer e.gate.open()
 	var run verbRun
 	if code := e.post("/api/v1/verbs?wait=300ms", convertBody, &run); code != http.StatusAccepted || run.Status != workflows.StatusRunning {
-		t.Errorf("short wait: HTTP %d status %q, want 202 running", code, run.Status)
+		t.Errorf("short wait: HTTP %d status %q (branch %q, error %q), want 202 running", code, run.Status, run.Result.Branch, run.Result.Error)
 	}
 	<-arrived
 	// GET of an unknown id is 404.

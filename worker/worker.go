@@ -106,5 +106,7 @@ func Reviews(c client.Client, taskQueue string, reviewTimeout time.Duration) act
 			}
 			return workflows.AirlockInput{SpecHash: in.SpecHash, SourceID: in.SourceID, Location: in.Location, ReviewTimeout: timeout}
 		},
+		SubscribeSignal: workflows.SignalSubscribe,
+		Subscribe:       func(id string) any { return workflows.SubscribeSignal{WorkflowID: id} },
 	}
 }

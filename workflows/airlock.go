@@ -39,6 +39,7 @@ func AirlockWorkflowID(specHash string) string {
 
 // Review outcomes.
 const (
+	AirlockPreparing  = "preparing"
 	AirlockPending    = "pending"
 	AirlockOnboarding = "onboarding"
 	AirlockOnboarded  = "onboarded"
@@ -107,7 +108,7 @@ func AirlockWorkflow(ctx workflow.Context, in AirlockInput) (AirlockOutcome, err
 	if timeout <= 0 {
 		timeout = DefaultReviewTimeout
 	}
-	state := &AirlockState{Status: AirlockPending}
+	state := &AirlockState{Status: AirlockPreparing}
 	var subscribers []string
 	if err := workflow.SetQueryHandler(ctx, ReviewQuery, func() (AirlockState, error) { return *state, nil }); err != nil {
 		return AirlockOutcome{}, err
@@ -120,6 +121,7 @@ func AirlockWorkflow(ctx workflow.Context, in AirlockInput) (AirlockOutcome, err
 	if err := workflow.ExecuteActivity(actx, a.PrepareReview, activities.PrepareReviewInput{SpecHash: in.SpecHash, Location: in.Location}).Get(ctx, &state.Review); err != nil {
 		return AirlockOutcome{}, err
 	}
+	state.Status = AirlockPending
 
 	approveCh := workflow.GetSignalChannel(ctx, SignalApprove)
 	rejectCh := workflow.GetSignalChannel(ctx, SignalReject)

@@ -31,6 +31,25 @@ type NovelVerbOptions struct {
 	Chain []string `json:"chain,omitempty"`
 	// SearchLimit is how many candidates to fetch; 0 means DefaultSearchLimit.
 	SearchLimit int `json:"searchLimit,omitempty"`
+	// AirlockWait bounds how long find-or-build waits for the review of an
+	// external definition it found; 0 means DefaultAirlockWait.
+	AirlockWait time.Duration `json:"airlockWait,omitempty"`
+}
+
+// DefaultAirlockWait is how long find-or-build waits for a review outcome.
+const DefaultAirlockWait = 10 * time.Minute
+
+// AirlockRef records the external definition find-or-build found and the
+// review it joined.
+type AirlockRef struct {
+	ReviewID   string  `json:"reviewWorkflowId"`
+	SpecHash   string  `json:"specHash"`
+	API        string  `json:"api"`
+	Definition string  `json:"definition"`
+	Score      float64 `json:"score"`
+	// Status is the review's outcome, or "pending" when the wait ended first.
+	Status  string   `json:"status"`
+	ToolIDs []string `json:"toolIds,omitempty"`
 }
 
 // NovelVerbInput is a verb to fulfil.
@@ -96,6 +115,8 @@ type NovelVerbResult struct {
 	DryRun bool   `json:"dryRun,omitempty"`
 	// GapRecorded says where the no_capability gap was recorded.
 	GapRecorded string `json:"gapRecorded,omitempty"`
+	// Airlock is set when find-or-build found an external definition.
+	Airlock *AirlockRef `json:"airlock,omitempty"`
 	// Error and ErrorType are set when the workflow failed; the failure's
 	// details carry this result.
 	Error     string `json:"error,omitempty"`
@@ -278,6 +299,13 @@ func (f *fulfilment) decompose(cands []activities.Candidate) (NovelVerbResult, e
 		Verb: in.Verb, Description: in.Description, Inputs: in.Inputs, Context: in.Context, KnownVerbs: verbs,
 	}).Get(f.ctx, &plan)
 	if err != nil {
+		if typeOr(err, "") == activities.ErrTypeLLMUnavailable {
+			// No planner: an external definition may still fulfil the verb.
+			// Only when none does does the run end with the planner's reason.
+			if res, found, ferr := f.airlock(activities.Message(err)); found {
+				return res, ferr
+			}
+		}
 		return f.fail(typeOr(err, activities.ErrTypeInvalidPlan), "decompose %s: %s", in.Verb, activities.Message(err))
 	}
 	// The activity validated the plan; validating again here is pure and
@@ -386,6 +414,9 @@ func (f *fulfilment) child(s llm.Step, args map[string]any, sr *StepResult) (Nov
 // findOrBuild records the gap and ends cleanly with no_capability. The
 // airlock issue replaces this with a search of un-onboarded definitions.
 func (f *fulfilment) findOrBuild(reason string, cands []activities.Candidate) (NovelVerbResult, error) {
+	if res, found, err := f.airlock(reason); found {
+		return res, err
+	}
 	f.stage(BranchFindOrBuild, SABranch.ValueSet(BranchFindOrBuild))
 	gap := activities.Gap{Verb: f.in.Verb, Description: f.in.Description, Context: f.in.Context, UserID: f.caller.UserID, Reason: reason}
 	if len(cands) > 0 {
@@ -402,6 +433,92 @@ func (f *fulfilment) findOrBuild(reason string, cands []activities.Candidate) (N
 	f.res.Branch = BranchNoCapability
 	f.stage(BranchNoCapability, SABranch.ValueSet(BranchNoCapability))
 	return f.res, nil
+}
+
+// airlock is find-or-build's search of external definitions (seed 05
+// Phase 2): when an un-onboarded operation is similar enough, it joins (or
+// opens) the review of its spec and waits, bounded, for the outcome. An
+// onboarded spec is then searched again and substituted like any tool.
+// found is false when no definition is similar enough.
+func (f *fulfilment) airlock(why string) (NovelVerbResult, bool, error) {
+	// Runs recorded before find-or-build searched external definitions
+	// replay without it.
+	if workflow.GetVersion(f.ctx, "find-or-build-airlock", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return NovelVerbResult{}, false, nil
+	}
+	var a *activities.Airlock
+	actx := workflow.WithActivityOptions(f.ctx, gapOptions)
+	var matches []activities.DefinitionMatch
+	query := f.res.Query
+	if query == "" {
+		query = f.in.Verb + " " + f.in.Description
+	}
+	if err := workflow.ExecuteActivity(actx, a.FindDefinitions, activities.FindDefinitionsInput{Query: query, Limit: 3}).Get(f.ctx, &matches); err != nil {
+		res, ferr := f.fail(typeOr(err, activities.ErrTypeStepFailed), "find external definitions for %s: %s", f.in.Verb, activities.Message(err))
+		return res, true, ferr
+	}
+	if len(matches) == 0 || matches[0].Score < f.in.Options.Threshold {
+		return NovelVerbResult{}, false, nil
+	}
+	best := matches[0]
+	f.stage(BranchFindOrBuild, SABranch.ValueSet(BranchFindOrBuild))
+	var reviewID string
+	join := activities.JoinReviewInput{
+		OpenReviewInput: activities.OpenReviewInput{SpecHash: best.SpecHash, Location: best.Location},
+		Subscriber:      workflow.GetInfo(f.ctx).WorkflowExecution.ID,
+	}
+	if err := workflow.ExecuteActivity(actx, a.JoinReview, join).Get(f.ctx, &reviewID); err != nil {
+		res, ferr := f.fail(typeOr(err, activities.ErrTypeStepFailed), "join the review of %s: %s", best.API, activities.Message(err))
+		return res, true, ferr
+	}
+	ref := &AirlockRef{ReviewID: reviewID, SpecHash: best.SpecHash, API: best.API, Definition: best.Name, Score: best.Score, Status: AirlockPending}
+	f.res.Airlock = ref
+	f.res.Reason = fmt.Sprintf("%s; the external operation %s of %s matches with similarity %.3f, so its spec awaits review as %s",
+		why, best.Name, best.API, best.Score, reviewID)
+
+	wait := f.in.Options.AirlockWait
+	if wait <= 0 {
+		wait = DefaultAirlockWait
+	}
+	var outcome AirlockOutcome
+	got := false
+	tctx, cancel := workflow.WithCancel(f.ctx)
+	sel := workflow.NewSelector(f.ctx)
+	sel.AddReceive(workflow.GetSignalChannel(f.ctx, SignalAirlockOutcome), func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(f.ctx, &outcome)
+		got = true
+	})
+	sel.AddFuture(workflow.NewTimer(tctx, wait), func(workflow.Future) {})
+	sel.Select(f.ctx)
+	cancel()
+	if !got {
+		f.res.Reason += fmt.Sprintf("; no decision within %s (approve it at /api/v1/tools/pending/%s)", wait, reviewID)
+		return f.res, true, nil
+	}
+	ref.Status, ref.ToolIDs = outcome.Status, outcome.ToolIDs
+	if outcome.Status != AirlockOnboarded {
+		f.res.Reason += fmt.Sprintf("; the review ended %s: %s", outcome.Status, outcome.Reason)
+		return f.res, true, nil
+	}
+	// Onboarded: search again, now that the new tools are in the graph.
+	var g *activities.Graph
+	var search activities.SearchOutput
+	sctx := workflow.WithLocalActivityOptions(f.ctx, searchOptions)
+	err := workflow.ExecuteLocalActivity(sctx, g.SearchTools, activities.SearchInput{
+		Verb: f.in.Verb, Description: f.in.Description, Context: f.in.Context, Caller: f.caller, Limit: f.in.Options.SearchLimit,
+	}).Get(f.ctx, &search)
+	if err != nil {
+		res, ferr := f.fail(typeOr(err, activities.ErrTypeStepFailed), "search again for %s: %s", f.in.Verb, activities.Message(err))
+		return res, true, ferr
+	}
+	for _, c := range search.Candidates {
+		if slices.Contains(outcome.ToolIDs, c.ToolID) {
+			res, err := f.substitute(c)
+			return res, true, err
+		}
+	}
+	f.res.Reason += "; the review onboarded " + fmt.Sprint(outcome.ToolIDs) + ", but none is visible to this caller"
+	return f.res, true, nil
 }
 
 // stage records the current stage in the result, the progress and the

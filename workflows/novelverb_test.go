@@ -28,6 +28,8 @@ func run(t *testing.T, f *workflowstest.Fixture, in NovelVerbInput) (NovelVerbRe
 	env.RegisterActivity(&activities.Graph{Searcher: f.Searcher, Gaps: f.Gaps})
 	env.RegisterActivity(&activities.Modules{Router: f.Router, Schemas: f})
 	env.RegisterActivity(&activities.LLM{Model: f.LLM})
+	// No airlock configured: find-or-build finds no external definition.
+	env.RegisterActivity(&activities.Airlock{})
 	env.ExecuteWorkflow(NovelVerbWorkflow, in)
 	if !env.IsWorkflowCompleted() {
 		t.Fatal("workflow did not complete")

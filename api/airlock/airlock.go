@@ -243,7 +243,9 @@ func (h *Handler) decision(c *gin.Context, signal string, arg any) {
 		httpx.Error(c, err)
 		return
 	}
-	if st.Status != workflows.AirlockPending {
+	// A decision sent while the review is still being prepared waits in the
+	// workflow's signal channel until the review is ready.
+	if st.Status != workflows.AirlockPending && st.Status != workflows.AirlockPreparing {
 		httpx.Error(c, fmt.Errorf("review %s is %s, not pending: %w", id, st.Status, fault.ErrConflict))
 		return
 	}

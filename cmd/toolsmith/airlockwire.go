@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -19,9 +17,7 @@ import (
 	"github.com/toolsmith/toolsmith/codegen"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/config"
-	"github.com/toolsmith/toolsmith/registry"
 	"github.com/toolsmith/toolsmith/templates"
-	"github.com/toolsmith/toolsmith/tool"
 	"github.com/toolsmith/toolsmith/worker"
 	"github.com/toolsmith/toolsmith/workflows"
 )
@@ -63,7 +59,7 @@ func newAirlock(ctx context.Context, cfg config.Config, sys *system, c client.Cl
 		runtime: &airlock.Runtime{Files: files, Executor: &airlock.Executor{Ledger: &airlock.MemoryLedger{}, Notifier: notifier}},
 		activities: &activities.Airlock{
 			Scanner:     &airlock.Scanner{Fetcher: &airlock.Fetcher{}, Files: files, Definitions: defs, Embedder: sys.model},
-			Onboarding:  &airlock.Onboarding{Onboarder: ob, Files: files, Definitions: defs, Registrar: manifestRegistrar{sys.registry}},
+			Onboarding:  &airlock.Onboarding{Onboarder: ob, Files: files, Definitions: defs, Registrar: airlock.RegistryRegistrar{Registry: sys.registry}},
 			Files:       files,
 			Definitions: defs,
 		},
@@ -85,33 +81,6 @@ func ensureScanSchedule(ctx context.Context, c client.Client, cfg config.Config)
 		ID: "sources-scan-scheduled", Workflow: workflows.ScanSourcesWorkflow, TaskQueue: workflows.TaskQueue,
 		Args: []any{workflows.ScanInput{ReviewTimeout: cfg.ReviewTimeout}},
 	})
-}
-
-// manifestRegistrar registers onboarded tools through the registry (same
-// validation, embedding and atomic write as the API).
-type manifestRegistrar struct{ reg *registry.Service }
-
-func (m manifestRegistrar) RegisterManifests(ctx context.Context, ms []tool.Manifest) ([]string, error) {
-	reqs := make([]registry.Request, len(ms))
-	for i, man := range ms {
-		raw, err := json.Marshal(man)
-		if err != nil {
-			return nil, err
-		}
-		reqs[i] = registry.Request{Manifest: raw}
-	}
-	var ids, problems []string
-	for _, r := range m.reg.BatchRegister(ctx, reqs, registry.BatchOptions{Upsert: true}) {
-		if r.Error != nil {
-			problems = append(problems, fmt.Sprintf("%s: %s", r.ToolID, r.Error.Message))
-			continue
-		}
-		ids = append(ids, r.ToolID)
-	}
-	if len(problems) > 0 {
-		return ids, fmt.Errorf("register onboarded tools: %s", strings.Join(problems, "; "))
-	}
-	return ids, nil
 }
 
 // logNotifier delivers notifications to the log until a notification store
