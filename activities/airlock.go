@@ -30,6 +30,8 @@ type ReviewStarter interface {
 
 // Airlock holds the activities of external-tool onboarding.
 type Airlock struct {
+	// Health probes onboarded APIs (nil: health checks report nothing).
+	Health      *airlock.HealthChecker
 	Scanner     *airlock.Scanner
 	Onboarding  *airlock.Onboarding
 	Files       *airlock.Files
@@ -312,4 +314,13 @@ func (r ClientReviews) JoinReview(ctx context.Context, in OpenReviewInput, subsc
 		return "", fmt.Errorf("activities: join review %s: %w", id, err)
 	}
 	return run.GetID(), nil
+}
+
+// CheckHealth probes every onboarded API once, records latency and error
+// rate, and disables the tools of an API that keeps failing.
+func (a *Airlock) CheckHealth(ctx context.Context) (airlock.HealthReport, error) {
+	if a.Health == nil {
+		return airlock.HealthReport{}, nil
+	}
+	return a.Health.CheckAll(ctx)
 }

@@ -21,6 +21,10 @@ type Approval struct {
 	Slug   string `json:"slug"`
 	Binary string `json:"binary"` // path of the built wrapper
 	Policy Policy `json:"policy"`
+	// BaseURL is the approved server (what health checks probe).
+	BaseURL string `json:"baseUrl"`
+	// ToolIDs are the tools the approval registered.
+	ToolIDs []string `json:"toolIds"`
 }
 
 // CallRecord is one execution of an onboarded tool, as the ledger keeps it.

@@ -2,6 +2,7 @@ package airlock
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"time"
 )
@@ -106,4 +107,92 @@ func (h Health) Record(p Probe, threshold int) (Health, bool) {
 	h.Consecutive++
 	h.LastError = p.Error
 	return h, threshold > 0 && h.Consecutive == threshold
+}
+
+// ToolStatusSetter changes a tool's status; graph.Store satisfies it.
+type ToolStatusSetter interface {
+	SetStatus(ctx context.Context, id, status, reason string) error
+}
+
+// HealthChecker probes every onboarded API and disables its tools after
+// Threshold consecutive failures, raising a notification (seed 05 §7.4).
+// Re-enabling is an explicit action (Enable).
+type HealthChecker struct {
+	Files     *Files
+	Prober    *Prober
+	Tools     ToolStatusSetter
+	Notifier  Notifier
+	Threshold int // default 3
+}
+
+// HealthReport is one round of checks.
+type HealthReport struct {
+	Checked  int      `json:"checked"`
+	Failing  []string `json:"failing,omitempty"`
+	Disabled []string `json:"disabled,omitempty"`
+}
+
+// CheckAll probes every approval once.
+func (h *HealthChecker) CheckAll(ctx context.Context) (HealthReport, error) {
+	var rep HealthReport
+	approvals, err := h.Files.Approvals()
+	if err != nil {
+		return rep, err
+	}
+	threshold := h.Threshold
+	if threshold <= 0 {
+		threshold = 3
+	}
+	for _, a := range approvals {
+		if a.BaseURL == "" {
+			continue
+		}
+		rec, err := h.Files.Health(a.Slug)
+		if err != nil {
+			return rep, err
+		}
+		p := h.Prober.Probe(ctx, a.BaseURL)
+		rec, disable := rec.Record(p, threshold)
+		if err := h.Files.SaveHealth(a.Slug, rec); err != nil {
+			return rep, err
+		}
+		rep.Checked++
+		if !p.OK {
+			rep.Failing = append(rep.Failing, a.Slug)
+		}
+		if !disable {
+			continue
+		}
+		for _, id := range a.ToolIDs {
+			reason := fmt.Sprintf("health check: %d consecutive failures (%s)", rec.Consecutive, rec.LastError)
+			if err := h.Tools.SetStatus(ctx, id, "disabled", reason); err != nil {
+				return rep, fmt.Errorf("airlock: disable %s: %w", id, err)
+			}
+		}
+		rep.Disabled = append(rep.Disabled, a.Slug)
+		if h.Notifier != nil {
+			_ = h.Notifier.Notify(ctx, Notification{Kind: "disabled", Subject: a.Slug, At: p.At,
+				Message: fmt.Sprintf("%s failed %d health checks in a row (%s); its tools %v are disabled until re-enabled", a.Slug, rec.Consecutive, rec.LastError, a.ToolIDs)})
+		}
+	}
+	return rep, nil
+}
+
+// Enable re-activates the tools of an approval and resets its health.
+func (h *HealthChecker) Enable(ctx context.Context, slug, reason string) ([]string, error) {
+	a, err := h.Files.Approval(slug)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range a.ToolIDs {
+		if err := h.Tools.SetStatus(ctx, id, "active", reason); err != nil {
+			return nil, fmt.Errorf("airlock: enable %s: %w", id, err)
+		}
+	}
+	rec, err := h.Files.Health(slug)
+	if err != nil {
+		return nil, err
+	}
+	rec.Consecutive, rec.LastError = 0, ""
+	return a.ToolIDs, h.Files.SaveHealth(slug, rec)
 }

@@ -48,3 +48,46 @@ func TestProberAndHealthRecord(t *testing.T) {
 		t.Fatalf("health %+v rate %v", h, h.ErrorRate())
 	}
 }
+
+type statusLog map[string]string
+
+func (s statusLog) SetStatus(_ context.Context, id, status, _ string) error {
+	s[id] = status
+	return nil
+}
+
+func TestHealthCheckerDisablesAfterThresholdAndEnableRestores(t *testing.T) {
+	ctx := context.Background()
+	files := &Files{Root: t.TempDir()}
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusBadGateway) }))
+	defer down.Close()
+	if err := files.SaveApproval(Approval{ID: "a1", Slug: "pets", BaseURL: down.URL, ToolIDs: []string{"pets.list_pets"}}); err != nil {
+		t.Fatal(err)
+	}
+	tools := statusLog{}
+	notes := &NotificationLog{path: t.TempDir() + "/n.jsonl"}
+	hc := &HealthChecker{Files: files, Prober: &Prober{}, Tools: tools, Notifier: notes, Threshold: 2}
+	for i := 0; i < 2; i++ {
+		rep, err := hc.CheckAll(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (len(rep.Disabled) == 1) != (i == 1) {
+			t.Fatalf("round %d: %+v", i, rep)
+		}
+	}
+	if tools["pets.list_pets"] != "disabled" || len(notes.List(0)) != 1 {
+		t.Fatalf("after failures: %v notes=%v", tools, notes.List(0))
+	}
+	h, _ := files.Health("pets")
+	if h.Consecutive != 2 || h.ErrorRate() != 1 {
+		t.Fatalf("health %+v", h)
+	}
+	ids, err := hc.Enable(ctx, "pets", "fixed upstream")
+	if err != nil || len(ids) != 1 || tools["pets.list_pets"] != "active" {
+		t.Fatalf("enable: %v %v %v", ids, err, tools)
+	}
+	if h, _ := files.Health("pets"); h.Consecutive != 0 {
+		t.Fatalf("health after enable: %+v", h)
+	}
+}

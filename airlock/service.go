@@ -317,7 +317,11 @@ func (o *Onboarding) Approve(ctx context.Context, approvalID, specHash, location
 		out.Stage, out.Error = StageManifest, err.Error()
 		return Result{Outcome: out}, nil
 	}
-	if err := o.Files.SaveApproval(Approval{ID: approvalID, Slug: out.Slug, Binary: out.Binary, Policy: p}); err != nil {
+	base := p.BaseURL
+	if n, err := codegen.Normalise(ctx, data); err == nil && base == "" {
+		base, _ = BaseURL(n, p)
+	}
+	if err := o.Files.SaveApproval(Approval{ID: approvalID, Slug: out.Slug, Binary: out.Binary, Policy: p, BaseURL: base, ToolIDs: ids}); err != nil {
 		return Result{}, err
 	}
 	if err := o.Definitions.SetSpecStatus(ctx, specHash, graph.DefinitionOnboarded); err != nil && !errors.Is(err, graph.ErrNotFound) {
@@ -373,4 +377,59 @@ func (r RegistryRegistrar) RegisterManifests(ctx context.Context, ms []tool.Mani
 		return ids, fmt.Errorf("airlock: register onboarded tools: %s", strings.Join(problems, "; "))
 	}
 	return ids, nil
+}
+
+// Approvals lists every recorded approval, ordered by slug.
+func (f *Files) Approvals() ([]Approval, error) {
+	entries, err := os.ReadDir(filepath.Join(f.Root, "wrappers"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("airlock: list approvals: %w", err)
+	}
+	var out []Approval
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		a, err := f.Approval(e.Name())
+		if errors.Is(err, fault.ErrNotFound) {
+			continue // a wrapper built but never approved (failed onboarding)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// Health reads the health record of an approval (zero when none yet).
+func (f *Files) Health(slug string) (Health, error) {
+	var h Health
+	b, err := os.ReadFile(filepath.Join(f.WrapperDir(slug), "health.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return h, nil
+	}
+	if err != nil {
+		return h, fmt.Errorf("airlock: read health of %s: %w", slug, err)
+	}
+	if err := json.Unmarshal(b, &h); err != nil {
+		return h, fmt.Errorf("airlock: health of %s: %w", slug, err)
+	}
+	return h, nil
+}
+
+// SaveHealth writes the health record of an approval.
+func (f *Files) SaveHealth(slug string, h Health) error {
+	b, err := json.MarshalIndent(h, "", "  ")
+	if err != nil {
+		return err
+	}
+	p := filepath.Join(f.WrapperDir(slug), "health.json")
+	if err := os.WriteFile(p+".tmp", b, 0o644); err != nil {
+		return fmt.Errorf("airlock: save health of %s: %w", slug, err)
+	}
+	return os.Rename(p+".tmp", p)
 }

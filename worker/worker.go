@@ -72,6 +72,7 @@ func Register(r Registry, deps Deps) {
 	r.RegisterWorkflow(workflows.RefreshModulesWorkflow)
 	r.RegisterWorkflow(workflows.AirlockWorkflow)
 	r.RegisterWorkflow(workflows.ScanSourcesWorkflow)
+	r.RegisterWorkflow(workflows.HealthCheckWorkflow)
 
 	mods := &activities.Modules{Router: deps.Router, Wrapped: deps.Wrapped}
 	if deps.Store != nil {

@@ -279,3 +279,16 @@ func ScanSourcesWorkflow(ctx workflow.Context, in ScanInput) (ScanOutput, error)
 	}
 	return out, nil
 }
+
+// HealthCheckWorkflow probes every onboarded API once (seed 05 §7.4); it
+// runs on a Temporal Schedule.
+func HealthCheckWorkflow(ctx workflow.Context) (airlock.HealthReport, error) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 2},
+	})
+	var a *activities.Airlock
+	var rep airlock.HealthReport
+	err := workflow.ExecuteActivity(actx, a.CheckHealth).Get(ctx, &rep)
+	return rep, err
+}

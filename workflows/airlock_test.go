@@ -140,3 +140,15 @@ func TestScanSourcesOpensReviewsForNewSpecs(t *testing.T) {
 	}
 	env.AssertExpectations(t)
 }
+
+func TestHealthCheckWorkflow(t *testing.T) {
+	env := airlockEnv(t)
+	env.RegisterWorkflow(HealthCheckWorkflow)
+	var a *activities.Airlock
+	env.OnActivity(a.CheckHealth, mock.Anything).Return(airlock.HealthReport{Checked: 2, Disabled: []string{"pets"}}, nil).Once()
+	env.ExecuteWorkflow(HealthCheckWorkflow)
+	var rep airlock.HealthReport
+	if err := env.GetWorkflowResult(&rep); err != nil || rep.Checked != 2 || rep.Disabled[0] != "pets" {
+		t.Fatalf("report %+v %v", rep, err)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/airlock"
 	"github.com/toolsmith/toolsmith/api/httpx"
 	"github.com/toolsmith/toolsmith/graph"
@@ -42,11 +43,29 @@ type Config struct {
 	ReviewTimeout time.Duration
 }
 
+// Notifications lists notifications, newest first.
+type Notifications interface {
+	List(limit int) []airlock.Notification
+}
+
+// Enabler re-enables the tools of an onboarded API.
+type Enabler interface {
+	Enable(ctx context.Context, slug, reason string) ([]string, error)
+}
+
 // Handler serves the airlock routes.
 type Handler struct {
 	temporal Temporal
 	sources  graph.Definitions
 	cfg      Config
+	notes    Notifications
+	enabler  Enabler
+}
+
+// WithOperations adds GET /notifications and POST /tools/:toolId/enable.
+func (h *Handler) WithOperations(n Notifications, e Enabler) *Handler {
+	h.notes, h.enabler = n, e
+	return h
 }
 
 // New returns the airlock routes.
@@ -70,6 +89,47 @@ func (h *Handler) Mount(v1 *gin.RouterGroup) {
 	v1.GET("/tools/pending/:id", h.getPending)
 	v1.POST("/tools/pending/:id/approve", h.approve)
 	v1.POST("/tools/pending/:id/reject", h.reject)
+	if h.notes != nil {
+		v1.GET("/notifications", h.notifications)
+	}
+	if h.enabler != nil {
+		v1.POST("/tools/:toolId/enable", h.enable)
+	}
+}
+
+func (h *Handler) notifications(c *gin.Context) {
+	limit, err := httpx.QueryInt(c, "limit", 100, 1, 1000)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	items := h.notes.List(limit)
+	httpx.OK(c, http.StatusOK, gin.H{"notifications": items, "count": len(items)})
+}
+
+// enable re-activates the tools of the onboarded API that toolId belongs to
+// (health checks disable them all together). Admins and owners only.
+func (h *Handler) enable(c *gin.Context) {
+	caller, err := httpx.Caller(c)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	if access.LevelRank(caller.Level) < access.LevelRank("admin") {
+		httpx.Error(c, fmt.Errorf("re-enabling tools needs X-Permission-Level admin or owner: %w", fault.ErrForbidden))
+		return
+	}
+	slug, _, ok := strings.Cut(c.Param("toolId"), ".")
+	if !ok {
+		httpx.Error(c, fault.Malformed("toolId", "must be <api>.<operation>, got %q", c.Param("toolId")))
+		return
+	}
+	ids, err := h.enabler.Enable(c.Request.Context(), slug, "re-enabled by "+caller.UserID)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	httpx.OK(c, http.StatusOK, gin.H{"enabled": ids})
 }
 
 type addSourceRequest struct {

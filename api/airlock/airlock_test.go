@@ -3,6 +3,7 @@ package airlock
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -15,7 +16,9 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/toolsmith/toolsmith/airlock"
 	"github.com/toolsmith/toolsmith/graph/sqlite"
+	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/workflows"
 )
 
@@ -173,5 +176,45 @@ func TestReviewDecisions(t *testing.T) {
 	}
 	if code, _ := do(r, "GET", "/api/v1/tools/pending", ""); code != 200 {
 		t.Fatalf("list pending: %d", code)
+	}
+}
+
+type fakeOps struct{ enabled []string }
+
+func (f *fakeOps) List(limit int) []airlock.Notification {
+	return []airlock.Notification{{Kind: "disabled", Subject: "pets"}}[:min(limit, 1)]
+}
+func (f *fakeOps) Enable(_ context.Context, slug, _ string) ([]string, error) {
+	if slug != "pets" {
+		return nil, fmt.Errorf("no approval for %q: %w", slug, fault.ErrNotFound)
+	}
+	f.enabled = append(f.enabled, slug)
+	return []string{"pets.list_pets"}, nil
+}
+
+func TestNotificationsAndEnable(t *testing.T) {
+	gin.SetMode(gin.TestMode)
+	ops := &fakeOps{}
+	r := gin.New()
+	New(&fakeTemporal{}, nil, Config{}).WithOperations(ops, ops).Mount(r.Group("/api/v1"))
+	if code, out := do(r, "GET", "/api/v1/notifications", ""); code != 200 || out["data"].(map[string]any)["count"] != 1.0 {
+		t.Fatalf("notifications: %d %v", code, out)
+	}
+	if code, _ := do(r, "POST", "/api/v1/tools/pets.list_pets/enable", ""); code != 403 {
+		t.Fatalf("enable as a plain user: %d", code)
+	}
+	req := httptest.NewRequest("POST", "/api/v1/tools/pets.list_pets/enable", nil)
+	req.Header.Set("X-Permission-Level", "admin")
+	w := httptest.NewRecorder()
+	r.ServeHTTP(w, req)
+	if w.Code != 200 || len(ops.enabled) != 1 {
+		t.Fatalf("enable as admin: %d %s", w.Code, w.Body)
+	}
+	req = httptest.NewRequest("POST", "/api/v1/tools/ghost.op/enable", nil)
+	req.Header.Set("X-Permission-Level", "owner")
+	w = httptest.NewRecorder()
+	r.ServeHTTP(w, req)
+	if w.Code != 404 {
+		t.Fatalf("enable unknown: %d", w.Code)
 	}
 }

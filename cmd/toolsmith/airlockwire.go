@@ -27,6 +27,8 @@ const ScanScheduleID = "toolsmith-sources-scan"
 
 // airlockParts is the airlock as wired in a process.
 type airlockParts struct {
+	notes      *airlock.NotificationLog
+	health     *airlock.HealthChecker
 	activities *activities.Airlock
 	runtime    *airlock.Runtime
 	defs       graph.Definitions
@@ -53,11 +55,23 @@ func newAirlock(ctx context.Context, cfg config.Config, sys *system, c client.Cl
 	} else if ob.Requires, err = codegen.BuildRequires(ctx, goCmd); err != nil {
 		log.Warn("airlock: wrapper dependencies unavailable; approved specs cannot be built", "err", err)
 	}
-	notifier := logNotifier{log: log}
+	notes, err := airlock.OpenNotificationLog(filepath.Join(files.Root, "notifications.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	ledger, err := airlock.OpenFileLedger(filepath.Join(files.Root, "ledger.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	notifier := logNotifier{log: log, next: notes}
+	health := &airlock.HealthChecker{Files: files, Prober: &airlock.Prober{}, Tools: sys.store, Notifier: notifier}
 	parts := &airlockParts{
 		defs:    defs,
-		runtime: &airlock.Runtime{Files: files, Executor: &airlock.Executor{Ledger: &airlock.MemoryLedger{}, Notifier: notifier}},
+		notes:   notes,
+		health:  health,
+		runtime: &airlock.Runtime{Files: files, Executor: &airlock.Executor{Ledger: ledger, Notifier: notifier}},
 		activities: &activities.Airlock{
+			Health:      health,
 			Scanner:     &airlock.Scanner{Fetcher: &airlock.Fetcher{}, Files: files, Definitions: defs, Embedder: sys.model},
 			Onboarding:  &airlock.Onboarding{Onboarder: ob, Files: files, Definitions: defs, Registrar: airlock.RegistryRegistrar{Registry: sys.registry}},
 			Files:       files,
@@ -72,22 +86,35 @@ func newAirlock(ctx context.Context, cfg config.Config, sys *system, c client.Cl
 
 // routes returns the airlock's HTTP routes.
 func (p *airlockParts) routes(c client.Client, cfg config.Config) *apiairlock.Handler {
-	return apiairlock.New(c, p.defs, apiairlock.Config{Namespace: cfg.Temporal.Namespace, ReviewTimeout: cfg.ReviewTimeout})
+	return apiairlock.New(c, p.defs, apiairlock.Config{Namespace: cfg.Temporal.Namespace, ReviewTimeout: cfg.ReviewTimeout}).
+		WithOperations(p.notes, p.health)
 }
 
-// ensureScanSchedule rescans every source hourly.
+// HealthScheduleID is the schedule that probes onboarded APIs.
+const HealthScheduleID = "toolsmith-airlock-health"
+
+// ensureScanSchedule rescans every source hourly and probes every onboarded
+// API every 15 minutes.
 func ensureScanSchedule(ctx context.Context, c client.Client, cfg config.Config) error {
-	return verbs.EnsureIntervalSchedule(ctx, c, ScanScheduleID, time.Hour, &client.ScheduleWorkflowAction{
+	err := verbs.EnsureIntervalSchedule(ctx, c, ScanScheduleID, time.Hour, &client.ScheduleWorkflowAction{
 		ID: "sources-scan-scheduled", Workflow: workflows.ScanSourcesWorkflow, TaskQueue: workflows.TaskQueue,
 		Args: []any{workflows.ScanInput{ReviewTimeout: cfg.ReviewTimeout}},
 	})
+	if err != nil {
+		return err
+	}
+	return verbs.EnsureIntervalSchedule(ctx, c, HealthScheduleID, 15*time.Minute, &client.ScheduleWorkflowAction{
+		ID: "airlock-health-scheduled", Workflow: workflows.HealthCheckWorkflow, TaskQueue: workflows.TaskQueue,
+	})
 }
 
-// logNotifier delivers notifications to the log until a notification store
-// exists.
-type logNotifier struct{ log *slog.Logger }
+// logNotifier logs each notification and keeps it for GET /api/v1/notifications.
+type logNotifier struct {
+	log  *slog.Logger
+	next airlock.Notifier
+}
 
-func (n logNotifier) Notify(_ context.Context, note airlock.Notification) error {
+func (n logNotifier) Notify(ctx context.Context, note airlock.Notification) error {
 	n.log.Warn("notification", "kind", note.Kind, "subject", note.Subject, "message", note.Message)
-	return nil
+	return n.next.Notify(ctx, note)
 }
