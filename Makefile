@@ -49,6 +49,9 @@ cypher-lint:
 test: model cypher-lint
 	TOOLSMITH_MODEL_DIR=$(MODEL_DIR) TOOLSMITH_REQUIRE_MODEL=1 TOOLSMITH_REQUIRE_CYPHER_LINT=1 \
 		$(GO) test -count=1 ./...
+	@echo "== which store and sandbox paths ran (go test hides passing tests' logs):"
+	@$(GO) test -count=1 -v -run 'TestContract' ./graph/sqlite/ ./graph/neo4j/ 2>&1 | grep -E 'graphtest: running|contract suite (SKIPPED|ran)' || true
+	@$(GO) test -count=1 -v -run 'TestVerifyBuildsAndRunsTheGeneratedTest' ./codegen/ 2>&1 | grep -E 'sandbox=' || true
 
 bench: model
 	TOOLSMITH_MODEL_DIR=$(MODEL_DIR) $(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem ./...
