@@ -10,6 +10,7 @@
 //	toolsmith worker       the Temporal worker against an external Temporal
 //	toolsmith model fetch  fetch the built-in embedder's weights and exit
 //	toolsmith airlock check  onboard every spec under a directory (corpus check)
+//	toolsmith airlock approve|reject  decide a pending review (a Temporal signal)
 //	toolsmith eval         measure retrieval quality on a MetaTool-format set
 //	toolsmith healthcheck  probe a URL or TCP address (for container health checks)
 //	toolsmith version      print the version
@@ -49,6 +50,8 @@ func commands() []command {
 		{"api", "serve the HTTP API against a configured store (--store sqlite|neo4j) and an external Temporal", runAPI},
 		{"worker", "run the Temporal worker against an external Temporal and the configured store", runWorker},
 		{"model fetch", "fetch the built-in USE-Lite embedder's weights into --model-dir and exit", runModelFetch},
+		{"airlock approve", "approve a pending review (signal): REVIEW_ID --policy JSON [--wait D]", runAirlockApprove},
+		{"airlock reject", "reject a pending review (signal): REVIEW_ID --reason TEXT", runAirlockReject},
 		{"airlock check", "onboard every OpenAPI spec under DIR with automatic approval (a check, never the service) and report", runAirlockCheck},
 		{"eval", "measure retrieval quality on a MetaTool-format set (Recall@k, NDCG, MRR, latency)", runEval},
 		{"healthcheck", "exit 0 when --url answers 200 or --tcp accepts a connection (container health checks)", runHealthcheck},
