@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -61,27 +60,13 @@ var SpecExtensions = []string{".json", ".yaml", ".yml"}
 // policy; this path exists only for the check, never for the service),
 // printing one line per spec to out and progress to progress, then totals.
 func Check(ctx context.Context, ob *Onboarder, dir string, opts CheckOptions, out, progress io.Writer) (CheckReport, error) {
-	var files []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() {
-			for _, ext := range SpecExtensions {
-				if strings.EqualFold(filepath.Ext(p), ext) {
-					files = append(files, p)
-				}
-			}
-		}
-		return nil
-	})
+	files, err := SpecFiles(dir)
 	if err != nil {
 		return CheckReport{}, fmt.Errorf("airlock check: %w", err)
 	}
 	if len(files) == 0 {
 		return CheckReport{}, fmt.Errorf("airlock check: no %s files under %s", strings.Join(SpecExtensions, "/"), dir)
 	}
-	sort.Strings(files)
 	if opts.Limit > 0 && len(files) > opts.Limit {
 		files = files[:opts.Limit]
 	}

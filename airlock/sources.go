@@ -200,22 +200,7 @@ func (f *Fetcher) list(ctx context.Context, location string) ([]string, error) {
 	if !strings.HasPrefix(location, "http://") && !strings.HasPrefix(location, "https://") {
 		root := strings.TrimPrefix(location, "file://")
 		if st, err := os.Stat(root); err == nil && st.IsDir() {
-			var out []string
-			err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-				if err != nil {
-					return err
-				}
-				if !d.IsDir() {
-					for _, ext := range SpecExtensions {
-						if strings.EqualFold(filepath.Ext(p), ext) {
-							out = append(out, p)
-						}
-					}
-				}
-				return nil
-			})
-			sort.Strings(out)
-			return out, err
+			return SpecFiles(root)
 		}
 	}
 	doc, err := f.Fetch(ctx, location)
@@ -294,4 +279,24 @@ func Definitions(n *codegen.Normalised, spec FoundSpec) []Definition {
 		out = append(out, Definition{ID: spec.Hash[:16] + ":" + t.Name, SpecHash: spec.Hash, Location: spec.Location, Slug: slug, API: api, Tool: t, Description: desc})
 	}
 	return out
+}
+
+// SpecFiles lists the spec documents (SpecExtensions) under a folder, sorted.
+func SpecFiles(root string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			for _, ext := range SpecExtensions {
+				if strings.EqualFold(filepath.Ext(p), ext) {
+					out = append(out, p)
+				}
+			}
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
 }

@@ -76,3 +76,12 @@ type Definitions interface {
 	// those whose status is in statuses (empty: available and pending).
 	SearchDefinitions(ctx context.Context, vec []float32, k int, statuses []string) ([]DefinitionHit, error)
 }
+
+// ValidDefinitionStatus reports whether s is one of the definition statuses.
+func ValidDefinitionStatus(s string) bool {
+	switch s {
+	case DefinitionAvailable, DefinitionPending, DefinitionOnboarded, DefinitionRejected:
+		return true
+	}
+	return false
+}

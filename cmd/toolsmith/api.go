@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/toolsmith/toolsmith/internal/config"
 )
@@ -12,26 +11,11 @@ import (
 // TEMPORAL_ADDRESS), whose workers (`toolsmith worker`) run the workflows
 // the API starts. Unlike dev it never loads the demo catalogue.
 func runAPI(ctx context.Context, e *env, args []string) error {
-	cfg, rest, err := config.Parse("toolsmith api", config.FlagsServe|config.FlagsTemporal|config.FlagsWorker, args, e.lookupEnv, e.stderr)
+	cfg, log, sys, err := startCommand(ctx, e, "api", config.FlagsServe|config.FlagsTemporal|config.FlagsWorker, args)
 	if err != nil {
 		return err
 	}
-	if len(rest) > 0 {
-		return fmt.Errorf("api: unexpected arguments %q: %w", rest, config.ErrInvalid)
-	}
-	log, err := newLogger(cfg, e.stderr)
-	if err != nil {
-		return err
-	}
-	sys, err := openSystem(ctx, cfg, log, e.stderr)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err := sys.Close(); err != nil {
-			log.Error("close", "err", err)
-		}
-	}()
+	defer closeSystem(sys, log)
 	c, err := dialTemporal(ctx, cfg, log)
 	if err != nil {
 		return err

@@ -18,26 +18,11 @@ import (
 // API. On first start (an empty store) it loads the demo catalogue unless
 // --no-demo; /healthz answers 503 until everything is up.
 func runDev(ctx context.Context, e *env, args []string) error {
-	cfg, rest, err := config.Parse("toolsmith dev", config.FlagsServe|config.FlagsDemo|config.FlagsTemporal|config.FlagsWorker, args, e.lookupEnv, e.stderr)
+	cfg, log, sys, err := startCommand(ctx, e, "dev", config.FlagsServe|config.FlagsDemo|config.FlagsTemporal|config.FlagsWorker, args)
 	if err != nil {
 		return err
 	}
-	if len(rest) > 0 {
-		return fmt.Errorf("dev: unexpected arguments %q: %w", rest, config.ErrInvalid)
-	}
-	log, err := newLogger(cfg, e.stderr)
-	if err != nil {
-		return err
-	}
-	sys, err := openSystem(ctx, cfg, log, e.stderr)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err := sys.Close(); err != nil {
-			log.Error("close", "err", err)
-		}
-	}()
+	defer closeSystem(sys, log)
 	fmt.Fprintf(e.stderr, "starting the in-process Temporal server on %s (first start creates its database)…\n", cfg.Temporal.Addr)
 	ts, c, err := startDevTemporal(ctx, cfg, log)
 	if err != nil {

@@ -127,3 +127,31 @@ func progressPrinter(w io.Writer, label string) func(done, total int) {
 		fmt.Fprintf(w, "%s: %d/%d\n", label, done, total)
 	}
 }
+
+// startCommand parses a serving command's flags (no positional arguments),
+// builds its logger and opens the system; the caller closes sys.
+func startCommand(ctx context.Context, e *env, name string, groups config.Flags, args []string) (config.Config, *slog.Logger, *system, error) {
+	cfg, rest, err := config.Parse("toolsmith "+name, groups, args, e.lookupEnv, e.stderr)
+	if err != nil {
+		return cfg, nil, nil, err
+	}
+	if len(rest) > 0 {
+		return cfg, nil, nil, fmt.Errorf("%s: unexpected arguments %q: %w", name, rest, config.ErrInvalid)
+	}
+	log, err := newLogger(cfg, e.stderr)
+	if err != nil {
+		return cfg, nil, nil, err
+	}
+	sys, err := openSystem(ctx, cfg, log, e.stderr)
+	if err != nil {
+		return cfg, nil, nil, err
+	}
+	return cfg, log, sys, nil
+}
+
+// closeSystem closes the system, logging a failure (used in defers).
+func closeSystem(sys *system, log *slog.Logger) {
+	if err := sys.Close(); err != nil {
+		log.Error("close", "err", err)
+	}
+}

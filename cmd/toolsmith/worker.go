@@ -14,26 +14,11 @@ import (
 // configured store, until SIGINT/SIGTERM. It keeps the module discovery
 // schedule in place.
 func runWorker(ctx context.Context, e *env, args []string) error {
-	cfg, rest, err := config.Parse("toolsmith worker", config.FlagsServe|config.FlagsTemporal|config.FlagsWorker, args, e.lookupEnv, e.stderr)
+	cfg, log, sys, err := startCommand(ctx, e, "worker", config.FlagsServe|config.FlagsTemporal|config.FlagsWorker, args)
 	if err != nil {
 		return err
 	}
-	if len(rest) > 0 {
-		return fmt.Errorf("worker: unexpected arguments %q: %w", rest, config.ErrInvalid)
-	}
-	log, err := newLogger(cfg, e.stderr)
-	if err != nil {
-		return err
-	}
-	sys, err := openSystem(ctx, cfg, log, e.stderr)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err := sys.Close(); err != nil {
-			log.Error("close", "err", err)
-		}
-	}()
+	defer closeSystem(sys, log)
 	mc, err := moduleConfig(cfg, nil)
 	if err != nil {
 		return err

@@ -12,14 +12,6 @@ import (
 
 var _ graph.Definitions = (*Store)(nil)
 
-func validDefinitionStatus(s string) bool {
-	switch s {
-	case graph.DefinitionAvailable, graph.DefinitionPending, graph.DefinitionOnboarded, graph.DefinitionRejected:
-		return true
-	}
-	return false
-}
-
 func (s *Store) clock() time.Time {
 	if s.now != nil {
 		return s.now()
@@ -162,7 +154,7 @@ func (s *Store) PutDefinitions(ctx context.Context, sourceID, specHash string, d
 		if d.Status == "" {
 			d.Status = graph.DefinitionAvailable
 		}
-		if !validDefinitionStatus(d.Status) {
+		if !graph.ValidDefinitionStatus(d.Status) {
 			return fmt.Errorf("neo4j: put definitions: %s: status %q: %w", d.ID, d.Status, graph.ErrInvalid)
 		}
 		var emb any
@@ -237,7 +229,7 @@ func (s *Store) SpecDefinitions(ctx context.Context, specHash string) ([]graph.D
 
 // SetSpecStatus implements graph.Definitions.
 func (s *Store) SetSpecStatus(ctx context.Context, specHash, status string) error {
-	if !validDefinitionStatus(status) {
+	if !graph.ValidDefinitionStatus(status) {
 		return fmt.Errorf("neo4j: set spec status %q: %w", status, graph.ErrInvalid)
 	}
 	n := int64(0)

@@ -16,14 +16,6 @@ import (
 
 var _ graph.Definitions = (*Store)(nil)
 
-func validDefinitionStatus(s string) bool {
-	switch s {
-	case graph.DefinitionAvailable, graph.DefinitionPending, graph.DefinitionOnboarded, graph.DefinitionRejected:
-		return true
-	}
-	return false
-}
-
 // PutSource implements graph.Definitions.
 func (s *Store) PutSource(ctx context.Context, src graph.Source) error {
 	if err := s.writable("put source"); err != nil {
@@ -141,7 +133,7 @@ func (s *Store) PutDefinitions(ctx context.Context, sourceID, specHash string, d
 		if d.Status == "" {
 			d.Status = graph.DefinitionAvailable
 		}
-		if !validDefinitionStatus(d.Status) {
+		if !graph.ValidDefinitionStatus(d.Status) {
 			return fmt.Errorf("sqlite: put definitions: %s: status %q: %w", d.ID, d.Status, graph.ErrInvalid)
 		}
 		if len(d.Embedding) > 0 {
@@ -225,7 +217,7 @@ func (s *Store) SetSpecStatus(ctx context.Context, specHash, status string) erro
 	if err := s.writable("set spec status"); err != nil {
 		return err
 	}
-	if !validDefinitionStatus(status) {
+	if !graph.ValidDefinitionStatus(status) {
 		return fmt.Errorf("sqlite: set spec status %q: %w", status, graph.ErrInvalid)
 	}
 	s.writeMu.Lock()
