@@ -455,7 +455,10 @@ func responseOptions(op *openapi3.Operation, status int, contentType string) *op
 		if r == nil {
 			r = op.Responses.Default()
 		}
-		if r != nil && r.Value != nil && r.Value.Content.Get(contentType) != nil {
+		// Only a type the spec names exactly: one covered by a wildcard
+		// ("*/*") is still checked, so an undeclared type stays refused.
+		mt, _, _ := strings.Cut(contentType, ";")
+		if r != nil && r.Value != nil && r.Value.Content[strings.ToLower(strings.TrimSpace(mt))] != nil {
 			exclude = true
 		}
 	}

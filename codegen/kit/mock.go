@@ -81,6 +81,10 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	item, op, _ := Operation(m.doc, m.tool)
 	wirePath, fixed := SplitTemplate(m.tool.Path)
 	params, ok := matchPath(wirePath, r.URL.EscapedPath())
+	if !ok {
+		// Templates with literal reserved characters ("(", "*") arrive escaped.
+		params, ok = matchPath(wirePath, r.URL.Path)
+	}
 	// Parameters declared "in: path" that the template puts in its query
 	// part ("/search?term={term}") arrive as query parameters.
 	for key, vals := range fixed {
@@ -309,6 +313,12 @@ func InvalidResponse(op *openapi3.Operation) (int, string, []byte, error) {
 	if noBody(status) || unvalidatedStatus(status) {
 		media = nil // no body can be wrong; fall through to an undeclared status
 	}
+	// A content type the spec does not declare is refused whatever the body
+	// (binary formats included); a wildcard declaration accepts any type,
+	// so then a body of the wrong JSON type is sent instead.
+	if media != nil && !strings.Contains(mt, "*") {
+		return status, "application/x-toolsmith-undeclared", []byte("?"), nil
+	}
 	if media != nil && strings.Contains(mt, "json") && media.Schema != nil && media.Schema.Value != nil {
 		for _, wrong := range []any{"not-what-the-spec-says", 12345.0, []any{}, map[string]any{"__unexpected__": true}} {
 			if media.Schema.Value.VisitJSON(wrong) != nil {
@@ -316,9 +326,6 @@ func InvalidResponse(op *openapi3.Operation) (int, string, []byte, error) {
 				return status, strings.ReplaceAll(mt, "*", "x"), b, nil
 			}
 		}
-	}
-	if media != nil && !strings.Contains(mt, "*") {
-		return status, "application/x-toolsmith-undeclared", []byte("?"), nil
 	}
 	if op.Responses == nil || op.Responses.Default() == nil {
 		for _, code := range []int{418, 299, 599} {
