@@ -253,7 +253,7 @@ func ValidResponse(op *openapi3.Operation) (int, string, []byte) {
 	if media == nil || noBody(status) {
 		return status, "", nil
 	}
-	mtName := strings.ReplaceAll(mt, "*", "x") // "application/*" is not a sendable type
+	mtName := concreteType(mt)
 	var schema *openapi3.Schema
 	if media.Schema != nil {
 		schema = media.Schema.Value
@@ -323,7 +323,7 @@ func InvalidResponse(op *openapi3.Operation) (int, string, []byte, error) {
 		for _, wrong := range []any{"not-what-the-spec-says", 12345.0, []any{}, map[string]any{"__unexpected__": true}} {
 			if media.Schema.Value.VisitJSON(wrong) != nil {
 				b, _ := json.Marshal(wrong)
-				return status, strings.ReplaceAll(mt, "*", "x"), b, nil
+				return status, concreteType(mt), b, nil
 			}
 		}
 	}
@@ -345,4 +345,19 @@ func unvalidatedStatus(status int) bool {
 		return true
 	}
 	return false
+}
+
+// concreteType turns a declared media type into one a response can carry:
+// wildcards become JSON ("*/*", "application/*") or plain text ("text/*").
+func concreteType(mt string) string {
+	switch {
+	case !strings.Contains(mt, "*"):
+		return mt
+	case strings.HasPrefix(mt, "text/"):
+		return "text/plain"
+	case mt == "*/*" || strings.HasPrefix(mt, "application/"):
+		return "application/json"
+	default:
+		return strings.ReplaceAll(mt, "*", "x")
+	}
 }
