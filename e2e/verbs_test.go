@@ -311,7 +311,7 @@ func TestVerbValidationAndWait(t *testing.T) {
 	defer e.gate.open()
 	var run verbRun
 	if code := e.post("/api/v1/verbs?wait=300ms", convertBody, &run); code != http.StatusAccepted || run.Status != workflows.StatusRunning {
-		t.Errorf("short wait: HTTP %d status %q (branch %q, error %q), want 202 running", code, run.Status, run.Result.Branch, run.Result.Error)
+		t.Errorf("short wait: HTTP %d status %q (branch %q, error %q %q), want 202 running", code, run.Status, run.Result.Branch, run.Error, run.Result.Error)
 	}
 	<-arrived
 	// GET of an unknown id is 404.

@@ -379,7 +379,7 @@ func (h *Handler) collect(ctx context.Context, run client.WorkflowRun, out *Run,
 		out.Status, out.Result = workflows.StatusCompleted, result
 		return true
 	}
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || waitEnded(err) {
 		return false
 	}
 	out.Status, out.Error = workflows.StatusFailed, err.Error()
@@ -402,6 +402,16 @@ func (h *Handler) collect(ctx context.Context, run client.WorkflowRun, out *Run,
 		out.Status = "timed_out"
 	}
 	return true
+}
+
+// waitEnded reports whether err is the long poll for the outcome running
+// out of time rather than an outcome. The server can answer
+// DeadlineExceeded a moment before the caller's own deadline has passed.
+func waitEnded(err error) bool {
+	var deadline *serviceerror.DeadlineExceeded
+	var canceled *serviceerror.Canceled
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
+		errors.As(err, &deadline) || errors.As(err, &canceled)
 }
 
 func (h *Handler) uiURL(id, runID string) string {

@@ -191,6 +191,9 @@ func TestStartVerbWait(t *testing.T) {
 		{"completed", &fakeRun{result: done}, "/api/v1/verbs?wait=1s", 200, "completed", "", "substitute"},
 		{"still running", &fakeRun{block: true}, "/api/v1/verbs?wait=20ms", 202, "running", "", ""},
 		{"no wait", &fakeRun{result: done}, "/api/v1/verbs", 202, "running", "", ""},
+		// The server's long poll can time out a moment before the caller's
+		// own deadline: still running, not failed.
+		{"poll deadline", &fakeRun{err: serviceerror.NewDeadlineExceeded("context deadline exceeded")}, "/api/v1/verbs?wait=1s", 202, "running", "", ""},
 		{"failed with details", &fakeRun{err: failure}, "/api/v1/verbs?wait=1s", 200, "failed", activities.ErrTypeLLMUnavailable, "decompose"},
 		{"terminated", &fakeRun{err: &temporal.TerminatedError{}}, "/api/v1/verbs?wait=1s", 200, "terminated", "", ""},
 	}
