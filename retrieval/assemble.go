@@ -106,6 +106,9 @@ type AssembledTools struct {
 	IndexTotal int            `json:"indexTotal"`
 	Detailed   []DetailedTool `json:"detailedTools"`
 	total      int
+	// The Markdown of each Index and Detailed entry, rendered once while
+	// assembling (budgeting needs them) and reused by Markdown.
+	indexMD, detailedMD []string
 }
 
 // catalogue is a caller's visible tool list with the estimated tokens of
@@ -216,12 +219,14 @@ func (s *Service) assemble(ctx context.Context, q Query, cfg PhaseConfig, res *R
 			if err != nil {
 				return err
 			}
-			n := EstimateTokens(renderDetailed(d))
+			md := renderDetailed(d)
+			n := EstimateTokens(md)
 			if len(a.Detailed) > 0 && used+n > detailBudget {
 				break
 			}
 			used += n
 			a.Detailed = append(a.Detailed, d)
+			a.detailedMD = append(a.detailedMD, md)
 		}
 	}
 	if cfg.IncludeIndex {
@@ -231,13 +236,15 @@ func (s *Service) assemble(ctx context.Context, q Query, cfg PhaseConfig, res *R
 				return true
 			}
 			e := indexEntry(t)
-			n := EstimateTokens(renderIndexEntry(e))
+			md := renderIndexEntry(e)
+			n := EstimateTokens(md)
 			if used+n > budget {
 				return false
 			}
 			seen[t.ID] = true
 			used += n
 			a.Index = append(a.Index, e)
+			a.indexMD = append(a.indexMD, md)
 			return true
 		}
 		full := true
@@ -366,9 +373,26 @@ func markdownHeader(total int) string {
 }
 
 func renderIndexEntry(e IndexEntry) string {
-	return fmt.Sprintf("- **%s** (%s): %s\n  Categories: %s | Tags: %s\n  Required: %s | Optional: %s\n",
-		e.ToolID, e.Verb, e.ShortDescription, e.Category, strings.Join(e.Tags, ", "),
-		strings.Join(e.RequiredParams, ", "), strings.Join(e.OptionalParams, ", "))
+	var b strings.Builder
+	b.Grow(128 + len(e.ShortDescription))
+	for _, part := range []string{"- **", e.ToolID, "** (", e.Verb, "): ", e.ShortDescription, "\n  Categories: ", e.Category, " | Tags: "} {
+		b.WriteString(part)
+	}
+	join := func(xs []string) {
+		for i, x := range xs {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(x)
+		}
+	}
+	join(e.Tags)
+	b.WriteString("\n  Required: ")
+	join(e.RequiredParams)
+	b.WriteString(" | Optional: ")
+	join(e.OptionalParams)
+	b.WriteString("\n")
+	return b.String()
 }
 
 func renderDetailed(d DetailedTool) string {
@@ -411,16 +435,24 @@ func (a AssembledTools) Markdown() string {
 		if len(a.Index) < a.total {
 			fmt.Fprintf(&b, "(showing %d of %d within the token budget; ranked tools first)\n\n", len(a.Index), a.total)
 		}
-		for _, e := range a.Index {
-			b.WriteString(renderIndexEntry(e))
+		for i, e := range a.Index {
+			if len(a.indexMD) == len(a.Index) {
+				b.WriteString(a.indexMD[i])
+			} else {
+				b.WriteString(renderIndexEntry(e))
+			}
 		}
 		b.WriteString("\n---\n\n")
 	}
 	if a.Config.IncludeDetailed {
 		b.WriteString("# Detailed Tool Manifests (Retrieved for this query)\n")
 		fmt.Fprintf(&b, "Retrieved %d relevant tools:\n\n", len(a.Detailed))
-		for _, d := range a.Detailed {
-			b.WriteString(renderDetailed(d))
+		for i, d := range a.Detailed {
+			if len(a.detailedMD) == len(a.Detailed) {
+				b.WriteString(a.detailedMD[i])
+			} else {
+				b.WriteString(renderDetailed(d))
+			}
 			b.WriteString("\n")
 		}
 		b.WriteString("---\n")

@@ -434,6 +434,22 @@ func testListTools(t *testing.T, open func(*testing.T) graph.Store) {
 		t.Errorf("allowed page = %v total %d next %q", summaryIDs(p.Items), p.Total, p.Next)
 	}
 
+	// Listing named ids (as retrieval does for a session's tools): sorted,
+	// duplicates and unknown ids ignored, paged, Allow applied to items.
+	named := []string{"tool.07", "tool.02", "tool.09", "tool.02", "nope"}
+	p, err = s.ListTools(ctx, graph.ListQuery{Limit: 2, Filter: graph.Filter{IDs: named}})
+	if err != nil || !sameStrings(summaryIDs(p.Items), []string{"tool.02", "tool.07"}) || p.Next != "tool.07" || p.Total != 3 {
+		t.Errorf("ListTools(ids) = %v next %q total %d, %v; want [tool.02 tool.07] next tool.07 total 3", summaryIDs(p.Items), p.Next, p.Total, err)
+	}
+	p, err = s.ListTools(ctx, graph.ListQuery{After: "tool.07", Limit: 2, Filter: graph.Filter{IDs: named}})
+	if err != nil || !sameStrings(summaryIDs(p.Items), []string{"tool.09"}) || p.Next != "" || p.Total != 3 {
+		t.Errorf("ListTools(ids, page 2) = %v next %q total %d, %v; want [tool.09] total 3", summaryIDs(p.Items), p.Next, p.Total, err)
+	}
+	p, err = s.ListTools(ctx, graph.ListQuery{Limit: 1, Filter: graph.Filter{IDs: named, Allow: even}})
+	if err != nil || !sameStrings(summaryIDs(p.Items), []string{"tool.02"}) || p.Next != "" || p.Total != 3 {
+		t.Errorf("ListTools(ids, allow) = %v next %q total %d, %v; want [tool.02], no next, total 3", summaryIDs(p.Items), p.Next, p.Total, err)
+	}
+
 	p, err = s.ListTools(ctx, graph.ListQuery{Filter: graph.Filter{Statuses: []string{graph.StatusActive, graph.StatusDisabled}}})
 	if err != nil || p.Total != 26 || len(p.Items) != 26 {
 		t.Errorf("ListTools(active+disabled) total %d items %d, %v; want 26", p.Total, len(p.Items), err)

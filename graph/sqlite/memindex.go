@@ -3,6 +3,7 @@ package sqlite
 import (
 	"container/heap"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 
@@ -13,8 +14,10 @@ import (
 
 // memEntry is one tool in the in-memory index.
 type memEntry struct {
-	sum graph.ToolSummary
-	row int // row of the tool's vector in memIndex.vecs; -1 when none
+	sum      graph.ToolSummary
+	row      int          // row of the tool's vector in memIndex.vecs; -1 when none
+	centroid []float32    // unit-length usage centroid; nil when none
+	usage    *graph.Usage // counters (Centroid unset); nil when never used
 }
 
 // memIndex holds every tool's summary and normalised embedding, and every
@@ -24,16 +27,15 @@ type memEntry struct {
 // walks sequentially, which matters more than the dot product itself: at
 // 10,000 × 512 float32 the matrix is 20 MB and the scan is memory-bound.
 type memIndex struct {
-	mu       sync.RWMutex
-	entries  []*memEntry
-	pos      map[string]int
-	dim      int                  // vector length, fixed by the first vector stored
-	vecs     []float32            // len(rows) * dim
-	centroid map[string][]float32 // unit length
+	mu      sync.RWMutex
+	entries []*memEntry
+	pos     map[string]int
+	dim     int       // vector length, fixed by the first vector stored
+	vecs    []float32 // len(rows) * dim
 }
 
 func newMemIndex() *memIndex {
-	return &memIndex{pos: map[string]int{}, centroid: map[string][]float32{}}
+	return &memIndex{pos: map[string]int{}}
 }
 
 // put inserts or replaces a tool. vec must already be normalised (or nil).
@@ -43,7 +45,8 @@ func (m *memIndex) put(sum graph.ToolSummary, vec []float32) {
 	e := &memEntry{sum: sum, row: -1}
 	i, exists := m.pos[sum.ID]
 	if exists {
-		e.row = m.entries[i].row
+		old := m.entries[i]
+		e.row, e.centroid, e.usage = old.row, old.centroid, old.usage
 	}
 	if vec != nil {
 		if m.dim == 0 {
@@ -72,6 +75,17 @@ func (m *memIndex) put(sum graph.ToolSummary, vec []float32) {
 	m.entries = append(m.entries, e)
 }
 
+// summary returns a tool's summary (shared: callers must not modify it).
+func (m *memIndex) summary(id string) (graph.ToolSummary, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	i, ok := m.pos[id]
+	if !ok {
+		return graph.ToolSummary{}, false
+	}
+	return m.entries[i].sum, true
+}
+
 // len returns the number of tools.
 func (m *memIndex) len() int {
 	m.mu.RLock()
@@ -84,15 +98,36 @@ func (m *memIndex) setStatus(sum graph.ToolSummary) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if i, ok := m.pos[sum.ID]; ok {
-		m.entries[i] = &memEntry{sum: sum, row: m.entries[i].row}
+		old := m.entries[i]
+		m.entries[i] = &memEntry{sum: sum, row: old.row, centroid: old.centroid, usage: old.usage}
 	}
 }
 
-// setCentroid records a tool's unit-length usage centroid.
-func (m *memIndex) setCentroid(id string, c []float32) {
+// setUsage records a tool's usage counters and its unit-length usage
+// centroid (nil when none).
+func (m *memIndex) setUsage(u graph.Usage, centroid []float32) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.centroid[id] = c
+	if i, ok := m.pos[u.ToolID]; ok {
+		// Readers hold the read lock while scanning: replacing the fields
+		// under the write lock is safe.
+		u.Centroid = nil
+		m.entries[i].centroid, m.entries[i].usage = centroid, &u
+	}
+}
+
+// usageOf returns a tool's usage evidence with a copy of its centroid;
+// ok is false when the tool was never used.
+func (m *memIndex) usageOf(id string) (graph.Usage, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	i, ok := m.pos[id]
+	if !ok || m.entries[i].usage == nil {
+		return graph.Usage{}, false
+	}
+	u := *m.entries[i].usage
+	u.Centroid = slices.Clone(m.entries[i].centroid)
+	return u, true
 }
 
 // scored is a candidate of a top-k selection.
@@ -193,7 +228,7 @@ func (m *memIndex) scan(entries []*memEntry, q []float32, k int, f *matcher, use
 	for _, e := range entries {
 		var v []float32
 		if useCentroid {
-			v = m.centroid[e.sum.ID]
+			v = e.centroid
 		} else if e.row >= 0 {
 			v = m.vecs[e.row*m.dim : (e.row+1)*m.dim]
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -33,8 +34,8 @@ func (s *Store) UsageSearch(ctx context.Context, vec []float32, k int, f graph.F
 	return s.mem.search(graph.Normalize(vec), k, newMatcher(f), true), nil
 }
 
-// bm25Weights are the FTS5 column weights, in the column order of tools_fts:
-// name, verb, description, tags, use_cases, entities.
+// ftsColumnWeights are the bm25 column weights, in the column order of
+// tools_fts (ftsColumns): name, verb, description, tags, use_cases, entities.
 //
 //   - name (8) and verb (6) are short identifiers chosen to state the tool's
 //     intent; a query term hitting them is the strongest evidence of a match.
@@ -47,7 +48,16 @@ func (s *Store) UsageSearch(ctx context.Context, vec []float32, k int, f graph.F
 //   - description (1) is the baseline: long prose where incidental words
 //     appear; bm25's length normalisation already tempers it, and a higher
 //     weight would let verbose manifests outrank precise ones.
-const bm25Weights = "8.0, 6.0, 1.0, 4.0, 2.0, 4.0"
+var ftsColumnWeights = [...]float64{8, 6, 1, 4, 2, 4}
+
+// bm25Weights is ftsColumnWeights as the argument list of FTS5's bm25().
+var bm25Weights = func() string {
+	parts := make([]string, len(ftsColumnWeights))
+	for i, w := range ftsColumnWeights {
+		parts[i] = strconv.FormatFloat(w, 'f', 1, 64)
+	}
+	return strings.Join(parts, ", ")
+}()
 
 // maxQueryTerms bounds the OR-query so hostile or pasted input stays cheap.
 const maxQueryTerms = 32

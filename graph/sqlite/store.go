@@ -41,6 +41,8 @@ type Store struct {
 	ro  bool
 	now func() time.Time
 	mem *memIndex
+	// text mirrors tools_fts for ranking (see textIndex).
+	text *textIndex
 
 	// writeMu serialises writers: SQLite has a single writer anyway, and
 	// holding it from BEGIN to the in-memory update keeps the memory index
@@ -101,7 +103,7 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	db.SetMaxOpenConns(conns)
 	db.SetMaxIdleConns(conns)
-	s := &Store{db: db, ro: opts.ReadOnly, now: opts.Now, mem: newMemIndex()}
+	s := &Store{db: db, ro: opts.ReadOnly, now: opts.Now, mem: newMemIndex(), text: newTextIndex()}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -120,7 +122,12 @@ func Open(path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	if s.text.tok, err = openTokenizer(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := s.load(ctx); err != nil {
+		s.text.tok.close()
 		db.Close()
 		return nil, err
 	}
@@ -134,15 +141,17 @@ func (s *Store) load(ctx context.Context) error {
 		return err
 	}
 	s.info = info
-	rows, err := s.db.QueryContext(ctx, `SELECT summary, embedding FROM tools ORDER BY seq`)
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, summary, embedding FROM tools ORDER BY seq`)
 	if err != nil {
 		return fmt.Errorf("sqlite: load tools: %w", err)
 	}
 	defer rows.Close()
+	ids := map[int64]string{}
 	for rows.Next() {
+		var seq int64
 		var sumJSON string
 		var blob []byte
-		if err := rows.Scan(&sumJSON, &blob); err != nil {
+		if err := rows.Scan(&seq, &sumJSON, &blob); err != nil {
 			return fmt.Errorf("sqlite: load tools: %w", err)
 		}
 		var sum graph.ToolSummary
@@ -154,24 +163,18 @@ func (s *Store) load(ctx context.Context) error {
 			vec = graph.Normalize(decodeVec(blob))
 		}
 		s.mem.put(sum, vec)
+		ids[seq] = sum.ID
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("sqlite: load tools: %w", err)
 	}
-	urows, err := s.db.QueryContext(ctx, `SELECT tool_id, centroid_sum FROM usage WHERE centroid_n > 0`)
-	if err != nil {
-		return fmt.Errorf("sqlite: load usage: %w", err)
+	if err := s.text.load(ctx, s.db, ids); err != nil {
+		return err
 	}
-	defer urows.Close()
-	for urows.Next() {
-		var id string
-		var blob []byte
-		if err := urows.Scan(&id, &blob); err != nil {
-			return fmt.Errorf("sqlite: load usage: %w", err)
-		}
-		s.mem.setCentroid(id, graph.Normalize(decodeVec(blob)))
+	if err := s.loadUsage(ctx, nil); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
 	}
-	return urows.Err()
+	return nil
 }
 
 // maxCachedStmts bounds the statement cache: filters with IN-lists of many
@@ -210,6 +213,9 @@ func (s *Store) Close() error {
 	}
 	s.stmts = nil
 	s.stmtMu.Unlock()
+	if s.text != nil && s.text.tok != nil {
+		s.text.tok.close()
+	}
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("sqlite: close: %w", err)
 	}

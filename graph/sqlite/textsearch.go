@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/toolsmith/toolsmith/graph"
 )
@@ -76,45 +73,66 @@ func termList(ts []termDF) []string {
 // TextSearch runs a weighted bm25 full-text query. Scores are -bm25, so
 // higher is better and positive for a match.
 //
-// bm25() costs a few microseconds per matching row, and an OR-query of
-// natural language matches thousands of rows at 10,000 tools. So when the
-// query mixes rare and frequent terms, TextSearch first tries an exact
-// MaxScore-style shortcut (textSearchSplit) that scores only the rows
-// matching a rare term, and falls back to the full query when it cannot
-// prove the shortcut's top k equal to the full query's.
+// Ranking runs on the in-memory textIndex, which computes FTS5's bm25 over
+// FTS5's own tokens; FTS5 itself answers only when the index cannot (a
+// query word that FTS5 splits into a phrase, or an index that failed to
+// update).
 func (s *Store) TextSearch(ctx context.Context, query string, k int, f graph.Filter) ([]graph.Hit, error) {
 	if k <= 0 {
 		return []graph.Hit{}, nil
 	}
-	terms, total, err := s.pruneTerms(ctx, queryTerms(query))
+	words := queryTerms(query)
+	if len(words) == 0 {
+		return []graph.Hit{}, nil
+	}
+	hits, ok, err := s.textSearchIndex(ctx, words, k, f)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: text search %q: %w", query, err)
+	}
+	if ok {
+		return hits, nil
+	}
+	terms, _, err := s.pruneTerms(ctx, words)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: text search %q: %w", query, err)
 	}
 	if len(terms) == 0 {
 		return []graph.Hit{}, nil
 	}
-	var rare, frequent []termDF
-	for _, t := range terms {
-		if 20*t.df > total { // in more than 5% of the tools
-			frequent = append(frequent, t)
-		} else {
-			rare = append(rare, t)
-		}
-	}
-	if len(rare) > 0 && len(frequent) > 0 {
-		hits, ok, err := s.textSearchSplit(ctx, rare, frequent, total, k, f)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: text search %q: %w", query, err)
-		}
-		if ok {
-			return hits, nil
-		}
-	}
-	hits, err := s.textSearchFull(ctx, ftsMatch(termList(terms)), k, f)
+	hits, err = s.textSearchFull(ctx, ftsMatch(termList(terms)), k, f)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: text search %q: %w", query, err)
 	}
 	return hits, nil
+}
+
+// textSearchIndex ranks on the text index; ok is false when it cannot.
+func (s *Store) textSearchIndex(ctx context.Context, words []string, k int, f graph.Filter) ([]graph.Hit, bool, error) {
+	terms := make([]string, len(words))
+	for i, w := range words {
+		t, ok, err := s.text.term(ctx, w)
+		if err != nil {
+			return nil, false, err
+		}
+		if !ok {
+			return nil, false, nil
+		}
+		terms[i] = t
+	}
+	m := newMatcher(f)
+	hits := make([]graph.Hit, 0, k)
+	err := s.text.search(terms, func(id string, score float64) bool {
+		sum, ok := s.mem.summary(id)
+		if !ok || !m.pushed(&sum) || !m.allow(&sum) {
+			return true
+		}
+		hits = append(hits, graph.Hit{Tool: cloneSummary(sum), Score: score})
+		return len(hits) < k
+	})
+	if err != nil {
+		return nil, false, nil // the index is out of date: FTS5 answers
+	}
+	return hits, true, nil
 }
 
 // textSearchFull ranks every row matching the OR of all terms.
@@ -165,127 +183,4 @@ func (s *Store) textSearchFull(ctx context.Context, match string, k int, f graph
 			return hits, nil
 		}
 	}
-}
-
-// splitLimit caps how many rare-term matches textSearchSplit scores; past
-// it, unscored rows are bounded by the last kept rare score.
-const splitLimit = 2048
-
-// textSearchSplit is an exact shortcut for queries with rare and frequent
-// terms. bm25 is a sum of independent per-phrase contributions (each
-// depends only on the phrase's idf, its weighted frequency in the row and
-// the row's length), so for any row
-//
-//	score(all terms) = score(rare terms) + score(frequent terms)
-//
-// and score(frequent terms) < bound = Σ idf(t) * (k1 + 1). It scores the rows
-// matching a rare term (few, at most splitLimit of them, best first), adds
-// their frequent-term score, and accepts the top k only if the k-th total
-// beats every row it did not score: those match no rare term (total below
-// bound) or were cut by splitLimit (total below the last rare score plus
-// bound). ok is false when that cannot be shown; the caller then runs the
-// full query.
-func (s *Store) textSearchSplit(ctx context.Context, rare, frequent []termDF, total, k int, f graph.Filter) ([]graph.Hit, bool, error) {
-	bound := 0.0
-	for _, t := range frequent {
-		bound += idf(total, t.df) * (bm25K1 + 1)
-	}
-	where, args := filterSQL(f, "t")
-	rows, err := s.query(ctx, `WITH f AS MATERIALIZED (
-			SELECT rowid AS rid, -bm25(tools_fts, `+bm25Weights+`) AS score FROM tools_fts
-			WHERE tools_fts MATCH ? ORDER BY score DESC LIMIT ?
-		)
-		SELECT f.rid, f.score, t.id, t.summary, (SELECT min(score) FROM f), (SELECT count(*) FROM f)
-		FROM f JOIN tools t ON t.seq = f.rid WHERE `+where,
-		append([]any{ftsMatch(termList(rare)), splitLimit}, args...)...)
-	if err != nil {
-		return nil, false, err
-	}
-	type cand struct {
-		rid     int64
-		score   float64
-		id, sum string
-	}
-	var cands []cand
-	byRID := map[int64]int{}
-	minRare, n := 0.0, 0
-	for rows.Next() {
-		var c cand
-		if err := rows.Scan(&c.rid, &c.score, &c.id, &c.sum, &minRare, &n); err != nil {
-			rows.Close()
-			return nil, false, err
-		}
-		byRID[c.rid] = len(cands)
-		cands = append(cands, c)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, false, err
-	}
-	if len(cands) < k {
-		return nil, false, nil
-	}
-	rids := make([]string, 0, len(cands))
-	for _, c := range cands {
-		rids = append(rids, strconv.FormatInt(c.rid, 10))
-	}
-	// "+rowid" keeps SQLite from driving the FTS5 cursor by rowid: one
-	// cursor per candidate would recompute every phrase's idf each time.
-	// One scan of the frequent terms' matches, scoring only candidates, is
-	// far cheaper (bm25 in the select list runs only for rows that pass).
-	frows, err := s.query(ctx, `SELECT rowid, -bm25(tools_fts, `+bm25Weights+`) FROM tools_fts
-		WHERE tools_fts MATCH ? AND +rowid IN (SELECT value FROM json_each(?))`,
-		ftsMatch(termList(frequent)), "["+strings.Join(rids, ",")+"]")
-	if err != nil {
-		return nil, false, err
-	}
-	for frows.Next() {
-		var rid int64
-		var sc float64
-		if err := frows.Scan(&rid, &sc); err != nil {
-			frows.Close()
-			return nil, false, err
-		}
-		if i, ok := byRID[rid]; ok {
-			cands[i].score += sc
-		}
-	}
-	frows.Close()
-	if err := frows.Err(); err != nil {
-		return nil, false, err
-	}
-	sort.Slice(cands, func(i, j int) bool {
-		if cands[i].score != cands[j].score {
-			return cands[i].score > cands[j].score
-		}
-		return cands[i].id < cands[j].id
-	})
-	m := newMatcher(f)
-	hits := make([]graph.Hit, 0, k)
-	for _, c := range cands {
-		var sum graph.ToolSummary
-		if err := json.Unmarshal([]byte(c.sum), &sum); err != nil {
-			return nil, false, fmt.Errorf("decode %q: %w", c.id, err)
-		}
-		if !m.allow(&sum) {
-			continue
-		}
-		hits = append(hits, graph.Hit{Tool: sum, Score: c.score})
-		if len(hits) == k {
-			break
-		}
-	}
-	if len(hits) < k {
-		return nil, false, nil
-	}
-	unseen := bound
-	if n == splitLimit {
-		unseen += minRare
-	}
-	// A small margin absorbs float rounding and a document frequency read
-	// a moment before a concurrent write.
-	if hits[k-1].Score <= unseen*(1+1e-6)+1e-6 {
-		return nil, false, nil
-	}
-	return hits, true, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/toolsmith/toolsmith/graph"
@@ -16,6 +17,7 @@ type prepared struct {
 	t       graph.Tool
 	summary graph.ToolSummary
 	vec     []float32 // normalised copy for the memory index
+	text    docText   // the full-text row written, for the text index
 }
 
 // prepare validates t and fills its defaults.
@@ -106,9 +108,12 @@ func (s *Store) UpsertTools(ctx context.Context, tools []graph.Tool) ([]graph.Up
 		return nil, fmt.Errorf("sqlite: upsert: commit: %w", err)
 	}
 	// Only now, with the data durable, does search see the new versions.
-	for _, p := range preps {
+	docs := make([]docText, len(preps))
+	for i, p := range preps {
 		s.mem.put(p.summary, p.vec)
+		docs[i] = p.text
 	}
+	s.text.put(ctx, docs)
 	s.resetDocFreq()
 	return results, nil
 }
@@ -250,9 +255,12 @@ func upsertTx(ctx context.Context, tx *sql.Tx, p *prepared, now int64) (graph.Up
 	}
 
 	// Full-text row.
+	p.text = docText{rowid: seq, id: t.ID, cols: [len(ftsColumns)]string{
+		t.Name, verbText(t.Verb), t.ShortDescription + "\n" + t.Description,
+		strings.Join(t.Tags, " "), strings.Join(t.UseCases, "\n"), strings.Join(entityNames, "\n"),
+	}}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO tools_fts(rowid, name, verb, description, tags, use_cases, entities) VALUES (?,?,?,?,?,?,?)`,
-		seq, t.Name, verbText(t.Verb), t.ShortDescription+"\n"+t.Description,
-		strings.Join(t.Tags, " "), strings.Join(t.UseCases, "\n"), strings.Join(entityNames, "\n")); err != nil {
+		seq, p.text.cols[0], p.text.cols[1], p.text.cols[2], p.text.cols[3], p.text.cols[4], p.text.cols[5]); err != nil {
 		return graph.UpsertResult{}, wrap("full-text", err)
 	}
 
@@ -314,6 +322,9 @@ func (s *Store) ListTools(ctx context.Context, q graph.ListQuery) (graph.ToolPag
 	}
 	if limit > 1000 {
 		limit = 1000
+	}
+	if n := len(q.Filter.IDs); n > 0 && n <= maxMemoryList {
+		return s.listFromMemory(q, limit), nil
 	}
 	where, args := filterSQL(q.Filter, "t")
 	var page graph.ToolPage
@@ -428,6 +439,36 @@ func (s *Store) SetStatus(ctx context.Context, id, status, reason string) error 
 	}
 	s.mem.setStatus(sum)
 	return nil
+}
+
+// maxMemoryList is the largest id list ListTools answers from the memory
+// index (which holds every committed summary) instead of SQL: retrieval
+// lists a session's or a vote's tools by id on every search.
+const maxMemoryList = 1000
+
+// listFromMemory is ListTools for a filter naming its ids.
+func (s *Store) listFromMemory(q graph.ListQuery, limit int) graph.ToolPage {
+	ids := slices.Clone(q.Filter.IDs)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	m := newMatcher(q.Filter)
+	page := graph.ToolPage{Items: []graph.ToolSummary{}}
+	for _, id := range ids {
+		sum, ok := s.mem.summary(id)
+		if !ok || !m.pushed(&sum) {
+			continue
+		}
+		page.Total++
+		if id <= q.After || !m.allow(&sum) {
+			continue
+		}
+		if len(page.Items) == limit {
+			page.Next = page.Items[len(page.Items)-1].ID
+			continue
+		}
+		page.Items = append(page.Items, cloneSummary(sum))
+	}
+	return page
 }
 
 // History returns a tool's revisions, oldest first.

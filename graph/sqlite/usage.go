@@ -100,29 +100,32 @@ func (s *Store) RecordUsage(ctx context.Context, events []graph.UsageEvent) erro
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: record usage: commit: %w", err)
 	}
-	for id, c := range centroids {
-		if c.n > 0 {
-			s.mem.setCentroid(id, graph.Normalize(c.sum))
-		}
+	// Only now, with the data durable, does search see the new evidence.
+	ids := make([]string, 0, len(centroids))
+	for id := range centroids {
+		ids = append(ids, id)
+	}
+	if err := s.loadUsage(ctx, ids); err != nil {
+		return fmt.Errorf("sqlite: record usage: committed, but %w", err)
 	}
 	return nil
 }
 
-// Usage returns the usage evidence of the given tools; tools never used are
-// absent from the map.
-func (s *Store) Usage(ctx context.Context, ids []string) (map[string]graph.Usage, error) {
-	out := map[string]graph.Usage{}
-	if len(ids) == 0 {
-		return out, nil
+// loadUsage copies the usage rows of ids (every row when ids is nil) into
+// the memory index.
+func (s *Store) loadUsage(ctx context.Context, ids []string) error {
+	q, args := `SELECT tool_id, uses, successes, last_used, centroid_sum, centroid_n FROM usage`, []any{}
+	if ids != nil {
+		js, err := json.Marshal(ids)
+		if err != nil {
+			return fmt.Errorf("load usage: %w", err)
+		}
+		q += ` WHERE tool_id IN (SELECT value FROM json_each(?))`
+		args = append(args, string(js))
 	}
-	js, err := json.Marshal(ids)
+	rows, err := s.db.QueryContext(context.WithoutCancel(ctx), q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: usage: %w", err)
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT tool_id, uses, successes, last_used, centroid_sum, centroid_n FROM usage
-		WHERE tool_id IN (SELECT value FROM json_each(?))`, string(js))
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: usage: %w", err)
+		return fmt.Errorf("load usage: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -130,16 +133,33 @@ func (s *Store) Usage(ctx context.Context, ids []string) (map[string]graph.Usage
 		var last int64
 		var blob []byte
 		if err := rows.Scan(&u.ToolID, &u.Uses, &u.Successes, &last, &blob, &u.CentroidN); err != nil {
-			return nil, fmt.Errorf("sqlite: usage: %w", err)
+			return fmt.Errorf("load usage: %w", err)
 		}
 		u.LastUsed = fromNanos(last)
+		var centroid []float32
 		if u.CentroidN > 0 && blob != nil {
-			u.Centroid = graph.Normalize(decodeVec(blob))
+			centroid = graph.Normalize(decodeVec(blob))
 		}
-		out[u.ToolID] = u
+		s.mem.setUsage(u, centroid)
 	}
 	if err := rows.Err(); err != nil {
+		return fmt.Errorf("load usage: %w", err)
+	}
+	return nil
+}
+
+// Usage returns the usage evidence of the given tools; tools never used are
+// absent from the map. It is answered from the memory index, which
+// RecordUsage updates after each commit.
+func (s *Store) Usage(ctx context.Context, ids []string) (map[string]graph.Usage, error) {
+	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: usage: %w", err)
+	}
+	out := make(map[string]graph.Usage, len(ids))
+	for _, id := range ids {
+		if u, ok := s.mem.usageOf(id); ok {
+			out[id] = u
+		}
 	}
 	return out, nil
 }

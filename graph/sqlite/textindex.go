@@ -1,0 +1,451 @@
+package sqlite
+
+import (
+	"container/heap"
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// ftsColumns are tools_fts's columns in declaration order; their weights
+// are ftsColumnWeights.
+var ftsColumns = [...]string{"name", "verb", "description", "tags", "use_cases", "entities"}
+
+// bm25B is FTS5's bm25 length-normalisation constant.
+const bm25B = 0.75
+
+// ftsTokenizer is tools_fts's tokenize option; the text index tokenises
+// with the very same FTS5 tokenizer.
+const ftsTokenizer = `porter unicode61 remove_diacritics 2`
+
+// textIndex mirrors tools_fts in memory and ranks it with FTS5's own bm25
+// formula, so TextSearch returns what `-bm25(tools_fts, weights)` would,
+// without bm25()'s per-row cost (a few microseconds per matching row, and
+// a natural-language OR-query matches thousands of rows at 10,000 tools).
+//
+// FTS5 stays the durable index and the tokenizer: documents are loaded
+// from an fts5vocab view of tools_fts, and new ones (and query words) are
+// tokenised by an in-memory FTS5 table with the same tokenize option, so
+// terms match exactly. Like memIndex it is updated only after a commit.
+type textIndex struct {
+	mu          sync.RWMutex
+	docs        map[int64]*textDoc // by tools_fts rowid (tools.seq)
+	post        map[string][]posting
+	totalTokens int64
+	maxRowid    int64
+	broken      error // set when an update could not be applied
+	scratch     sync.Pool
+
+	tok      *tokenizer
+	wordMu   sync.Mutex
+	wordTerm map[string]string // query word -> its single FTS5 token ("" = none or several)
+}
+
+// textDoc is one tools_fts row.
+type textDoc struct {
+	rowid  int64
+	id     string
+	length int      // tokens in all columns (FTS5's xColumnSize(-1))
+	terms  []string // distinct terms, for removal
+}
+
+// posting is one term's occurrence in a document: w is the column-weighted
+// term frequency (FTS5's aFreq).
+type posting struct {
+	doc *textDoc
+	w   float64
+}
+
+// docText is one tools_fts row's column values.
+type docText struct {
+	rowid int64
+	id    string
+	cols  [len(ftsColumns)]string
+}
+
+func newTextIndex() *textIndex {
+	x := &textIndex{docs: map[int64]*textDoc{}, post: map[string][]posting{}, wordTerm: map[string]string{}}
+	x.scratch.New = func() any { return &textScratch{} }
+	return x
+}
+
+// termCount is a term's frequency in one column of one document.
+type termCount struct {
+	rowid int64
+	term  string
+	col   int
+	n     int
+}
+
+// load fills the index from tools_fts through a temporary fts5vocab table
+// on one connection of db. ids maps every tools_fts rowid to its tool id.
+func (x *textIndex) load(ctx context.Context, db *sql.DB, ids map[int64]string) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("sqlite: load text index: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `CREATE VIRTUAL TABLE IF NOT EXISTS temp.tools_fts_instances USING fts5vocab(main, tools_fts, instance)`); err != nil {
+		return fmt.Errorf("sqlite: load text index: %w", err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS temp.tools_fts_instances`) //nolint:errcheck // best effort; the table is per connection
+	counts, err := scanCounts(ctx, conn, `SELECT doc, term, col, count(*) FROM temp.tools_fts_instances GROUP BY doc, term, col`)
+	if err != nil {
+		return fmt.Errorf("sqlite: load text index: %w", err)
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.docs, x.post, x.totalTokens, x.broken = map[int64]*textDoc{}, map[string][]posting{}, 0, nil
+	for rowid, id := range ids {
+		x.docs[rowid] = &textDoc{rowid: rowid, id: id}
+		x.maxRowid = max(x.maxRowid, rowid)
+	}
+	x.addCounts(counts)
+	return nil
+}
+
+// scanCounts reads (rowid, term, column name, count) rows.
+func scanCounts(ctx context.Context, conn *sql.Conn, query string, args ...any) ([]termCount, error) {
+	colIndex := map[string]int{}
+	for i, c := range ftsColumns {
+		colIndex[c] = i
+	}
+	rows, err := conn.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []termCount
+	for rows.Next() {
+		var tc termCount
+		var col string
+		if err := rows.Scan(&tc.rowid, &tc.term, &col, &tc.n); err != nil {
+			return nil, err
+		}
+		i, ok := colIndex[col]
+		if !ok {
+			return nil, fmt.Errorf("unknown full-text column %q", col)
+		}
+		tc.col = i
+		out = append(out, tc)
+	}
+	return out, rows.Err()
+}
+
+// addCounts adds term counts to documents already in x.docs (which must
+// hold none of these terms yet). The caller holds x.mu.
+func (x *textIndex) addCounts(counts []termCount) {
+	type key struct {
+		rowid int64
+		term  string
+	}
+	w := map[key]float64{}
+	var order []key
+	for _, c := range counts {
+		d := x.docs[c.rowid]
+		if d == nil {
+			continue
+		}
+		k := key{c.rowid, c.term}
+		if _, ok := w[k]; !ok {
+			order = append(order, k)
+		}
+		w[k] += ftsColumnWeights[c.col] * float64(c.n)
+		d.length += c.n
+		x.totalTokens += int64(c.n)
+	}
+	for _, k := range order {
+		d := x.docs[k.rowid]
+		d.terms = append(d.terms, k.term)
+		x.post[k.term] = append(x.post[k.term], posting{doc: d, w: w[k]})
+	}
+}
+
+// remove drops a document's postings. The caller holds x.mu.
+func (x *textIndex) remove(d *textDoc) {
+	for _, t := range d.terms {
+		ps := x.post[t]
+		for i := range ps {
+			if ps[i].doc == d {
+				ps[i] = ps[len(ps)-1]
+				ps = ps[:len(ps)-1]
+				break
+			}
+		}
+		if len(ps) == 0 {
+			delete(x.post, t)
+		} else {
+			x.post[t] = ps
+		}
+	}
+	x.totalTokens -= int64(d.length)
+	delete(x.docs, d.rowid)
+}
+
+// put replaces the given rows (inserted or rewritten in a committed
+// transaction). When tokenising fails the index is marked broken and
+// TextSearch falls back to FTS5 until the store is reopened.
+func (x *textIndex) put(ctx context.Context, docs []docText) {
+	if len(docs) == 0 {
+		return
+	}
+	counts, err := x.tok.documents(ctx, docs)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if err != nil {
+		x.broken = fmt.Errorf("tokenise documents: %w", err)
+		return
+	}
+	for _, dt := range docs {
+		if old := x.docs[dt.rowid]; old != nil {
+			x.remove(old)
+		}
+		x.docs[dt.rowid] = &textDoc{rowid: dt.rowid, id: dt.id}
+		x.maxRowid = max(x.maxRowid, dt.rowid)
+	}
+	x.addCounts(counts)
+}
+
+// term returns the single FTS5 token a query word becomes; ok is false
+// when it becomes none or several (a phrase, which the index does not
+// rank; the caller then asks FTS5).
+func (x *textIndex) term(ctx context.Context, word string) (string, bool, error) {
+	x.wordMu.Lock()
+	t, cached := x.wordTerm[word]
+	x.wordMu.Unlock()
+	if cached {
+		return t, t != "", nil
+	}
+	tokens, err := x.tok.words(ctx, []string{word})
+	if err != nil {
+		return "", false, err
+	}
+	if len(tokens[0]) == 1 {
+		t = tokens[0][0]
+	}
+	x.wordMu.Lock()
+	if len(x.wordTerm) >= maxCachedWords {
+		clear(x.wordTerm)
+	}
+	x.wordTerm[word] = t
+	x.wordMu.Unlock()
+	return t, t != "", nil
+}
+
+// maxCachedWords bounds the query-word cache.
+const maxCachedWords = 1 << 16
+
+// textCandidate is a scored document.
+type textCandidate struct {
+	doc   *textDoc
+	score float64
+}
+
+// search ranks every document matching any of terms (query words already
+// tokenised, one per query phrase, duplicates kept as FTS5 keeps them)
+// with FTS5's bm25, best first (ties by tool id), and hands them to keep
+// until it reports that it has enough. Term pruning is pruneTerms's.
+func (x *textIndex) search(terms []string, keep func(id string, score float64) bool) error {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.broken != nil {
+		return x.broken
+	}
+	total := len(x.docs)
+	if total == 0 {
+		return nil
+	}
+	var kept, common []string
+	for _, t := range terms {
+		df := len(x.post[t])
+		switch {
+		case df == 0:
+		case 2*df >= total:
+			common = append(common, t)
+		default:
+			kept = append(kept, t)
+		}
+	}
+	if len(kept) == 0 {
+		kept = common
+	}
+	avgdl := float64(x.totalTokens) / float64(total)
+	// Scores accumulate in a scratch slice indexed by rowid (tools are
+	// never deleted, so rowids are dense); touched lists the rows scored.
+	sc := x.scratch.Get().(*textScratch)
+	defer x.scratch.Put(sc)
+	if n := int(x.maxRowid) + 1; len(sc.score) < n {
+		sc.score = make([]float64, n)
+	}
+	sc.touched = sc.touched[:0]
+	for _, t := range kept {
+		ps := x.post[t]
+		v := idf(total, len(ps))
+		for _, p := range ps {
+			norm := bm25K1 * (1 - bm25B + bm25B*float64(p.doc.length)/avgdl)
+			if sc.score[p.doc.rowid] == 0 {
+				sc.touched = append(sc.touched, p.doc)
+			}
+			sc.score[p.doc.rowid] += v * (p.w * (bm25K1 + 1)) / (p.w + norm)
+		}
+	}
+	cands := textHeap(sc.cands[:0])
+	for _, d := range sc.touched {
+		cands = append(cands, textCandidate{d, sc.score[d.rowid]})
+		sc.score[d.rowid] = 0
+	}
+	// Best first without sorting every match: heapify, then pop only as
+	// many as keep asks for.
+	heap.Init(&cands)
+	for cands.Len() > 0 {
+		c := heap.Pop(&cands).(textCandidate)
+		if !keep(c.doc.id, c.score) {
+			break
+		}
+	}
+	sc.cands = cands[:0]
+	return nil
+}
+
+// textScratch is the per-search working memory, pooled.
+type textScratch struct {
+	score   []float64
+	touched []*textDoc
+	cands   textHeap
+}
+
+// textHeap orders candidates best first: higher score, then smaller id.
+type textHeap []textCandidate
+
+func (h textHeap) Len() int { return len(h) }
+func (h textHeap) Less(i, j int) bool {
+	if h[i].score != h[j].score {
+		return h[i].score > h[j].score
+	}
+	return h[i].doc.id < h[j].doc.id
+}
+func (h textHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *textHeap) Push(x any)   { *h = append(*h, x.(textCandidate)) }
+func (h *textHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// tokenizer runs FTS5's tokenizer on text outside tools_fts: an in-memory
+// database on one dedicated connection holding an FTS5 table with
+// tools_fts's columns and tokenize option, and an fts5vocab view of it.
+type tokenizer struct {
+	mu   sync.Mutex
+	db   *sql.DB
+	conn *sql.Conn
+}
+
+func openTokenizer(ctx context.Context) (*tokenizer, error) {
+	db, err := sql.Open("sqlite", "file::memory:")
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: tokenizer: %w", err)
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite: tokenizer: %w", err)
+	}
+	for _, q := range []string{
+		`CREATE VIRTUAL TABLE probe USING fts5(` + strings.Join(ftsColumns[:], ", ") + `, tokenize = '` + ftsTokenizer + `')`,
+		`CREATE VIRTUAL TABLE probe_instances USING fts5vocab(probe, instance)`,
+	} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			conn.Close()
+			db.Close()
+			return nil, fmt.Errorf("sqlite: tokenizer: %w", err)
+		}
+	}
+	return &tokenizer{db: db, conn: conn}, nil
+}
+
+func (t *tokenizer) close() {
+	t.conn.Close()
+	t.db.Close()
+}
+
+// documents tokenises rows as tools_fts would.
+func (t *tokenizer) documents(ctx context.Context, docs []docText) ([]termCount, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ctx = context.WithoutCancel(ctx) // the data is committed: finish the mirror
+	tx, err := t.conn.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback() //nolint:errcheck // nothing is kept: the probe is emptied either way
+	for _, d := range docs {
+		args := []any{d.rowid}
+		for _, c := range d.cols {
+			args = append(args, c)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO probe(rowid, `+strings.Join(ftsColumns[:], ", ")+`) VALUES (?,?,?,?,?,?,?)`, args...); err != nil {
+			return nil, err
+		}
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT doc, term, col, count(*) FROM probe_instances GROUP BY doc, term, col`)
+	if err != nil {
+		return nil, err
+	}
+	colIndex := map[string]int{}
+	for i, c := range ftsColumns {
+		colIndex[c] = i
+	}
+	var out []termCount
+	for rows.Next() {
+		var tc termCount
+		var col string
+		if err := rows.Scan(&tc.rowid, &tc.term, &col, &tc.n); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		tc.col = colIndex[col]
+		out = append(out, tc)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil // the rollback empties the probe
+}
+
+// words tokenises each word, returning its tokens in order.
+func (t *tokenizer) words(ctx context.Context, words []string) ([][]string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	tx, err := t.conn.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback() //nolint:errcheck // the rollback empties the probe
+	for i, w := range words {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO probe(rowid, name) VALUES (?, ?)`, i+1, w); err != nil {
+			return nil, err
+		}
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT doc, term FROM probe_instances ORDER BY doc, "offset"`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make([][]string, len(words))
+	for rows.Next() {
+		var doc int
+		var term string
+		if err := rows.Scan(&doc, &term); err != nil {
+			return nil, err
+		}
+		if doc >= 1 && doc <= len(words) {
+			out[doc-1] = append(out[doc-1], term)
+		}
+	}
+	return out, rows.Err()
+}
