@@ -305,3 +305,29 @@ func TestQueryInPathTemplates(t *testing.T) {
 		}
 	}
 }
+
+// TestSampleUnsatisfiableNestingIsBounded: when no valid value exists deep
+// in a nested schema, every level used to try sampling and then
+// synthesising its child, doubling the work per level (a large real spec
+// hung the corpus check); the step budget keeps it linear.
+func TestSampleUnsatisfiableNestingIsBounded(t *testing.T) {
+	var nested func(n int) *openapi3.Schema
+	nested = func(n int) *openapi3.Schema {
+		if n == 0 { // no string is both "a" and matches ^b$
+			return &openapi3.Schema{Type: &openapi3.Types{"string"}, Enum: []any{"a"}, Pattern: "^b$"}
+		}
+		return &openapi3.Schema{
+			Type:       &openapi3.Types{"object"},
+			Required:   []string{"a"},
+			Properties: openapi3.Schemas{"a": {Value: nested(n - 1)}},
+		}
+	}
+	s := nested(maxDepth)
+	if v, ok := Sample(s); ok {
+		t.Fatalf("Sample found %v for an unsatisfiable schema", v)
+	}
+	obj, ok := synthesise(s, 0, newBudget()).(map[string]any)
+	if !ok || obj["a"] == nil {
+		t.Fatalf("synthesised %v, want an object with its required property", obj)
+	}
+}

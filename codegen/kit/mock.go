@@ -284,7 +284,7 @@ func ValidResponse(op *openapi3.Operation) (int, string, []byte) {
 	if !found && schema != nil {
 		if value, found = Sample(schema); !found {
 			// Best effort: a synthesised value that may still miss a rule.
-			value, found = synthesise(schema, 0), true
+			value, found = synthesise(schema, 0, newBudget()), true
 		}
 	}
 	if !found {

@@ -16,17 +16,34 @@ import (
 // one from types, formats, patterns and bounds otherwise. ok is false when no
 // valid value could be found (the caller then skips or reports).
 func Sample(s *openapi3.Schema) (v any, ok bool) {
-	return sample(s, 0)
+	return sample(s, 0, newBudget())
 }
 
 // maxDepth bounds recursion through nested (possibly recursive) schemas.
 const maxDepth = 24
 
-func sample(s *openapi3.Schema, depth int) (v any, ok bool) {
+// maxSteps bounds the work of one top-level Sample or synthesis: a schema
+// whose alternatives nest (oneOf in allOf in oneOf …) would otherwise be
+// explored exponentially in its depth. Past the budget, values are the
+// cheapest that fit the type.
+const maxSteps = 20000
+
+// budget counts the steps left to one top-level call.
+type budget struct{ left int }
+
+func newBudget() *budget { return &budget{left: maxSteps} }
+
+// spend takes a step and reports whether the budget allowed it.
+func (b *budget) spend() bool {
+	b.left--
+	return b.left >= 0
+}
+
+func sample(s *openapi3.Schema, depth int, b *budget) (v any, ok bool) {
 	if s == nil {
 		return map[string]any{}, true
 	}
-	for _, c := range candidates(s, depth) {
+	for _, c := range candidates(s, depth, b) {
 		c = normaliseJSON(c)
 		if s.VisitJSON(c, openapi3.DisableReadOnlyValidation(), openapi3.DisableWriteOnlyValidation()) == nil {
 			return c, true
@@ -36,7 +53,7 @@ func sample(s *openapi3.Schema, depth int) (v any, ok bool) {
 }
 
 // candidates lists plausible values for s, best first.
-func candidates(s *openapi3.Schema, depth int) []any {
+func candidates(s *openapi3.Schema, depth int, b *budget) []any {
 	var out []any
 	if s.Example != nil {
 		out = append(out, s.Example)
@@ -47,11 +64,11 @@ func candidates(s *openapi3.Schema, depth int) []any {
 	if len(s.Enum) > 0 {
 		out = append(out, s.Enum...)
 	}
-	if depth > maxDepth {
+	if depth > maxDepth || !b.spend() {
 		return append(out, nil, map[string]any{}, "x", 1.0, []any{})
 	}
 	if len(s.AllOf) > 0 {
-		out = append(out, synthesise(mergeAllOf(s), depth))
+		out = append(out, synthesise(mergeAllOf(s), depth, b))
 	}
 	for _, group := range [][]*openapi3.SchemaRef{s.OneOf, s.AnyOf} {
 		for _, r := range group {
@@ -61,11 +78,11 @@ func candidates(s *openapi3.Schema, depth int) []any {
 				if len(s.Properties) > 0 && merged.Properties == nil {
 					merged.Properties = s.Properties
 				}
-				out = append(out, candidates(&merged, depth+1)...)
+				out = append(out, candidates(&merged, depth+1, b)...)
 			}
 		}
 	}
-	out = append(out, synthesise(s, depth))
+	out = append(out, synthesise(s, depth, b))
 	if s.Nullable {
 		out = append(out, nil)
 	}
@@ -127,14 +144,18 @@ func typeOf(s *openapi3.Schema) string {
 	return ""
 }
 
-func synthesise(s *openapi3.Schema, depth int) any {
+func synthesise(s *openapi3.Schema, depth int, b *budget) any {
 	if len(s.AllOf) > 0 {
 		s = mergeAllOf(s)
 	}
+	deep := depth > maxDepth || !b.spend()
 	switch typeOf(s) {
 	case "object":
 		obj := map[string]any{}
-		if depth > maxDepth {
+		if deep {
+			for _, r := range s.Required {
+				obj[r] = "x"
+			}
 			return obj
 		}
 		names := make([]string, 0, len(s.Properties))
@@ -151,10 +172,10 @@ func synthesise(s *openapi3.Schema, depth int) any {
 			if ref == nil || ref.Value == nil || (!required[k] && (ref.Value.ReadOnly || depth > 3)) {
 				continue
 			}
-			if v, ok := sample(ref.Value, depth+1); ok {
+			if v, ok := sample(ref.Value, depth+1, b); ok {
 				obj[k] = v
 			} else if required[k] {
-				obj[k] = synthesise(ref.Value, depth+1)
+				obj[k] = synthesise(ref.Value, depth+1, b)
 			}
 		}
 		for _, r := range s.Required {
@@ -174,11 +195,11 @@ func synthesise(s *openapi3.Schema, depth int) any {
 		arr := make([]any, 0, n)
 		for i := 0; i < n; i++ {
 			var item any = "x"
-			if s.Items != nil && s.Items.Value != nil {
-				if v, ok := sample(s.Items.Value, depth+1); ok {
+			if s.Items != nil && s.Items.Value != nil && !deep {
+				if v, ok := sample(s.Items.Value, depth+1, b); ok {
 					item = v
 				} else {
-					item = synthesise(s.Items.Value, depth+1)
+					item = synthesise(s.Items.Value, depth+1, b)
 				}
 			}
 			if s.UniqueItems && i > 0 {
