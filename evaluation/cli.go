@@ -53,6 +53,8 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, model
 	fs.StringVar(&o.Retrieval.Normalisation, "norm", "", "signal normalisation: minmax (default) or rank")
 	fs.Float64Var(&o.Retrieval.RankConstant, "rank-c", 0, "rank normalisation constant (default 10)")
 	fs.IntVar(&o.Retrieval.Neighbours, "neighbours-k", 0, "k of the neighbours signal's kNN vote (default 3)")
+	fs.Float64Var(&o.Retrieval.Feedback, "feedback", 0, "pseudo-relevance feedback weight (0 = default, <0 = off)")
+	fs.IntVar(&o.Retrieval.FeedbackDocs, "feedback-docs", 0, "best matches averaged by the feedback (default 3)")
 	var weights string
 	fs.StringVar(&weights, "weights", "", "override hybrid weights, e.g. semantic=0.5,keyword=0.2,usage=0.6")
 	if err := fs.Parse(args); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -85,6 +86,9 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 		go func() { defer wg.Done(); useHits, useErr = s.store.UsageSearch(ctx, qv, n, f) }()
 	}
 	wg.Wait()
+	if semErr == nil && src.semantic && s.opts.Feedback > 0 && len(semHits) > 0 {
+		semHits, semErr = s.feedback(ctx, qv, semHits, n, f)
+	}
 	switch {
 	case semErr != nil:
 		return nil, nil, fmt.Errorf("retrieval: vector search: %w", semErr)
@@ -153,6 +157,29 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 		hits = hits[:k]
 	}
 	return hits, found, nil
+}
+
+// feedback is pseudo-relevance feedback (Rocchio) in embedding space: the
+// query vector moves towards the mean of its best matches' vectors, which
+// pulls in tools described like the likely answer rather than like the
+// question, and the vector search runs again with it.
+func (s *Service) feedback(ctx context.Context, qv []float32, hits []graph.Hit, n int, f graph.Filter) ([]graph.Hit, error) {
+	m := min(s.opts.FeedbackDocs, len(hits))
+	moved := slices.Clone(graph.Normalize(qv))
+	for _, h := range hits[:m] {
+		t, err := s.store.GetTool(ctx, h.Tool.ID)
+		if err != nil {
+			return nil, fmt.Errorf("feedback vector of %q: %w", h.Tool.ID, err)
+		}
+		if len(t.Embedding) != len(moved) {
+			return hits, nil
+		}
+		v := graph.Normalize(t.Embedding)
+		for i := range moved {
+			moved[i] += float32(s.opts.Feedback/float64(m)) * v[i]
+		}
+	}
+	return s.store.VectorSearch(ctx, moved, n, f)
 }
 
 // addHistory turns the session's recent tools into the history signal

@@ -75,6 +75,9 @@ func DefaultWeights() Weights {
 	return Weights{Semantic: 0.45, Keyword: 0.3, Usage: 1.0, Neighbours: 2.0, Verb: 0.3, History: 0.2, Success: 0.05, Graph: 0.35, Complexity: 0.1}
 }
 
+// DefaultFeedback is Options.Feedback's default (see evaluation/TUNING.md).
+const DefaultFeedback = -1
+
 // Options configure a Service. Zero fields take the documented defaults.
 type Options struct {
 	// Weights for the hybrid and category strategies; zero value = DefaultWeights.
@@ -113,6 +116,12 @@ type Options struct {
 	Exemplars int
 	// Neighbours is k of the neighbours signal's kNN vote (default 3).
 	Neighbours int
+	// Feedback is the weight of pseudo-relevance feedback (Rocchio) on the
+	// semantic search: the query vector moves towards the mean vector of
+	// its FeedbackDocs best matches and the vector search runs again.
+	// 0 means the default (see DefaultFeedback); < 0 disables it.
+	Feedback     float64
+	FeedbackDocs int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -135,6 +144,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Candidates <= 0 {
 		o.Candidates = 50
+	}
+	if o.Feedback == 0 {
+		o.Feedback = DefaultFeedback
+	}
+	if o.FeedbackDocs <= 0 {
+		o.FeedbackDocs = 3
 	}
 	if o.UsagePrior <= 0 {
 		o.UsagePrior = 3
