@@ -106,8 +106,13 @@ func (x *textIndex) load(ctx context.Context, db *sql.DB, ids map[int64]string) 
 	return nil
 }
 
+// querier is what scanCounts reads through: a connection or a transaction.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
 // scanCounts reads (rowid, term, column name, count) rows.
-func scanCounts(ctx context.Context, conn *sql.Conn, query string, args ...any) ([]termCount, error) {
+func scanCounts(ctx context.Context, conn querier, query string, args ...any) ([]termCount, error) {
 	colIndex := map[string]int{}
 	for i, c := range ftsColumns {
 		colIndex[c] = i
@@ -246,7 +251,7 @@ type textCandidate struct {
 // search ranks every document matching any of terms (query words already
 // tokenised, one per query phrase, duplicates kept as FTS5 keeps them)
 // with FTS5's bm25, best first (ties by tool id), and hands them to keep
-// until it reports that it has enough. Term pruning is pruneTerms's.
+// until it reports that it has enough. Terms are pruned by pruneByDF.
 func (x *textIndex) search(terms []string, keep func(id string, score float64) bool) error {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
@@ -257,20 +262,7 @@ func (x *textIndex) search(terms []string, keep func(id string, score float64) b
 	if total == 0 {
 		return nil
 	}
-	var kept, common []string
-	for _, t := range terms {
-		df := len(x.post[t])
-		switch {
-		case df == 0:
-		case 2*df >= total:
-			common = append(common, t)
-		default:
-			kept = append(kept, t)
-		}
-	}
-	if len(kept) == 0 {
-		kept = common
-	}
+	kept := pruneByDF(terms, func(t string) int { return len(x.post[t]) }, total)
 	avgdl := float64(x.totalTokens) / float64(total)
 	// Scores accumulate in a scratch slice indexed by rowid (tools are
 	// never deleted, so rowids are dense); touched lists the rows scored.
@@ -391,30 +383,8 @@ func (t *tokenizer) documents(ctx context.Context, docs []docText) ([]termCount,
 			return nil, err
 		}
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT doc, term, col, count(*) FROM probe_instances GROUP BY doc, term, col`)
-	if err != nil {
-		return nil, err
-	}
-	colIndex := map[string]int{}
-	for i, c := range ftsColumns {
-		colIndex[c] = i
-	}
-	var out []termCount
-	for rows.Next() {
-		var tc termCount
-		var col string
-		if err := rows.Scan(&tc.rowid, &tc.term, &col, &tc.n); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		tc.col = colIndex[col]
-		out = append(out, tc)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil // the rollback empties the probe
+	// The rollback empties the probe.
+	return scanCounts(ctx, tx, `SELECT doc, term, col, count(*) FROM probe_instances GROUP BY doc, term, col`)
 }
 
 // words tokenises each word, returning its tokens in order.

@@ -42,24 +42,35 @@ func idf(total, n int) float64 {
 // ranking is then as flat as bm25 makes it, but the caller still gets hits.
 func (s *Store) pruneTerms(ctx context.Context, terms []string) ([]termDF, int, error) {
 	total := s.mem.len()
-	var keep, common []termDF
+	all := make([]termDF, 0, len(terms))
 	for _, t := range terms {
 		df, err := s.docFreq(ctx, t)
 		if err != nil {
 			return nil, 0, err
 		}
-		switch {
-		case df == 0:
-		case 2*df >= total:
-			common = append(common, termDF{t, df})
+		all = append(all, termDF{t, df})
+	}
+	return pruneByDF(all, func(t termDF) int { return t.df }, total), total, nil
+}
+
+// pruneByDF is pruneTerms's rule, shared with the text index: drop terms
+// in no document, and terms in at least half of the total documents unless
+// every matching term is that common.
+func pruneByDF[T any](terms []T, df func(T) int, total int) []T {
+	var keep, common []T
+	for _, t := range terms {
+		switch n := df(t); {
+		case n == 0:
+		case 2*n >= total:
+			common = append(common, t)
 		default:
-			keep = append(keep, termDF{t, df})
+			keep = append(keep, t)
 		}
 	}
 	if len(keep) == 0 {
-		return common, total, nil
+		return common
 	}
-	return keep, total, nil
+	return keep
 }
 
 func termList(ts []termDF) []string {
