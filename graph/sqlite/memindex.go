@@ -25,13 +25,25 @@ type memEntry struct {
 // changes), so entries live in an append-only slice addressed by id, and
 // their vectors in one contiguous row-major matrix (vecs) that the scan
 // walks sequentially, which matters more than the dot product itself: at
-// 10,000 × 512 float32 the matrix is 20 MB and the scan is memory-bound.
+// 10,000 × 512 float32 the matrix is 20 MB and a float32 scan is
+// memory-bound. So each row also has an int8 copy (q8, a quarter of the
+// bytes) with the terms of an error bound; the scan ranks on the int8 copy
+// and computes float32 scores only for rows whose bound still reaches the
+// top k (see scanQuant). Results are exactly those of a float32 scan.
 type memIndex struct {
 	mu      sync.RWMutex
 	entries []*memEntry
 	pos     map[string]int
 	dim     int       // vector length, fixed by the first vector stored
 	vecs    []float32 // len(rows) * dim
+	q8      []int8    // int8 form of vecs, len(rows) * dim
+	qrows   []qrow    // per row: scale and error-bound terms of q8
+}
+
+// qrow is the quantisation of one row: v ≈ scale·q8, with the lengths of
+// the residual and of scale·q8 (see quantize8).
+type qrow struct {
+	scale, resid, norm float64
 }
 
 func newMemIndex() *memIndex {
@@ -56,11 +68,15 @@ func (m *memIndex) put(sum graph.ToolSummary, vec []float32) {
 			if e.row < 0 {
 				e.row = len(m.vecs) / m.dim
 				m.vecs = append(m.vecs, vec...)
+				m.q8 = append(m.q8, make([]int8, m.dim)...)
+				m.qrows = append(m.qrows, qrow{})
 			} else {
 				// Readers hold the read lock while scanning, so an in-place
 				// overwrite under the write lock is safe.
 				copy(m.vecs[e.row*m.dim:], vec)
 			}
+			qr := &m.qrows[e.row]
+			qr.scale, qr.resid, qr.norm = quantize8(m.q8[e.row*m.dim:(e.row+1)*m.dim], vec)
 		}
 	} else if e.row >= 0 {
 		// The tool lost its embedding: keep the row (rows are never
@@ -168,6 +184,13 @@ func better(a, b scored) bool {
 // filter and Allow. Allow is only consulted for candidates that would enter
 // the current top k, which keeps it off the hot path.
 func (m *memIndex) search(q []float32, k int, f *matcher, useCentroid bool) []graph.Hit {
+	return m.searchWith(q, k, f, useCentroid, !useCentroid)
+}
+
+// searchWith is search, with the int8 pass (scanQuant) on or off; off is
+// the plain float32 scan, kept for usage centroids and as the reference
+// in tests and benchmarks.
+func (m *memIndex) searchWith(q []float32, k int, f *matcher, useCentroid, quant bool) []graph.Hit {
 	if k <= 0 {
 		return nil
 	}
@@ -178,9 +201,16 @@ func (m *memIndex) search(q []float32, k int, f *matcher, useCentroid bool) []gr
 	if !useCentroid && len(entries)*m.dim >= parallelMinFloats {
 		shards = min(runtime.GOMAXPROCS(0), maxShards)
 	}
+	scan := m.scan
+	if quant && !useCentroid && len(q) == m.dim {
+		qq := newQuantQuery(q)
+		scan = func(entries []*memEntry, q []float32, k int, f *matcher, _ bool) []scored {
+			return m.scanQuant(entries, q, qq, k, f)
+		}
+	}
 	var best []scored
 	if shards <= 1 {
-		best = m.scan(entries, q, k, f, useCentroid)
+		best = scan(entries, q, k, f, useCentroid)
 	} else {
 		// The scan is memory-bound (the matrix is far larger than the
 		// caches), so splitting it over cores raises the bandwidth used.
@@ -195,7 +225,7 @@ func (m *memIndex) search(q []float32, k int, f *matcher, useCentroid bool) []gr
 			wg.Add(1)
 			go func(i, lo, hi int) {
 				defer wg.Done()
-				parts[i] = m.scan(entries[lo:hi], q, k, f, useCentroid)
+				parts[i] = scan(entries[lo:hi], q, k, f, useCentroid)
 			}(i, lo, hi)
 		}
 		wg.Wait()
@@ -248,6 +278,117 @@ func (m *memIndex) scan(entries []*memEntry, q []float32, k int, f *matcher, use
 		}
 	}
 	return h
+}
+
+// quantQuery is a query vector's int8 form (see quantize8).
+type quantQuery struct {
+	q8                 []int8
+	scale, resid, norm float64
+}
+
+func newQuantQuery(q []float32) *quantQuery {
+	qq := &quantQuery{q8: make([]int8, len(q))}
+	qq.scale, qq.resid, qq.norm = quantize8(qq.q8, q)
+	return qq
+}
+
+// quantSlack absorbs float32 rounding in vek32.Dot (at most a few 1e-5 for
+// unit vectors of a few thousand dimensions) so that the bound holds
+// against the scores the scan reports, not only against exact arithmetic.
+const quantSlack = 1e-4
+
+// quantCand is a row that may belong to the top k: ub bounds its score.
+type quantCand struct {
+	e       *memEntry
+	ub      float64
+	allowed bool // Allow already returned true
+}
+
+// scanQuant returns the same best k of entries as scan (same scores, same
+// ties), reading the float32 matrix only where the int8 one cannot decide.
+//
+// Pass 1 computes each row's int8 score with an error bound, which gives an
+// interval [lb, ub] holding its float32 score. τ, the k-th best lower bound
+// among allowed rows, is a floor for the k-th best score, so rows with
+// ub < τ cannot enter the top k. Pass 2 scores the remaining candidates
+// exactly, best upper bound first, and stops once the next upper bound is
+// below the k-th exact score. The caller holds m.mu.
+func (m *memIndex) scanQuant(entries []*memEntry, q []float32, qq *quantQuery, k int, f *matcher) []scored {
+	dim := m.dim
+	lbs := make(floatMinHeap, 0, k+1) // best k lower bounds, worst on top
+	cands := make([]quantCand, 0, 4*k+16)
+	for _, e := range entries {
+		if e.row < 0 || !f.pushed(&e.sum) {
+			continue
+		}
+		r := e.row
+		qr := &m.qrows[r]
+		approx := qq.scale * qr.scale * float64(dot8(qq.q8, m.q8[r*dim:(r+1)*dim]))
+		b := quantBound(qq.resid, qq.norm, qr.resid, qr.norm) + quantSlack
+		ub := approx + b
+		if len(lbs) == k && ub < lbs[0] {
+			continue
+		}
+		c := quantCand{e: e, ub: ub}
+		if lb := approx - b; len(lbs) < k || lb > lbs[0] {
+			// Only allowed rows may raise the floor.
+			if !f.allow(&e.sum) {
+				continue
+			}
+			c.allowed = true
+			heap.Push(&lbs, lb)
+			if len(lbs) > k {
+				heap.Pop(&lbs)
+			}
+		}
+		cands = append(cands, c)
+	}
+	if len(lbs) == k {
+		floor := lbs[0]
+		cands = slices.DeleteFunc(cands, func(c quantCand) bool { return c.ub < floor })
+	}
+	slices.SortFunc(cands, func(a, b quantCand) int {
+		switch {
+		case a.ub > b.ub:
+			return -1
+		case a.ub < b.ub:
+			return 1
+		}
+		return 0
+	})
+	h := make(minHeap, 0, k+1)
+	for _, c := range cands {
+		if len(h) == k && c.ub < float64(h[0].score) {
+			break
+		}
+		r := c.e.row
+		sc := scored{e: c.e, score: vek32.Dot(q, m.vecs[r*dim:(r+1)*dim])}
+		if len(h) == k && !better(sc, h[0]) {
+			continue
+		}
+		if !c.allowed && !f.allow(&c.e.sum) {
+			continue
+		}
+		heap.Push(&h, sc)
+		if len(h) > k {
+			heap.Pop(&h)
+		}
+	}
+	return h
+}
+
+// floatMinHeap is a min-heap of float64.
+type floatMinHeap []float64
+
+func (h floatMinHeap) Len() int           { return len(h) }
+func (h floatMinHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h floatMinHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *floatMinHeap) Push(x any)        { *h = append(*h, x.(float64)) }
+func (h *floatMinHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // matcher applies a graph.Filter in Go.
