@@ -50,7 +50,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, model
 	fs.IntVar(&o.Limit, "limit", 0, "evaluate a fixed hash-ordered sample of N queries (the history is used whole)")
 	fs.StringVar(&modelDir, "model-dir", modelDir, "USE-Lite weights directory")
 	fs.StringVar(&o.ToolText, "tool-text", "joined", "tool vector: joined (registry text) or mean (of name+description and description_for_model)")
-	fs.StringVar(&o.Retrieval.Normalisation, "norm", "", "signal normalisation: minmax (default) or rank")
+	fs.StringVar(&o.Retrieval.Normalisation, "norm", "", "signal normalisation: z (default), minmax or rank")
 	fs.Float64Var(&o.Retrieval.RankConstant, "rank-c", 0, "rank normalisation constant (default 10)")
 	fs.IntVar(&o.Retrieval.Neighbours, "neighbours-k", 0, "k of the neighbours signal's kNN vote (default 3)")
 	fs.Float64Var(&o.Retrieval.Feedback, "feedback", 0, "pseudo-relevance feedback weight (0 = default, <0 = off)")
@@ -138,7 +138,7 @@ func splitCommand(args []string, stdout, stderr io.Writer) error {
 func ParseWeights(s string) (retrieval.Weights, error) {
 	w := retrieval.DefaultWeights()
 	fields := map[string]*float64{
-		"semantic": &w.Semantic, "keyword": &w.Keyword, "usage": &w.Usage, "neighbours": &w.Neighbours, "verb": &w.Verb, "history": &w.History,
+		"semantic": &w.Semantic, "keyword": &w.Keyword, "subword": &w.Subword, "usage": &w.Usage, "neighbours": &w.Neighbours, "verb": &w.Verb, "history": &w.History,
 		"success": &w.Success, "graph": &w.Graph, "complexity": &w.Complexity,
 	}
 	for _, part := range strings.Split(s, ",") {

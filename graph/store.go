@@ -246,6 +246,14 @@ type SessionEvent struct {
 	At      time.Time `json:"at"`
 }
 
+// MeanVectorer is an optional Store capability: the mean of the normalised
+// embeddings of active tools (nil when there are none). Retrieval uses it to
+// centre cosine scores, which removes the direction every tool vector
+// shares; stores without it rank on plain cosines. The SQLite store has it.
+type MeanVectorer interface {
+	MeanVector(ctx context.Context) ([]float32, error)
+}
+
 // Store is Toolsmith's property graph of tools. Every method is safe for
 // concurrent use. Implementations: graph/sqlite (embedded default) and
 // graph/neo4j (production); graph/graphtest holds their shared contract suite.

@@ -14,17 +14,20 @@ import (
 
 // candidate gathers one tool's raw signals before normalisation.
 type candidate struct {
-	sum      graph.ToolSummary
-	semantic float64 // cosine; valid when hasSem
-	hasSem   bool
-	keyword  float64 // bm25-like, > 0 when matched
-	usage    float64 // cosine to the usage centroid; valid when hasUsage
-	hasUsage bool
-	votes    float64 // neighbours' kNN vote
-	verb     bool    // the query names the tool's verb
-	history  float64 // recency in (0,1]
-	graph    float64 // entity boost (+) or damping (−)
-	entities []string
+	sum        graph.ToolSummary
+	semantic   float64 // cosine; valid when hasSem
+	centred    float64 // cosine after centring (centreSemantic); valid when hasCentred
+	hasSem     bool
+	hasCentred bool
+	keyword    float64 // bm25-like, > 0 when matched
+	usage      float64 // cosine to the usage centroid; valid when hasUsage
+	hasUsage   bool
+	votes      float64 // neighbours' kNN vote
+	verb       bool    // the query names the tool's verb
+	history    float64 // recency in (0,1]
+	graph      float64 // entity boost (+) or damping (−)
+	subword    float64 // character n-gram TF-IDF cosine (addSubword)
+	entities   []string
 }
 
 // signalsFor says which sources a strategy consults.
@@ -143,6 +146,19 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 	w := *s.opts.Weights
 	if q.Strategy == StrategySession {
 		w = *s.opts.SessionWeights
+	}
+	if w.Subword != 0 && q.Strategy != StrategySemantic && q.Strategy != StrategyKeyword {
+		s.addSubword(q.Text, cands)
+	}
+	if s.opts.Normalisation == "z" && src.semantic {
+		// z-scores need every candidate's cosine, not only those the
+		// vector search returned.
+		if err := s.fillSemantic(ctx, qv, f, cands); err != nil {
+			return nil, nil, err
+		}
+		if err := s.centreSemantic(ctx, qv, f, cands); err != nil {
+			return nil, nil, err
+		}
 	}
 	qWords := normPhrase(q.Text)
 	for _, c := range cands {
@@ -312,6 +328,129 @@ func minMax(vals map[string]float64) map[string]float64 {
 	return out
 }
 
+// zScores standardises a signal over the candidate set: (v − mean)/sd,
+// with candidates missing from vals taking the lowest value present. Unlike
+// min-max it does not let one outlier stretch the scale for the rest, so
+// signals with different spreads combine by their weights. A flat set
+// scores 0.
+func zScores(vals map[string]float64, cands map[string]*candidate) map[string]float64 {
+	out := make(map[string]float64, len(cands))
+	if len(vals) == 0 {
+		return out
+	}
+	lo := math.Inf(1)
+	for _, v := range vals {
+		lo = math.Min(lo, v)
+	}
+	var sum, sq float64
+	for id := range cands {
+		v, ok := vals[id]
+		if !ok {
+			v = lo
+		}
+		sum += v
+		sq += v * v
+	}
+	n := float64(len(cands))
+	mean := sum / n
+	sd := math.Sqrt(math.Max(sq/n-mean*mean, 0))
+	if sd < 1e-12 {
+		return out
+	}
+	for id := range cands {
+		v, ok := vals[id]
+		if !ok {
+			v = lo
+		}
+		out[id] = (v - mean) / sd
+	}
+	return out
+}
+
+// fillSemantic gives every candidate that the vector search did not return
+// its cosine, with a vector search restricted to those ids.
+func (s *Service) fillSemantic(ctx context.Context, qv []float32, f graph.Filter, cands map[string]*candidate) error {
+	var ids []string
+	for id, c := range cands {
+		if !c.hasSem {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 || qv == nil {
+		return nil
+	}
+	f.IDs = ids
+	hits, err := s.store.VectorSearch(ctx, qv, len(ids), f)
+	if err != nil {
+		return fmt.Errorf("retrieval: vector search: %w", err)
+	}
+	for _, h := range hits {
+		if c, ok := cands[h.Tool.ID]; ok {
+			c.semantic, c.hasSem = h.Score, true
+		}
+	}
+	return nil
+}
+
+// centreSemantic sets each candidate's centred cosine, the cosine between
+// the query and the tool vector minus the mean tool vector m:
+// (q·t − q·m) / |t − m|, with |t − m|² = 1 − 2·t·m + |m|² for unit t. Text
+// embeddings share a common direction that lifts every cosine alike; taking
+// it out lets the differences between tools decide (evaluation/TUNING.md,
+// third round). t·m for the candidates comes from one vector search
+// restricted to them. Stores without graph.MeanVectorer are left as they are.
+func (s *Service) centreSemantic(ctx context.Context, qv []float32, f graph.Filter, cands map[string]*candidate) error {
+	mv, ok := s.store.(graph.MeanVectorer)
+	if !ok || qv == nil {
+		return nil
+	}
+	mean, err := mv.MeanVector(ctx)
+	if err != nil {
+		return fmt.Errorf("retrieval: mean vector: %w", err)
+	}
+	if len(mean) != len(qv) {
+		return nil
+	}
+	var mm float64
+	for _, x := range mean {
+		mm += float64(x) * float64(x)
+	}
+	mm = math.Sqrt(mm)
+	if mm < 1e-9 {
+		return nil
+	}
+	var ids []string
+	for id, c := range cands {
+		if c.hasSem {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	f.IDs = ids
+	hits, err := s.store.VectorSearch(ctx, mean, len(ids), f)
+	if err != nil {
+		return fmt.Errorf("retrieval: vector search: %w", err)
+	}
+	q := graph.Normalize(qv)
+	var qm float64
+	for i, x := range q {
+		qm += float64(x) * float64(mean[i])
+	}
+	for _, h := range hits {
+		c, ok := cands[h.Tool.ID]
+		if !ok {
+			continue
+		}
+		tm := h.Score * mm // VectorSearch normalises the mean: score = t·m/|m|
+		if d := 1 - 2*tm + mm*mm; d > 1e-12 {
+			c.centred, c.hasCentred = (c.semantic-qm)/math.Sqrt(d), true
+		}
+	}
+	return nil
+}
+
 // rankNorm maps values to (c+1)/(c+rank), rank 1 = highest: reciprocal-rank
 // fusion's curve scaled so the best gets 1. It ignores score gaps, which
 // makes sources with incomparable score scales combine evenly.
@@ -340,6 +479,9 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 	for id, c := range cands {
 		if c.hasSem {
 			sem[id] = c.semantic
+			if c.hasCentred {
+				sem[id] = c.centred
+			}
 		}
 		if c.hasUsage {
 			use[id] = c.usage
@@ -348,8 +490,15 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 		maxGraph = math.Max(maxGraph, math.Abs(c.graph))
 	}
 	semN, useN := minMax(sem), minMax(use)
-	var kwN map[string]float64
-	if s.opts.Normalisation == "rank" {
+	var kwN, subN map[string]float64
+	switch s.opts.Normalisation {
+	case "z":
+		kw, sub := map[string]float64{}, map[string]float64{}
+		for id, c := range cands {
+			kw[id], sub[id] = c.keyword, c.subword
+		}
+		semN, kwN, subN = zScores(sem, cands), zScores(kw, cands), zScores(sub, cands)
+	case "rank":
 		kw := map[string]float64{}
 		for id, c := range cands {
 			if c.keyword > 0 {
@@ -357,6 +506,19 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 			}
 		}
 		semN, useN, kwN = rankNorm(sem, s.opts.RankConstant), rankNorm(use, s.opts.RankConstant), rankNorm(kw, s.opts.RankConstant)
+	}
+	if subN == nil {
+		// The subword cosine lies in [0,1] with a natural zero, like bm25.
+		maxSub := 0.0
+		for _, c := range cands {
+			maxSub = math.Max(maxSub, c.subword)
+		}
+		subN = map[string]float64{}
+		for id, c := range cands {
+			if maxSub > 0 {
+				subN[id] = c.subword / maxSub
+			}
+		}
 	}
 	switch st {
 	case StrategySemantic:
@@ -370,6 +532,7 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 		b.Semantic = Signal{Raw: c.semantic, Norm: semN[id]}
 		// bm25 has a natural zero (no match), so it is scaled by the best
 		// score rather than min-maxed: a weak lone match stays weak.
+		b.Subword = Signal{Raw: c.subword, Norm: subN[id]}
 		if kwN != nil {
 			b.Keyword = Signal{Raw: c.keyword, Norm: kwN[id]}
 		} else if maxKw > 0 {
@@ -399,6 +562,7 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 
 		b.Semantic.Weighted = w.Semantic * b.Semantic.Norm
 		b.Keyword.Weighted = w.Keyword * b.Keyword.Norm
+		b.Subword.Weighted = w.Subword * b.Subword.Norm
 		b.Usage.Weighted = w.Usage * b.Usage.Norm
 		b.Neighbours.Weighted = w.Neighbours * b.Neighbours.Norm
 		b.Verb.Weighted = w.Verb * b.Verb.Norm
@@ -406,7 +570,7 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 		b.Success.Weighted = w.Success * b.Success.Norm
 		b.Graph.Weighted = w.Graph * b.Graph.Norm
 		b.Complexity.Weighted = -w.Complexity * b.Complexity.Norm
-		score := b.Semantic.Weighted + b.Keyword.Weighted + b.Usage.Weighted + b.Neighbours.Weighted + b.Verb.Weighted + b.History.Weighted +
+		score := b.Semantic.Weighted + b.Keyword.Weighted + b.Subword.Weighted + b.Usage.Weighted + b.Neighbours.Weighted + b.Verb.Weighted + b.History.Weighted +
 			b.Success.Weighted + b.Graph.Weighted + b.Complexity.Weighted
 		hits = append(hits, Hit{Tool: c.sum, Score: score, Breakdown: b, Entities: c.entities})
 	}

@@ -60,6 +60,7 @@ const MaxRelated = 10
 type Weights struct {
 	Semantic   float64 `json:"semantic"`
 	Keyword    float64 `json:"keyword"`
+	Subword    float64 `json:"subword"`
 	Usage      float64 `json:"usage"`
 	Neighbours float64 `json:"neighbours"`
 	Verb       float64 `json:"verb"`
@@ -72,7 +73,7 @@ type Weights struct {
 // DefaultWeights are the tuned hybrid weights; see the package README and
 // the evaluation log for how they were chosen.
 func DefaultWeights() Weights {
-	return Weights{Semantic: 0.45, Keyword: 0.3, Usage: 1.0, Neighbours: 2.0, Verb: 0.3, History: 0.2, Success: 0.05, Graph: 0.35, Complexity: 0.1}
+	return Weights{Semantic: 1, Keyword: 0.4, Subword: 0.3, Usage: 7, Neighbours: 16, Verb: 2, History: 1.5, Success: 0.35, Graph: 2.5, Complexity: 0.7}
 }
 
 // DefaultFeedback is Options.Feedback's default (see evaluation/TUNING.md).
@@ -83,11 +84,13 @@ type Options struct {
 	// Weights for the hybrid and category strategies; zero value = DefaultWeights.
 	Weights *Weights
 	// SessionWeights for the session strategy; default = Weights with History
-	// raised to 0.6 and pairings of recently used tools added as candidates.
+	// tripled and pairings of recently used tools added as candidates.
 	SessionWeights *Weights
-	// Normalisation of the semantic, keyword and usage signals within the
-	// candidate set: "minmax" (default) or "rank" (reciprocal rank,
-	// (c+1)/(c+rank) with c = RankConstant).
+	// Normalisation of the semantic, keyword and subword signals within the
+	// candidate set: "z" (default: z-scores, every candidate's cosine
+	// included), "minmax" (semantic and usage min-maxed, keyword and subword
+	// scaled by their best score) or "rank" (reciprocal rank, (c+1)/(c+rank)
+	// with c = RankConstant). The default weights are tuned for "z".
 	Normalisation string
 	// RankConstant is c of rank normalisation (default 10).
 	RankConstant float64
@@ -133,11 +136,11 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SessionWeights == nil {
 		w := *o.Weights
-		w.History = 0.6
+		w.History = 3 * w.History
 		o.SessionWeights = &w
 	}
 	if o.Normalisation == "" {
-		o.Normalisation = "minmax"
+		o.Normalisation = "z"
 	}
 	if o.RankConstant <= 0 {
 		o.RankConstant = 10
@@ -202,6 +205,7 @@ type Service struct {
 	tokens     map[string]int // tool id → estimated manifest tokens
 	catalogues *lru[catalogue]
 	exemplars  *exemplars // nil when disabled
+	grams      gramCache  // per-tool grams of the subword signal
 }
 
 // New builds a Service over a store and the embedder the store's vectors
@@ -256,6 +260,7 @@ type Signal struct {
 type Breakdown struct {
 	Semantic   Signal `json:"semantic"`
 	Keyword    Signal `json:"keyword"`
+	Subword    Signal `json:"subword"`
 	Usage      Signal `json:"usage"`
 	Neighbours Signal `json:"neighbours"`
 	Verb       Signal `json:"verb"`

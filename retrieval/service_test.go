@@ -81,7 +81,7 @@ func TestSearchStrategiesAndBreakdown(t *testing.T) {
 				t.Fatalf("hits = %v, want fx.convert first", ids(res.Hits))
 			}
 			b := res.Hits[0].Breakdown
-			sum := b.Semantic.Weighted + b.Keyword.Weighted + b.Usage.Weighted + b.Neighbours.Weighted + b.Verb.Weighted + b.History.Weighted + b.Success.Weighted + b.Graph.Weighted + b.Complexity.Weighted
+			sum := b.Semantic.Weighted + b.Keyword.Weighted + b.Subword.Weighted + b.Usage.Weighted + b.Neighbours.Weighted + b.Verb.Weighted + b.History.Weighted + b.Success.Weighted + b.Graph.Weighted + b.Complexity.Weighted
 			if d := sum - res.Hits[0].Score; d > 1e-9 || d < -1e-9 {
 				t.Fatalf("breakdown sums to %v, score %v", sum, res.Hits[0].Score)
 			}

@@ -132,6 +132,7 @@ func TestScanQuantMatchesFloatScan(t *testing.T) {
 		filters := map[string]graph.Filter{
 			"none":       {},
 			"category a": {Categories: []string{"a"}},
+			"a few ids":  {IDs: []string{"t0003", "t0100", "t0777", "t1499", "t0007", "missing"}},
 			"allow rejects the best": {Allow: func(s *graph.ToolSummary) bool {
 				return !rejectTop[s.ID]
 			}},

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/viterin/vek/vek32"
 
@@ -38,6 +39,8 @@ type memIndex struct {
 	vecs    []float32 // len(rows) * dim
 	q8      []int8    // int8 form of vecs, len(rows) * dim
 	qrows   []qrow    // per row: scale and error-bound terms of q8
+	// centre caches meanVector; put and setStatus clear it.
+	centre atomic.Pointer[[]float32]
 }
 
 // qrow is the quantisation of one row: v ≈ scale·q8, with the lengths of
@@ -54,6 +57,7 @@ func newMemIndex() *memIndex {
 func (m *memIndex) put(sum graph.ToolSummary, vec []float32) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.centre.Store(nil)
 	e := &memEntry{sum: sum, row: -1}
 	i, exists := m.pos[sum.ID]
 	if exists {
@@ -91,6 +95,33 @@ func (m *memIndex) put(sum graph.ToolSummary, vec []float32) {
 	m.entries = append(m.entries, e)
 }
 
+// meanVector returns the mean of the (unit) vectors of active tools, or
+// nil when there are none. It is computed once per change of the index.
+func (m *memIndex) meanVector() []float32 {
+	if p := m.centre.Load(); p != nil {
+		return *p
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var mean []float32
+	n := 0
+	for _, e := range m.entries {
+		if e.row < 0 || e.sum.Status != graph.StatusActive {
+			continue
+		}
+		if mean == nil {
+			mean = make([]float32, m.dim)
+		}
+		vek32.Add_Inplace(mean, m.vecs[e.row*m.dim:(e.row+1)*m.dim])
+		n++
+	}
+	if n > 0 {
+		vek32.MulNumber_Inplace(mean, 1/float32(n))
+	}
+	m.centre.Store(&mean)
+	return mean
+}
+
 // summary returns a tool's summary (shared: callers must not modify it).
 func (m *memIndex) summary(id string) (graph.ToolSummary, bool) {
 	m.mu.RLock()
@@ -113,6 +144,7 @@ func (m *memIndex) len() int {
 func (m *memIndex) setStatus(sum graph.ToolSummary) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.centre.Store(nil)
 	if i, ok := m.pos[sum.ID]; ok {
 		old := m.entries[i]
 		m.entries[i] = &memEntry{sum: sum, row: old.row, centroid: old.centroid, usage: old.usage}
@@ -197,6 +229,16 @@ func (m *memIndex) searchWith(q []float32, k int, f *matcher, useCentroid, quant
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	entries := m.entries
+	if f.ids != nil && len(f.ids) < len(entries)/8 {
+		// A short id list: visit those entries instead of every one.
+		sub := make([]*memEntry, 0, len(f.ids))
+		for id := range f.ids {
+			if i, ok := m.pos[id]; ok {
+				sub = append(sub, m.entries[i])
+			}
+		}
+		entries = sub
+	}
 	shards := 1
 	if !useCentroid && len(entries)*m.dim >= parallelMinFloats {
 		shards = min(runtime.GOMAXPROCS(0), maxShards)

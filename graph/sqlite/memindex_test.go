@@ -82,3 +82,27 @@ func abs(x float64) float64 {
 	}
 	return x
 }
+
+// TestMeanVector: the mean covers active tools with vectors only and is
+// recomputed after every change.
+func TestMeanVector(t *testing.T) {
+	m := newMemIndex()
+	if v := m.meanVector(); v != nil {
+		t.Fatalf("empty index: mean %v, want nil", v)
+	}
+	m.put(graph.ToolSummary{ID: "a", Status: graph.StatusActive}, []float32{1, 0})
+	m.put(graph.ToolSummary{ID: "b", Status: graph.StatusActive}, []float32{0, 1})
+	m.put(graph.ToolSummary{ID: "c", Status: graph.StatusActive}, nil)
+	m.put(graph.ToolSummary{ID: "d", Status: graph.StatusDeprecated}, []float32{-1, 0})
+	if v := m.meanVector(); len(v) != 2 || v[0] != 0.5 || v[1] != 0.5 {
+		t.Fatalf("mean = %v, want [0.5 0.5]", v)
+	}
+	m.setStatus(graph.ToolSummary{ID: "b", Status: graph.StatusDeprecated})
+	if v := m.meanVector(); v[0] != 1 || v[1] != 0 {
+		t.Fatalf("after deprecating b: mean = %v, want [1 0]", v)
+	}
+	m.put(graph.ToolSummary{ID: "a", Status: graph.StatusActive}, []float32{0, -1})
+	if v := m.meanVector(); v[0] != 0 || v[1] != -1 {
+		t.Fatalf("after replacing a's vector: mean = %v, want [0 -1]", v)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -21,6 +22,16 @@ func (s *Store) VectorSearch(ctx context.Context, vec []float32, k int, f graph.
 		return nil, fmt.Errorf("sqlite: vector search: %w", err)
 	}
 	return s.mem.search(graph.Normalize(vec), k, newMatcher(f), false), nil
+}
+
+// MeanVector returns the mean of the normalised embeddings of active tools
+// (nil when there are none), for retrieval to centre cosine scores on (see
+// graph.MeanVectorer). It is served from memory.
+func (s *Store) MeanVector(ctx context.Context) ([]float32, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: mean vector: %w", err)
+	}
+	return slices.Clone(s.mem.meanVector()), nil
 }
 
 // UsageSearch is VectorSearch over usage centroids.
