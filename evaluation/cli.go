@@ -16,7 +16,7 @@ import (
 
 // Usage is the eval command's help text.
 const Usage = `usage:
-  toolsmith eval --tools F --queries F [--history F] [--strategy all|hybrid|semantic|keyword] [--k 5] [--json] [--limit N]
+  toolsmith eval --tools F --queries F [--history F] [--strategy all|hybrid|semantic|keyword] [--k 5] [--json] [--limit N] [--vector-cache F]
   toolsmith eval split --queries F --history-out F --test-out F
 
 eval indexes the tools into a fresh temporary SQLite store with the built-in
@@ -24,6 +24,8 @@ embedder (USE-Lite, weights from --model-dir), ingests --history as usage
 events, runs every query and prints Recall@1, Recall@k, NDCG@k, MRR and
 p50/p95 ranking latency per strategy; --json adds one JSON object as the last
 line. Query texts present in the history are dropped from the queries.
+--vector-cache keeps every embedded text's vector in a file, so repeated runs
+on the same set (tuning weights) skip embedding.
 
 eval split divides a query file by an FNV-1a hash of each normalised query
 text into a history half and a test half (no query text in both).
@@ -55,6 +57,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, model
 	fs.IntVar(&o.Retrieval.Neighbours, "neighbours-k", 0, "k of the neighbours signal's kNN vote (default 3)")
 	fs.Float64Var(&o.Retrieval.Feedback, "feedback", 0, "pseudo-relevance feedback weight (0 = default, <0 = off)")
 	fs.IntVar(&o.Retrieval.FeedbackDocs, "feedback-docs", 0, "best matches averaged by the feedback (default 3)")
+	fs.StringVar(&o.VectorCache, "vector-cache", "", "file keeping embedded texts across runs (for tuning; created when missing)")
 	var weights string
 	fs.StringVar(&weights, "weights", "", "override hybrid weights, e.g. semantic=0.5,keyword=0.2,usage=0.6")
 	if err := fs.Parse(args); err != nil {
@@ -134,18 +137,19 @@ func splitCommand(args []string, stdout, stderr io.Writer) error {
 }
 
 // ParseWeights reads "name=value,…" over retrieval.DefaultWeights; names are
-// semantic, keyword, usage, neighbours, verb, history, success, graph and complexity.
+// semantic, keyword, subword, usage, neighbours, querylog, verb, history,
+// success, graph and complexity.
 func ParseWeights(s string) (retrieval.Weights, error) {
 	w := retrieval.DefaultWeights()
 	fields := map[string]*float64{
-		"semantic": &w.Semantic, "keyword": &w.Keyword, "subword": &w.Subword, "usage": &w.Usage, "neighbours": &w.Neighbours, "verb": &w.Verb, "history": &w.History,
+		"semantic": &w.Semantic, "keyword": &w.Keyword, "subword": &w.Subword, "usage": &w.Usage, "neighbours": &w.Neighbours, "querylog": &w.QueryLog, "verb": &w.Verb, "history": &w.History,
 		"success": &w.Success, "graph": &w.Graph, "complexity": &w.Complexity,
 	}
 	for _, part := range strings.Split(s, ",") {
 		name, val, ok := strings.Cut(strings.TrimSpace(part), "=")
 		p, known := fields[strings.ToLower(strings.TrimSpace(name))]
 		if !ok || !known {
-			return w, fault.Malformed("weights", "want name=value with a name among semantic, keyword, usage, neighbours, verb, history, success, graph, complexity; got %q", part)
+			return w, fault.Malformed("weights", "want name=value with a name among semantic, keyword, subword, usage, neighbours, querylog, verb, history, success, graph, complexity; got %q", part)
 		}
 		f, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
 		if err != nil || f < 0 {

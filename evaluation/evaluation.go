@@ -81,6 +81,10 @@ type Options struct {
 	// description written for the model, so a long instruction text does
 	// not drown the short statement of purpose.
 	ToolText string
+	// VectorCache, when set, is a file of vectors kept across runs: texts
+	// embedded once (tools, queries, history) are read back, not embedded
+	// again. It is written when the run ends.
+	VectorCache string
 }
 
 // Metrics are one strategy's figures.
@@ -377,6 +381,18 @@ func Run(ctx context.Context, o Options, out io.Writer) (Report, error) {
 	}
 	if o.K <= 0 {
 		o.K = 5
+	}
+	if o.VectorCache != "" {
+		vc, err := openVectorCache(o.VectorCache, o.Embedder)
+		if err != nil {
+			return nil, err
+		}
+		o.Embedder = vc
+		defer func() {
+			if err := vc.save(); err != nil && o.Progress != nil {
+				fmt.Fprintln(o.Progress, err)
+			}
+		}()
 	}
 	if len(o.Strategies) == 0 {
 		o.Strategies = []retrieval.Strategy{retrieval.StrategyHybrid, retrieval.StrategySemantic, retrieval.StrategyKeyword}

@@ -193,3 +193,67 @@ func TestRunRejectsBadInput(t *testing.T) {
 		t.Fatalf("query without relevant ids: %v", err)
 	}
 }
+
+// counting is an embedder that counts the texts it embeds.
+type counting struct {
+	retrievaltest.Words
+	name string
+	n    *int
+}
+
+func (c counting) Name() string { return c.name }
+func (c counting) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	*c.n += len(texts)
+	return c.Words.EmbedDocuments(ctx, texts)
+}
+func (c counting) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
+	*c.n++
+	return c.Words.EmbedQuery(ctx, text)
+}
+
+func TestVectorCacheEmbedsEachTextOnce(t *testing.T) {
+	dir := t.TempDir()
+	tools := filepath.Join(dir, "tools.jsonl")
+	queries := filepath.Join(dir, "queries.jsonl")
+	cache := filepath.Join(dir, "vectors.gob")
+	writeLines(t, tools,
+		evaluation.ToolRecord{ID: "WeatherNow", Name: "WeatherNow", Description: "Current weather and forecast for a city."},
+		evaluation.ToolRecord{ID: "FxRates", Name: "FxRates", Description: "Currency exchange rates and conversion."},
+	)
+	writeLines(t, queries,
+		evaluation.QueryRecord{Query: "weather forecast in Paris", RelevantToolIDs: []string{"WeatherNow"}},
+		evaluation.QueryRecord{Query: "convert dollars to euros", RelevantToolIDs: []string{"FxRates"}},
+	)
+	run := func(name string) (evaluation.Report, int, error) {
+		n := 0
+		emb := counting{Words: retrievaltest.Words{Dim: 64}, name: name, n: &n}
+		rep, err := evaluation.Run(context.Background(), evaluation.Options{Tools: tools, Queries: queries, Embedder: emb, VectorCache: cache}, &bytes.Buffer{})
+		return rep, n, err
+	}
+	first, n1, err := run("words")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n1 < 4 {
+		t.Fatalf("first run embedded %d texts, want at least 4 (2 tools, 2 queries)", n1)
+	}
+	if _, err := os.Stat(cache); err != nil {
+		t.Fatalf("no cache file after the first run: %v", err)
+	}
+	second, n2, err := run("words")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n2 != 0 {
+		t.Fatalf("second run embedded %d texts, want 0 (all cached)", n2)
+	}
+	for s, m := range first {
+		if a, b := m.MRR, second[s].MRR; a != b {
+			t.Fatalf("%s MRR %v with fresh vectors, %v with cached ones", s, a, b)
+		}
+	}
+	_, _, err = run("another-model")
+	if !errors.Is(err, fault.ErrMalformed) || !strings.Contains(err.Error(), "vector-cache") {
+		t.Fatalf("a cache of another model: %v, want a malformed vector-cache error", err)
+	}
+}

@@ -246,6 +246,13 @@ type SessionEvent struct {
 	At      time.Time `json:"at"`
 }
 
+// ServedQuery is a query text a tool served successfully.
+type ServedQuery struct {
+	ToolID string    `json:"toolId"`
+	Query  string    `json:"query"`
+	At     time.Time `json:"at"`
+}
+
 // MeanVectorer is an optional Store capability: the mean of the normalised
 // embeddings of active tools (nil when there are none). Retrieval uses it to
 // centre cosine scores, which removes the direction every tool vector
@@ -312,6 +319,10 @@ type Store interface {
 	UsageSearch(ctx context.Context, vec []float32, k int, f Filter) ([]Hit, error)
 	// SessionHistory returns a session's tool events, newest first.
 	SessionHistory(ctx context.Context, sessionID string, limit int) ([]SessionEvent, error)
+	// ServedQueries returns the latest successful events that carry a query
+	// text, newest first, across all sessions (limit <= 0 means 100): the
+	// query log retrieval rebuilds its query-log signal from after a restart.
+	ServedQueries(ctx context.Context, limit int) ([]ServedQuery, error)
 
 	// Stats counts nodes, edges and usage.
 	Stats(ctx context.Context) (Stats, error)

@@ -15,7 +15,9 @@
 // zero), usage (cosine to the tool's centroid of served queries, min-max,
 // times the confidence n/(n+3) of its n queries), neighbours (a kNN vote
 // over the embeddings of recent successful queries: the mean cosine of the
-// query's k nearest past queries that the tool served, absolute), verb (1
+// query's k nearest past queries that the tool served, absolute), query log
+// (bm25 of the query against the words of the queries each tool served,
+// z-scored: document expansion from usage; see queryLog), verb (1
 // when the query names the tool's verb), history (session recency 1/rank,
 // halved for failures), success (Bayesian success rate with a prior, so an
 // unused tool scores the prior, not zero), graph (entity boost 1/depth, or
@@ -28,8 +30,10 @@
 //
 // Learning from use: RecordEvents turns successful selections (query text →
 // tool) into graph.UsageEvents with the query's embedding, so the store keeps
-// a running centroid per tool; success rates and session history come from
-// the same events.
+// a running centroid per tool; success rates, session history and the query
+// log come from the same events. The neighbours' embeddings live in process
+// memory only; the query log is rebuilt from the store's served queries
+// (graph.Store.ServedQueries) on first use after a start.
 //
 // Results are cached in-process by strategy, query hash, caller hash and
 // session; Invalidate (wired to registry.WithOnChange) and the admin scopes

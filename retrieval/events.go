@@ -101,14 +101,22 @@ func (s *Service) RecordEvents(ctx context.Context, caller access.Caller, events
 			Query: strings.TrimSpace(e.Query), QueryEmbedding: vecs[i], Success: e.Success, LatencyMs: e.LatencyMs, At: at,
 		}
 	}
+	// The query log is rebuilt from the store's served queries on first
+	// use; load it before writing, so these events are not counted twice.
+	if s.queryLog != nil {
+		if err := s.queryLog.load(ctx, s.store); err != nil {
+			return err
+		}
+	}
 	if err := s.store.RecordUsage(ctx, out); err != nil {
 		return fmt.Errorf("retrieval: record usage: %w", err)
 	}
-	if s.exemplars != nil {
-		for _, e := range out {
-			if e.Success && e.QueryEmbedding != nil {
-				s.exemplars.add(e.ToolID, e.QueryEmbedding)
-			}
+	for _, e := range out {
+		if s.exemplars != nil && e.Success && e.QueryEmbedding != nil {
+			s.exemplars.add(e.ToolID, e.QueryEmbedding)
+		}
+		if s.queryLog != nil && e.Success && e.Query != "" {
+			s.queryLog.add(e.ToolID, e.Query)
 		}
 	}
 	if s.cache != nil {

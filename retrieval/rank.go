@@ -23,6 +23,7 @@ type candidate struct {
 	usage      float64 // cosine to the usage centroid; valid when hasUsage
 	hasUsage   bool
 	votes      float64 // neighbours' kNN vote
+	queryLog   float64 // bm25 against the tool's served queries (queryLog)
 	verb       bool    // the query names the tool's verb
 	history    float64 // recency in (0,1]
 	graph      float64 // entity boost (+) or damping (−)
@@ -113,8 +114,18 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 	}
 	var usage map[string]graph.Usage
 	if src.usage && s.exemplars != nil {
-		if err := s.addNeighbours(ctx, qv, f, cands, get); err != nil {
+		votes := s.exemplars.vote(qv, s.opts.Neighbours)
+		if err := s.addScored(ctx, votes, f, cands, get, func(c *candidate, v float64) { c.votes = v }); err != nil {
+			return nil, nil, fmt.Errorf("retrieval: neighbour tools: %w", err)
+		}
+	}
+	if src.usage && s.queryLog != nil && (s.opts.Weights.QueryLog != 0 || s.opts.SessionWeights.QueryLog != 0) {
+		if err := s.queryLog.load(ctx, s.store); err != nil {
 			return nil, nil, err
+		}
+		logs := topScores(s.queryLog.score(q.Text), n)
+		if err := s.addScored(ctx, logs, f, cands, get, func(c *candidate, v float64) { c.queryLog = v }); err != nil {
+			return nil, nil, fmt.Errorf("retrieval: query log tools: %w", err)
 		}
 	}
 	if src.history && q.Caller.SessionID != "" {
@@ -255,18 +266,18 @@ func (s *Service) addHistory(ctx context.Context, q Query, f graph.Filter, get f
 	return nil
 }
 
-// addNeighbours adds the kNN vote of past successful queries; tools it
-// names that are not candidates yet are fetched in one query through the
-// caller's filter, so invisible tools never enter.
-func (s *Service) addNeighbours(ctx context.Context, qv []float32, f graph.Filter, cands map[string]*candidate, get func(graph.ToolSummary) *candidate) error {
-	votes := s.exemplars.vote(qv, s.opts.Neighbours)
-	if len(votes) == 0 {
+// addScored sets a usage-evidence score (the neighbours' vote, the query
+// log's bm25) on the tools it names; tools that are not candidates yet are
+// fetched in one query through the caller's filter, so invisible tools
+// never enter.
+func (s *Service) addScored(ctx context.Context, scores map[string]float64, f graph.Filter, cands map[string]*candidate, get func(graph.ToolSummary) *candidate, set func(*candidate, float64)) error {
+	if len(scores) == 0 {
 		return nil
 	}
 	var missing []string
-	for id, v := range votes {
+	for id, v := range scores {
 		if c, ok := cands[id]; ok {
-			c.votes = v
+			set(c, v)
 		} else {
 			missing = append(missing, id)
 		}
@@ -279,11 +290,11 @@ func (s *Service) addNeighbours(ctx context.Context, qv []float32, f graph.Filte
 	mf.IDs = missing
 	page, err := s.store.ListTools(ctx, graph.ListQuery{Limit: len(missing), Filter: mf})
 	if err != nil {
-		return fmt.Errorf("retrieval: neighbour tools: %w", err)
+		return err
 	}
 	for _, t := range page.Items {
 		if visible(f, &t) {
-			get(t).votes = votes[t.ID]
+			set(get(t), scores[t.ID])
 		}
 	}
 	return nil
@@ -520,6 +531,24 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 			}
 		}
 	}
+	logN := map[string]float64{}
+	if w.QueryLog != 0 {
+		lg := map[string]float64{}
+		maxLog := 0.0
+		for id, c := range cands {
+			lg[id] = c.queryLog
+			maxLog = math.Max(maxLog, c.queryLog)
+		}
+		switch {
+		case maxLog == 0:
+		case s.opts.Normalisation == "z":
+			logN = zScores(lg, cands)
+		default:
+			for id, v := range lg {
+				logN[id] = v / maxLog
+			}
+		}
+	}
 	switch st {
 	case StrategySemantic:
 		w = Weights{Semantic: 1}
@@ -547,6 +576,7 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 		// the k neighbours (in [0,1]): scaling by the best vote would make a
 		// lone weak neighbour look as strong as an exact paraphrase.
 		b.Neighbours = Signal{Raw: c.votes, Norm: math.Min(1, c.votes/float64(s.opts.Neighbours))}
+		b.QueryLog = Signal{Raw: c.queryLog, Norm: logN[id]}
 		if c.verb {
 			b.Verb = Signal{Raw: 1, Norm: 1}
 		}
@@ -565,12 +595,13 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 		b.Subword.Weighted = w.Subword * b.Subword.Norm
 		b.Usage.Weighted = w.Usage * b.Usage.Norm
 		b.Neighbours.Weighted = w.Neighbours * b.Neighbours.Norm
+		b.QueryLog.Weighted = w.QueryLog * b.QueryLog.Norm
 		b.Verb.Weighted = w.Verb * b.Verb.Norm
 		b.History.Weighted = w.History * b.History.Norm
 		b.Success.Weighted = w.Success * b.Success.Norm
 		b.Graph.Weighted = w.Graph * b.Graph.Norm
 		b.Complexity.Weighted = -w.Complexity * b.Complexity.Norm
-		score := b.Semantic.Weighted + b.Keyword.Weighted + b.Subword.Weighted + b.Usage.Weighted + b.Neighbours.Weighted + b.Verb.Weighted + b.History.Weighted +
+		score := b.Semantic.Weighted + b.Keyword.Weighted + b.Subword.Weighted + b.Usage.Weighted + b.Neighbours.Weighted + b.QueryLog.Weighted + b.Verb.Weighted + b.History.Weighted +
 			b.Success.Weighted + b.Graph.Weighted + b.Complexity.Weighted
 		hits = append(hits, Hit{Tool: c.sum, Score: score, Breakdown: b, Entities: c.entities})
 	}
@@ -592,4 +623,26 @@ func complexityPenalty(c string) float64 {
 		return 1
 	}
 	return 0
+}
+
+// topScores keeps the n best of scores (all when there are at most n).
+func topScores(scores map[string]float64, n int) map[string]float64 {
+	if len(scores) <= n {
+		return scores
+	}
+	ids := make([]string, 0, len(scores))
+	for id := range scores {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool {
+		if scores[ids[i]] != scores[ids[j]] {
+			return scores[ids[i]] > scores[ids[j]]
+		}
+		return ids[i] < ids[j]
+	})
+	out := make(map[string]float64, n)
+	for _, id := range ids[:n] {
+		out[id] = scores[id]
+	}
+	return out
 }

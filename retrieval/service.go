@@ -63,6 +63,7 @@ type Weights struct {
 	Subword    float64 `json:"subword"`
 	Usage      float64 `json:"usage"`
 	Neighbours float64 `json:"neighbours"`
+	QueryLog   float64 `json:"queryLog"`
 	Verb       float64 `json:"verb"`
 	History    float64 `json:"history"`
 	Success    float64 `json:"success"`
@@ -73,7 +74,7 @@ type Weights struct {
 // DefaultWeights are the tuned hybrid weights; see the package README and
 // the evaluation log for how they were chosen.
 func DefaultWeights() Weights {
-	return Weights{Semantic: 1, Keyword: 0.4, Subword: 0.3, Usage: 7, Neighbours: 16, Verb: 2, History: 1.5, Success: 0.35, Graph: 2.5, Complexity: 0.7}
+	return Weights{Semantic: 1, Keyword: 0.4, Subword: 0.3, Usage: 7, Neighbours: 16, QueryLog: 2.5, Verb: 2, History: 1.5, Success: 0.35, Graph: 2.5, Complexity: 0.7}
 }
 
 // DefaultFeedback is Options.Feedback's default (see evaluation/TUNING.md).
@@ -114,8 +115,9 @@ type Options struct {
 	CacheTTL  time.Duration
 	// EmbedCacheSize bounds the query-embedding LRU (default 4096); <0 disables.
 	EmbedCacheSize int
-	// Exemplars bounds the in-process memory of past successful query
-	// embeddings behind the neighbours signal (default 20000; <0 disables).
+	// Exemplars bounds the in-process memory of past successful queries:
+	// their embeddings behind the neighbours signal and their words behind
+	// the query-log signal (default 20000 of each; <0 disables both).
 	Exemplars int
 	// Neighbours is k of the neighbours signal's kNN vote (default 3).
 	Neighbours int
@@ -205,6 +207,7 @@ type Service struct {
 	tokens     map[string]int // tool id → estimated manifest tokens
 	catalogues *lru[catalogue]
 	exemplars  *exemplars // nil when disabled
+	queryLog   *queryLog  // nil when disabled
 	grams      gramCache  // per-tool grams of the subword signal
 }
 
@@ -224,6 +227,7 @@ func New(store graph.Store, emb embed.Embedder, opts Options) *Service {
 	}
 	if opts.Exemplars > 0 {
 		s.exemplars = newExemplars(opts.Exemplars)
+		s.queryLog = newQueryLog(opts.Exemplars)
 	}
 	if opts.EmbedCacheSize > 0 {
 		s.qvecs = newLRU[[]float32](opts.EmbedCacheSize)
@@ -263,6 +267,7 @@ type Breakdown struct {
 	Subword    Signal `json:"subword"`
 	Usage      Signal `json:"usage"`
 	Neighbours Signal `json:"neighbours"`
+	QueryLog   Signal `json:"queryLog"`
 	Verb       Signal `json:"verb"`
 	History    Signal `json:"history"`
 	Success    Signal `json:"success"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -81,7 +82,7 @@ func TestSearchStrategiesAndBreakdown(t *testing.T) {
 				t.Fatalf("hits = %v, want fx.convert first", ids(res.Hits))
 			}
 			b := res.Hits[0].Breakdown
-			sum := b.Semantic.Weighted + b.Keyword.Weighted + b.Subword.Weighted + b.Usage.Weighted + b.Neighbours.Weighted + b.Verb.Weighted + b.History.Weighted + b.Success.Weighted + b.Graph.Weighted + b.Complexity.Weighted
+			sum := b.Semantic.Weighted + b.Keyword.Weighted + b.Subword.Weighted + b.Usage.Weighted + b.Neighbours.Weighted + b.QueryLog.Weighted + b.Verb.Weighted + b.History.Weighted + b.Success.Weighted + b.Graph.Weighted + b.Complexity.Weighted
 			if d := sum - res.Hits[0].Score; d > 1e-9 || d < -1e-9 {
 				t.Fatalf("breakdown sums to %v, score %v", sum, res.Hits[0].Score)
 			}
@@ -370,5 +371,58 @@ func TestBestMatchDistance(t *testing.T) {
 	_, _, err = svc.Best(context.Background(), "convert", access.Caller{Groups: []string{}})
 	if !errors.Is(err, graph.ErrNotFound) {
 		t.Fatalf("no visible tools: err = %v", err)
+	}
+}
+
+// TestQueryLogSignal: words of past served queries that a tool's own text
+// lacks find the tool, and a new Service over the same store (a restart)
+// rebuilds the log from the store's served queries without counting any
+// event twice.
+func TestQueryLogSignal(t *testing.T) {
+	ms := []tool.Manifest{
+		retrievaltest.Manifest("a.tool", "DO_A", "misc", "Alpha utility for things."),
+		retrievaltest.Manifest("b.tool", "DO_B", "misc", "Beta utility for things."),
+	}
+	svc, st := newService(t, retrieval.Options{}, ms...)
+	ctx := context.Background()
+	evs := []retrieval.Event{
+		{ToolID: "b.tool", SessionID: "s1", Query: "track the zebra migration", Success: true},
+		{ToolID: "b.tool", SessionID: "s2", Query: "where are the zebras now", Success: true},
+		{ToolID: "a.tool", SessionID: "s3", Query: "zebra crossing", Success: false}, // failures do not count
+	}
+	if err := svc.RecordEvents(ctx, access.Caller{}, evs); err != nil {
+		t.Fatal(err)
+	}
+	logOf := func(s *retrieval.Service, id string) retrieval.Signal {
+		t.Helper()
+		res, err := s.Search(ctx, retrieval.Query{Text: "zebra migration", Strategy: retrieval.StrategyHybrid})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Hits) == 0 || res.Hits[0].Tool.ID != "b.tool" {
+			t.Fatalf("hits = %v, want b.tool first", ids(res.Hits))
+		}
+		for _, h := range res.Hits {
+			if h.Tool.ID == id {
+				return h.Breakdown.QueryLog
+			}
+		}
+		return retrieval.Signal{}
+	}
+	if b := logOf(svc, "b.tool"); b.Raw <= 0 || b.Weighted <= 0 {
+		t.Fatalf("b.tool query-log signal = %+v, want > 0", b)
+	}
+	if a := logOf(svc, "a.tool"); a.Raw != 0 {
+		t.Fatalf("a failed event fed the query log: %+v", a)
+	}
+
+	restarted := retrieval.New(st, emb, retrieval.Options{})
+	if err := restarted.RecordEvents(ctx, access.Caller{}, []retrieval.Event{{ToolID: "b.tool", Query: "zebra herd", Success: true}}); err != nil {
+		t.Fatal(err)
+	}
+	got := logOf(restarted, "b.tool")
+	want := logOf(retrieval.New(st, emb, retrieval.Options{}), "b.tool")
+	if got.Raw <= 0 || math.Abs(got.Raw-want.Raw) > 1e-12 {
+		t.Fatalf("after a restart and one more event the query-log score is %v; a log rebuilt from the store gives %v", got.Raw, want.Raw)
 	}
 }

@@ -97,6 +97,26 @@ func testUsage(t *testing.T, open func(*testing.T) graph.Store) {
 		t.Errorf("SessionHistory(unknown) = %+v, %v", hist, err)
 	}
 
+	// The query log: successful events with a query, newest first, across
+	// sessions; failures and events without a query are not in it.
+	served, err := s.ServedQueries(ctx, 10)
+	if err != nil {
+		t.Fatalf("ServedQueries: %v", err)
+	}
+	got = nil
+	for _, q := range served {
+		got = append(got, q.ToolID+"/"+q.Query)
+	}
+	if !sameStrings(got, []string{"wx/rain", "fx/yen", "fx/euros"}) {
+		t.Errorf("ServedQueries = %v, want [wx/rain fx/yen fx/euros]", got)
+	}
+	if len(served) > 0 && !served[0].At.Equal(base.Add(3*time.Minute)) {
+		t.Errorf("newest served query at %v, want %v", served[0].At, base.Add(3*time.Minute))
+	}
+	if served, _ := s.ServedQueries(ctx, 1); len(served) != 1 || served[0].Query != "rain" {
+		t.Errorf("ServedQueries limit 1 = %+v", served)
+	}
+
 	// All or none: an unknown tool sinks the batch.
 	before, _ := s.Stats(ctx)
 	err = s.RecordUsage(ctx, []graph.UsageEvent{

@@ -57,6 +57,7 @@ const (
 	cypherIndexToolStatus    = `CREATE INDEX tool_status IF NOT EXISTS FOR (t:Tool) ON (t.status)`
 	cypherIndexRevision      = `CREATE INDEX revision_tool IF NOT EXISTS FOR (r:Revision) ON (r.toolId, r.revision)`
 	cypherIndexUsageSession  = `CREATE INDEX usage_event_session IF NOT EXISTS FOR (e:UsageEvent) ON (e.sessionId)`
+	cypherIndexUsageAt       = `CREATE INDEX usage_event_at IF NOT EXISTS FOR (e:UsageEvent) ON (e.at)`
 	// The english analyzer stems ("reservations" finds "reservation"), as the
 	// SQLite store's porter tokenizer does.
 	cypherIndexToolText = `CREATE FULLTEXT INDEX tool_text IF NOT EXISTS
@@ -311,6 +312,11 @@ ORDER BY id`
 RETURN e.toolId AS toolId, e.success AS success, e.at AS at
 ORDER BY e.at DESC, e.ordinal DESC
 LIMIT $limit`
+	cypherServedQueries = `MATCH (e:UsageEvent)
+WHERE e.success AND e.query IS NOT NULL AND e.query <> ''
+RETURN e.toolId AS toolId, e.query AS query, e.at AS at
+ORDER BY e.at DESC, e.ordinal DESC
+LIMIT $limit`
 )
 
 // Stats. Verb, category, tag and group counts are of nodes some tool points
@@ -355,6 +361,7 @@ func Statements() []Statement {
 		"indexToolStatus":       cypherIndexToolStatus,
 		"indexRevision":         cypherIndexRevision,
 		"indexUsageSession":     cypherIndexUsageSession,
+		"indexUsageAt":          cypherIndexUsageAt,
 		"indexToolText":         cypherIndexToolText,
 		"awaitIndexes":          cypherAwaitIndexes,
 		"indexToolVector":       fmt.Sprintf(cypherIndexToolVectorFmt, 384),
@@ -395,6 +402,7 @@ func Statements() []Statement {
 		"usageSequence":         cypherUsageSequence,
 		"usage":                 cypherUsage,
 		"sessionHistory":        cypherSessionHistory,
+		"servedQueries":         cypherServedQueries,
 		"statsStatus":           cypherStatsStatus,
 		"statsCounts":           cypherStatsCounts,
 		"dropAllNodes":          cypherDropAllNodes,

@@ -242,6 +242,11 @@ func goldenCases() []goldenCase {
 				record{"toolId": "b", "success": false, "at": int64(2)},
 				record{"toolId": "a", "success": true, "at": int64(1)})
 		}, func(ctx context.Context, s *Store) (any, error) { return s.SessionHistory(ctx, "s1", 0) }},
+		{"served_queries", func(t *testing.T, f *fakeRunner) {
+			f.answer("servedQueries",
+				record{"toolId": "b", "query": "rain tomorrow", "at": int64(2)},
+				record{"toolId": "a", "query": "euros to yen", "at": int64(1)})
+		}, func(ctx context.Context, s *Store) (any, error) { return s.ServedQueries(ctx, 0) }},
 		{"stats", func(t *testing.T, f *fakeRunner) {
 			f.answer("statsStatus", record{"status": "active", "n": int64(3)}, record{"status": "disabled", "n": int64(1)})
 			f.answer("statsCounts", record{"verbs": int64(4), "entities": int64(2), "categories": int64(1), "tags": int64(5),

@@ -129,6 +129,7 @@ var schemaStatements = []string{
 	cypherIndexToolStatus,
 	cypherIndexRevision,
 	cypherIndexUsageSession,
+	cypherIndexUsageAt,
 	cypherIndexToolText,
 }
 

@@ -187,6 +187,42 @@ func (s *Store) Usage(ctx context.Context, ids []string) (map[string]graph.Usage
 	return out, nil
 }
 
+// ServedQueries returns the latest successful events with a query text,
+// newest first; limit <= 0 means 100.
+func (s *Store) ServedQueries(ctx context.Context, limit int) ([]graph.ServedQuery, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	var out []graph.ServedQuery
+	err := s.r.read(ctx, func(tx txRunner) error {
+		out = []graph.ServedQuery{}
+		recs, err := tx.run(ctx, cypherServedQueries, map[string]any{"limit": int64(limit)})
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			var q graph.ServedQuery
+			if q.ToolID, err = getString(r, "toolId"); err != nil {
+				return err
+			}
+			if q.Query, err = getString(r, "query"); err != nil {
+				return err
+			}
+			at, err := getInt(r, "at")
+			if err != nil {
+				return err
+			}
+			q.At = fromNanos(at)
+			out = append(out, q)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrapErr("served queries", err)
+	}
+	return out, nil
+}
+
 // SessionHistory returns a session's events, newest first; limit <= 0 means 100.
 func (s *Store) SessionHistory(ctx context.Context, sessionID string, limit int) ([]graph.SessionEvent, error) {
 	if limit <= 0 {

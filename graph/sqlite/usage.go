@@ -164,6 +164,33 @@ func (s *Store) Usage(ctx context.Context, ids []string) (map[string]graph.Usage
 	return out, nil
 }
 
+// ServedQueries returns the latest successful events with a query text,
+// newest first; limit <= 0 means 100.
+func (s *Store) ServedQueries(ctx context.Context, limit int) ([]graph.ServedQuery, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT tool_id, query, at FROM usage_events WHERE success AND query <> '' ORDER BY at DESC, id DESC LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: served queries: %w", err)
+	}
+	defer rows.Close()
+	out := []graph.ServedQuery{}
+	for rows.Next() {
+		var q graph.ServedQuery
+		var at int64
+		if err := rows.Scan(&q.ToolID, &q.Query, &at); err != nil {
+			return nil, fmt.Errorf("sqlite: served queries: %w", err)
+		}
+		q.At = fromNanos(at)
+		out = append(out, q)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: served queries: %w", err)
+	}
+	return out, nil
+}
+
 // SessionHistory returns a session's events, newest first; limit <= 0 means 100.
 func (s *Store) SessionHistory(ctx context.Context, sessionID string, limit int) ([]graph.SessionEvent, error) {
 	if limit <= 0 {
