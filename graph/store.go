@@ -256,7 +256,8 @@ type ServedQuery struct {
 // MeanVectorer is an optional Store capability: the mean of the normalised
 // embeddings of active tools (nil when there are none). Retrieval uses it to
 // centre cosine scores, which removes the direction every tool vector
-// shares; stores without it rank on plain cosines. The SQLite store has it.
+// shares; stores without it rank on plain cosines. Both stores have it (the
+// Neo4j store caches it for up to a minute).
 type MeanVectorer interface {
 	MeanVector(ctx context.Context) ([]float32, error)
 }

@@ -32,6 +32,7 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"Filter", testFilter},
 		{"Related", testRelated},
 		{"VectorSearch", testVectorSearch},
+		{"MeanVector", testMeanVector},
 		{"TextSearch", testTextSearch},
 		{"TextSearchHostileInput", testTextSearchHostile},
 		{"Entities", testEntities},

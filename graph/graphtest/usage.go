@@ -235,3 +235,44 @@ func testConcurrency(t *testing.T, open func(*testing.T) graph.Store) {
 		t.Errorf("VectorSearch after parallel upserts found %d, %v", len(hits), err)
 	}
 }
+
+// testMeanVector: the optional graph.MeanVectorer capability (both stores
+// have it) averages the normalised embeddings of active tools only. A store
+// may cache the mean, so it is read once, after every write.
+func testMeanVector(t *testing.T, open func(*testing.T) graph.Store) {
+	s := fresh(t, open)
+	mv, ok := s.(graph.MeanVectorer)
+	if !ok {
+		t.Skipf("%T has no MeanVector (optional capability)", s)
+	}
+	if v, err := mv.MeanVector(ctx); err != nil || v != nil {
+		t.Fatalf("empty store: MeanVector = %v, %v; want nil", v, err)
+	}
+	s = fresh(t, open)
+	mv = s.(graph.MeanVectorer)
+	scaled := unit(0)
+	scaled[0] = 3 // not unit length: the mean is of normalised vectors
+	put(t, s,
+		mk("a", "DO_A", "A", "x", "d", scaled),
+		mk("b", "DO_B", "B", "x", "d", unit(1)),
+		mk("c", "DO_C", "C", "x", "d", unit(2)),
+		mk("d", "DO_D", "D", "x", "d", unit(3), status(graph.StatusDeprecated)),
+	)
+	if err := s.SetStatus(ctx, "c", graph.StatusDisabled, "contract"); err != nil {
+		t.Fatalf("SetStatus: %v", err)
+	}
+	v, err := mv.MeanVector(ctx)
+	if err != nil {
+		t.Fatalf("MeanVector: %v", err)
+	}
+	want := make([]float32, Dim)
+	want[0], want[1] = 0.5, 0.5
+	if len(v) != Dim {
+		t.Fatalf("MeanVector = %v, want %v", v, want)
+	}
+	for i := range want {
+		if !approx(float64(v[i]), float64(want[i]), 1e-6) {
+			t.Fatalf("MeanVector = %v, want %v (active a and b only)", v, want)
+		}
+	}
+}

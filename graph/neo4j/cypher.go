@@ -210,6 +210,22 @@ RETURN scanned, hits`
 	cypherUsageSearch = `CALL db.index.vector.queryNodes('tool_usage_centroid', $fetch, $vector) YIELD node AS t, score
 WITH count(*) AS scanned, collect(CASE WHEN ` + filterWhere + ` THEN {summary: t.summary, score: score} END) AS hits
 RETURN scanned, hits`
+	// With an id list the search scores exactly those tools (an index seek
+	// per id) instead of walking the approximate index until they turn up:
+	// retrieval asks for the cosines of its candidates this way.
+	// vector.similarity.cosine is on the same [0,1] scale as queryNodes.
+	cypherVectorScoreIDs = `UNWIND $ids AS id
+MATCH (t:Tool {id: id})
+WHERE t.embedding IS NOT NULL AND ` + filterWhere + `
+RETURN t.summary AS summary, vector.similarity.cosine(t.embedding, $vector) AS score`
+	cypherUsageScoreIDs = `UNWIND $ids AS id
+MATCH (t:Tool {id: id})
+WHERE t.usageCentroid IS NOT NULL AND ` + filterWhere + `
+RETURN t.summary AS summary, vector.similarity.cosine(t.usageCentroid, $vector) AS score`
+	// cypherActiveEmbeddings feeds MeanVector.
+	cypherActiveEmbeddings = `MATCH (t:Tool)
+WHERE t.status = 'active' AND t.embedding IS NOT NULL
+RETURN t.embedding AS embedding`
 	cypherTextSearch = `CALL db.index.fulltext.queryNodes('tool_text', $query, {limit: $fetch}) YIELD node AS t, score
 WITH count(*) AS scanned, collect(CASE WHEN ` + filterWhere + ` THEN {summary: t.summary, score: score} END) AS hits
 RETURN scanned, hits`
@@ -387,6 +403,9 @@ func Statements() []Statement {
 		"vectorSearch":          cypherVectorSearch,
 		"usageSearch":           cypherUsageSearch,
 		"textSearch":            cypherTextSearch,
+		"vectorScoreIDs":        cypherVectorScoreIDs,
+		"usageScoreIDs":         cypherUsageScoreIDs,
+		"activeEmbeddings":      cypherActiveEmbeddings,
 		"relatedDependsOn":      cypherRelatedDependsOn,
 		"relatedPairs":          cypherRelatedPairs,
 		"relatedAlternatives":   cypherRelatedAlternatives,

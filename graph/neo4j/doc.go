@@ -11,7 +11,10 @@
 // EnsureEmbedder on a :ToolsmithMeta node), and a full-text index (english
 // analyzer) over name, verb words, description, tags, use cases and entity
 // names. Vector scores are converted back from Neo4j's (1+cos)/2 to cosine,
-// so they compare with the SQLite store's.
+// so they compare with the SQLite store's. A vector search restricted to an
+// id list (retrieval's candidates) scores those tools exactly with
+// vector.similarity.cosine instead of walking the approximate index.
+// MeanVector (graph.MeanVectorer) reads the active embeddings and is cached.
 //
 // All Cypher lives in cypher.go as named constants. Without a server the
 // package is proven by golden tests of every statement and its parameters

@@ -37,7 +37,7 @@ func ExampleStatements() {
 		fmt.Println(st.Name)
 	}
 	// Output:
+	// activeEmbeddings
 	// appendRevision
 	// awaitIndexes
-	// constraintCategory
 }

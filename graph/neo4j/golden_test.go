@@ -161,9 +161,39 @@ func goldenCases() []goldenCase {
 				map[string]any{"summary": summaryJSON(t, "c", "active"), "score": 0.5})})
 		}, func(ctx context.Context, s *Store) (any, error) {
 			return s.VectorSearch(ctx, []float32{1, 0, 0, 0}, 2, graph.Filter{
-				IDs:   []string{"a", "b", "c", "d"},
+				Categories: []string{"finance"},
+				Allow:      func(ts *graph.ToolSummary) bool { return len(ts.Tags) == 0 },
+			})
+		}},
+		{"vector_search_ids", func(t *testing.T, f *fakeRunner) {
+			f.answer("getEmbedder", embedderRecord())
+			// An id list is scored exactly, one statement, best first.
+			f.answer("vectorScoreIDs",
+				record{"summary": summaryJSON(t, "c", "active"), "score": 0.5},
+				record{"summary": summaryJSON(t, "a", "active", "secret"), "score": 1.0},
+				record{"summary": summaryJSON(t, "b", "active"), "score": 0.75})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return s.VectorSearch(ctx, []float32{1, 0, 0, 0}, 5, graph.Filter{
+				IDs:   []string{"a", "b", "c", "missing"},
 				Allow: func(ts *graph.ToolSummary) bool { return len(ts.Tags) == 0 },
 			})
+		}},
+		{"usage_search_ids", func(t *testing.T, f *fakeRunner) {
+			f.answer("getEmbedder", embedderRecord())
+			f.answer("usageScoreIDs", record{"summary": summaryJSON(t, "a", "active"), "score": 0.25})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return s.UsageSearch(ctx, []float32{0, 1, 0, 0}, 3, graph.Filter{IDs: []string{"a", "b"}})
+		}},
+		{"mean_vector", func(t *testing.T, f *fakeRunner) {
+			f.answer("activeEmbeddings",
+				record{"embedding": list(3.0, 4.0, 0.0, 0.0)},
+				record{"embedding": list(0.0, 0.0, 2.0, 0.0)})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			// The second call is served from the cache: one statement.
+			if _, err := s.MeanVector(ctx); err != nil {
+				return nil, err
+			}
+			return s.MeanVector(ctx)
 		}},
 		{"usage_search", func(t *testing.T, f *fakeRunner) {
 			f.answer("getEmbedder", embedderRecord())

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
 )
@@ -19,7 +20,13 @@ func (s *Store) VectorSearch(ctx context.Context, vec []float32, k int, f graph.
 	if k <= 0 {
 		return nil, nil
 	}
-	hits, err := s.indexSearch(ctx, cypherVectorSearch, map[string]any{"vector": vectorParam(vec)}, k, f, fromCosineScore)
+	var hits []graph.Hit
+	var err error
+	if len(f.IDs) > 0 {
+		hits, err = s.scoreIDs(ctx, cypherVectorScoreIDs, vec, k, f)
+	} else {
+		hits, err = s.indexSearch(ctx, cypherVectorSearch, map[string]any{"vector": vectorParam(vec)}, k, f, fromCosineScore)
+	}
 	if err != nil {
 		return nil, wrapErr("vector search", err)
 	}
@@ -34,7 +41,13 @@ func (s *Store) UsageSearch(ctx context.Context, vec []float32, k int, f graph.F
 	if k <= 0 {
 		return nil, nil
 	}
-	hits, err := s.indexSearch(ctx, cypherUsageSearch, map[string]any{"vector": vectorParam(vec)}, k, f, fromCosineScore)
+	var hits []graph.Hit
+	var err error
+	if len(f.IDs) > 0 {
+		hits, err = s.scoreIDs(ctx, cypherUsageScoreIDs, vec, k, f)
+	} else {
+		hits, err = s.indexSearch(ctx, cypherUsageSearch, map[string]any{"vector": vectorParam(vec)}, k, f, fromCosineScore)
+	}
 	if err != nil {
 		return nil, wrapErr("usage search", err)
 	}
@@ -109,16 +122,124 @@ func (s *Store) indexSearch(ctx context.Context, cypher string, base map[string]
 	if err != nil {
 		return nil, err
 	}
+	sortHits(out)
+	if len(out) > k {
+		out = out[:k]
+	}
+	return out, nil
+}
+
+// scoreIDs scores exactly the tools of f.IDs that pass the filter and
+// Allow, best first (score, then id), at most k.
+func (s *Store) scoreIDs(ctx context.Context, cypher string, vec []float32, k int, f graph.Filter) ([]graph.Hit, error) {
+	var out []graph.Hit
+	err := s.r.read(ctx, func(tx txRunner) error {
+		out = []graph.Hit{}
+		recs, err := tx.run(ctx, cypher, filterParams(f, map[string]any{"vector": vectorParam(vec)}))
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			sum, err := getSummary(r, "summary")
+			if err != nil {
+				return err
+			}
+			if !allow(f, sum) {
+				continue
+			}
+			sc, err := getFloat(r, "score")
+			if err != nil {
+				return err
+			}
+			out = append(out, graph.Hit{Tool: sum, Score: fromCosineScore(sc)})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sortHits(out)
+	if len(out) > k {
+		out = out[:k]
+	}
+	return out, nil
+}
+
+// sortHits orders hits by score, then id, like the SQLite store.
+func sortHits(out []graph.Hit) {
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Score != out[j].Score {
 			return out[i].Score > out[j].Score
 		}
 		return out[i].Tool.ID < out[j].Tool.ID
 	})
-	if len(out) > k {
-		out = out[:k]
+}
+
+// meanVectorTTL bounds how old the cached mean vector may get; a write
+// through this store marks it stale, and a stale mean is recomputed once it
+// is meanVectorMinAge old (so a bulk import does not recompute it per
+// search: one tool moves the mean of many very little).
+const (
+	meanVectorTTL    = time.Minute
+	meanVectorMinAge = 5 * time.Second
+)
+
+// MeanVector returns the mean of the normalised embeddings of active tools
+// (nil when there are none), for centring cosines (graph.MeanVectorer). It
+// reads every active embedding, so it is cached (see meanVectorTTL).
+func (s *Store) MeanVector(ctx context.Context) ([]float32, error) {
+	s.meanMu.Lock()
+	defer s.meanMu.Unlock()
+	now := s.now()
+	if age := now.Sub(s.meanAt); !s.meanAt.IsZero() && age < meanVectorTTL && (!s.meanStale || age < meanVectorMinAge) {
+		return s.mean, nil
 	}
-	return out, nil
+	var sum []float64
+	n := 0
+	err := s.r.read(ctx, func(tx txRunner) error {
+		sum, n = nil, 0
+		recs, err := tx.run(ctx, cypherActiveEmbeddings, nil)
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			v, err := getVector(r, "embedding")
+			if err != nil {
+				return err
+			}
+			v = graph.Normalize(v)
+			if sum == nil {
+				sum = make([]float64, len(v))
+			}
+			if len(v) != len(sum) {
+				continue
+			}
+			for i, x := range v {
+				sum[i] += float64(x)
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrapErr("mean vector", err)
+	}
+	var mean []float32
+	if n > 0 {
+		mean = make([]float32, len(sum))
+		for i, x := range sum {
+			mean[i] = float32(x / float64(n))
+		}
+	}
+	s.mean, s.meanAt, s.meanStale = mean, now, false
+	return mean, nil
+}
+
+// staleMean marks the cached mean vector stale after a write.
+func (s *Store) staleMean() {
+	s.meanMu.Lock()
+	s.meanStale = true
+	s.meanMu.Unlock()
 }
 
 // maxQueryTerms bounds the OR-query so hostile or pasted input stays cheap.

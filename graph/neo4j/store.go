@@ -45,9 +45,17 @@ type Store struct {
 
 	infoMu sync.RWMutex
 	info   graph.EmbedderInfo // zero until known
+
+	meanMu    sync.Mutex // guards the MeanVector cache
+	mean      []float32
+	meanAt    time.Time
+	meanStale bool
 }
 
-var _ graph.Store = (*Store)(nil)
+var (
+	_ graph.Store        = (*Store)(nil)
+	_ graph.MeanVectorer = (*Store)(nil)
+)
 
 // New returns a store on driver and database ("" = default database). It
 // does no I/O: call EnsureSchema once before use (Open does). The store owns
@@ -201,6 +209,9 @@ func (s *Store) Reset(ctx context.Context) error {
 	s.infoMu.Lock()
 	s.info = graph.EmbedderInfo{}
 	s.infoMu.Unlock()
+	s.meanMu.Lock()
+	s.mean, s.meanAt = nil, time.Time{}
+	s.meanMu.Unlock()
 	return s.EnsureSchema(ctx)
 }
 

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	neo4jdriver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -217,4 +218,46 @@ func TestNoEmbedderDimension(t *testing.T) {
 	if _, err := s.VectorSearch(context.Background(), []float32{1}, 1, graph.Filter{}); !errors.Is(err, graph.ErrDimension) {
 		t.Errorf("VectorSearch without embedder: err = %v, want ErrDimension", err)
 	}
+}
+
+// TestMeanVectorCache: the mean is read from the database at most once a
+// meanVectorTTL, and a write through the store refreshes it once the cached
+// value is meanVectorMinAge old.
+func TestMeanVectorCache(t *testing.T) {
+	f := newFakeRunner()
+	f.answer("activeEmbeddings", record{"embedding": list(2.0, 0.0)})
+	f.answer("activeEmbeddings", record{"embedding": list(0.0, 3.0)})
+	s := newStore(f)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := t0
+	s.now = func() time.Time { return now }
+	reads := func() int {
+		n := 0
+		for _, c := range f.calls {
+			if c.Statement == "activeEmbeddings" {
+				n++
+			}
+		}
+		return n
+	}
+	step := func(at time.Duration, stale bool, want []float32, wantReads int) {
+		t.Helper()
+		now = t0.Add(at)
+		if stale {
+			s.staleMean()
+		}
+		got, err := s.MeanVector(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) || reads() != wantReads {
+			t.Fatalf("at %v: mean %v after %d reads, want %v after %d", at, got, reads(), want, wantReads)
+		}
+	}
+	step(0, false, []float32{1, 0}, 1)
+	step(time.Second, false, []float32{1, 0}, 1)                 // cached
+	step(2*time.Second, true, []float32{1, 0}, 1)                // stale, but younger than meanVectorMinAge
+	step(6*time.Second, false, []float32{0, 1}, 2)               // stale and old enough: read again
+	step(30*time.Second, false, []float32{0, 1}, 2)              // fresh again
+	step(6*time.Second+meanVectorTTL, false, []float32{0, 1}, 3) // expired
 }

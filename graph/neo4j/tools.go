@@ -62,6 +62,7 @@ func (s *Store) UpsertTool(ctx context.Context, in graph.Tool) (graph.UpsertResu
 	if err != nil {
 		return graph.UpsertResult{}, wrapErr(fmt.Sprintf("upsert %q", t.ID), err)
 	}
+	s.staleMean()
 	return res, nil
 }
 
@@ -385,6 +386,7 @@ func (s *Store) SetStatus(ctx context.Context, id, status, reason string) error 
 	if err != nil {
 		return wrapErr(fmt.Sprintf("set status %q", id), err)
 	}
+	s.staleMean()
 	return nil
 }
 
