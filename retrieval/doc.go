@@ -17,7 +17,7 @@
 // over the embeddings of recent successful queries: the mean cosine of the
 // query's k nearest past queries that the tool served, absolute), query log
 // (bm25 of the query against the words of the queries each tool served,
-// z-scored: document expansion from usage; see queryLog), verb (1
+// unnormalised: document expansion from usage; see queryLog), verb (1
 // when the query names the tool's verb), history (session recency 1/rank,
 // halved for failures), success (Bayesian success rate with a prior, so an
 // unused tool scores the prior, not zero), graph (entity boost 1/depth, or

@@ -531,24 +531,6 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 			}
 		}
 	}
-	logN := map[string]float64{}
-	if w.QueryLog != 0 {
-		lg := map[string]float64{}
-		maxLog := 0.0
-		for id, c := range cands {
-			lg[id] = c.queryLog
-			maxLog = math.Max(maxLog, c.queryLog)
-		}
-		switch {
-		case maxLog == 0:
-		case s.opts.Normalisation == "z":
-			logN = zScores(lg, cands)
-		default:
-			for id, v := range lg {
-				logN[id] = v / maxLog
-			}
-		}
-	}
 	switch st {
 	case StrategySemantic:
 		w = Weights{Semantic: 1}
@@ -576,7 +558,11 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 		// the k neighbours (in [0,1]): scaling by the best vote would make a
 		// lone weak neighbour look as strong as an exact paraphrase.
 		b.Neighbours = Signal{Raw: c.votes, Norm: math.Min(1, c.votes/float64(s.opts.Neighbours))}
-		b.QueryLog = Signal{Raw: c.queryLog, Norm: logN[id]}
+		// The query log's bm25 is used as it is: it has a natural zero and an
+		// absolute scale through idf, which is small while few tools have
+		// served queries, so a young log cannot swamp the other signals
+		// (z-scores would inflate a lone weak match to a large score).
+		b.QueryLog = Signal{Raw: c.queryLog, Norm: c.queryLog}
 		if c.verb {
 			b.Verb = Signal{Raw: 1, Norm: 1}
 		}

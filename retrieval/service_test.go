@@ -426,3 +426,30 @@ func TestQueryLogSignal(t *testing.T) {
 		t.Fatalf("after a restart and one more event the query-log score is %v; a log rebuilt from the store gives %v", got.Raw, want.Raw)
 	}
 }
+
+// TestYoungQueryLogDoesNotSwamp: while few tools have served queries, bm25's
+// idf is small, so one past query sharing a common word with a new query
+// does not outrank the tool that matches the new query.
+func TestYoungQueryLogDoesNotSwamp(t *testing.T) {
+	ms := []tool.Manifest{
+		retrievaltest.Manifest("fx.convert", "CONVERT_CURRENCY", "finance", "Convert an amount of money between currencies using exchange rates."),
+		retrievaltest.Manifest("files.convert", "CONVERT_FILE", "files", "Change a document from one file format to another."),
+	}
+	svc, _ := newService(t, retrieval.Options{}, ms...)
+	ctx := context.Background()
+	if err := svc.RecordEvents(ctx, access.Caller{}, []retrieval.Event{{ToolID: "files.convert", Query: "convert this report", Success: true}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := svc.Search(ctx, retrieval.Query{Text: "convert money between currencies with exchange rates"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) == 0 || res.Hits[0].Tool.ID != "fx.convert" {
+		t.Fatalf("hits = %v, want fx.convert first", ids(res.Hits))
+	}
+	for _, h := range res.Hits {
+		if h.Tool.ID == "files.convert" && (h.Breakdown.QueryLog.Raw <= 0 || h.Breakdown.QueryLog.Weighted > 0.5) {
+			t.Fatalf("files.convert's query-log signal = %+v, want a small positive boost", h.Breakdown.QueryLog)
+		}
+	}
+}
