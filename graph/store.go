@@ -214,7 +214,7 @@ type Stats struct {
 
 // UsageEvent records one use of a tool: a query (or verb text) it served,
 // from a session, and whether it succeeded. QueryEmbedding, when set, feeds
-// the tool's usage centroid (only for successful events).
+// the tool's usage centroid and is kept with a successful event.
 type UsageEvent struct {
 	ToolID         string    `json:"toolId"`
 	SessionID      string    `json:"sessionId,omitempty"`
@@ -246,11 +246,13 @@ type SessionEvent struct {
 	At      time.Time `json:"at"`
 }
 
-// ServedQuery is a query text a tool served successfully.
+// ServedQuery is a query text a tool served successfully, with the
+// query's embedding when the event carried one.
 type ServedQuery struct {
-	ToolID string    `json:"toolId"`
-	Query  string    `json:"query"`
-	At     time.Time `json:"at"`
+	ToolID    string    `json:"toolId"`
+	Query     string    `json:"query"`
+	Embedding []float32 `json:"-"`
+	At        time.Time `json:"at"`
 }
 
 // MeanVectorer is an optional Store capability: the mean of the normalised
@@ -321,8 +323,9 @@ type Store interface {
 	// SessionHistory returns a session's tool events, newest first.
 	SessionHistory(ctx context.Context, sessionID string, limit int) ([]SessionEvent, error)
 	// ServedQueries returns the latest successful events that carry a query
-	// text, newest first, across all sessions (limit <= 0 means 100): the
-	// query log retrieval rebuilds its query-log signal from after a restart.
+	// text, newest first, across all sessions (limit <= 0 means 100), with
+	// the query embeddings the events carried: what retrieval rebuilds its
+	// query-log and neighbours signals from after a restart.
 	ServedQueries(ctx context.Context, limit int) ([]ServedQuery, error)
 
 	// Stats counts nodes, edges and usage.

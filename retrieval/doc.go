@@ -31,9 +31,9 @@
 // Learning from use: RecordEvents turns successful selections (query text →
 // tool) into graph.UsageEvents with the query's embedding, so the store keeps
 // a running centroid per tool; success rates, session history and the query
-// log come from the same events. The neighbours' embeddings live in process
-// memory only; the query log is rebuilt from the store's served queries
-// (graph.Store.ServedQueries) on first use after a start.
+// log come from the same events. The neighbours' exemplars and the query log
+// live in process memory and are rebuilt from the store's served queries and
+// their embeddings (graph.Store.ServedQueries) on first use after a start.
 //
 // Results are cached in-process by strategy, query hash, caller hash and
 // session; Invalidate (wired to registry.WithOnChange) and the admin scopes

@@ -101,12 +101,10 @@ func (s *Service) RecordEvents(ctx context.Context, caller access.Caller, events
 			Query: strings.TrimSpace(e.Query), QueryEmbedding: vecs[i], Success: e.Success, LatencyMs: e.LatencyMs, At: at,
 		}
 	}
-	// The query log is rebuilt from the store's served queries on first
+	// The usage memory is rebuilt from the store's served queries on first
 	// use; load it before writing, so these events are not counted twice.
-	if s.queryLog != nil {
-		if err := s.queryLog.load(ctx, s.store); err != nil {
-			return err
-		}
+	if err := s.loadMemory(ctx); err != nil {
+		return err
 	}
 	if err := s.store.RecordUsage(ctx, out); err != nil {
 		return fmt.Errorf("retrieval: record usage: %w", err)
@@ -127,4 +125,35 @@ func (s *Service) RecordEvents(ctx context.Context, caller access.Caller, events
 
 func isNotFound(err error) bool {
 	return err != nil && (errors.Is(err, graph.ErrNotFound) || errors.Is(err, fault.ErrNotFound))
+}
+
+// loadMemory fills the in-process usage memory (the query log and the
+// neighbours' exemplars) from the store's latest served queries, once per
+// Service; a failed load is retried on the next call. Every path that adds
+// to the memory (RecordEvents) or reads it (ranking) calls it first, so an
+// event is never counted twice.
+func (s *Service) loadMemory(ctx context.Context) error {
+	if s.memLoaded.Load() || (s.queryLog == nil && s.exemplars == nil) {
+		return nil
+	}
+	s.memMu.Lock()
+	defer s.memMu.Unlock()
+	if s.memLoaded.Load() {
+		return nil
+	}
+	qs, err := s.store.ServedQueries(ctx, s.opts.Exemplars)
+	if err != nil {
+		return fmt.Errorf("retrieval: load served queries: %w", err)
+	}
+	for i := len(qs) - 1; i >= 0; i-- { // oldest first, as they arrived
+		q := qs[i]
+		if s.queryLog != nil {
+			s.queryLog.add(q.ToolID, q.Query)
+		}
+		if s.exemplars != nil && q.Embedding != nil {
+			s.exemplars.add(q.ToolID, graph.Normalize(q.Embedding))
+		}
+	}
+	s.memLoaded.Store(true)
+	return nil
 }

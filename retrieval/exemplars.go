@@ -13,8 +13,8 @@ import (
 // per-tool centroid. A centroid blurs a tool's distinct uses into one
 // direction; neighbours keep them apart, so a new query phrased like any
 // one past query finds its tool. It is a bounded FIFO ring (oldest
-// evicted) filled by RecordEvents; it is not persisted, so after a restart
-// the persistent centroid signal carries learning until new events arrive.
+// evicted) filled by RecordEvents; after a restart it is rebuilt from the
+// store's served queries and their embeddings (Service.loadMemory).
 type exemplars struct {
 	mu    sync.RWMutex
 	cap   int

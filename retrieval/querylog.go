@@ -1,14 +1,10 @@
 package retrieval
 
 import (
-	"context"
-	"fmt"
 	"math"
 	"strings"
 	"sync"
 	"unicode"
-
-	"github.com/toolsmith/toolsmith/graph"
 )
 
 // queryLog is document expansion from the query log: each tool's
@@ -18,10 +14,9 @@ import (
 // this signal matches them literally, where the neighbours signal matches
 // them by embedding. It keeps the latest cap served queries (a FIFO ring,
 // oldest evicted). The store holds every served query, so the log is
-// rebuilt from it (Store.ServedQueries) on first use after a start.
+// rebuilt from it on first use after a start (Service.loadMemory).
 type queryLog struct {
 	mu       sync.RWMutex
-	loaded   bool
 	cap      int
 	next     int
 	tools    []string
@@ -33,31 +28,6 @@ type queryLog struct {
 
 func newQueryLog(capacity int) *queryLog {
 	return &queryLog{cap: capacity, postings: map[string]map[string]int{}, length: map[string]int{}}
-}
-
-// load fills an empty log from the store's latest served queries, once;
-// a failed load is retried on the next call.
-func (l *queryLog) load(ctx context.Context, store graph.Store) error {
-	l.mu.RLock()
-	done := l.loaded
-	l.mu.RUnlock()
-	if done {
-		return nil
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.loaded {
-		return nil
-	}
-	qs, err := store.ServedQueries(ctx, l.cap)
-	if err != nil {
-		return fmt.Errorf("retrieval: load the query log: %w", err)
-	}
-	for i := len(qs) - 1; i >= 0; i-- { // oldest first, as they arrived
-		l.addLocked(qs[i].ToolID, qs[i].Query)
-	}
-	l.loaded = true
-	return nil
 }
 
 // add records that tool served query.

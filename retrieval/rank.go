@@ -113,6 +113,11 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 		c.usage, c.hasUsage = h.Score, true
 	}
 	var usage map[string]graph.Usage
+	if src.usage {
+		if err := s.loadMemory(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
 	if src.usage && s.exemplars != nil {
 		votes := s.exemplars.vote(qv, s.opts.Neighbours)
 		if err := s.addScored(ctx, votes, f, cands, get, func(c *candidate, v float64) { c.votes = v }); err != nil {
@@ -120,9 +125,6 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 		}
 	}
 	if src.usage && s.queryLog != nil && (s.opts.Weights.QueryLog != 0 || s.opts.SessionWeights.QueryLog != 0) {
-		if err := s.queryLog.load(ctx, s.store); err != nil {
-			return nil, nil, err
-		}
 		logs := topScores(s.queryLog.score(q.Text), n)
 		if err := s.addScored(ctx, logs, f, cands, get, func(c *candidate, v float64) { c.queryLog = v }); err != nil {
 			return nil, nil, fmt.Errorf("retrieval: query log tools: %w", err)

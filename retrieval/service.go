@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolsmith/toolsmith/access"
@@ -208,7 +209,9 @@ type Service struct {
 	catalogues *lru[catalogue]
 	exemplars  *exemplars // nil when disabled
 	queryLog   *queryLog  // nil when disabled
-	grams      gramCache  // per-tool grams of the subword signal
+	memMu      sync.Mutex // serialises loadMemory
+	memLoaded  atomic.Bool
+	grams      gramCache // per-tool grams of the subword signal
 }
 
 // New builds a Service over a store and the embedder the store's vectors

@@ -376,8 +376,8 @@ func TestBestMatchDistance(t *testing.T) {
 
 // TestQueryLogSignal: words of past served queries that a tool's own text
 // lacks find the tool, and a new Service over the same store (a restart)
-// rebuilds the log from the store's served queries without counting any
-// event twice.
+// rebuilds the query log and the neighbours' exemplars from the store's
+// served queries without counting any event twice.
 func TestQueryLogSignal(t *testing.T) {
 	ms := []tool.Manifest{
 		retrievaltest.Manifest("a.tool", "DO_A", "misc", "Alpha utility for things."),
@@ -393,7 +393,7 @@ func TestQueryLogSignal(t *testing.T) {
 	if err := svc.RecordEvents(ctx, access.Caller{}, evs); err != nil {
 		t.Fatal(err)
 	}
-	logOf := func(s *retrieval.Service, id string) retrieval.Signal {
+	breakdown := func(s *retrieval.Service, id string) retrieval.Breakdown {
 		t.Helper()
 		res, err := s.Search(ctx, retrieval.Query{Text: "zebra migration", Strategy: retrieval.StrategyHybrid})
 		if err != nil {
@@ -404,26 +404,32 @@ func TestQueryLogSignal(t *testing.T) {
 		}
 		for _, h := range res.Hits {
 			if h.Tool.ID == id {
-				return h.Breakdown.QueryLog
+				return h.Breakdown
 			}
 		}
-		return retrieval.Signal{}
+		return retrieval.Breakdown{}
 	}
-	if b := logOf(svc, "b.tool"); b.Raw <= 0 || b.Weighted <= 0 {
+	if b := breakdown(svc, "b.tool").QueryLog; b.Raw <= 0 || b.Weighted <= 0 {
 		t.Fatalf("b.tool query-log signal = %+v, want > 0", b)
 	}
-	if a := logOf(svc, "a.tool"); a.Raw != 0 {
+	if a := breakdown(svc, "a.tool").QueryLog; a.Raw != 0 {
 		t.Fatalf("a failed event fed the query log: %+v", a)
+	}
+	before := breakdown(svc, "b.tool")
+	after := breakdown(retrieval.New(st, emb, retrieval.Options{}), "b.tool")
+	if after.Neighbours.Raw <= 0 || math.Abs(after.Neighbours.Raw-before.Neighbours.Raw) > 1e-6 || after.QueryLog.Raw != before.QueryLog.Raw {
+		t.Fatalf("after a restart: neighbours %v, query log %v; before: %v, %v", after.Neighbours.Raw, after.QueryLog.Raw, before.Neighbours.Raw, before.QueryLog.Raw)
 	}
 
 	restarted := retrieval.New(st, emb, retrieval.Options{})
 	if err := restarted.RecordEvents(ctx, access.Caller{}, []retrieval.Event{{ToolID: "b.tool", Query: "zebra herd", Success: true}}); err != nil {
 		t.Fatal(err)
 	}
-	got := logOf(restarted, "b.tool")
-	want := logOf(retrieval.New(st, emb, retrieval.Options{}), "b.tool")
-	if got.Raw <= 0 || math.Abs(got.Raw-want.Raw) > 1e-12 {
-		t.Fatalf("after a restart and one more event the query-log score is %v; a log rebuilt from the store gives %v", got.Raw, want.Raw)
+	got := breakdown(restarted, "b.tool")
+	want := breakdown(retrieval.New(st, emb, retrieval.Options{}), "b.tool")
+	if got.QueryLog.Raw <= 0 || math.Abs(got.QueryLog.Raw-want.QueryLog.Raw) > 1e-12 || math.Abs(got.Neighbours.Raw-want.Neighbours.Raw) > 1e-6 {
+		t.Fatalf("after a restart and one more event: query log %v, neighbours %v; rebuilt from the store: %v, %v",
+			got.QueryLog.Raw, got.Neighbours.Raw, want.QueryLog.Raw, want.Neighbours.Raw)
 	}
 }
 

@@ -113,6 +113,15 @@ func testUsage(t *testing.T, open func(*testing.T) graph.Store) {
 	if len(served) > 0 && !served[0].At.Equal(base.Add(3*time.Minute)) {
 		t.Errorf("newest served query at %v, want %v", served[0].At, base.Add(3*time.Minute))
 	}
+	// Embeddings come back with the events that carried one (rain had none).
+	if len(served) == 3 {
+		if served[0].Embedding != nil {
+			t.Errorf("wx/rain has embedding %v, want none", served[0].Embedding)
+		}
+		if !approx(graph.Cosine(served[1].Embedding, unit(4)), 1, 1e-5) || !approx(graph.Cosine(served[2].Embedding, unit(3)), 1, 1e-5) {
+			t.Errorf("served query embeddings = %v, %v; want e4, e3", served[1].Embedding, served[2].Embedding)
+		}
+	}
 	if served, _ := s.ServedQueries(ctx, 1); len(served) != 1 || served[0].Query != "rain" {
 		t.Errorf("ServedQueries limit 1 = %+v", served)
 	}

@@ -318,7 +318,7 @@ SET m.next = coalesce(m.next, 0) + $n
 RETURN m.next - $n AS first`
 	cypherUsageEvents = `UNWIND $events AS ev
 CREATE (:UsageEvent {toolId: ev.toolId, sessionId: ev.sessionId, userId: ev.userId, query: ev.query,
-  success: ev.success, latencyMs: ev.latencyMs, at: ev.at, ordinal: ev.ordinal})`
+  queryEmbedding: ev.queryEmbedding, success: ev.success, latencyMs: ev.latencyMs, at: ev.at, ordinal: ev.ordinal})`
 	cypherUsage = `MATCH (t:Tool)
 WHERE t.id IN $ids AND t.record IS NOT NULL AND coalesce(t.uses, 0) > 0
 RETURN t.id AS id, t.uses AS uses, coalesce(t.successes, 0) AS successes, coalesce(t.lastUsed, 0) AS lastUsed,
@@ -330,7 +330,7 @@ ORDER BY e.at DESC, e.ordinal DESC
 LIMIT $limit`
 	cypherServedQueries = `MATCH (e:UsageEvent)
 WHERE e.success AND e.query IS NOT NULL AND e.query <> ''
-RETURN e.toolId AS toolId, e.query AS query, e.at AS at
+RETURN e.toolId AS toolId, e.query AS query, e.queryEmbedding AS embedding, e.at AS at
 ORDER BY e.at DESC, e.ordinal DESC
 LIMIT $limit`
 )

@@ -274,7 +274,7 @@ func goldenCases() []goldenCase {
 		}, func(ctx context.Context, s *Store) (any, error) { return s.SessionHistory(ctx, "s1", 0) }},
 		{"served_queries", func(t *testing.T, f *fakeRunner) {
 			f.answer("servedQueries",
-				record{"toolId": "b", "query": "rain tomorrow", "at": int64(2)},
+				record{"toolId": "b", "query": "rain tomorrow", "embedding": list(0.0, 1.0, 0.0, 0.0), "at": int64(2)},
 				record{"toolId": "a", "query": "euros to yen", "at": int64(1)})
 		}, func(ctx context.Context, s *Store) (any, error) { return s.ServedQueries(ctx, 0) }},
 		{"stats", func(t *testing.T, f *fakeRunner) {

@@ -102,9 +102,14 @@ func (s *Store) RecordUsage(ctx context.Context, events []graph.UsageEvent) erro
 				}
 				u.n++
 			}
+			var qvec []float32
+			if e.Success {
+				qvec = e.QueryEmbedding
+			}
 			evs[i] = map[string]any{
 				"toolId": e.ToolID, "sessionId": e.SessionID, "userId": e.UserID, "query": e.Query,
-				"success": e.Success, "latencyMs": e.LatencyMs, "at": at, "ordinal": first + int64(i),
+				"queryEmbedding": vectorParam(qvec),
+				"success":        e.Success, "latencyMs": e.LatencyMs, "at": at, "ordinal": first + int64(i),
 			}
 		}
 		tools := make([]map[string]any, len(ids))
@@ -206,6 +211,9 @@ func (s *Store) ServedQueries(ctx context.Context, limit int) ([]graph.ServedQue
 				return err
 			}
 			if q.Query, err = getString(r, "query"); err != nil {
+				return err
+			}
+			if q.Embedding, err = getVector(r, "embedding"); err != nil {
 				return err
 			}
 			at, err := getInt(r, "at")

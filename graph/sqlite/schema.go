@@ -153,6 +153,12 @@ CREATE INDEX definitions_spec ON definitions(spec_hash);
 CREATE INDEX definitions_source ON definitions(source_id);
 CREATE INDEX definitions_status ON definitions(status);
 `,
+	// v3: served queries keep their embeddings (retrieval's neighbours
+	// signal is rebuilt from them after a restart) and are read newest first.
+	`
+ALTER TABLE usage_events ADD COLUMN query_vec BLOB;
+CREATE INDEX usage_events_at ON usage_events(at, id);
+`,
 }
 
 // schemaVersion is the version a fully migrated store has.

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math"
@@ -359,4 +360,40 @@ func TestTextIndexMatchesFTS5(t *testing.T) {
 	}
 	defer ro.Close()
 	compare("read-only", ro)
+}
+
+// TestMigrateKeepsServedQueries: a store written at schema v2 (usage events
+// without query embeddings) opens at the current version with its served
+// queries intact and no embeddings for them.
+func TestMigrateKeepsServedQueries(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmts := []string{`CREATE TABLE schema_version (version INTEGER NOT NULL)`, migrations[0], migrations[1], `INSERT INTO schema_version(version) VALUES (2)`,
+		`INSERT INTO usage_events(tool_id, session_id, query, success, at) VALUES ('fx', 's1', 'euros to yen', 1, 5)`,
+		`INSERT INTO usage_events(tool_id, session_id, query, success, at) VALUES ('fx', 's1', 'failed', 0, 6)`}
+	for _, q := range stmts {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("build a v2 store: %v", err)
+		}
+	}
+	db.Close()
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatalf("open a v2 store: %v", err)
+	}
+	defer s.Close()
+	if v, err := currentVersion(ctx, s.db); err != nil || v != schemaVersion {
+		t.Fatalf("schema version after migration = %d, %v; want %d", v, err, schemaVersion)
+	}
+	served, err := s.ServedQueries(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(served) != 1 || served[0].Query != "euros to yen" || served[0].Embedding != nil {
+		t.Fatalf("served queries after migration = %+v, want the one success without an embedding", served)
+	}
 }

@@ -60,8 +60,12 @@ func (s *Store) RecordUsage(ctx context.Context, events []graph.UsageEvent) erro
 		if e.Success {
 			succ = 1
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO usage_events(tool_id, session_id, user_id, query, success, latency_ms, at) VALUES (?,?,?,?,?,?,?)`,
-			e.ToolID, e.SessionID, e.UserID, e.Query, succ, e.LatencyMs, nanos(at)); err != nil {
+		var qvec []byte
+		if e.Success && e.QueryEmbedding != nil {
+			qvec = encodeVec(e.QueryEmbedding)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO usage_events(tool_id, session_id, user_id, query, success, latency_ms, at, query_vec) VALUES (?,?,?,?,?,?,?,?)`,
+			e.ToolID, e.SessionID, e.UserID, e.Query, succ, e.LatencyMs, nanos(at), qvec); err != nil {
 			return fmt.Errorf("sqlite: record usage of %q: %w", e.ToolID, err)
 		}
 		c := centroids[e.ToolID]
@@ -170,7 +174,7 @@ func (s *Store) ServedQueries(ctx context.Context, limit int) ([]graph.ServedQue
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT tool_id, query, at FROM usage_events WHERE success AND query <> '' ORDER BY at DESC, id DESC LIMIT ?`, limit)
+	rows, err := s.db.QueryContext(ctx, `SELECT tool_id, query, at, query_vec FROM usage_events WHERE success AND query <> '' ORDER BY at DESC, id DESC LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: served queries: %w", err)
 	}
@@ -179,10 +183,14 @@ func (s *Store) ServedQueries(ctx context.Context, limit int) ([]graph.ServedQue
 	for rows.Next() {
 		var q graph.ServedQuery
 		var at int64
-		if err := rows.Scan(&q.ToolID, &q.Query, &at); err != nil {
+		var vec []byte
+		if err := rows.Scan(&q.ToolID, &q.Query, &at, &vec); err != nil {
 			return nil, fmt.Errorf("sqlite: served queries: %w", err)
 		}
 		q.At = fromNanos(at)
+		if vec != nil {
+			q.Embedding = decodeVec(vec)
+		}
 		out = append(out, q)
 	}
 	if err := rows.Err(); err != nil {
