@@ -4,25 +4,28 @@
 // A Service ranks tools with five strategies (hybrid, semantic, keyword,
 // category, session). Hybrid ranking gathers candidates from the store's
 // vector index, full-text index, usage centroids ("usage embeddings", seed 01
-// §2.1), the session's history and the entity graph, then scores each
-// candidate as a weighted sum of per-signal scores normalised to [0,1] within
-// the candidate set, so that a weight means the same thing whatever the raw
-// scale of its signal (cosines cluster in a narrow band, bm25 is unbounded).
-// Every hit carries its score breakdown.
+// §2.1), past served queries, the session's history and the entity graph,
+// then scores each candidate as a weighted sum of per-signal scores put on
+// comparable scales within the candidate set, so that a weight means the
+// same thing whatever the raw scale of its signal (cosines cluster in a
+// narrow band, bm25 is unbounded). Every hit carries its score breakdown.
 //
-// Signals and their normalisation: semantic (cosine, min-max within the
-// candidates), keyword (bm25 divided by the best bm25: it has a natural
-// zero), usage (cosine to the tool's centroid of served queries, min-max,
-// times the confidence n/(n+3) of its n queries), neighbours (a kNN vote
-// over the embeddings of recent successful queries: the mean cosine of the
-// query's k nearest past queries that the tool served, absolute), query log
-// (bm25 of the query against the words of the queries each tool served,
-// unnormalised: document expansion from usage; see queryLog), verb (1
-// when the query names the tool's verb), history (session recency 1/rank,
-// halved for failures), success (Bayesian success rate with a prior, so an
-// unused tool scores the prior, not zero), graph (entity boost 1/depth, or
-// −½ for a tool tied only to other entities) and complexity (0, ½, 1,
-// subtracted). evaluation/TUNING.md logs how the weights were chosen.
+// Signals and their scales (default Options.Normalisation "z"): semantic
+// (cosine, centred on the catalogue's mean tool vector when the store has
+// graph.MeanVectorer, z-scored over the candidates), keyword (bm25,
+// z-scored), subword (character 3–5-gram TF-IDF cosine, z-scored), usage
+// (cosine to the tool's centroid of served queries, min-max, times the
+// confidence n/(n+3) of its n queries), neighbours (a kNN vote over the
+// embeddings of recent successful queries: the mean cosine of the query's k
+// nearest past queries that the tool served, absolute), query log (bm25 of
+// the query against the words of the queries each tool served, as it is:
+// document expansion from usage; see queryLog), verb (1 when the query names
+// the tool's verb), history (session recency 1/rank, halved for failures),
+// success (Bayesian success rate with a prior, so an unused tool scores the
+// prior, not zero), graph (entity boost 1/depth, or −½ for a tool tied only
+// to other entities) and complexity (0, ½, 1, subtracted). The other modes,
+// "minmax" and "rank", are kept for comparison in toolsmith eval.
+// evaluation/TUNING.md logs how the weights were chosen.
 //
 // Every read path filters through the caller's visibility (access.Caller):
 // a caller never sees a tool it cannot execute, in results, manifests,

@@ -257,7 +257,10 @@ type Query struct {
 type Signal struct {
 	// Raw is the signal as its source reported it (cosine, bm25, recency …).
 	Raw float64 `json:"raw"`
-	// Norm is Raw normalised to [0,1] within the candidate set.
+	// Norm is Raw on the scale its weight applies to: z-scores over the
+	// candidates for semantic, keyword and subword (Options.Normalisation
+	// "z", the default), bm25 as it is for the query log, and [0,1] for the
+	// others (see the package documentation).
 	Norm float64 `json:"norm"`
 	// Weighted is Norm × weight: what the signal added to Score.
 	Weighted float64 `json:"weighted"`
