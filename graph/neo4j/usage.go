@@ -107,9 +107,8 @@ func (s *Store) RecordUsage(ctx context.Context, events []graph.UsageEvent) erro
 				qvec = e.QueryEmbedding
 			}
 			evs[i] = map[string]any{
-				"toolId": e.ToolID, "sessionId": e.SessionID, "userId": e.UserID, "query": e.Query,
-				"queryEmbedding": vectorParam(qvec),
-				"success":        e.Success, "latencyMs": e.LatencyMs, "at": at, "ordinal": first + int64(i),
+				"toolId": e.ToolID, "sessionId": e.SessionID, "userId": e.UserID, "query": e.Query, "queryEmbedding": vectorParam(qvec),
+				"success": e.Success, "latencyMs": e.LatencyMs, "at": at, "ordinal": first + int64(i),
 			}
 		}
 		tools := make([]map[string]any, len(ids))
