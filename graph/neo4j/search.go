@@ -100,19 +100,8 @@ func (s *Store) indexSearch(ctx context.Context, cypher string, base map[string]
 			if err != nil {
 				return err
 			}
-			for _, r := range rows {
-				sum, err := getSummary(r, "summary")
-				if err != nil {
-					return err
-				}
-				if !allow(f, sum) {
-					continue
-				}
-				sc, err := getFloat(r, "score")
-				if err != nil {
-					return err
-				}
-				out = append(out, graph.Hit{Tool: sum, Score: score(sc)})
+			if out, err = appendHits(out, rows, f, score); err != nil {
+				return err
 			}
 			if len(out) >= k || scanned < int64(fetch) {
 				return nil
@@ -122,11 +111,7 @@ func (s *Store) indexSearch(ctx context.Context, cypher string, base map[string]
 	if err != nil {
 		return nil, err
 	}
-	sortHits(out)
-	if len(out) > k {
-		out = out[:k]
-	}
-	return out, nil
+	return bestHits(out, k), nil
 }
 
 // scoreIDs scores exactly the tools of f.IDs that pass the filter and
@@ -139,40 +124,48 @@ func (s *Store) scoreIDs(ctx context.Context, cypher string, vec []float32, k in
 		if err != nil {
 			return err
 		}
-		for _, r := range recs {
-			sum, err := getSummary(r, "summary")
-			if err != nil {
-				return err
-			}
-			if !allow(f, sum) {
-				continue
-			}
-			sc, err := getFloat(r, "score")
-			if err != nil {
-				return err
-			}
-			out = append(out, graph.Hit{Tool: sum, Score: fromCosineScore(sc)})
-		}
-		return nil
+		out, err = appendHits(out, recs, f, fromCosineScore)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	sortHits(out)
-	if len(out) > k {
-		out = out[:k]
+	return bestHits(out, k), nil
+}
+
+// appendHits appends the rows' summaries that pass Allow, each with its
+// score converted by score.
+func appendHits(out []graph.Hit, rows []record, f graph.Filter, score func(float64) float64) ([]graph.Hit, error) {
+	for _, r := range rows {
+		sum, err := getSummary(r, "summary")
+		if err != nil {
+			return nil, err
+		}
+		if !allow(f, sum) {
+			continue
+		}
+		sc, err := getFloat(r, "score")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, graph.Hit{Tool: sum, Score: score(sc)})
 	}
 	return out, nil
 }
 
-// sortHits orders hits by score, then id, like the SQLite store.
-func sortHits(out []graph.Hit) {
+// bestHits orders hits by score, then id, like the SQLite store, and keeps
+// the first k.
+func bestHits(out []graph.Hit, k int) []graph.Hit {
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Score != out[j].Score {
 			return out[i].Score > out[j].Score
 		}
 		return out[i].Tool.ID < out[j].Tool.ID
 	})
+	if len(out) > k {
+		out = out[:k]
+	}
+	return out
 }
 
 // meanVectorTTL bounds how old the cached mean vector may get; a write
