@@ -109,12 +109,11 @@ func (s *Service) RecordEvents(ctx context.Context, caller access.Caller, events
 	if err := s.store.RecordUsage(ctx, out); err != nil {
 		return fmt.Errorf("retrieval: record usage: %w", err)
 	}
-	for _, e := range out {
-		if s.exemplars != nil && e.Success && e.QueryEmbedding != nil {
-			s.exemplars.add(e.ToolID, e.QueryEmbedding)
-		}
-		if s.queryLog != nil && e.Success && e.Query != "" {
-			s.queryLog.add(e.ToolID, e.Query)
+	if s.exemplars != nil {
+		for _, e := range out {
+			if e.Success {
+				s.exemplars.add(e.ToolID, e.QueryEmbedding, e.Query)
+			}
 		}
 	}
 	if s.cache != nil {
@@ -127,13 +126,13 @@ func isNotFound(err error) bool {
 	return err != nil && (errors.Is(err, graph.ErrNotFound) || errors.Is(err, fault.ErrNotFound))
 }
 
-// loadMemory fills the in-process usage memory (the query log and the
-// neighbours' exemplars) from the store's latest served queries, once per
+// loadMemory fills the in-process usage memory (the neighbours' exemplars
+// and their query log) from the store's latest served queries, once per
 // Service; a failed load is retried on the next call. Every path that adds
 // to the memory (RecordEvents) or reads it (ranking) calls it first, so an
 // event is never counted twice.
 func (s *Service) loadMemory(ctx context.Context) error {
-	if s.memLoaded.Load() || (s.queryLog == nil && s.exemplars == nil) {
+	if s.memLoaded.Load() || s.exemplars == nil {
 		return nil
 	}
 	s.memMu.Lock()
@@ -147,12 +146,11 @@ func (s *Service) loadMemory(ctx context.Context) error {
 	}
 	for i := len(qs) - 1; i >= 0; i-- { // oldest first, as they arrived
 		q := qs[i]
-		if s.queryLog != nil {
-			s.queryLog.add(q.ToolID, q.Query)
+		var vec []float32
+		if q.Embedding != nil {
+			vec = graph.Normalize(q.Embedding)
 		}
-		if s.exemplars != nil && q.Embedding != nil {
-			s.exemplars.add(q.ToolID, graph.Normalize(q.Embedding))
-		}
+		s.exemplars.add(q.ToolID, vec, q.Query)
 	}
 	s.memLoaded.Store(true)
 	return nil

@@ -12,31 +12,52 @@ import (
 // nearest-neighbour view of usage evidence that complements the store's
 // per-tool centroid. A centroid blurs a tool's distinct uses into one
 // direction; neighbours keep them apart, so a new query phrased like any
-// one past query finds its tool. It is a bounded FIFO ring (oldest
-// evicted) filled by RecordEvents; after a restart it is rebuilt from the
-// store's served queries and their embeddings (Service.loadMemory).
+// one past query finds its tool. The same served queries' words feed the
+// query log (queryLog). It is a bounded FIFO ring (oldest evicted) filled
+// by RecordEvents; after a restart it is rebuilt from the store's served
+// queries and their embeddings (Service.loadMemory).
 type exemplars struct {
 	mu    sync.RWMutex
 	cap   int
 	next  int
-	vecs  [][]float32
+	vecs  [][]float32 // nil for a query served without an embedding
 	tools []string
+	words [][]string // each query's words (logWords)
+	log   queryLog   // bm25 over the words, per tool
 }
 
 func newExemplars(capacity int) *exemplars {
-	return &exemplars{cap: capacity}
+	return &exemplars{cap: capacity, log: queryLog{postings: map[string]map[string]int{}, length: map[string]int{}}}
 }
 
-func (e *exemplars) add(tool string, vec []float32) {
+// add records that tool served query, with the query's unit embedding
+// when there is one; a query with neither is not an entry.
+func (e *exemplars) add(tool string, vec []float32, query string) {
+	words := logWords(query)
+	if vec == nil && len(words) == 0 {
+		return
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if len(e.vecs) < e.cap {
 		e.vecs = append(e.vecs, vec)
 		e.tools = append(e.tools, tool)
-		return
+		e.words = append(e.words, words)
+	} else {
+		e.log.count(e.tools[e.next], e.words[e.next], -1)
+		e.vecs[e.next], e.tools[e.next], e.words[e.next] = vec, tool, words
+		e.next = (e.next + 1) % e.cap
 	}
-	e.vecs[e.next], e.tools[e.next] = vec, tool
-	e.next = (e.next + 1) % e.cap
+	e.log.count(tool, words, 1)
+}
+
+// logScores is the query-log signal: bm25 of the query's words against
+// each tool's served-query document.
+func (e *exemplars) logScores(query string) map[string]float64 {
+	words := logWords(query)
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.log.score(words)
 }
 
 // vote returns, per tool, the sum of the similarities of the query's k

@@ -3,7 +3,6 @@ package retrieval
 import (
 	"math"
 	"strings"
-	"sync"
 	"unicode"
 )
 
@@ -12,45 +11,12 @@ import (
 // query is scored against those documents with bm25. Users who asked for a
 // tool before used words its description lacks ("bibtex", "umbrella");
 // this signal matches them literally, where the neighbours signal matches
-// them by embedding. It keeps the latest cap served queries (a FIFO ring,
-// oldest evicted). The store holds every served query, so the log is
-// rebuilt from it on first use after a start (Service.loadMemory).
+// them by embedding. It indexes the words of the exemplars' ring, which
+// keeps it in step (count on add, uncount on eviction) and guards it.
 type queryLog struct {
-	mu       sync.RWMutex
-	cap      int
-	next     int
-	tools    []string
-	words    [][]string
 	postings map[string]map[string]int // word → tool → count
 	length   map[string]int            // tool → words in its document
 	total    int                       // sum of length
-}
-
-func newQueryLog(capacity int) *queryLog {
-	return &queryLog{cap: capacity, postings: map[string]map[string]int{}, length: map[string]int{}}
-}
-
-// add records that tool served query.
-func (l *queryLog) add(tool, query string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.addLocked(tool, query)
-}
-
-func (l *queryLog) addLocked(tool, query string) {
-	words := logWords(query)
-	if len(words) == 0 {
-		return
-	}
-	if len(l.tools) < l.cap {
-		l.tools = append(l.tools, tool)
-		l.words = append(l.words, words)
-	} else {
-		l.count(l.tools[l.next], l.words[l.next], -1)
-		l.tools[l.next], l.words[l.next] = tool, words
-		l.next = (l.next + 1) % l.cap
-	}
-	l.count(tool, words, 1)
 }
 
 func (l *queryLog) count(tool string, words []string, sign int) {
@@ -79,12 +45,9 @@ func (l *queryLog) count(tool string, words []string, sign int) {
 // Recall@5 by at most ±0.2 points.
 const logK1, logB = 1.2, 0.75
 
-// score returns bm25 of the query's words against every tool document
-// that contains one of them.
-func (l *queryLog) score(query string) map[string]float64 {
-	words := logWords(query)
-	l.mu.RLock()
-	defer l.mu.RUnlock()
+// score returns bm25 of words against every tool document that contains
+// one of them.
+func (l *queryLog) score(words []string) map[string]float64 {
 	n := len(l.length)
 	if n == 0 || len(words) == 0 {
 		return nil

@@ -113,21 +113,19 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 		c.usage, c.hasUsage = h.Score, true
 	}
 	var usage map[string]graph.Usage
-	if src.usage {
+	if src.usage && s.exemplars != nil {
 		if err := s.loadMemory(ctx); err != nil {
 			return nil, nil, err
 		}
-	}
-	if src.usage && s.exemplars != nil {
 		votes := s.exemplars.vote(qv, s.opts.Neighbours)
 		if err := s.addScored(ctx, votes, f, cands, get, func(c *candidate, v float64) { c.votes = v }); err != nil {
 			return nil, nil, fmt.Errorf("retrieval: neighbour tools: %w", err)
 		}
-	}
-	if src.usage && s.queryLog != nil && (s.opts.Weights.QueryLog != 0 || s.opts.SessionWeights.QueryLog != 0) {
-		logs := topScores(s.queryLog.score(q.Text), n)
-		if err := s.addScored(ctx, logs, f, cands, get, func(c *candidate, v float64) { c.queryLog = v }); err != nil {
-			return nil, nil, fmt.Errorf("retrieval: query log tools: %w", err)
+		if s.opts.Weights.QueryLog != 0 || s.opts.SessionWeights.QueryLog != 0 {
+			logs := topScores(s.exemplars.logScores(q.Text), n)
+			if err := s.addScored(ctx, logs, f, cands, get, func(c *candidate, v float64) { c.queryLog = v }); err != nil {
+				return nil, nil, fmt.Errorf("retrieval: query log tools: %w", err)
+			}
 		}
 	}
 	if src.history && q.Caller.SessionID != "" {

@@ -208,7 +208,6 @@ type Service struct {
 	tokens     map[string]int // tool id → estimated manifest tokens
 	catalogues *lru[catalogue]
 	exemplars  *exemplars // nil when disabled
-	queryLog   *queryLog  // nil when disabled
 	memMu      sync.Mutex // serialises loadMemory
 	memLoaded  atomic.Bool
 	grams      gramCache // per-tool grams of the subword signal
@@ -230,7 +229,6 @@ func New(store graph.Store, emb embed.Embedder, opts Options) *Service {
 	}
 	if opts.Exemplars > 0 {
 		s.exemplars = newExemplars(opts.Exemplars)
-		s.queryLog = newQueryLog(opts.Exemplars)
 	}
 	if opts.EmbedCacheSize > 0 {
 		s.qvecs = newLRU[[]float32](opts.EmbedCacheSize)
