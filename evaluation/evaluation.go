@@ -251,44 +251,6 @@ func Words(name string) string {
 	return strings.Join(strings.Fields(b.String()), " ")
 }
 
-// memo is an embedder over precomputed query vectors; unknown texts fall
-// through to the model.
-type memo struct {
-	embed.Embedder
-	vecs map[string][]float32
-}
-
-func (m memo) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
-	if v, ok := m.vecs[text]; ok {
-		return v, nil
-	}
-	return m.Embedder.EmbedQuery(ctx, text)
-}
-
-// EmbedDocuments serves precomputed vectors and embeds the rest in one batch.
-func (m memo) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	var miss []string
-	var idx []int
-	for i, t := range texts {
-		if v, ok := m.vecs[t]; ok {
-			out[i] = v
-		} else {
-			miss, idx = append(miss, t), append(idx, i)
-		}
-	}
-	if len(miss) > 0 {
-		vs, err := m.Embedder.EmbedDocuments(ctx, miss)
-		if err != nil {
-			return nil, err
-		}
-		for j, i := range idx {
-			out[i] = vs[j]
-		}
-	}
-	return out, nil
-}
-
 // progress draws a one-line bar.
 type progress struct {
 	w     io.Writer
@@ -382,18 +344,18 @@ func Run(ctx context.Context, o Options, out io.Writer) (Report, error) {
 	if o.K <= 0 {
 		o.K = 5
 	}
-	if o.VectorCache != "" {
-		vc, err := openVectorCache(o.VectorCache, o.Embedder)
-		if err != nil {
-			return nil, err
-		}
-		o.Embedder = vc
-		defer func() {
-			if err := vc.save(); err != nil && o.Progress != nil {
-				fmt.Fprintln(o.Progress, err)
-			}
-		}()
+	// Every text is embedded once: the vector cache remembers it for the
+	// rest of the run, and across runs when it has a file.
+	vc, err := openVectorCache(o.VectorCache, o.Embedder)
+	if err != nil {
+		return nil, err
 	}
+	o.Embedder = vc
+	defer func() {
+		if err := vc.save(); err != nil && o.Progress != nil {
+			fmt.Fprintln(o.Progress, err)
+		}
+	}()
 	if len(o.Strategies) == 0 {
 		o.Strategies = []retrieval.Strategy{retrieval.StrategyHybrid, retrieval.StrategySemantic, retrieval.StrategyKeyword}
 	}
@@ -459,26 +421,22 @@ func Run(ctx context.Context, o Options, out io.Writer) (Report, error) {
 		}
 	}
 
-	// Embed every distinct query and history text once, in batches.
-	vecs := map[string][]float32{}
+	// Embed every distinct query and history text once, in batches, before
+	// ranking: the cache then serves them, so latency is ranking alone.
+	seen := map[string]bool{}
 	var distinct []string
 	for _, q := range append(append([]QueryRecord{}, queries...), history...) {
-		if _, ok := vecs[q.Query]; !ok {
-			vecs[q.Query] = nil
+		if !seen[q.Query] {
+			seen[q.Query] = true
 			distinct = append(distinct, q.Query)
 		}
 	}
-	qv, err := o.embedAll(ctx, "embed queries", distinct)
-	if err != nil {
+	if _, err := o.embedAll(ctx, "embed queries", distinct); err != nil {
 		return nil, err
 	}
-	for i, t := range distinct {
-		vecs[t] = qv[i]
-	}
-	emb := memo{Embedder: o.Embedder, vecs: vecs}
 	ropts := o.Retrieval
 	ropts.CacheSize, ropts.EmbedCacheSize = -1, -1
-	svc := retrieval.New(st, emb, ropts)
+	svc := retrieval.New(st, o.Embedder, ropts)
 	caller := access.Caller{UserID: "eval", Level: "owner", Groups: []string{access.Wildcard}}
 
 	if len(history) > 0 {

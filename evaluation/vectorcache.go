@@ -15,10 +15,11 @@ import (
 	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
-// vectorCache is an embed.Model that remembers every vector it returns in
-// a file, so repeated evaluation runs (tuning weights on the same query
-// set) embed each text once. The file records the model's name and
-// dimension; a file written by another model is refused, not mixed in.
+// vectorCache is an embed.Model that remembers every vector it returns, so
+// a run embeds each text once; with a file, repeated evaluation runs
+// (tuning weights on the same query set) do too. The file records the
+// model's name and dimension; a file written by another model is refused,
+// not mixed in.
 type vectorCache struct {
 	embed.Model
 	path  string
@@ -34,9 +35,12 @@ type vectorCacheFile struct {
 }
 
 // openVectorCache loads path when it exists (a missing file is an empty
-// cache).
+// cache); path "" is a cache in memory only.
 func openVectorCache(path string, m embed.Model) (*vectorCache, error) {
 	c := &vectorCache{Model: m, path: path, vecs: map[string][]float32{}}
+	if path == "" {
+		return c, nil
+	}
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return c, nil
@@ -60,11 +64,20 @@ func openVectorCache(path string, m embed.Model) (*vectorCache, error) {
 }
 
 func (c *vectorCache) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
-	vs, err := c.EmbedDocuments(ctx, []string{text})
+	c.mu.Lock()
+	v, ok := c.vecs[text]
+	c.mu.Unlock()
+	if ok {
+		return v, nil
+	}
+	v, err := c.Model.EmbedQuery(ctx, text)
 	if err != nil {
 		return nil, err
 	}
-	return vs[0], nil
+	c.mu.Lock()
+	c.vecs[text], c.dirty = v, true
+	c.mu.Unlock()
+	return v, nil
 }
 
 // EmbedDocuments serves cached vectors and embeds the rest in one batch.
@@ -101,12 +114,13 @@ func (c *vectorCache) EmbedDocuments(ctx context.Context, texts []string) ([][]f
 	return out, nil
 }
 
-// save writes the cache when it learnt new vectors (to a temporary file
-// renamed into place, so an interrupted run never leaves half a cache).
+// save writes the cache's file when it learnt new vectors (to a temporary
+// file renamed into place, so an interrupted run never leaves half a
+// cache).
 func (c *vectorCache) save() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.dirty {
+	if !c.dirty || c.path == "" {
 		return nil
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(c.path), filepath.Base(c.path)+".*.tmp")
