@@ -20,6 +20,8 @@ var (
 	ErrDimension = errors.New("embedding dimension mismatch")
 	// ErrInvalid is returned for records the store refuses (empty id, …).
 	ErrInvalid = errors.New("invalid record")
+	// ErrConflict is returned when a record that must be new already exists.
+	ErrConflict = errors.New("already exists")
 )
 
 // Tool statuses.

@@ -52,7 +52,9 @@ func Status(err error) (int, string) {
 		return http.StatusUnprocessableEntity, "validation_failed"
 	case errors.Is(err, fault.ErrNotFound), errors.Is(err, graph.ErrNotFound):
 		return http.StatusNotFound, "not_found"
-	case errors.Is(err, fault.ErrConflict):
+	case errors.Is(err, fault.ErrUnauthenticated):
+		return http.StatusUnauthorized, "unauthenticated"
+	case errors.Is(err, fault.ErrConflict), errors.Is(err, graph.ErrConflict):
 		return http.StatusConflict, "conflict"
 	case errors.Is(err, fault.ErrForbidden):
 		return http.StatusForbidden, "forbidden"

@@ -20,6 +20,9 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrConflict: the thing already exists or changed meanwhile (HTTP 409).
 	ErrConflict = errors.New("conflict")
+	// ErrUnauthenticated: the credential is missing where one is needed, or
+	// it is malformed, expired, revoked or not verifiable (HTTP 401).
+	ErrUnauthenticated = errors.New("unauthenticated")
 	// ErrForbidden: the caller may not see or do this (HTTP 403).
 	ErrForbidden = errors.New("forbidden")
 	// ErrLimit: a rate limit, quota or budget is exhausted (HTTP 429).

@@ -1,0 +1,131 @@
+package graph
+
+import (
+	"context"
+	"time"
+)
+
+// APIKey is a stored API key: the (Key) node of the graph model. The secret
+// itself is never stored, only Hash, a hex SHA-256 digest of it; the
+// identity package makes secrets, hashes them and checks them.
+type APIKey struct {
+	// ID is the key's public, non-secret identifier (it is also the first
+	// part of the secret, so a presented secret finds its record).
+	ID string `json:"id"`
+	// Hash is the hex SHA-256 of the whole secret.
+	Hash string `json:"hash"`
+	// Owner names who the key belongs to (a person, a team, a service).
+	Owner string `json:"owner"`
+	// Description is free text shown in listings.
+	Description string `json:"description,omitempty"`
+	// Level is guest, user, admin or owner.
+	Level string `json:"level"`
+	// Roles and Permissions are what tool permissions (role:X,
+	// permission:X) and route rules test.
+	Roles       []string `json:"roles,omitempty"`
+	Permissions []string `json:"permissions,omitempty"`
+	// Groups are the tool groups the key may use: nil means the default
+	// group, "*" every group. A request may narrow them, never widen them.
+	Groups []string `json:"groups"`
+	// Modules, when non-nil, restricts module tools to these modules.
+	Modules []string `json:"modules"`
+	// TrustedGateway marks a key that may act for its end users through
+	// X-User-* headers, within its own limits.
+	TrustedGateway bool `json:"trustedGateway,omitempty"`
+	// Limits are per-key rate limits; zero fields take the server's defaults.
+	Limits KeyLimits `json:"limits"`
+	// CreatedBy is the subject that created the key ("" for the first-start key).
+	CreatedBy string    `json:"createdBy,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	// ExpiresAt is when the key stops working (zero: never).
+	ExpiresAt time.Time `json:"expiresAt,omitempty"`
+	// RevokedAt is when the key was revoked (zero: not revoked).
+	RevokedAt time.Time `json:"revokedAt,omitempty"`
+}
+
+// KeyLimits are requests per minute a key may make on the limited route
+// classes; 0 takes the server default, a negative value means unlimited.
+type KeyLimits struct {
+	SearchPerMinute  int `json:"searchPerMinute,omitempty"`
+	ExecutePerMinute int `json:"executePerMinute,omitempty"`
+	VerbsPerMinute   int `json:"verbsPerMinute,omitempty"`
+}
+
+// Keys stores API keys. Both stores implement it beside Store.
+type Keys interface {
+	// CreateKey stores a new key; an existing id is ErrConflict (wrapped).
+	// ID, Hash, Owner and Level are required (ErrInvalid).
+	CreateKey(ctx context.Context, k APIKey) error
+	// GetKey returns a key, revoked or not, or ErrNotFound.
+	GetKey(ctx context.Context, id string) (APIKey, error)
+	// ListKeys returns every key ordered by creation time, then id.
+	ListKeys(ctx context.Context) ([]APIKey, error)
+	// RevokeKey sets RevokedAt (once: revoking a revoked key keeps the first
+	// time). Unknown id: ErrNotFound.
+	RevokeKey(ctx context.Context, id string, at time.Time) error
+}
+
+// AuditEvent is one entry of the append-only audit log: who did what, when,
+// with which outcome.
+type AuditEvent struct {
+	// ID orders events: the audit package makes it sortable by time
+	// (zero-padded Unix nanoseconds, then a random suffix).
+	ID string `json:"id"`
+	At time.Time `json:"at"`
+	// Actor is the authenticated subject ("" for an anonymous caller);
+	// ActorName is its human name; Method is how it authenticated.
+	Actor     string `json:"actor"`
+	ActorName string `json:"actorName,omitempty"`
+	Method    string `json:"method,omitempty"`
+	// Action names what was attempted, e.g. "tools.register",
+	// "tools.execute", "airlock.approve", "auth.failed".
+	Action string `json:"action"`
+	// Tool is the tool (or review, source, key) the action was about.
+	Tool string `json:"tool,omitempty"`
+	// Outcome is success, denied, failed or error.
+	Outcome string `json:"outcome"`
+	// Status is the HTTP status (or 0 off HTTP).
+	Status    int    `json:"status,omitempty"`
+	RequestID string `json:"requestId,omitempty"`
+	// Route is the method and route template ("POST /api/v1/tools/register")
+	// or the edge's name for the call ("mcp call_tool").
+	Route  string `json:"route,omitempty"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Audit outcomes.
+const (
+	AuditSuccess = "success"
+	AuditDenied  = "denied"
+	AuditFailed  = "failed"
+	AuditError   = "error"
+)
+
+// AuditQuery filters and pages the audit log, newest first.
+type AuditQuery struct {
+	Actor  string    // exact subject; "" = any
+	Action string    // exact action; "" = any
+	Tool   string    // exact tool/resource; "" = any
+	Since  time.Time // inclusive; zero = no bound
+	Until  time.Time // exclusive; zero = no bound
+	// Before is a cursor: return events whose ID is strictly smaller.
+	Before string
+	Limit  int // <= 0 means 100; capped at 1000
+}
+
+// AuditPage is one page of AuditEvents, newest first.
+type AuditPage struct {
+	Items []AuditEvent `json:"items"`
+	// Next is the cursor (AuditQuery.Before) of the following page, "" on the last.
+	Next string `json:"next,omitempty"`
+}
+
+// Audit stores the audit log. Both stores implement it beside Store. The
+// log is append-only: there is no update or delete.
+type Audit interface {
+	// AppendAudit stores events atomically (all or none). Each needs an ID,
+	// an Action and an Outcome (ErrInvalid); a repeated ID is ErrConflict.
+	AppendAudit(ctx context.Context, events []AuditEvent) error
+	// AuditEvents returns matching events, newest (largest ID) first.
+	AuditEvents(ctx context.Context, q AuditQuery) (AuditPage, error)
+}

@@ -1,0 +1,276 @@
+package identity
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
+)
+
+// SecretPrefix starts every API key secret: tsk_<key id>_<43 random characters>.
+const SecretPrefix = "tsk_"
+
+// DefaultKeyCacheTTL bounds how long a verified key record is reused
+// before the store is read again: a revocation made by another process is
+// seen within it (revocations made through this process at once).
+const DefaultKeyCacheTTL = 30 * time.Second
+
+var (
+	keyIDRe   = regexp.MustCompile(`^k[0-9a-f]{12}$`)
+	nameRe    = regexp.MustCompile(`^[A-Za-z0-9_.:\-]+$`)
+	maxListed = 64
+)
+
+// NewKey is what creating a key takes. Lists follow graph.APIKey.
+type NewKey struct {
+	Owner          string          `json:"owner"`
+	Description    string          `json:"description,omitempty"`
+	Level          string          `json:"level"`
+	Roles          []string        `json:"roles,omitempty"`
+	Permissions    []string        `json:"permissions,omitempty"`
+	Groups         []string        `json:"groups,omitempty"`
+	Modules        []string        `json:"modules,omitempty"`
+	TrustedGateway bool            `json:"trustedGateway,omitempty"`
+	Limits         graph.KeyLimits `json:"limits,omitempty"`
+	// ExpiresAt, when set, is when the key stops working.
+	ExpiresAt time.Time `json:"expiresAt,omitempty"`
+}
+
+// Validate checks a key request; every problem names its field.
+func (k NewKey) Validate() error {
+	v := &fault.ValidationError{}
+	if strings.TrimSpace(k.Owner) == "" {
+		v.Add("owner", "is required: say whom the key is for")
+	} else if len(k.Owner) > 200 {
+		v.Add("owner", "must be at most 200 characters")
+	}
+	if len(k.Description) > 1000 {
+		v.Add("description", "must be at most 1000 characters")
+	}
+	if !slices.Contains(access.Levels, k.Level) {
+		v.Add("level", "must be one of %s, got %q", strings.Join(access.Levels, ", "), k.Level)
+	}
+	for field, list := range map[string][]string{"roles": k.Roles, "permissions": k.Permissions, "groups": k.Groups, "modules": k.Modules} {
+		if len(list) > maxListed {
+			v.Add(field, "must have at most %d entries", maxListed)
+		}
+		for i, s := range list {
+			if !(nameRe.MatchString(s) || (field == "groups" && s == access.Wildcard)) || len(s) > 100 {
+				v.Add(fmt.Sprintf("%s[%d]", field, i), "must be 1-100 characters of letters, digits, _ . : -, got %q", s)
+			}
+		}
+	}
+	if k.Limits.SearchPerMinute > 1_000_000 || k.Limits.ExecutePerMinute > 1_000_000 || k.Limits.VerbsPerMinute > 1_000_000 {
+		v.Add("limits", "must be at most 1000000 per minute")
+	}
+	if err := v.Err(); err != nil {
+		// Sort for stable messages: the map above iterates randomly.
+		slices.SortFunc(v.Fields, func(a, b fault.FieldError) int { return strings.Compare(a.Path, b.Path) })
+		return v
+	}
+	return nil
+}
+
+// KeyService creates, lists, revokes and verifies API keys over a
+// graph.Keys store, caching verified records for DefaultKeyCacheTTL.
+type KeyService struct {
+	store graph.Keys
+	now   func() time.Time
+	ttl   time.Duration
+
+	mu    sync.RWMutex
+	cache map[string]cachedKey
+}
+
+type cachedKey struct {
+	key graph.APIKey
+	at  time.Time
+}
+
+// NewKeyService returns a key service over store.
+func NewKeyService(store graph.Keys) *KeyService {
+	if store == nil {
+		panic("identity: nil key store")
+	}
+	return &KeyService{store: store, now: time.Now, ttl: DefaultKeyCacheTTL, cache: map[string]cachedKey{}}
+}
+
+// Create makes a key for req on behalf of creator and returns the record and
+// the secret, which is shown this once and never stored. A creator may not
+// make a key above its own level, nor a trusted gateway unless it is an
+// owner. creator is the zero Principal only for the first-start owner key.
+func (s *KeyService) Create(ctx context.Context, creator Principal, req NewKey) (graph.APIKey, string, error) {
+	req.Level = strings.ToLower(strings.TrimSpace(req.Level))
+	if err := req.Validate(); err != nil {
+		return graph.APIKey{}, "", err
+	}
+	now := s.now().UTC()
+	if !req.ExpiresAt.IsZero() && !req.ExpiresAt.After(now) {
+		return graph.APIKey{}, "", fault.Invalid("expiresAt", "must be in the future, got %s", req.ExpiresAt.Format(time.RFC3339))
+	}
+	if creator.Authenticated() {
+		if access.LevelRank(req.Level) > access.LevelRank(creator.Level) {
+			return graph.APIKey{}, "", fmt.Errorf("level: a %s may not create a %s key: %w", creator.Level, req.Level, fault.ErrForbidden)
+		}
+		if req.TrustedGateway && !creator.AtLeast("owner") {
+			return graph.APIKey{}, "", fmt.Errorf("trustedGateway: only an owner may create a trusted gateway key: %w", fault.ErrForbidden)
+		}
+	}
+	id, secret, err := newSecret()
+	if err != nil {
+		return graph.APIKey{}, "", err
+	}
+	k := graph.APIKey{
+		ID: id, Hash: HashSecret(secret), Owner: strings.TrimSpace(req.Owner), Description: req.Description,
+		Level: req.Level, Roles: req.Roles, Permissions: req.Permissions, Groups: cloneNil(req.Groups), Modules: cloneNil(req.Modules),
+		TrustedGateway: req.TrustedGateway, Limits: req.Limits, CreatedBy: creator.Subject, CreatedAt: now, ExpiresAt: req.ExpiresAt.UTC(),
+	}
+	if req.ExpiresAt.IsZero() {
+		k.ExpiresAt = time.Time{}
+	}
+	if err := s.store.CreateKey(ctx, k); err != nil {
+		return graph.APIKey{}, "", fmt.Errorf("identity: create key: %w", err)
+	}
+	return k, secret, nil
+}
+
+// List returns every key, without hashes.
+func (s *KeyService) List(ctx context.Context) ([]graph.APIKey, error) {
+	keys, err := s.store.ListKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("identity: list keys: %w", err)
+	}
+	for i := range keys {
+		keys[i].Hash = ""
+	}
+	return keys, nil
+}
+
+// Revoke revokes a key at once for this process (other processes see it
+// within the cache TTL). Unknown ids are fault.ErrNotFound.
+func (s *KeyService) Revoke(ctx context.Context, id string) error {
+	if !keyIDRe.MatchString(id) {
+		return fault.Malformed("id", "must be a key id like k0123456789ab, got %q", id)
+	}
+	if err := s.store.RevokeKey(ctx, id, s.now().UTC()); err != nil {
+		if errors.Is(err, graph.ErrNotFound) {
+			return fmt.Errorf("identity: key %q: %w", id, fault.ErrNotFound)
+		}
+		return fmt.Errorf("identity: revoke key %q: %w", id, err)
+	}
+	s.mu.Lock()
+	delete(s.cache, id)
+	s.mu.Unlock()
+	return nil
+}
+
+// Verify returns the live key a secret belongs to. A malformed, unknown,
+// wrong, expired or revoked secret is fault.ErrUnauthenticated with a
+// message saying which (never echoing the secret).
+func (s *KeyService) Verify(ctx context.Context, secret string) (graph.APIKey, error) {
+	id, ok := ParseSecret(secret)
+	if !ok {
+		return graph.APIKey{}, fmt.Errorf("malformed API key: want %s<id>_<secret> as printed by 'toolsmith keys create': %w", SecretPrefix, fault.ErrUnauthenticated)
+	}
+	k, err := s.lookup(ctx, id)
+	if err != nil {
+		return graph.APIKey{}, err
+	}
+	want, err := hex.DecodeString(k.Hash)
+	got := sha256.Sum256([]byte(secret))
+	if err != nil || subtle.ConstantTimeCompare(want, got[:]) != 1 {
+		return graph.APIKey{}, fmt.Errorf("API key %s: wrong secret: %w", id, fault.ErrUnauthenticated)
+	}
+	now := s.now()
+	if !k.RevokedAt.IsZero() {
+		return graph.APIKey{}, fmt.Errorf("API key %s was revoked at %s: %w", id, k.RevokedAt.UTC().Format(time.RFC3339), fault.ErrUnauthenticated)
+	}
+	if !k.ExpiresAt.IsZero() && !now.Before(k.ExpiresAt) {
+		return graph.APIKey{}, fmt.Errorf("API key %s expired at %s: %w", id, k.ExpiresAt.UTC().Format(time.RFC3339), fault.ErrUnauthenticated)
+	}
+	return k, nil
+}
+
+func (s *KeyService) lookup(ctx context.Context, id string) (graph.APIKey, error) {
+	now := s.now()
+	s.mu.RLock()
+	c, ok := s.cache[id]
+	s.mu.RUnlock()
+	if ok && now.Sub(c.at) < s.ttl {
+		return c.key, nil
+	}
+	k, err := s.store.GetKey(ctx, id)
+	if errors.Is(err, graph.ErrNotFound) {
+		return graph.APIKey{}, fmt.Errorf("API key %s is not known here: %w", id, fault.ErrUnauthenticated)
+	}
+	if err != nil {
+		return graph.APIKey{}, fmt.Errorf("identity: read key %s: %w", id, err)
+	}
+	s.mu.Lock()
+	if len(s.cache) > 10_000 {
+		clear(s.cache) // bound memory under a flood of distinct valid ids
+	}
+	s.cache[id] = cachedKey{key: k, at: now}
+	s.mu.Unlock()
+	return k, nil
+}
+
+// KeyPrincipal is the principal of a verified key.
+func KeyPrincipal(k graph.APIKey) Principal {
+	return Principal{
+		Subject: "key:" + k.ID, Name: k.Owner, Method: MethodAPIKey, KeyID: k.ID, Level: k.Level,
+		Roles: cloneNil(k.Roles), Permissions: cloneNil(k.Permissions), Groups: cloneNil(k.Groups), Modules: cloneNil(k.Modules),
+		TrustedGateway: k.TrustedGateway,
+		Limits:         Limits{Search: k.Limits.SearchPerMinute, Execute: k.Limits.ExecutePerMinute, Verbs: k.Limits.VerbsPerMinute},
+	}
+}
+
+// HashSecret is the stored form of a secret: hex SHA-256. Secrets carry 256
+// random bits, so a fast hash is enough; no password stretching is needed.
+func HashSecret(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// ParseSecret returns the key id inside a secret, and whether it has the
+// secret's shape.
+func ParseSecret(secret string) (string, bool) {
+	rest, ok := strings.CutPrefix(secret, SecretPrefix)
+	if !ok {
+		return "", false
+	}
+	id, body, ok := strings.Cut(rest, "_")
+	if !ok || !keyIDRe.MatchString(id) || len(body) != 43 {
+		return "", false
+	}
+	if _, err := base64.RawURLEncoding.DecodeString(body); err != nil {
+		return "", false
+	}
+	return id, true
+}
+
+func newSecret() (id, secret string, err error) {
+	var idb [6]byte
+	var body [32]byte
+	if _, err := rand.Read(idb[:]); err != nil {
+		return "", "", fmt.Errorf("identity: random key id: %w", err)
+	}
+	if _, err := rand.Read(body[:]); err != nil {
+		return "", "", fmt.Errorf("identity: random key secret: %w", err)
+	}
+	id = "k" + hex.EncodeToString(idb[:])
+	return id, SecretPrefix + id + "_" + base64.RawURLEncoding.EncodeToString(body[:]), nil
+}
