@@ -6,10 +6,17 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/spf13/cobra"
+
 	"github.com/toolsmith/toolsmith/demo"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/config"
 )
+
+// newDevCommand is `toolsmith dev`.
+func newDevCommand(e *env) *cobra.Command {
+	return newConfigCommand("dev", config.FlagsServe|config.FlagsDemo|config.FlagsTemporal|config.FlagsWorker, runDev)(e)
+}
 
 // runDev runs the whole system in one process on embedded defaults: the
 // SQLite store in the data dir, the built-in embedder (weights fetched on
@@ -17,8 +24,8 @@ import (
 // its Web UI (history in the data dir), the worker, the demo modules and the
 // API. On first start (an empty store) it loads the demo catalogue unless
 // --no-demo; /healthz answers 503 until everything is up.
-func runDev(ctx context.Context, e *env, args []string) error {
-	cfg, log, sys, err := startCommand(ctx, e, "dev", config.FlagsServe|config.FlagsDemo|config.FlagsTemporal|config.FlagsWorker, args)
+func runDev(ctx context.Context, e *env, cfg config.Config) error {
+	log, sys, err := openCommand(ctx, e, cfg)
 	if err != nil {
 		return err
 	}
