@@ -71,6 +71,9 @@ type SearchResponse struct {
 	Metadata         retrieval.Metadata         `json:"metadata"`
 	Context          string                     `json:"context,omitempty"`
 	OpenAI           []retrieval.OpenAIFunction `json:"tools,omitempty"`
+	// OpenAINames maps each function name in tools back to its tool id
+	// (format=openai).
+	OpenAINames map[string]string `json:"toolIds,omitempty"`
 }
 
 func (h *Handlers) search(c *gin.Context) {
@@ -126,7 +129,7 @@ func (h *Handlers) search(c *gin.Context) {
 	case "markdown":
 		resp.Context = res.Context.Markdown()
 	case "openai":
-		resp.OpenAI = res.Context.OpenAI()
+		resp.OpenAI, resp.OpenAINames = res.Context.OpenAI(), res.Context.OpenAINames()
 	}
 	httpx.OK(c, http.StatusOK, resp)
 }
