@@ -13,6 +13,10 @@ import (
 	"github.com/toolsmith/toolsmith/internal/config"
 )
 
+// devReadiness are the parts dev waits for before /healthz answers 200 (the
+// README quotes the 503 reason they make).
+var devReadiness = []string{"demo catalogue", "worker"}
+
 // newDevCommand is `toolsmith dev`.
 func newDevCommand(e *env) *cobra.Command {
 	return newConfigCommand("dev", config.FlagsServe|config.FlagsDemo|config.FlagsTemporal|config.FlagsWorker, runDev)(e)
@@ -52,7 +56,7 @@ func runDev(ctx context.Context, e *env, cfg config.Config) error {
 		return err
 	}
 	defer f.stop()
-	ready := newReadiness("demo catalogue", "worker")
+	ready := newReadiness(devReadiness...)
 	return serve(ctx, e, sys, log, serveOptions{
 		ready:    ready,
 		mounters: f.mounters(cfg),

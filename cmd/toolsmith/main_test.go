@@ -11,6 +11,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -498,6 +501,35 @@ func TestDisplayAddr(t *testing.T) {
 		}
 		if got := displayAddr(a); got != want {
 			t.Errorf("displayAddr(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// TestREADMEQuotesWhatDevPrints holds the README to the banner and the
+// readiness reason dev really prints.
+func TestREADMEQuotesWhatDevPrints(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	reason := newReadiness(devReadiness...).check().Error()
+	if want := `"reason":"` + reason + `"`; !strings.Contains(readme, want) {
+		t.Errorf("README does not quote the readiness reason %s", want)
+	}
+	var b bytes.Buffer
+	printBanner(&b, "http://127.0.0.1:8080", func(string) []string { return nil })
+	banner := regexp.MustCompile(`(?m)^Toolsmith (\S+) is ready\.$`)
+	if !banner.MatchString(b.String()) {
+		t.Fatalf("banner %q does not have the expected form", b.String())
+	}
+	m := banner.FindStringSubmatch(readme)
+	if m == nil {
+		t.Fatal("README does not show the banner line")
+	}
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n")[1:] {
+		if !strings.Contains(readme, line) {
+			t.Errorf("README's banner lacks %q", line)
 		}
 	}
 }
