@@ -129,9 +129,13 @@ func groupCommand(parent *cobra.Command, name string) *cobra.Command {
 			return c
 		}
 	}
+	short, ok := groupSummaries[name]
+	if !ok {
+		short = name + " subcommands"
+	}
 	g := &cobra.Command{
 		Use:   name + " COMMAND",
-		Short: groupSummaries[name],
+		Short: short,
 		Args:  unknownCommand,
 		RunE: func(c *cobra.Command, _ []string) error {
 			_ = c.Help()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -530,6 +531,36 @@ func TestREADMEQuotesWhatDevPrints(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n")[1:] {
 		if !strings.Contains(readme, line) {
 			t.Errorf("README's banner lacks %q", line)
+		}
+	}
+}
+
+// TestOldStyleCommandsPlugIn checks the table's old-style line: a
+// func(ctx, *env, []string) error gets its raw arguments (flags included),
+// nests under a several-word name, and -h is a clean exit.
+func TestOldStyleCommandsPlugIn(t *testing.T) {
+	var got []string
+	old := func(_ context.Context, _ *env, args []string) error {
+		got = args
+		if slices.Contains(args, "-h") {
+			return flag.ErrHelp
+		}
+		return nil
+	}
+	for _, tt := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"keys", "create", "ana", "--level", "admin"}, exitOK},
+		{[]string{"keys", "create", "-h"}, exitOK},
+	} {
+		e := &env{stdout: io.Discard, stderr: io.Discard, lookupEnv: func(string) (string, bool) { return "", false }}
+		root := newRoot(e)
+		attach(root, command{"keys create", "manage API keys", old}, e)
+		root.SetArgs(tt.args)
+		cmd, err := root.ExecuteC()
+		if code := exitCode(e, cmd, err); code != tt.code || !slices.Equal(got, tt.args[2:]) {
+			t.Fatalf("%v: exit %d, args %q", tt.args, code, got)
 		}
 	}
 }
