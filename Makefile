@@ -9,9 +9,14 @@ export GOTOOLCHAIN := local
 BIN          := bin/toolsmith
 VERSION      ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS      := -s -w -X main.version=$(VERSION)
-# The built-in USE-Lite embedder's weights for tests (fetched once, reused).
+# The built-in USE-Lite embedder's weights, fetched once into one cache that
+# make run, make test and make bench share (the binary's own default is
+# <data-dir>/models/use-lite-0.2.0; make passes this one as TOOLSMITH_MODEL_DIR,
+# so --model-dir in RUN_FLAGS still wins).
 MODEL_DIR    := $(CURDIR)/.cache/models/use-lite-0.2.0
 CYPHER_LINT  := scripts/cypher-lint
+# RUN_FLAGS are extra flags for `toolsmith dev` in make run, e.g.
+# make run RUN_FLAGS='--http-addr 127.0.0.1:9090 --no-demo'.
 RUN_FLAGS    ?=
 BENCH        ?= .
 BENCHTIME    ?= 1s
@@ -21,7 +26,7 @@ BENCHTIME    ?= 1s
 all: build
 
 help:
-	@echo "make run         build, then run 'bin/toolsmith dev' (API on http://127.0.0.1:8080)"
+	@echo "make run         build, then run 'bin/toolsmith dev' (API on http://127.0.0.1:8080; RUN_FLAGS='--flag …' adds flags)"
 	@echo "make test        the one test command (fetches embedder weights and the Cypher linter first)"
 	@echo "make bench       run the Go benchmarks (BENCH=regexp, BENCHTIME=1s)"
 	@echo "make build       build $(BIN)"
@@ -32,7 +37,7 @@ build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/toolsmith
 
 run: build
-	$(BIN) dev $(RUN_FLAGS)
+	TOOLSMITH_MODEL_DIR=$${TOOLSMITH_MODEL_DIR:-$(MODEL_DIR)} $(BIN) dev $(RUN_FLAGS)
 
 # model makes sure the embedder weights are in MODEL_DIR (a no-op once they are).
 model: build

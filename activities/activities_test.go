@@ -360,7 +360,10 @@ func TestGraphActivities(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
 	gaps := &gapStore{}
-	g := &Graph{Searcher: fixedSearcher{{Tool: graph.ToolSummary{ID: "currency.convert", Verb: "CONVERT_CURRENCY", RequiredParams: []string{"amount"}}, Similarity: 0.8, Score: 1.2}}, Gaps: gaps}
+	g := &Graph{Searcher: fixedSearcher{
+		{Tool: graph.ToolSummary{ID: "currency.list"}, Similarity: 0.9, Score: 0.4},
+		{Tool: graph.ToolSummary{ID: "currency.convert", Verb: "CONVERT_CURRENCY", RequiredParams: []string{"amount"}}, Similarity: 0.8, Score: 1.2},
+	}, Gaps: gaps}
 	env.RegisterActivity(g)
 	val, err := env.ExecuteActivity(g.SearchTools, SearchInput{Verb: "CONVERT_CURRENCY", Description: "money"})
 	if err != nil {
@@ -368,7 +371,8 @@ func TestGraphActivities(t *testing.T) {
 	}
 	var out SearchOutput
 	_ = val.Get(&out)
-	if len(out.Candidates) != 1 || out.Candidates[0].Similarity != 0.8 || out.Candidates[0].Required[0] != "amount" {
+	// Candidates come sorted by score, highest first.
+	if len(out.Candidates) != 2 || out.Candidates[0].Similarity != 0.8 || out.Candidates[0].Required[0] != "amount" || out.Candidates[1].ToolID != "currency.list" {
 		t.Fatalf("out = %+v", out)
 	}
 	val, err = env.ExecuteActivity(g.RecordCapabilityGap, Gap{Verb: "RESERVE_TABLE", Reason: "none"})

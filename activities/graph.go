@@ -1,9 +1,11 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -41,7 +43,8 @@ type SearchInput struct {
 	Limit       int           `json:"limit,omitempty"`
 }
 
-// SearchOutput lists candidates, best first.
+// SearchOutput lists candidates, best first: by Score (the hybrid ranking),
+// highest first.
 type SearchOutput struct {
 	Query      string      `json:"query"`
 	Candidates []Candidate `json:"candidates"`
@@ -66,6 +69,9 @@ func (g *Graph) SearchTools(ctx context.Context, in SearchInput) (SearchOutput, 
 			Required: h.Tool.RequiredParams, Optional: h.Tool.OptionalParams,
 		})
 	}
+	// The searcher ranks by score already; the stable sort makes the order
+	// a promise of this activity (the workflow reports it as its scores).
+	slices.SortStableFunc(out.Candidates, func(a, b Candidate) int { return cmp.Compare(b.Score, a.Score) })
 	return out, nil
 }
 

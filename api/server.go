@@ -168,6 +168,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 func (s *Server) healthz(c *gin.Context) {
 	if s.opts.Ready != nil {
 		if err := s.opts.Ready(); err != nil {
+			// Not ready yet (or any more) is an answer, not a failure:
+			// pollers ask exactly this while the process starts.
+			c.Set(expectedStatusKey, true)
 			c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "reason": err.Error()})
 			return
 		}
@@ -186,15 +189,21 @@ func (s *Server) index(c *gin.Context) {
 	httpx.OK(c, http.StatusOK, Index{Service: "toolsmith", Version: s.opts.Version, Routes: s.Routes()})
 }
 
+// expectedStatusKey marks a response whose error status is the expected
+// answer (a /healthz 503 while starting), logged at info.
+const expectedStatusKey = "toolsmith.expectedStatus"
+
 // logRequests writes one slog record per request once it has been served:
-// 5xx at error level, 4xx at warn, the rest at info. Errors handlers
-// attached with c.Error (internal errors from httpx.Error) are included.
+// 5xx at error level, 4xx at warn, the rest (and expected answers such as
+// /healthz's 503 while starting) at info. Errors handlers attached with
+// c.Error (internal errors from httpx.Error) are included.
 func (s *Server) logRequests(c *gin.Context) {
 	start := time.Now()
 	c.Next()
 	status := c.Writer.Status()
 	level := slog.LevelInfo
 	switch {
+	case c.GetBool(expectedStatusKey):
 	case status >= 500:
 		level = slog.LevelError
 	case status >= 400:

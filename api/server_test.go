@@ -63,11 +63,16 @@ func do(t *testing.T, h http.Handler, method, path string) (*httptest.ResponseRe
 func TestHealthzFollowsReadiness(t *testing.T) {
 	var mu sync.Mutex
 	readyErr := errors.New("loading demo catalogue")
-	srv, _ := newServer(t, api.Options{Ready: func() error { mu.Lock(); defer mu.Unlock(); return readyErr }})
+	srv, logs := newServer(t, api.Options{Ready: func() error { mu.Lock(); defer mu.Unlock(); return readyErr }})
 
 	rec, body := do(t, srv.Handler(), http.MethodGet, "/healthz")
 	if rec.Code != http.StatusServiceUnavailable || body["status"] != "unavailable" || !strings.Contains(body["reason"].(string), "demo") {
 		t.Fatalf("not ready: got %d %v", rec.Code, body)
+	}
+	// A poll while starting is an answer, not an error: logged at INFO.
+	var line map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(logs.String())), &line); err != nil || line["level"] != "INFO" || line["status"] != float64(503) {
+		t.Fatalf("503 poll logged as %v (%v)", line, err)
 	}
 	mu.Lock()
 	readyErr = nil

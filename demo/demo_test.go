@@ -364,3 +364,28 @@ func TestLoadReportsFailuresAndKeepsGoodItems(t *testing.T) {
 		t.Fatalf("good item not stored: %v", err)
 	}
 }
+
+// TestCurrencyDescriptionsSayTheRatesAreFixed holds the demo catalogue to
+// what the demo currency module does: it serves a fixed rate table, so no
+// currency tool may promise live or refreshed rates.
+func TestCurrencyDescriptionsSayTheRatesAreFixed(t *testing.T) {
+	n := 0
+	for id, m := range byID(t) {
+		if m.Module != "currency" {
+			continue
+		}
+		n++
+		d := strings.ToLower(m.Description)
+		for _, claim := range []string{"latest", "mid-market", "refresh", "real-time", "hourly"} {
+			if strings.Contains(d, claim) {
+				t.Errorf("%s claims %q: %s", id, claim, m.Description)
+			}
+		}
+		if strings.Contains(d, "rate") && !strings.Contains(d, "demo rate table") {
+			t.Errorf("%s speaks of rates without saying they come from the demo rate table: %s", id, m.Description)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no currency tools in the demo catalogue")
+	}
+}

@@ -38,9 +38,10 @@ type ItemResult struct {
 	Error    *ErrorInfo `json:"error,omitempty"`
 }
 
-// ErrorInfo describes why an item failed: Code is the fault kind
-// ("invalid", "malformed", "conflict", "not_found", "unavailable",
-// "embedder_mismatch", "internal"), Fields the field problems.
+// ErrorInfo describes why an item failed: Code is the fault kind, named as
+// the HTTP API names it for a single request ("validation_failed",
+// "bad_request", "conflict", "not_found", "unavailable", "internal", plus
+// "embedder_mismatch"), Fields the field problems.
 type ErrorInfo struct {
 	Code    string             `json:"code"`
 	Message string             `json:"message"`
@@ -55,9 +56,9 @@ func Info(err error) *ErrorInfo {
 	code := "internal"
 	switch {
 	case errors.Is(err, fault.ErrMalformed):
-		code = "malformed"
+		code = "bad_request"
 	case errors.Is(err, fault.ErrInvalid):
-		code = "invalid"
+		code = "validation_failed"
 	case errors.Is(err, fault.ErrConflict):
 		code = "conflict"
 	case errors.Is(err, fault.ErrNotFound):

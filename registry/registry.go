@@ -151,6 +151,7 @@ func (s *Service) Update(ctx context.Context, id string, req Request) (Result, e
 	if err != nil {
 		return Result{}, s.readErr("update", id, err)
 	}
+	keepOmitted(req, old, &m)
 	plan := planUpdate(old, m, req.ForceReindex, s.dim)
 	if plan.unchanged {
 		rev, err := s.revision(ctx, id)
@@ -325,6 +326,27 @@ func planUpdate(old graph.Tool, m tool.Manifest, force bool, dim int) updatePlan
 		return updatePlan{reuse: old.Embedding}
 	}
 	return updatePlan{}
+}
+
+// keepOmitted carries the stored tool's use cases and examples into an
+// update that does not mention them (neither in the manifest nor beside
+// it), so a PUT of only the manifest does not silently drop them. An
+// explicit empty list ("useCases": []) still clears them.
+func keepOmitted(req Request, old graph.Tool, m *tool.Manifest) {
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(req.Manifest, &keys) != nil {
+		return
+	}
+	prev, err := tool.Parse(old.Manifest)
+	if err != nil {
+		return
+	}
+	if _, ok := keys["useCases"]; !ok && req.UseCases == nil {
+		m.UseCases = prev.UseCases
+	}
+	if _, ok := keys["examples"]; !ok && req.Examples == nil {
+		m.Examples = prev.Examples
+	}
 }
 
 // prepare turns a request into a normalized, valid manifest. pathID, when

@@ -309,10 +309,10 @@ func TestBatchRegister(t *testing.T) {
 		id, status, code string
 	}{
 		{"fx.a", registry.StatusCreated, ""},
-		{"fx.b", registry.StatusFailed, "invalid"},
+		{"fx.b", registry.StatusFailed, "validation_failed"},
 		{"fx.a", registry.StatusFailed, "conflict"},
 		{"fx.existing", registry.StatusFailed, "conflict"},
-		{"", registry.StatusFailed, "malformed"},
+		{"", registry.StatusFailed, "bad_request"},
 		{"fx.c", registry.StatusCreated, ""},
 	}
 	for i, w := range want {
@@ -398,8 +398,8 @@ func TestInfo(t *testing.T) {
 		err  error
 		code string
 	}{
-		{fault.Malformed("x", "bad"), "malformed"},
-		{fmt.Errorf("wrap: %w", fault.Invalid("x", "bad")), "invalid"},
+		{fault.Malformed("x", "bad"), "bad_request"},
+		{fmt.Errorf("wrap: %w", fault.Invalid("x", "bad")), "validation_failed"},
 		{fmt.Errorf("x: %w", fault.ErrConflict), "conflict"},
 		{fmt.Errorf("x: %w", fault.ErrNotFound), "not_found"},
 		{fmt.Errorf("x: %w", fault.ErrUnavailable), "unavailable"},

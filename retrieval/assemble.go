@@ -11,6 +11,7 @@ import (
 	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/tool"
 )
 
 // Phase is a progressive-disclosure conversation phase (seed 01 §6).
@@ -473,9 +474,21 @@ type OpenAIFuncSpec struct {
 	Parameters  json.RawMessage `json:"parameters"`
 }
 
+// OpenAINames maps the function names of OpenAI back to the detailed
+// tools' ids, so a planner's call finds its tool.
+func (a AssembledTools) OpenAINames() map[string]string {
+	out := make(map[string]string, len(a.Detailed))
+	for _, d := range a.Detailed {
+		out[tool.FunctionName(d.ToolID)] = d.ToolID
+	}
+	return out
+}
+
 // OpenAI renders the detailed tools as OpenAI function-calling definitions:
-// the tool id as name, the description, and the input schema as parameters
-// (an empty object schema when the tool has none).
+// the tool id's function name as name (tool.FunctionName: OpenAI allows
+// only letters, digits, '_' and '-', at most 64), the description, and the
+// input schema as parameters (an empty object schema when the tool has
+// none). OpenAINames maps the names back to tool ids.
 func (a AssembledTools) OpenAI() []OpenAIFunction {
 	out := make([]OpenAIFunction, 0, len(a.Detailed))
 	for _, d := range a.Detailed {
@@ -486,7 +499,7 @@ func (a AssembledTools) OpenAI() []OpenAIFunction {
 				params = js
 			}
 		}
-		out = append(out, OpenAIFunction{Type: "function", Function: OpenAIFuncSpec{Name: d.ToolID, Description: desc, Parameters: params}})
+		out = append(out, OpenAIFunction{Type: "function", Function: OpenAIFuncSpec{Name: tool.FunctionName(d.ToolID), Description: desc, Parameters: params}})
 	}
 	return out
 }

@@ -350,6 +350,9 @@ func TestContextAssemblyPhases(t *testing.T) {
 				if err := json.Unmarshal(f.Function.Parameters, &p); err != nil || f.Type != "function" || p.Type != "object" || len(p.Required) != 1 {
 					t.Fatalf("openai function %+v: %v", f, err)
 				}
+				if !tool.FunctionNameRe.MatchString(f.Function.Name) || c.OpenAINames()[f.Function.Name] == "" {
+					t.Fatalf("openai function name %q is not valid or does not map back (%v)", f.Function.Name, c.OpenAINames())
+				}
 			}
 		})
 	}

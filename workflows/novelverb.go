@@ -64,8 +64,12 @@ type NovelVerbInput struct {
 
 // ScoredTool is a candidate as the workflow saw it.
 type ScoredTool struct {
-	ToolID     string  `json:"toolId"`
-	Verb       string  `json:"verb"`
+	ToolID string `json:"toolId"`
+	Verb   string `json:"verb"`
+	// Score is the search's hybrid rank score; a result's scores are sorted
+	// by it, highest first.
+	Score float64 `json:"score"`
+	// Similarity is what the substitution threshold is compared against.
 	Similarity float64 `json:"similarity"`
 }
 
@@ -228,7 +232,7 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 	}
 	f.res.Query = search.Query
 	for _, c := range search.Candidates {
-		f.res.Scores = append(f.res.Scores, ScoredTool{ToolID: c.ToolID, Verb: c.Verb, Similarity: c.Similarity})
+		f.res.Scores = append(f.res.Scores, ScoredTool{ToolID: c.ToolID, Verb: c.Verb, Score: c.Score, Similarity: c.Similarity})
 	}
 
 	if len(search.Candidates) > 0 && search.Candidates[0].Similarity >= in.Options.Threshold {
@@ -276,7 +280,7 @@ func (f *fulfilment) decompose(cands []activities.Candidate) (NovelVerbResult, e
 	in := f.in
 	best := "no candidate"
 	if len(cands) > 0 {
-		best = fmt.Sprintf("best %s at %.3f", cands[0].ToolID, cands[0].Similarity)
+		best = fmt.Sprintf("best %s (score %.3f) at similarity %.3f", cands[0].ToolID, cands[0].Score, cands[0].Similarity)
 	}
 	f.res.Reason = fmt.Sprintf("no tool clears threshold %.3f (%s); decomposing", in.Options.Threshold, best)
 	f.stage(BranchDecompose, SABranch.ValueSet(BranchDecompose))

@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/airlock"
 	"github.com/toolsmith/toolsmith/api/httpx"
 	"github.com/toolsmith/toolsmith/graph"
@@ -144,7 +145,22 @@ func sourceID(location string) string {
 	return "src-" + hex.EncodeToString(sum[:6])
 }
 
+// firstScanWait is how long adding a source waits, by default, for its
+// first scan (?wait= overrides it; 0 answers at once).
+const firstScanWait = 30 * time.Second
+
+// addSource registers a source and, unless scan is false, scans it and
+// waits up to ?wait= for that first scan, so the answer says whether the
+// source could be fetched: "scan" holds the outcome (its report's error
+// when the fetch failed) or status running when the wait ended first.
+// The source stays registered either way (201); a failed fetch is also its
+// lastError in GET /tools/sources.
 func (h *Handler) addSource(c *gin.Context) {
+	wait, err := waitParam(c, firstScanWait)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
 	var req addSourceRequest
 	if err := httpx.BindJSON(c, &req); err != nil {
 		httpx.Error(c, err)
@@ -176,12 +192,45 @@ func (h *Handler) addSource(c *gin.Context) {
 			httpx.Error(c, err)
 			return
 		}
-		out["scanWorkflowId"] = run
+		out["scanWorkflowId"] = run.GetID()
+		out["scan"] = h.firstScan(ctx, run, wait)
+		if after, err := h.sources.GetSource(ctx, id); err == nil {
+			out["source"] = after // with the scan's specs count and lastError
+		}
 	}
 	httpx.OK(c, http.StatusCreated, out)
 }
 
-func (h *Handler) startScan(ctx context.Context, ids []string) (string, error) {
+// ScanOutcome is the first scan of a new source, as addSource reports it.
+type ScanOutcome struct {
+	// Status is completed, running (the wait ended first) or failed.
+	Status string `json:"status"`
+	// Report is the source's scan report; its error says why a fetch failed.
+	Report *activities.ScanSourceOutput `json:"report,omitempty"`
+	Error  string                       `json:"error,omitempty"`
+}
+
+func (h *Handler) firstScan(ctx context.Context, run client.WorkflowRun, wait time.Duration) ScanOutcome {
+	if wait <= 0 {
+		return ScanOutcome{Status: workflows.StatusRunning}
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	var res workflows.ScanOutput
+	if err := run.Get(wctx, &res); err != nil {
+		if wctx.Err() != nil {
+			return ScanOutcome{Status: workflows.StatusRunning}
+		}
+		return ScanOutcome{Status: workflows.StatusFailed, Error: err.Error()}
+	}
+	out := ScanOutcome{Status: workflows.StatusCompleted}
+	if len(res.Reports) > 0 {
+		out.Report = &res.Reports[0]
+	}
+	return out
+}
+
+func (h *Handler) startScan(ctx context.Context, ids []string) (client.WorkflowRun, error) {
 	id := "scan-" + time.Now().UTC().Format("20060102T150405.000")
 	if len(ids) == 1 {
 		id = "scan-" + ids[0] + "-" + time.Now().UTC().Format("150405.000")
@@ -189,9 +238,9 @@ func (h *Handler) startScan(ctx context.Context, ids []string) (string, error) {
 	run, err := h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: h.cfg.TaskQueue},
 		workflows.ScanSourcesWorkflow, workflows.ScanInput{SourceIDs: ids, ReviewTimeout: h.cfg.ReviewTimeout})
 	if err != nil {
-		return "", fmt.Errorf("start scan: %w: %w", fault.ErrUnavailable, err)
+		return nil, fmt.Errorf("start scan: %w: %w", fault.ErrUnavailable, err)
 	}
-	return run.GetID(), nil
+	return run, nil
 }
 
 func (h *Handler) listSources(c *gin.Context) {
@@ -204,12 +253,12 @@ func (h *Handler) listSources(c *gin.Context) {
 }
 
 func (h *Handler) scanAll(c *gin.Context) {
-	id, err := h.startScan(c.Request.Context(), nil)
+	run, err := h.startScan(c.Request.Context(), nil)
 	if err != nil {
 		httpx.Error(c, err)
 		return
 	}
-	httpx.OK(c, http.StatusAccepted, gin.H{"scanWorkflowId": id})
+	httpx.OK(c, http.StatusAccepted, gin.H{"scanWorkflowId": run.GetID()})
 }
 
 func (h *Handler) deleteSource(c *gin.Context) {
@@ -293,7 +342,7 @@ type rejectRequest struct {
 func (h *Handler) decision(c *gin.Context, signal string, arg any) {
 	ctx := c.Request.Context()
 	id := c.Param("id")
-	wait, err := waitParam(c)
+	wait, err := waitParam(c, 0)
 	if err != nil {
 		httpx.Error(c, err)
 		return
@@ -332,10 +381,11 @@ func (h *Handler) decision(c *gin.Context, signal string, arg any) {
 	httpx.OK(c, http.StatusAccepted, out)
 }
 
-func waitParam(c *gin.Context) (time.Duration, error) {
+// waitParam reads ?wait= (a Go duration up to 10m), def when absent.
+func waitParam(c *gin.Context, def time.Duration) (time.Duration, error) {
 	raw := c.Query("wait")
 	if raw == "" {
-		return 0, nil
+		return def, nil
 	}
 	d, err := time.ParseDuration(raw)
 	if err != nil || d < 0 || d > 10*time.Minute {

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/airlock"
 	"github.com/toolsmith/toolsmith/graph/sqlite"
 	"github.com/toolsmith/toolsmith/internal/fault"
@@ -30,12 +31,19 @@ func (j jsonValue) Get(ptr any) error {
 	return json.Unmarshal(b, ptr)
 }
 
-type fakeRun struct{ id string }
+type fakeRun struct {
+	id   string
+	scan *workflows.ScanOutput
+}
 
 func (r fakeRun) GetID() string                  { return r.id }
 func (r fakeRun) GetRunID() string               { return "run-" + r.id }
 func (r fakeRun) GetFirstExecutionRunID() string { return "run-" + r.id }
 func (r fakeRun) Get(ctx context.Context, ptr any) error {
+	if out, ok := ptr.(*workflows.ScanOutput); ok && r.scan != nil {
+		*out = *r.scan
+		return nil
+	}
 	<-ctx.Done()
 	return ctx.Err()
 }
@@ -48,11 +56,13 @@ type fakeTemporal struct {
 	signals  []string
 	states   map[string]workflows.AirlockState
 	lastSent any
+	// scan is what a scan run returns (nil: it never ends).
+	scan *workflows.ScanOutput
 }
 
 func (f *fakeTemporal) ExecuteWorkflow(_ context.Context, opts client.StartWorkflowOptions, _ any, _ ...any) (client.WorkflowRun, error) {
 	f.started = append(f.started, opts.ID)
-	return fakeRun{opts.ID}, nil
+	return fakeRun{opts.ID, f.scan}, nil
 }
 func (f *fakeTemporal) SignalWorkflow(_ context.Context, id, _, name string, arg any) error {
 	f.signals = append(f.signals, id+":"+name)
@@ -70,7 +80,7 @@ func (f *fakeTemporal) ListWorkflow(context.Context, *workflowservice.ListWorkfl
 	return &workflowservice.ListWorkflowExecutionsResponse{}, nil
 }
 func (f *fakeTemporal) GetWorkflow(_ context.Context, id, _ string) client.WorkflowRun {
-	return fakeRun{id}
+	return fakeRun{id: id}
 }
 
 func setup(t *testing.T) (*gin.Engine, *fakeTemporal, *sqlite.Store) {
@@ -109,9 +119,28 @@ func fieldPath(out map[string]any) string {
 
 func TestSources(t *testing.T) {
 	r, ft, s := setup(t)
+	// The first scan's outcome comes back with the new source.
+	ft.scan = &workflows.ScanOutput{Reports: []activities.ScanSourceOutput{{SourceID: "x", Error: "fetch https://specs.example/pets.yaml: 404 Not Found"}}}
 	code, out := do(r, "POST", "/api/v1/tools/sources", `{"type":"openapi","location":"https://specs.example/pets.yaml"}`)
 	if code != 201 || len(ft.started) != 1 || !strings.HasPrefix(ft.started[0], "scan-src-") {
 		t.Fatalf("add: %d %v started=%v", code, out, ft.started)
+	}
+	scan, _ := out["data"].(map[string]any)["scan"].(map[string]any)
+	if scan["status"] != "completed" || !strings.Contains(fmt.Sprint(scan["report"]), "404 Not Found") {
+		t.Fatalf("first scan not reported: %v", out)
+	}
+	// Without waiting, the scan is reported as running.
+	ft.scan = nil
+	code, out = do(r, "POST", "/api/v1/tools/sources?wait=0s", `{"type":"openapi","location":"https://specs.example/other.yaml"}`)
+	if scan, _ := out["data"].(map[string]any)["scan"].(map[string]any); code != 201 || scan["status"] != "running" {
+		t.Fatalf("add without wait: %d %v", code, out)
+	}
+	if code, out := do(r, "POST", "/api/v1/tools/sources?wait=forever", `{"type":"openapi","location":"https://specs.example/x.yaml"}`); code != 400 || fieldPath(out) != "wait" {
+		t.Fatalf("bad wait: %d %v", code, out)
+	}
+	ft.started = ft.started[:1]
+	if code, _ := do(r, "DELETE", "/api/v1/tools/sources/"+sourceIDOf(t, r, "https://specs.example/other.yaml"), ""); code != 200 {
+		t.Fatal("delete the second source")
 	}
 	if code, _ := do(r, "POST", "/api/v1/tools/sources", `{"type":"openapi","location":"https://specs.example/pets.yaml"}`); code != 409 {
 		t.Fatalf("duplicate: %d", code)
@@ -140,6 +169,19 @@ func TestSources(t *testing.T) {
 	if code, _ := do(r, "POST", "/api/v1/tools/sources/scan", ""); code != 202 || len(ft.started) != 2 {
 		t.Fatalf("scan all: %d", code)
 	}
+}
+
+// sourceIDOf finds a listed source's id by its location.
+func sourceIDOf(t *testing.T, r http.Handler, location string) string {
+	t.Helper()
+	_, out := do(r, "GET", "/api/v1/tools/sources", "")
+	for _, s := range out["data"].(map[string]any)["sources"].([]any) {
+		if m := s.(map[string]any); m["location"] == location {
+			return m["id"].(string)
+		}
+	}
+	t.Fatalf("no source at %s", location)
+	return ""
 }
 
 func TestReviewDecisions(t *testing.T) {

@@ -71,6 +71,9 @@ type SearchResponse struct {
 	Metadata         retrieval.Metadata         `json:"metadata"`
 	Context          string                     `json:"context,omitempty"`
 	OpenAI           []retrieval.OpenAIFunction `json:"tools,omitempty"`
+	// OpenAINames maps each function name in tools back to its tool id
+	// (format=openai).
+	OpenAINames map[string]string `json:"toolIds,omitempty"`
 }
 
 func (h *Handlers) search(c *gin.Context) {
@@ -126,7 +129,7 @@ func (h *Handlers) search(c *gin.Context) {
 	case "markdown":
 		resp.Context = res.Context.Markdown()
 	case "openai":
-		resp.OpenAI = res.Context.OpenAI()
+		resp.OpenAI, resp.OpenAINames = res.Context.OpenAI(), res.Context.OpenAINames()
 	}
 	httpx.OK(c, http.StatusOK, resp)
 }
@@ -194,10 +197,12 @@ type BestRequest struct {
 	QueryText string `json:"queryText"`
 }
 
-// BestResponse is the best match with its cosine distance (seed 05 §5.1).
+// BestResponse is the best match (seed 05 §5.1) in the shape of one of
+// the search's ranked hits ({"tool": {…}, "score", "breakdown", …}) plus
+// its cosine distance.
 type BestResponse struct {
-	Tool     retrieval.Hit `json:"tool"`
-	Distance float64       `json:"distance"`
+	retrieval.Hit
+	Distance float64 `json:"distance"`
 }
 
 func (h *Handlers) best(c *gin.Context) {
@@ -220,7 +225,7 @@ func (h *Handlers) best(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
-	httpx.OK(c, http.StatusOK, BestResponse{Tool: hit, Distance: dist})
+	httpx.OK(c, http.StatusOK, BestResponse{Hit: hit, Distance: dist})
 }
 
 // EventsRequest is the body of both event endpoints.

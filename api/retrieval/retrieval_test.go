@@ -199,16 +199,17 @@ func TestBestEventsAndSessionStrategy(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("best: %d %+v", code, env.Error)
 	}
+	// The shape of one ranked search hit, plus the distance.
 	var best struct {
 		Tool struct {
-			Tool struct {
-				ID string `json:"toolId"`
-			} `json:"tool"`
+			ID string `json:"toolId"`
 		} `json:"tool"`
-		Distance float64 `json:"distance"`
+		Score     *float64       `json:"score"`
+		Breakdown map[string]any `json:"breakdown"`
+		Distance  float64        `json:"distance"`
 	}
 	_ = json.Unmarshal(env.Data, &best)
-	if best.Tool.Tool.ID != "airline.flight_status" || best.Distance <= 0 || best.Distance >= 1 {
+	if best.Tool.ID != "airline.flight_status" || best.Score == nil || len(best.Breakdown) == 0 || best.Distance <= 0 || best.Distance >= 1 {
 		t.Fatalf("best = %+v", best)
 	}
 	if code, env := do(t, srv, http.MethodPost, "/api/v1/tools/search", nil, map[string]string{}); code != http.StatusBadRequest || env.Error.Fields[0].Path != "queryText" {

@@ -12,7 +12,7 @@
 //	GET    /tools                   200, lightweight index: limit, cursor, category, status
 //	GET    /tools/:toolId           200, full record with manifest
 //	GET    /tools/:toolId/history   200, revisions oldest first
-//	PUT    /tools/:toolId           200, body registry.Request
+//	PUT    /tools/:toolId           200, body registry.Request; useCases and examples it does not mention are kept
 //	DELETE /tools/:toolId           200, deprecates; reason from body {"reason":…} or ?reason=
 //
 // Other packages may add static routes beside :toolId (for example

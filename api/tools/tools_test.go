@@ -443,7 +443,7 @@ func TestBatchRegisterPartialSuccess(t *testing.T) {
 	var res tools.BatchResult
 	r.data(t, &res)
 	wantStatus := []string{"created", "failed", "failed", "created", "failed"}
-	wantCode := []string{"", "invalid", "conflict", "", "conflict"}
+	wantCode := []string{"", "validation_failed", "conflict", "", "conflict"}
 	if res.Total != 5 || res.Created != 2 || res.Failed != 3 {
 		t.Fatalf("counts: %s", r.Raw)
 	}
@@ -458,6 +458,18 @@ func TestBatchRegisterPartialSuccess(t *testing.T) {
 	}
 	if e := res.Results[1].Error; e == nil || len(e.Fields) == 0 || e.Fields[0].Path != "manifest.verb" {
 		t.Fatalf("bad item does not name its field: %+v", res.Results[1])
+	}
+	// An item's code is the one the single request answers for the same rule.
+	for i, item := range body["tools"].([]any)[1:3] {
+		one := f.do(http.MethodPost, "/api/v1/tools/register", item)
+		var env struct {
+			Error struct {
+				Code string `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(one.Raw), &env); err != nil || env.Error.Code != res.Results[i+1].Error.Code {
+			t.Errorf("item %d code %q, single registration %q (%v)", i+1, res.Results[i+1].Error.Code, env.Error.Code, err)
+		}
 	}
 	for _, id := range []string{"fx.a", "fx.b"} {
 		if r := f.do(http.MethodGet, "/api/v1/tools/"+id, nil); r.Code != http.StatusOK {
@@ -676,5 +688,37 @@ func TestCoexistsWithRetrievalRoutes(t *testing.T) {
 				t.Fatalf("data %s, want %s", r.Body.Data, tt.data)
 			}
 		})
+	}
+}
+
+func TestUpdateKeepsOmittedUseCases(t *testing.T) {
+	f := newFixture(t)
+	body := reg(manifest("fx.keep"))
+	body["useCases"] = []string{"change dollars into euros"}
+	if r := f.do(http.MethodPost, "/api/v1/tools/register", body); r.Code != http.StatusCreated {
+		t.Fatalf("register: %d %s", r.Code, r.Raw)
+	}
+	useCases := func() []string {
+		var rec struct {
+			UseCases []string `json:"useCases"`
+		}
+		f.do(http.MethodGet, "/api/v1/tools/fx.keep", nil).data(t, &rec)
+		return rec.UseCases
+	}
+	// PUT with only the manifest keeps the use cases it does not mention.
+	m := manifest("fx.keep", func(m map[string]any) { m["name"] = "Convert money" })
+	if r := f.do(http.MethodPut, "/api/v1/tools/fx.keep", reg(m)); r.Code != http.StatusOK {
+		t.Fatalf("update: %d %s", r.Code, r.Raw)
+	}
+	if got := useCases(); len(got) != 1 || got[0] != "change dollars into euros" {
+		t.Fatalf("use cases after a manifest-only PUT: %v", got)
+	}
+	// An explicit empty list clears them.
+	m["useCases"] = []string{}
+	if r := f.do(http.MethodPut, "/api/v1/tools/fx.keep", reg(m)); r.Code != http.StatusOK {
+		t.Fatalf("update: %d %s", r.Code, r.Raw)
+	}
+	if got := useCases(); len(got) != 0 {
+		t.Fatalf("use cases after clearing: %v", got)
 	}
 }

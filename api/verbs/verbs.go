@@ -124,7 +124,12 @@ type Run struct {
 	UIURL      string `json:"uiUrl,omitempty"`
 	// Status is running, completed, failed, canceled, terminated,
 	// timed_out or continued_as_new.
-	Status    string              `json:"status"`
+	Status string `json:"status"`
+	// Succeeded is true only for a run that completed: a run that ended in
+	// failure (LLMUnavailable, SchemaMismatch, …) answers 200 — the request
+	// worked, the outcome is known — with succeeded false, status failed
+	// and errorType. The X-Run-Status header carries Status as well.
+	Succeeded bool                `json:"succeeded"`
 	Progress  *workflows.Progress `json:"progress,omitempty"`
 	Result    any                 `json:"result,omitempty"`
 	Error     string              `json:"error,omitempty"`
@@ -232,13 +237,13 @@ func (h *Handler) getVerb(c *gin.Context) {
 				out.Progress = &p
 			}
 		}
-		httpx.OK(c, http.StatusOK, out)
+		writeRun(c, http.StatusOK, &out)
 		return
 	}
 	run := h.temporal.GetWorkflow(ctx, id, runID)
 	var res workflows.NovelVerbResult
 	h.collect(ctx, run, &out, &res)
-	httpx.OK(c, http.StatusOK, out)
+	writeRun(c, http.StatusOK, &out)
 }
 
 // ExecuteRequest is the body of POST /tools/:toolId/execute.
@@ -355,7 +360,7 @@ func (h *Handler) refreshModules(c *gin.Context) {
 // while it is still running.
 func (h *Handler) respond(c *gin.Context, ctx context.Context, run client.WorkflowRun, wait time.Duration, out *Run, result any) {
 	if wait <= 0 {
-		httpx.OK(c, http.StatusAccepted, out)
+		writeRun(c, http.StatusAccepted, out)
 		return
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
@@ -365,10 +370,22 @@ func (h *Handler) respond(c *gin.Context, ctx context.Context, run client.Workfl
 			return // the client went away
 		}
 		out.Status = workflows.StatusRunning
-		httpx.OK(c, http.StatusAccepted, out)
+		writeRun(c, http.StatusAccepted, out)
 		return
 	}
-	httpx.OK(c, http.StatusOK, out)
+	writeRun(c, http.StatusOK, out)
+}
+
+// RunStatusHeader carries a run's status (running, completed, failed, …)
+// on every verbs response, so a client sees a failed outcome at a glance.
+const RunStatusHeader = "X-Run-Status"
+
+// writeRun writes a run: 202 while running, 200 once it has an outcome,
+// whether that outcome is success or failure (see Run.Succeeded).
+func writeRun(c *gin.Context, code int, out *Run) {
+	out.Succeeded = out.Status == workflows.StatusCompleted
+	c.Header(RunStatusHeader, out.Status)
+	httpx.OK(c, code, out)
 }
 
 // collect waits for run's outcome and fills out. It reports false when ctx

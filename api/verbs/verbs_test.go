@@ -113,7 +113,8 @@ func (f fakeTools) GetTool(_ context.Context, id string) (graph.Tool, error) {
 }
 
 type response struct {
-	Status string `json:"status"`
+	Header http.Header `json:"-"`
+	Status string      `json:"status"`
 	Data   struct {
 		verbs.Run
 		Result json.RawMessage `json:"result"`
@@ -141,6 +142,7 @@ func serve(t *testing.T, f *fakeTemporal, tools verbs.ToolGetter, method, path, 
 	if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil {
 		t.Fatalf("%s %s: body %q: %v", method, path, rec.Body.String(), err)
 	}
+	resp.Header = rec.Header()
 	return rec.Code, resp
 }
 
@@ -203,6 +205,11 @@ func TestStartVerbWait(t *testing.T) {
 			code, resp := serve(t, f, nil, http.MethodPost, tc.path, `{"verb":"CONVERT_CURRENCY"}`, nil)
 			if code != tc.wantCode || resp.Data.Status != tc.wantStatus || resp.Data.ErrorType != tc.wantType {
 				t.Fatalf("HTTP %d status %q type %q; want %d %q %q", code, resp.Data.Status, resp.Data.ErrorType, tc.wantCode, tc.wantStatus, tc.wantType)
+			}
+			// A finished run's outcome is visible at a glance: the header and
+			// succeeded, not only data.status.
+			if got := resp.Header.Get(verbs.RunStatusHeader); got != tc.wantStatus || resp.Data.Succeeded != (tc.wantStatus == "completed") {
+				t.Errorf("%s %q succeeded %v for status %q", verbs.RunStatusHeader, got, resp.Data.Succeeded, tc.wantStatus)
 			}
 			var res workflows.NovelVerbResult
 			if len(resp.Data.Result) > 0 {

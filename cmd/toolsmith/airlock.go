@@ -3,12 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/toolsmith/toolsmith/airlock"
 	"github.com/toolsmith/toolsmith/api/httpx"
@@ -19,32 +20,28 @@ import (
 	"github.com/toolsmith/toolsmith/workflows"
 )
 
-// runAirlockCheck onboards every spec under a directory with automatic
-// approval — a path that exists for this check only, never for the service,
-// where every external tool waits for a person — and prints, per spec,
-// whether it loaded, its warnings, operations and tools, whether the
-// wrapper built and its generated test passed, then totals; --json adds one
-// summary object as the last line.
-func runAirlockCheck(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("toolsmith airlock check", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	asJSON := fs.Bool("json", false, "print a JSON summary object as the last line")
-	limit := fs.Int("limit", 0, "check only the first N specs (0 = all)")
-	timeout := fs.Duration("timeout", 4*time.Minute, "time limit to build and test one wrapper")
-	fs.Usage = func() {
-		fmt.Fprintln(e.stderr, "usage: toolsmith airlock check [--json] [--limit N] [--timeout D] DIR")
-		fs.PrintDefaults()
+// newAirlockCheckCommand is `toolsmith airlock check DIR`: it onboards
+// every spec under a directory with automatic approval — a path that exists
+// for this check only, never for the service, where every external tool
+// waits for a person — and prints, per spec, whether it loaded, its
+// warnings, operations and tools, whether the wrapper built and its
+// generated test passed, then totals; --json adds one summary object as the
+// last line.
+func newAirlockCheckCommand(e *env) *cobra.Command {
+	c := &cobra.Command{Use: "check DIR", Args: exactArgs(1, "one DIR argument")}
+	asJSON := c.Flags().Bool("json", false, "print a JSON summary object as the last line")
+	limit := c.Flags().Int("limit", 0, "check only the first N specs (0 = all)")
+	timeout := c.Flags().Duration("timeout", 4*time.Minute, "time limit to build and test one wrapper")
+	c.RunE = func(c *cobra.Command, args []string) error {
+		if *limit < 0 || *timeout <= 0 {
+			return fmt.Errorf("airlock check: --limit must be ≥ 0 and --timeout > 0: %w", config.ErrInvalid)
+		}
+		return runAirlockCheck(c.Context(), e, args[0], airlock.CheckOptions{JSON: *asJSON, Limit: *limit}, *timeout)
 	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return fmt.Errorf("airlock check: want one DIR argument, got %d: %w", fs.NArg(), config.ErrInvalid)
-	}
-	if *limit < 0 || *timeout <= 0 {
-		return fmt.Errorf("airlock check: --limit must be ≥ 0 and --timeout > 0: %w", config.ErrInvalid)
-	}
+	return c
+}
+
+func runAirlockCheck(ctx context.Context, e *env, dir string, opts airlock.CheckOptions, timeout time.Duration) error {
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
 		return fmt.Errorf("airlock check: building wrappers needs the Go toolchain on PATH: %w", err)
@@ -57,9 +54,9 @@ func runAirlockCheck(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ob := &airlock.Onboarder{Generator: g, Requires: reqs, Timeout: *timeout, Validate: validateManifest}
+	ob := &airlock.Onboarder{Generator: g, Requires: reqs, Timeout: timeout, Validate: validateManifest}
 	fmt.Fprintf(e.stderr, "airlock check: generated tests run in sandbox %q\n", codegen.Sandbox())
-	_, err = airlock.Check(ctx, ob, fs.Arg(0), airlock.CheckOptions{JSON: *asJSON, Limit: *limit}, e.stdout, e.stderr)
+	_, err = airlock.Check(ctx, ob, dir, opts, e.stdout, e.stderr)
 	return err
 }
 
@@ -69,53 +66,52 @@ func validateManifest(m *tool.Manifest) error {
 	return tool.Validate(m)
 }
 
-// runAirlockApprove approves a pending review by signalling its
-// AirlockWorkflow on the configured Temporal (as the API does).
-func runAirlockApprove(ctx context.Context, e *env, args []string) error {
-	return airlockDecision(ctx, e, "approve", args)
+// newAirlockApproveCommand is `toolsmith airlock approve REVIEW_ID`: it
+// approves a pending review by signalling its AirlockWorkflow on the
+// configured Temporal (as the API does).
+func newAirlockApproveCommand(e *env) *cobra.Command { return newAirlockDecisionCommand(e, "approve") }
+
+// newAirlockRejectCommand is `toolsmith airlock reject REVIEW_ID`: it
+// rejects a pending review with a reason.
+func newAirlockRejectCommand(e *env) *cobra.Command { return newAirlockDecisionCommand(e, "reject") }
+
+// decision is what an airlock approve or reject command was told.
+type decision struct {
+	verb, policyJSON, policyFile, reason, reviewer string
+	wait                                           time.Duration
 }
 
-// runAirlockReject rejects a pending review with a reason.
-func runAirlockReject(ctx context.Context, e *env, args []string) error {
-	return airlockDecision(ctx, e, "reject", args)
+func newAirlockDecisionCommand(e *env, verb string) *cobra.Command {
+	c := &cobra.Command{Use: verb + " REVIEW_ID", Args: exactArgs(1, "one review id (e.g. airlock-0123456789abcdef)")}
+	d := decision{verb: verb}
+	if verb == "approve" {
+		c.Flags().StringVar(&d.policyJSON, "policy", "{}", "the policy as JSON, e.g. '{\"quotaPerDay\": 100, \"operations\": [\"listPets\"]}'")
+		c.Flags().StringVar(&d.policyFile, "policy-file", "", "a file holding the policy JSON")
+	} else {
+		c.Flags().StringVar(&d.reason, "reason", "", "why (required)")
+	}
+	c.Flags().StringVar(&d.reviewer, "reviewer", "", "who decides (recorded in the outcome)")
+	c.Flags().DurationVar(&d.wait, "wait", 0, "wait up to this long for the review's outcome")
+	b := config.Bind(c.Flags(), config.FlagsTemporal)
+	c.RunE = func(c *cobra.Command, args []string) error {
+		cfg, err := b.Load(e.lookupEnv)
+		if err != nil {
+			return err
+		}
+		return airlockDecision(c.Context(), e, cfg, d, args[0])
+	}
+	return c
 }
 
-func airlockDecision(ctx context.Context, e *env, verb string, args []string) error {
-	// Flags of this command come first, then the Temporal flags; the review
-	// id is the one positional argument.
-	fs := flag.NewFlagSet("toolsmith airlock "+verb, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	policyJSON := fs.String("policy", "{}", "approve: the policy as JSON, e.g. '{\"quotaPerDay\": 100, \"operations\": [\"listPets\"]}'")
-	policyFile := fs.String("policy-file", "", "approve: a file holding the policy JSON")
-	reason := fs.String("reason", "", "reject: why (required)")
-	reviewer := fs.String("reviewer", "", "who decides (recorded in the outcome)")
-	wait := fs.Duration("wait", 0, "wait up to this long for the review's outcome")
-	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "usage: toolsmith airlock %s [flags] REVIEW_ID [-- temporal flags]\n", verb)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() < 1 {
-		fs.Usage()
-		return fmt.Errorf("airlock %s: the review id (e.g. airlock-0123456789abcdef) is required: %w", verb, config.ErrInvalid)
-	}
-	id := fs.Arg(0)
-	cfg, rest, err := config.Parse("toolsmith airlock "+verb, config.FlagsTemporal, fs.Args()[1:], e.lookupEnv, e.stderr)
-	if err != nil {
-		return err
-	}
-	if len(rest) > 0 {
-		return fmt.Errorf("airlock %s: unexpected arguments %q: %w", verb, rest, config.ErrInvalid)
-	}
+func airlockDecision(ctx context.Context, e *env, cfg config.Config, d decision, id string) error {
+	var err error
 	var signal string
 	var arg any
-	switch verb {
+	switch d.verb {
 	case "approve":
-		raw := []byte(*policyJSON)
-		if *policyFile != "" {
-			if raw, err = os.ReadFile(*policyFile); err != nil {
+		raw := []byte(d.policyJSON)
+		if d.policyFile != "" {
+			if raw, err = os.ReadFile(d.policyFile); err != nil {
 				return fmt.Errorf("--policy-file: %w: %w", config.ErrInvalid, err)
 			}
 		}
@@ -126,12 +122,12 @@ func airlockDecision(ctx context.Context, e *env, verb string, args []string) er
 		if err := p.Validate(); err != nil {
 			return fmt.Errorf("--policy: %w: %w", config.ErrInvalid, err)
 		}
-		signal, arg = workflows.SignalApprove, workflows.ApproveSignal{Reviewer: *reviewer, Policy: p}
+		signal, arg = workflows.SignalApprove, workflows.ApproveSignal{Reviewer: d.reviewer, Policy: p}
 	default:
-		if strings.TrimSpace(*reason) == "" {
+		if strings.TrimSpace(d.reason) == "" {
 			return fmt.Errorf("--reason is required to reject: %w", config.ErrInvalid)
 		}
-		signal, arg = workflows.SignalReject, workflows.RejectSignal{Reviewer: *reviewer, Reason: *reason}
+		signal, arg = workflows.SignalReject, workflows.RejectSignal{Reviewer: d.reviewer, Reason: d.reason}
 	}
 	log, err := newLogger(cfg, e.stderr)
 	if err != nil {
@@ -146,10 +142,10 @@ func airlockDecision(ctx context.Context, e *env, verb string, args []string) er
 		return fmt.Errorf("signal %s to review %s: %w", signal, id, err)
 	}
 	fmt.Fprintf(e.stdout, "sent %s to %s\n", signal, id)
-	if *wait <= 0 {
+	if d.wait <= 0 {
 		return nil
 	}
-	wctx, cancel := context.WithTimeout(ctx, *wait)
+	wctx, cancel := context.WithTimeout(ctx, d.wait)
 	defer cancel()
 	var out workflows.AirlockOutcome
 	if err := c.GetWorkflow(wctx, id, "").Get(wctx, &out); err != nil {

@@ -3,15 +3,22 @@ package main
 import (
 	"context"
 
+	"github.com/spf13/cobra"
+
 	"github.com/toolsmith/toolsmith/internal/config"
 )
+
+// newAPICommand is `toolsmith api`.
+func newAPICommand(e *env) *cobra.Command {
+	return newConfigCommand("api", config.FlagsServe|config.FlagsTemporal|config.FlagsWorker, runAPI)(e)
+}
 
 // runAPI serves the HTTP API against the configured store (--store sqlite
 // or neo4j) and an external Temporal cluster (--temporal-addr or
 // TEMPORAL_ADDRESS), whose workers (`toolsmith worker`) run the workflows
 // the API starts. Unlike dev it never loads the demo catalogue.
-func runAPI(ctx context.Context, e *env, args []string) error {
-	cfg, log, sys, err := startCommand(ctx, e, "api", config.FlagsServe|config.FlagsTemporal|config.FlagsWorker, args)
+func runAPI(ctx context.Context, e *env, cfg config.Config) error {
+	log, sys, err := openCommand(ctx, e, cfg)
 	if err != nil {
 		return err
 	}

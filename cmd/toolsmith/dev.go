@@ -6,10 +6,21 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/spf13/cobra"
+
 	"github.com/toolsmith/toolsmith/demo"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/config"
 )
+
+// devReadiness are the parts dev waits for before /healthz answers 200 (the
+// README quotes the 503 reason they make).
+var devReadiness = []string{"demo catalogue", "worker"}
+
+// newDevCommand is `toolsmith dev`.
+func newDevCommand(e *env) *cobra.Command {
+	return newConfigCommand("dev", config.FlagsServe|config.FlagsDemo|config.FlagsTemporal|config.FlagsWorker, runDev)(e)
+}
 
 // runDev runs the whole system in one process on embedded defaults: the
 // SQLite store in the data dir, the built-in embedder (weights fetched on
@@ -17,8 +28,8 @@ import (
 // its Web UI (history in the data dir), the worker, the demo modules and the
 // API. On first start (an empty store) it loads the demo catalogue unless
 // --no-demo; /healthz answers 503 until everything is up.
-func runDev(ctx context.Context, e *env, args []string) error {
-	cfg, log, sys, err := startCommand(ctx, e, "dev", config.FlagsServe|config.FlagsDemo|config.FlagsTemporal|config.FlagsWorker, args)
+func runDev(ctx context.Context, e *env, cfg config.Config) error {
+	log, sys, err := openCommand(ctx, e, cfg)
 	if err != nil {
 		return err
 	}
@@ -45,7 +56,7 @@ func runDev(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer f.stop()
-	ready := newReadiness("demo catalogue", "worker")
+	ready := newReadiness(devReadiness...)
 	return serve(ctx, e, sys, log, serveOptions{
 		ready:    ready,
 		mounters: f.mounters(cfg),

@@ -14,7 +14,8 @@ import (
 // embedder's weights come from --model-dir, default $TOOLSMITH_MODEL_DIR or
 // <data-dir>/models/use-lite-0.2.0, and are fetched there when missing.
 //
-// Command table line: {"eval", "measure retrieval quality on a MetaTool-format set (Recall@k, NDCG, MRR, latency)", runEval},
+// It is an old-style command (it parses its own arguments; see the package
+// comment), so `toolsmith eval -h` prints evaluation.Usage.
 func runEval(ctx context.Context, e *env, args []string) error {
 	cfg := config.Default()
 	if dir, ok := e.lookupEnv("TOOLSMITH_MODEL_DIR"); ok && dir != "" {

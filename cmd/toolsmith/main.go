@@ -5,57 +5,89 @@
 //
 // Subcommands:
 //
-//	toolsmith dev          the whole system in one process on embedded defaults
-//	toolsmith api          the API against a configured store (sqlite or neo4j) and an external Temporal
-//	toolsmith worker       the Temporal worker against an external Temporal
-//	toolsmith model fetch  fetch the built-in embedder's weights and exit
-//	toolsmith airlock check  onboard every spec under a directory (corpus check)
+//	toolsmith dev                     the whole system in one process on embedded defaults
+//	toolsmith api                     the API against a configured store (sqlite or neo4j) and an external Temporal
+//	toolsmith worker                  the Temporal worker against an external Temporal
+//	toolsmith model fetch             fetch the built-in embedder's weights and exit
+//	toolsmith airlock check DIR       onboard every spec under a directory (corpus check)
 //	toolsmith airlock approve|reject  decide a pending review (a Temporal signal)
-//	toolsmith eval         measure retrieval quality on a MetaTool-format set
-//	toolsmith healthcheck  probe a URL or TCP address (for container health checks)
-//	toolsmith version      print the version
+//	toolsmith eval                    measure retrieval quality on a MetaTool-format set
+//	toolsmith healthcheck             probe a URL or TCP address (for container health checks)
+//	toolsmith version                 print the version
+//	toolsmith completion SHELL        print a shell completion script (bash, zsh, fish, powershell)
 //
-// Each subcommand lives in its own file; adding one is a new file plus a line
-// in the commands table below.
+// The command line is parsed by github.com/spf13/cobra (see cli.go): flags
+// may come before or after arguments, "--flag" and "-h"/"--help" work on
+// every command and subcommand, and `toolsmith completion` writes shell
+// completion. Each subcommand lives in its own file and has one line in the
+// commands table below; a name of several words ("model fetch") nests.
+//
+// A table line's third field is either of two kinds:
+//
+//   - A cobraCommand, func(*env) *cobra.Command: the command declares its
+//     flags on cmd.Flags() and cobra parses them. Configuration flags come
+//     from config.Bind(cmd.Flags(), groups), read in RunE with
+//     binding.Load(e.lookupEnv), which applies the flag > TOOLSMITH_*
+//     variable > default precedence and validates. See newServeCommand
+//     (dev.go) and newModelFetchCommand (model.go).
+//   - An old-style func(ctx context.Context, e *env, args []string) error
+//     that parses its own arguments (flag.FlagSet, or config.Parse, which
+//     also accepts flags after arguments). cobra hands it the raw arguments
+//     and treats flag.ErrHelp as a clean exit; `toolsmith eval` is one.
+//
+// Converting an old-style command is a few lines: wrap it as
+//
+//	func newKeysCommand(e *env) *cobra.Command {
+//		c := &cobra.Command{Use: "keys", Args: noArgs}
+//		b := config.Bind(c.Flags(), config.FlagsServe) // or none
+//		owner := c.Flags().String("owner", "", "…")    // the command's own flags
+//		c.RunE = func(c *cobra.Command, args []string) error {
+//			cfg, err := b.Load(e.lookupEnv)
+//			if err != nil {
+//				return err
+//			}
+//			return keys(c.Context(), e, cfg, *owner) // the old body, minus parsing
+//		}
+//		return c
+//	}
+//
+// and change the table line's third field from runKeys to cobraCommand(newKeysCommand).
+// Errors wrapping config.ErrInvalid exit 2, others 1.
 package main
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
-
-	"github.com/toolsmith/toolsmith/internal/config"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
-// command is one subcommand. Its name may have several words ("model fetch").
+// command is one line of the commands table. Its name may have several
+// words ("model fetch"); impl is a cobraCommand or an old-style
+// func(context.Context, *env, []string) error (see the package comment).
 type command struct {
 	name    string
 	summary string
-	run     func(ctx context.Context, e *env, args []string) error
+	impl    any
 }
 
 // commands is the command table, in the order usage lists them.
 func commands() []command {
 	return []command{
-		{"dev", "run the whole system in one process on embedded defaults (SQLite, built-in embedder, demo catalogue)", runDev},
-		{"api", "serve the HTTP API against a configured store (--store sqlite|neo4j) and an external Temporal", runAPI},
-		{"worker", "run the Temporal worker against an external Temporal and the configured store", runWorker},
-		{"model fetch", "fetch the built-in USE-Lite embedder's weights into --model-dir and exit", runModelFetch},
-		{"airlock approve", "approve a pending review (signal): REVIEW_ID --policy JSON [--wait D]", runAirlockApprove},
-		{"airlock reject", "reject a pending review (signal): REVIEW_ID --reason TEXT", runAirlockReject},
-		{"airlock check", "onboard every OpenAPI spec under DIR with automatic approval (a check, never the service) and report", runAirlockCheck},
+		{"dev", "run the whole system in one process on embedded defaults (SQLite, built-in embedder, demo catalogue)", cobraCommand(newDevCommand)},
+		{"api", "serve the HTTP API against a configured store (--store sqlite|neo4j) and an external Temporal", cobraCommand(newAPICommand)},
+		{"worker", "run the Temporal worker against an external Temporal and the configured store", cobraCommand(newWorkerCommand)},
+		{"model fetch", "fetch the built-in USE-Lite embedder's weights into --model-dir and exit", cobraCommand(newModelFetchCommand)},
+		{"airlock approve", "approve a pending review (signal): REVIEW_ID --policy JSON [--wait D]", cobraCommand(newAirlockApproveCommand)},
+		{"airlock reject", "reject a pending review (signal): REVIEW_ID --reason TEXT", cobraCommand(newAirlockRejectCommand)},
+		{"airlock check", "onboard every OpenAPI spec under DIR with automatic approval (a check, never the service) and report", cobraCommand(newAirlockCheckCommand)},
 		{"eval", "measure retrieval quality on a MetaTool-format set (Recall@k, NDCG, MRR, latency)", runEval},
-		{"healthcheck", "exit 0 when --url answers 200 or --tcp accepts a connection (container health checks)", runHealthcheck},
-		{"version", "print the version and exit", runVersion},
+		{"healthcheck", "exit 0 when --url answers 200 or --tcp accepts a connection (container health checks)", cobraCommand(newHealthcheckCommand)},
+		{"version", "print the version and exit", cobraCommand(newVersionCommand)},
 	}
 }
 
@@ -81,65 +113,3 @@ const (
 	exitError = 1
 	exitUsage = 2
 )
-
-// run dispatches args to a command and returns the process exit code.
-func run(ctx context.Context, args []string, e *env) int {
-	cmd, rest, ok := lookup(args)
-	if !ok {
-		if len(args) > 0 && args[0] != "help" && args[0] != "-h" && args[0] != "--help" {
-			fmt.Fprintf(e.stderr, "toolsmith: unknown command %q\n\n", strings.Join(args, " "))
-			usage(e.stderr)
-			return exitUsage
-		}
-		usage(e.stdout)
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
-	}
-	err := cmd.run(ctx, e, rest)
-	switch {
-	case err == nil:
-		return exitOK
-	case errors.Is(err, flag.ErrHelp):
-		return exitOK
-	case errors.Is(err, config.ErrInvalid):
-		fmt.Fprintf(e.stderr, "toolsmith %s: %v\n", cmd.name, err)
-		return exitUsage
-	default:
-		fmt.Fprintf(e.stderr, "toolsmith %s: %v\n", cmd.name, err)
-		return exitError
-	}
-}
-
-// lookup finds the command whose (possibly multi-word) name prefixes args,
-// preferring the longest.
-func lookup(args []string) (command, []string, bool) {
-	var best command
-	bestWords := 0
-	for _, c := range commands() {
-		words := strings.Fields(c.name)
-		if len(words) <= bestWords || len(args) < len(words) {
-			continue
-		}
-		match := true
-		for i, w := range words {
-			match = match && args[i] == w
-		}
-		if match {
-			best, bestWords = c, len(words)
-		}
-	}
-	if bestWords == 0 {
-		return command{}, nil, false
-	}
-	return best, args[bestWords:], true
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintf(w, "toolsmith %s: ask for a capability by intent.\n\nUsage:\n", version)
-	for _, c := range commands() {
-		fmt.Fprintf(w, "  toolsmith %-12s %s\n", c.name, c.summary)
-	}
-	fmt.Fprintf(w, "\nRun 'toolsmith <command> -h' for its flags; every flag also reads %s<NAME> from the environment.\n", config.EnvPrefix)
-}

@@ -5,12 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -378,7 +382,21 @@ func TestRunDispatch(t *testing.T) {
 		{"help", []string{"help"}, nil, exitOK, "toolsmith dev", ""},
 		{"unknown", []string{"serve"}, nil, exitUsage, "", `unknown command "serve"`},
 		{"version", []string{"version"}, nil, exitOK, "toolsmith dev (", ""},
-		{"flag help", []string{"dev", "-h"}, nil, exitOK, "", "-data-dir"},
+		{"flag help", []string{"dev", "-h"}, nil, exitOK, "--data-dir", ""},
+		{"double-dash help", []string{"dev", "--help"}, nil, exitOK, "[env TOOLSMITH_DATA_DIR]", ""},
+		{"subcommand help lists the Temporal flags", []string{"airlock", "approve", "-h"}, nil, exitOK, "--temporal-addr", ""},
+		{"group help", []string{"airlock", "--help"}, nil, exitOK, "check", ""},
+		{"unknown subcommand", []string{"airlock", "nope"}, nil, exitUsage, "", `unknown command "nope"`},
+		{"eval help exits 0", []string{"eval", "--help"}, nil, exitOK, "", "--tools"},
+		{"model fetch help", []string{"model", "fetch", "--help"}, nil, exitOK, "--model-dir", ""},
+		{"check wants one DIR", []string{"airlock", "check", "--json"}, nil, exitUsage, "", "one DIR"},
+		{"check takes --json after DIR", []string{"airlock", "check", "a", "--json", "--limit", "-1"}, nil, exitUsage, "", "--limit must be"},
+		{"approve takes Temporal flags after the id", []string{"airlock", "approve", "airlock-1", "--temporal-addr", "nohost", "--policy", "{}"}, nil, exitUsage, "", "--temporal-addr"},
+		{"approve checks the policy", []string{"airlock", "approve", "airlock-1", "--policy", `{"nope": 1}`}, nil, exitUsage, "", "--policy"},
+		{"reject needs a reason", []string{"airlock", "reject", "airlock-1"}, nil, exitUsage, "", "--reason"},
+		{"env names its variable", []string{"airlock", "reject", "airlock-1", "--reason", "x"}, map[string]string{"TOOLSMITH_TEMPORAL_ADDR": "bad"}, exitUsage, "", "TOOLSMITH_TEMPORAL_ADDR"},
+		{"completion", []string{"completion", "bash"}, nil, exitOK, "bash completion", ""},
+		{"interspersed config flag", []string{"version", "--nope"}, nil, exitUsage, "", "--nope"},
 		{"bad flag names it", []string{"dev", "--store", "mongo"}, nil, exitUsage, "", "--store"},
 		{"bad env names it", []string{"api"}, map[string]string{"TOOLSMITH_EMBEDDER": "bert"}, exitUsage, "", "TOOLSMITH_EMBEDDER"},
 		{"neo4j needs uri", []string{"api", "--store", "neo4j"}, nil, exitUsage, "", "--neo4j-uri"},
@@ -484,6 +502,65 @@ func TestDisplayAddr(t *testing.T) {
 		}
 		if got := displayAddr(a); got != want {
 			t.Errorf("displayAddr(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// TestREADMEQuotesWhatDevPrints holds the README to the banner and the
+// readiness reason dev really prints.
+func TestREADMEQuotesWhatDevPrints(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	reason := newReadiness(devReadiness...).check().Error()
+	if want := `"reason":"` + reason + `"`; !strings.Contains(readme, want) {
+		t.Errorf("README does not quote the readiness reason %s", want)
+	}
+	var b bytes.Buffer
+	printBanner(&b, "http://127.0.0.1:8080", func(string) []string { return nil })
+	banner := regexp.MustCompile(`(?m)^Toolsmith (\S+) is ready\.$`)
+	if !banner.MatchString(b.String()) {
+		t.Fatalf("banner %q does not have the expected form", b.String())
+	}
+	m := banner.FindStringSubmatch(readme)
+	if m == nil {
+		t.Fatal("README does not show the banner line")
+	}
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n")[1:] {
+		if !strings.Contains(readme, line) {
+			t.Errorf("README's banner lacks %q", line)
+		}
+	}
+}
+
+// TestOldStyleCommandsPlugIn checks the table's old-style line: a
+// func(ctx, *env, []string) error gets its raw arguments (flags included),
+// nests under a several-word name, and -h is a clean exit.
+func TestOldStyleCommandsPlugIn(t *testing.T) {
+	var got []string
+	old := func(_ context.Context, _ *env, args []string) error {
+		got = args
+		if slices.Contains(args, "-h") {
+			return flag.ErrHelp
+		}
+		return nil
+	}
+	for _, tt := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"keys", "create", "ana", "--level", "admin"}, exitOK},
+		{[]string{"keys", "create", "-h"}, exitOK},
+	} {
+		e := &env{stdout: io.Discard, stderr: io.Discard, lookupEnv: func(string) (string, bool) { return "", false }}
+		root := newRoot(e)
+		attach(root, command{"keys create", "manage API keys", old}, e)
+		root.SetArgs(tt.args)
+		cmd, err := root.ExecuteC()
+		if code := exitCode(e, cmd, err); code != tt.code || !slices.Equal(got, tt.args[2:]) {
+			t.Fatalf("%v: exit %d, args %q", tt.args, code, got)
 		}
 	}
 }

@@ -128,25 +128,18 @@ func progressPrinter(w io.Writer, label string) func(done, total int) {
 	}
 }
 
-// startCommand parses a serving command's flags (no positional arguments),
-// builds its logger and opens the system; the caller closes sys.
-func startCommand(ctx context.Context, e *env, name string, groups config.Flags, args []string) (config.Config, *slog.Logger, *system, error) {
-	cfg, rest, err := config.Parse("toolsmith "+name, groups, args, e.lookupEnv, e.stderr)
-	if err != nil {
-		return cfg, nil, nil, err
-	}
-	if len(rest) > 0 {
-		return cfg, nil, nil, fmt.Errorf("%s: unexpected arguments %q: %w", name, rest, config.ErrInvalid)
-	}
+// openCommand builds a serving command's logger and opens the system; the
+// caller closes sys.
+func openCommand(ctx context.Context, e *env, cfg config.Config) (*slog.Logger, *system, error) {
 	log, err := newLogger(cfg, e.stderr)
 	if err != nil {
-		return cfg, nil, nil, err
+		return nil, nil, err
 	}
 	sys, err := openSystem(ctx, cfg, log, e.stderr)
 	if err != nil {
-		return cfg, nil, nil, err
+		return nil, nil, err
 	}
-	return cfg, log, sys, nil
+	return log, sys, nil
 }
 
 // closeSystem closes the system, logging a failure (used in defers).

@@ -1,22 +1,20 @@
 package main
 
 import (
-	"context"
-	"flag"
 	"fmt"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/spf13/cobra"
 )
 
-// runVersion prints "toolsmith <version> (<revision>, <go version>)".
-func runVersion(_ context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("toolsmith version", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "toolsmith %s (%s, %s %s/%s)\n", version, revision(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	return nil
+// newVersionCommand is `toolsmith version`: it prints
+// "toolsmith <version> (<revision>, <go version>)".
+func newVersionCommand(e *env) *cobra.Command {
+	return &cobra.Command{Use: "version", Args: noArgs, RunE: func(*cobra.Command, []string) error {
+		fmt.Fprintf(e.stdout, "toolsmith %s (%s, %s %s/%s)\n", version, revision(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		return nil
+	}}
 }
 
 // revision is the VCS revision the binary was built from, when Go recorded it.

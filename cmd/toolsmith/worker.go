@@ -4,17 +4,24 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/spf13/cobra"
+
 	"github.com/toolsmith/toolsmith/internal/config"
 	"github.com/toolsmith/toolsmith/modules"
 	"github.com/toolsmith/toolsmith/workflows"
 )
 
+// newWorkerCommand is `toolsmith worker`.
+func newWorkerCommand(e *env) *cobra.Command {
+	return newConfigCommand("worker", config.FlagsServe|config.FlagsTemporal|config.FlagsWorker, runWorker)(e)
+}
+
 // runWorker runs the Temporal worker (every workflow and activity) against
 // an external cluster (--temporal-addr or TEMPORAL_ADDRESS) and the
 // configured store, until SIGINT/SIGTERM. It keeps the module discovery
 // schedule in place.
-func runWorker(ctx context.Context, e *env, args []string) error {
-	cfg, log, sys, err := startCommand(ctx, e, "worker", config.FlagsServe|config.FlagsTemporal|config.FlagsWorker, args)
+func runWorker(ctx context.Context, e *env, cfg config.Config) error {
+	log, sys, err := openCommand(ctx, e, cfg)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 // EnvPrefix prefixes the environment variable of every flag: --data-dir is
@@ -320,6 +322,9 @@ func (l listFlag) Set(v string) error {
 	return nil
 }
 
+// Type names the value in help output.
+func (l listFlag) Type() string { return "NAME=URL" }
+
 // envAliases are the standard variables some flags also read when neither
 // the flag nor its TOOLSMITH_* variable is set.
 var envAliases = map[string]string{
@@ -329,8 +334,10 @@ var envAliases = map[string]string{
 }
 
 // Register adds the selected flags to fs, bound to c, with c's current
-// values as defaults.
-func (c *Config) Register(fs *flag.FlagSet, groups Flags) {
+// values as defaults. Each flag's help names its environment variable.
+func (c *Config) Register(fs *pflag.FlagSet, groups Flags) {
+	before := map[string]bool{}
+	fs.VisitAll(func(f *pflag.Flag) { before[f.Name] = true })
 	if groups&(FlagsServe|FlagsModel) != 0 {
 		fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory holding the SQLite store and, by default, the model weights")
 		fs.StringVar(&c.ModelDir, "model-dir", c.ModelDir, "directory of the built-in USE-Lite embedder's weights (default <data-dir>/"+ModelSubdir+")")
@@ -352,7 +359,7 @@ func (c *Config) Register(fs *flag.FlagSet, groups Flags) {
 		fs.BoolVar(&c.NoDemo, "no-demo", c.NoDemo, "do not load the demo catalogue on first start")
 	}
 	if groups&FlagsTemporal != 0 {
-		fs.StringVar(&c.Temporal.Addr, "temporal-addr", c.Temporal.Addr, "Temporal frontend host:port (dev: where the in-process server listens; api/worker: what they dial; also TEMPORAL_ADDRESS)")
+		fs.StringVar(&c.Temporal.Addr, "temporal-addr", c.Temporal.Addr, "Temporal frontend host:port (dev: where the in-process server listens; others: what they dial; also TEMPORAL_ADDRESS)")
 		fs.StringVar(&c.Temporal.UIAddr, "ui-addr", c.Temporal.UIAddr, "dev: where the Temporal Web UI listens (empty: no UI)")
 		fs.StringVar(&c.Temporal.UIURL, "ui-url", c.Temporal.UIURL, "api/worker: base URL of the Temporal Web UI, for links to runs")
 		fs.StringVar(&c.Temporal.Namespace, "temporal-namespace", c.Temporal.Namespace, "Temporal namespace (also TEMPORAL_NAMESPACE)")
@@ -364,45 +371,49 @@ func (c *Config) Register(fs *flag.FlagSet, groups Flags) {
 	if groups&FlagsWorker != 0 {
 		mods := listFlag{&c.Modules}
 		fs.Var(mods, "module", "module routing NAME=URL (repeatable; seed 02 modules answer GET /manifest and POST /execute)")
-		fs.Var(mods, "modules", "modules as a comma-separated NAME=URL list (TOOLSMITH_MODULES)")
+		fs.Var(mods, "modules", "modules as a comma-separated NAME=URL list")
 		fs.StringVar(&c.ModulesFile, "modules-file", c.ModulesFile, "JSON file of modules {\"modules\": {NAME: URL}, \"slow\": [NAME]}")
 		fs.StringVar(&c.SlowModules, "slow-modules", c.SlowModules, "comma-separated modules that get the 120 s timeout instead of 30 s")
 		fs.DurationVar(&c.ModuleRefresh, "module-refresh", c.ModuleRefresh, "period of the module discovery schedule")
 		fs.StringVar(&c.LLM.Provider, "llm-provider", c.LLM.Provider, "language model for decomposition: none, openai (any OpenAI-compatible server) or ollama")
 		fs.StringVar(&c.LLM.URL, "llm-url", c.LLM.URL, "language model base URL (openai: including /v1)")
 		fs.StringVar(&c.LLM.Model, "llm-model", c.LLM.Model, "language model name")
-		fs.StringVar(&c.LLM.APIKey, "llm-api-key", c.LLM.APIKey, "language model API key (prefer the environment: TOOLSMITH_LLM_API_KEY or OPENAI_API_KEY)")
+		fs.StringVar(&c.LLM.APIKey, "llm-api-key", c.LLM.APIKey, "language model API key (prefer the environment; also OPENAI_API_KEY)")
 		fs.Float64Var(&c.SubstituteThreshold, "substitute-threshold", c.SubstituteThreshold, "similarity a match needs to substitute a novel verb (0: the embedder's calibrated default)")
 		fs.DurationVar(&c.ReviewTimeout, "review-timeout", c.ReviewTimeout, "how long an airlock review waits for approve/reject before it ends")
 	}
+	fs.VisitAll(func(f *pflag.Flag) {
+		if !before[f.Name] {
+			f.Usage += " [env " + EnvName(f.Name) + "]"
+		}
+	})
 }
 
-// Parse parses args into a configuration that starts from Default, takes
-// TOOLSMITH_* variables from lookupEnv for every flag not given on the
-// command line, resolves derived defaults and validates the result. Usage
-// and flag errors are written to out. The returned error wraps ErrInvalid or
-// is flag.ErrHelp.
-func Parse(name string, groups Flags, args []string, lookupEnv func(string) (string, bool), out io.Writer) (Config, []string, error) {
+// Binding is a flag set bound to a Config by Bind: parse the flag set
+// (cobra does it for a command), then call Load.
+type Binding struct {
+	fs  *pflag.FlagSet
+	cfg *Config
+}
+
+// Bind registers the selected groups of flags on fs, bound to a Config
+// that starts from Default. A command built with cobra binds its own flag
+// set (cmd.Flags()) and calls Load in its RunE.
+func Bind(fs *pflag.FlagSet, groups Flags) *Binding {
 	cfg := Default()
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(out)
+	b := &Binding{fs: fs, cfg: &cfg}
 	cfg.Register(fs, groups)
-	defaultUsage := fs.Usage
-	fs.Usage = func() {
-		defaultUsage()
-		fmt.Fprintf(out, "\nEvery flag can also be set with %s<FLAG_NAME>, e.g. %s.\n", EnvPrefix, EnvName("data-dir"))
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return Config{}, nil, err
-		}
-		return Config{}, nil, fmt.Errorf("config: %v: %w", err, ErrInvalid)
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return b
+}
+
+// Load returns the configuration once the flag set is parsed: every bound
+// flag not given on the command line takes its TOOLSMITH_* variable (or its
+// standard alias) from lookupEnv, then derived defaults are resolved and the
+// result validated. Errors wrap ErrInvalid and name the flag and variable.
+func (b *Binding) Load(lookupEnv func(string) (string, bool)) (Config, error) {
 	var errs []error
-	fs.VisitAll(func(f *flag.Flag) {
-		if set[f.Name] || lookupEnv == nil {
+	b.fs.VisitAll(func(f *pflag.Flag) {
+		if f.Changed || lookupEnv == nil || !b.owns(f) {
 			return
 		}
 		v, ok := lookupEnv(EnvName(f.Name))
@@ -414,15 +425,49 @@ func Parse(name string, groups Flags, args []string, lookupEnv func(string) (str
 		if !ok {
 			return
 		}
-		if err := fs.Set(f.Name, v); err != nil {
+		if err := b.fs.Set(f.Name, v); err != nil {
 			errs = append(errs, fmt.Errorf("config: %s=%q for --%s: %v: %w", EnvName(f.Name), v, f.Name, err, ErrInvalid))
 		}
 	})
 	if err := errors.Join(errs...); err != nil {
-		return Config{}, nil, err
+		return Config{}, err
 	}
+	cfg := *b.cfg
 	cfg.Resolve()
 	if err := cfg.Validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// owns reports whether f is one of the configuration's flags (and not, say,
+// a command's own --json or cobra's --help, which have no variable).
+func (b *Binding) owns(f *pflag.Flag) bool {
+	return strings.HasSuffix(f.Usage, "[env "+EnvName(f.Name)+"]")
+}
+
+// Parse parses args into a configuration that starts from Default, takes
+// TOOLSMITH_* variables from lookupEnv for every flag not given on the
+// command line, resolves derived defaults and validates the result. Flags
+// may come before, between or after positional arguments; "--" ends the
+// flags. Usage and flag errors are written to out. The returned error wraps
+// ErrInvalid or is flag.ErrHelp. It serves commands that parse their own
+// arguments; a cobra command uses Bind and Load instead.
+func Parse(name string, groups Flags, args []string, lookupEnv func(string) (string, bool), out io.Writer) (Config, []string, error) {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(out)
+	b := Bind(fs, groups)
+	fs.Usage = func() {
+		fmt.Fprintf(out, "Usage of %s:\n%s", name, fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return Config{}, nil, flag.ErrHelp
+		}
+		return Config{}, nil, fmt.Errorf("config: %v: %w", err, ErrInvalid)
+	}
+	cfg, err := b.Load(lookupEnv)
+	if err != nil {
 		return Config{}, nil, err
 	}
 	return cfg, fs.Args(), nil

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/toolsmith/toolsmith/internal/config"
 )
 
@@ -130,5 +132,54 @@ func TestLevel(t *testing.T) {
 	c.LogLevel = "debug"
 	if l, err := c.Level(); err != nil || l.String() != "DEBUG" {
 		t.Fatalf("%v %v", l, err)
+	}
+}
+
+func TestParseInterspersedAndHelp(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		rest []string
+		addr string
+	}{
+		{"flag after argument", []string{"ID", "--temporal-addr", "h:1"}, []string{"ID"}, "h:1"},
+		{"flag before argument", []string{"--temporal-addr=h:2", "ID"}, []string{"ID"}, "h:2"},
+		{"double dash ends flags", []string{"ID", "--", "--temporal-addr"}, []string{"ID", "--temporal-addr"}, config.DefaultTemporalAddr},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, rest, err := config.Parse("x", config.FlagsTemporal, tt.args, nil, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Temporal.Addr != tt.addr || strings.Join(rest, " ") != strings.Join(tt.rest, " ") {
+				t.Fatalf("addr %q rest %q, want %q %q", cfg.Temporal.Addr, rest, tt.addr, tt.rest)
+			}
+		})
+	}
+	for _, h := range []string{"-h", "--help"} {
+		if _, _, err := config.Parse("x", config.FlagsTemporal, []string{h}, nil, io.Discard); !errors.Is(err, flag.ErrHelp) {
+			t.Errorf("%s: %v, want flag.ErrHelp", h, err)
+		}
+	}
+}
+
+func TestBindLoadLeavesOtherFlagsAlone(t *testing.T) {
+	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "a command's own flag")
+	b := config.Bind(fs, config.FlagsModel)
+	if err := fs.Parse([]string{"DIR", "--log-level", "warn"}); err != nil {
+		t.Fatal(err)
+	}
+	// TOOLSMITH_JSON is not a configuration variable: it must not be read.
+	cfg, err := b.Load(env(map[string]string{"TOOLSMITH_JSON": "true", "TOOLSMITH_LOG_LEVEL": "error", "TOOLSMITH_DATA_DIR": "/d"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *asJSON || cfg.LogLevel != "warn" || cfg.DataDir != "/d" || fs.Arg(0) != "DIR" {
+		t.Fatalf("json %v data dir %q args %v", *asJSON, cfg.DataDir, fs.Args())
+	}
+	if u := fs.Lookup("data-dir").Usage; !strings.Contains(u, "[env TOOLSMITH_DATA_DIR]") {
+		t.Fatalf("help does not name the variable: %q", u)
 	}
 }

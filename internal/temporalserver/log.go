@@ -3,16 +3,21 @@ package temporalserver
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 
 	"go.temporal.io/server/common/log"
 	"go.temporal.io/server/common/log/tag"
 )
 
 // slogLogger adapts the server's tag logger to slog, dropping records below
-// min so the server stays quiet unless something is wrong.
+// min so the server stays quiet unless something is wrong. Once stopping is
+// set, warnings go out at debug level: while the services stop one after
+// the other, the server's internal workers and clients warn about the
+// connections they lose, which is what a clean shutdown looks like.
 type slogLogger struct {
-	log *slog.Logger
-	min slog.Level
+	log      *slog.Logger
+	min      slog.Level
+	stopping *atomic.Bool
 }
 
 var _ log.Logger = slogLogger{}
@@ -31,11 +36,17 @@ func (s slogLogger) Fatal(msg string, tags ...tag.Tag)  { s.emit(slog.LevelError
 
 // With returns a logger that prepends tags to every record.
 func (s slogLogger) With(tags ...tag.Tag) log.Logger {
-	return slogLogger{log: s.log.With(attrsAny(tags)...), min: s.min}
+	return slogLogger{log: s.log.With(attrsAny(tags)...), min: s.min, stopping: s.stopping}
 }
 
 func (s slogLogger) emit(level slog.Level, msg string, tags []tag.Tag) {
-	if level < s.min || !s.log.Enabled(context.Background(), level) {
+	switch {
+	case s.stopping != nil && s.stopping.Load() && level < slog.LevelError:
+		level = slog.LevelDebug
+	case level < s.min:
+		return
+	}
+	if !s.log.Enabled(context.Background(), level) {
 		return
 	}
 	attrs := make([]slog.Attr, len(tags))

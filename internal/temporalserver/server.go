@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	uiserver "github.com/temporalio/ui-server/v2/server"
@@ -70,14 +71,16 @@ type Options struct {
 
 // Server is a running in-process Temporal server.
 type Server struct {
-	srv      temporal.Server
-	ui       *uiserver.Server
-	uiDone   chan struct{}
-	op       client.Client
-	addr     string
-	uiURL    string
-	ns       string
-	logger   *slog.Logger
+	srv    temporal.Server
+	ui     *uiserver.Server
+	uiDone chan struct{}
+	op     client.Client
+	addr   string
+	uiURL  string
+	ns     string
+	logger *slog.Logger
+	// stopping quiets the server's shutdown warnings (see slogLogger).
+	stopping atomic.Bool
 	stopOnce sync.Once
 }
 
@@ -107,7 +110,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Verbose {
 		minLevel = slog.LevelInfo
 	}
-	logger := slogLogger{log: opts.Logger.With("component", "temporal"), min: minLevel}
+	logger := slogLogger{log: opts.Logger.With("component", "temporal"), min: minLevel, stopping: &s.stopping}
 	authorizer, err := authorization.GetAuthorizerFromConfig(&conf.Global.Authorization)
 	if err != nil {
 		return nil, fmt.Errorf("temporalserver: authorizer: %w", err)
@@ -207,6 +210,7 @@ func (s *Server) Stop() {
 			s.op.Close()
 		}
 		if s.srv != nil {
+			s.stopping.Store(true)
 			if err := s.srv.Stop(); err != nil {
 				s.logger.Warn("temporalserver: stop", "error", err)
 			}
