@@ -117,12 +117,54 @@ func (c Caller) permitted(required []string) bool {
 			if !slices.Contains(c.Permissions, strings.TrimPrefix(p, "permission:")) {
 				return false
 			}
+		case strings.HasPrefix(p, AnyPrefix):
+			if !c.anyOf(strings.TrimPrefix(p, AnyPrefix)) {
+				return false
+			}
 		default:
 			// An unknown requirement cannot be satisfied: hide rather than leak.
 			return false
 		}
 	}
 	return true
+}
+
+// AnyPrefix starts a requirement met by any one of its "|"-separated
+// alternatives, each "role:X" or "user:X": an airlock approval's allowed
+// roles and users (seed 05 §7) become one, so reads hide such a tool from
+// exactly the callers its execution refuses.
+const AnyPrefix = "any:"
+
+// AnyOf builds an AnyPrefix requirement from roles and users; "" when both
+// are empty.
+func AnyOf(roles, users []string) string {
+	var alts []string
+	for _, r := range roles {
+		alts = append(alts, "role:"+r)
+	}
+	for _, u := range users {
+		alts = append(alts, "user:"+u)
+	}
+	if len(alts) == 0 {
+		return ""
+	}
+	return AnyPrefix + strings.Join(alts, "|")
+}
+
+func (c Caller) anyOf(alts string) bool {
+	for _, a := range strings.Split(alts, "|") {
+		switch {
+		case strings.HasPrefix(a, "role:"):
+			if slices.Contains(c.Roles, strings.TrimPrefix(a, "role:")) {
+				return true
+			}
+		case strings.HasPrefix(a, "user:"):
+			if u := strings.TrimPrefix(a, "user:"); c.UserID != "" && u == c.UserID {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (c Caller) inGroups(toolGroups []string) bool {

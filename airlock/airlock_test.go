@@ -92,7 +92,7 @@ func TestManifestsFromASpec(t *testing.T) {
 	if m.Verb != "CREATE_PET" || m.Source.Origin != "openapi" || m.Source.License != "Apache-2.0" || m.Version != "2.1.0" {
 		t.Errorf("manifest: %+v", m)
 	}
-	if m.Groups[0] != "clinic" || m.PermissionsRequired[0] != "authenticated" || m.RequiredPermission != "user" {
+	if m.Groups[0] != "clinic" || m.PermissionsRequired[0] != "any:role:vet" || m.RequiredPermission != "user" {
 		t.Errorf("access fields: groups=%v perms=%v level=%q", m.Groups, m.PermissionsRequired, m.RequiredPermission)
 	}
 	var in map[string]any

@@ -11,6 +11,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
+	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/codegen"
 	"github.com/toolsmith/toolsmith/codegen/kit"
 	"github.com/toolsmith/toolsmith/tool"
@@ -73,10 +74,11 @@ func Manifests(n *codegen.Normalised, w *codegen.Wrapper, info SpecInfo, p Polic
 		level = tool.LevelUser
 	}
 	perms := []string{"public"}
-	if len(p.AllowedUsers) > 0 || len(p.AllowedRoles) > 0 {
-		// Who exactly may run it is checked at execution (Policy.Permits);
-		// the manifest says at least that the caller must be known.
-		perms = []string{"authenticated"}
+	if anyOf := access.AnyOf(p.AllowedRoles, p.AllowedUsers); anyOf != "" {
+		// The approval's allowed roles and users become the tools' own
+		// permission, so every read path hides them from exactly the
+		// callers execution (Policy.Permits) refuses.
+		perms = []string{anyOf}
 	}
 	var out []tool.Manifest
 	for _, t := range w.Tools {

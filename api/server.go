@@ -14,8 +14,12 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/api/httpx"
+	"github.com/toolsmith/toolsmith/audit"
+	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/metrics"
 )
 
 // Defaults of Options.
@@ -41,6 +45,30 @@ type Options struct {
 	// ShutdownTimeout bounds the graceful drain in Serve once its context is
 	// cancelled; 0 means DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
+
+	// Auth authenticates every request; nil makes every caller an
+	// anonymous guest (so only public routes answer).
+	Auth *identity.Authenticator
+	// Rules is the authorization table; nil means api.Rules.
+	Rules []RouteRule
+	// Audit receives the audit events of audited routes and refused
+	// credentials; nil audits nothing.
+	Audit audit.Recorder
+	// Metrics records requests and serves GET /metrics; nil serves no metrics.
+	Metrics *metrics.Metrics
+	// Limits are the default rate limits and the body size bound.
+	Limits Limits
+	// Handlers are served beside /api/v1 at their own paths (the MCP
+	// endpoint, the console); each path needs rows in Rules.
+	Handlers []Handler
+}
+
+// Handler is an http.Handler served at a path outside /api/v1 for the
+// given methods (a path ending in "/*any" serves a subtree).
+type Handler struct {
+	Methods []string
+	Path    string
+	Handler http.Handler
 }
 
 // Route is one registered method and path, as listed by GET /api/v1.
@@ -52,9 +80,11 @@ type Route struct {
 // Server is Toolsmith's HTTP server. Build it with New; it is safe for
 // concurrent use once built.
 type Server struct {
-	engine *gin.Engine
-	opts   Options
-	log    *slog.Logger
+	engine   *gin.Engine
+	opts     Options
+	log      *slog.Logger
+	rules    map[string]RouteRule
+	limiters limiters
 }
 
 // New builds the server: middleware, /healthz, /api/v1 and every mounter's
@@ -75,11 +105,16 @@ func New(opts Options, mounters ...httpx.Mounter) *Server {
 	if opts.ShutdownTimeout <= 0 {
 		opts.ShutdownTimeout = DefaultShutdownTimeout
 	}
-	s := &Server{engine: gin.New(), opts: opts, log: opts.Logger}
+	if opts.Rules == nil {
+		opts.Rules = Rules
+	}
+	s := &Server{engine: gin.New(), opts: opts, log: opts.Logger, rules: ruleIndex(opts.Rules)}
 	e := s.engine
+	// ClientIP (rate limits, logs) is the peer address: no header may claim another.
+	_ = e.SetTrustedProxies(nil)
 	e.HandleMethodNotAllowed = true
 	e.ContextWithFallback = true
-	e.Use(s.logRequests, s.recover)
+	e.Use(s.logRequests, s.recover, s.secure)
 	e.NoRoute(func(c *gin.Context) {
 		httpx.Error(c, fmt.Errorf("api: no route for %s %s: %w", c.Request.Method, c.Request.URL.Path, fault.ErrNotFound))
 	})
@@ -93,8 +128,17 @@ func New(opts Options, mounters ...httpx.Mounter) *Server {
 		}})
 	})
 	e.GET("/healthz", s.healthz)
+	if opts.Metrics != nil {
+		e.GET("/metrics", gin.WrapH(opts.Metrics.Handler()))
+	}
+	for _, h := range opts.Handlers {
+		for _, m := range h.Methods {
+			e.Handle(m, h.Path, gin.WrapH(h.Handler))
+		}
+	}
 	v1 := e.Group("/api/v1")
 	v1.GET("", s.index)
+	v1.GET("/whoami", s.whoami)
 	for _, m := range mounters {
 		if m != nil {
 			m.Mount(v1)
@@ -185,6 +229,18 @@ type Index struct {
 	Routes  []Route `json:"routes"`
 }
 
+// Whoami is the body of GET /api/v1/whoami: who the credential is and the
+// caller it acts as after the request's narrowing headers.
+type Whoami struct {
+	Principal identity.Principal `json:"principal"`
+	Caller    access.Caller      `json:"caller"`
+}
+
+func (s *Server) whoami(c *gin.Context) {
+	caller, _ := httpx.Caller(c)
+	httpx.OK(c, http.StatusOK, Whoami{Principal: httpx.Principal(c), Caller: caller})
+}
+
 func (s *Server) index(c *gin.Context) {
 	httpx.OK(c, http.StatusOK, Index{Service: "toolsmith", Version: s.opts.Version, Routes: s.Routes()})
 }
@@ -224,6 +280,7 @@ func (s *Server) logRequests(c *gin.Context) {
 		attrs = append(attrs, slog.String("errors", c.Errors.String()))
 	}
 	s.log.LogAttrs(c.Request.Context(), level, "http request", attrs...)
+	s.opts.Metrics.HTTPRequest(c.Request.Method, c.FullPath(), status, time.Since(start))
 }
 
 // recover turns a handler panic into a logged 500 error envelope.

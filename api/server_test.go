@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/toolsmith/toolsmith/api"
 	"github.com/toolsmith/toolsmith/api/httpx"
+	"github.com/toolsmith/toolsmith/identity"
 )
 
 func init() { gin.SetMode(gin.TestMode) }
@@ -46,8 +48,22 @@ func newServer(t *testing.T, opts api.Options, m ...httpx.Mounter) (*api.Server,
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
+	if opts.Rules == nil {
+		opts.Rules = append(slices.Clone(api.Rules), testRoutes...)
+	}
 	return api.New(opts, m...), logs
 }
+
+// testRoutes are the rows of the routes these tests mount (public: the
+// server's plumbing, not authorization, is under test here).
+var testRoutes = func() []api.RouteRule {
+	var out []api.RouteRule
+	for _, r := range []string{"GET /api/v1/things", "GET /api/v1/boom", "GET /api/v1/items/:id", "POST /api/v1/zeta", "GET /api/v1/alpha", "GET /api/v1/slow"} {
+		method, path, _ := strings.Cut(r, " ")
+		out = append(out, api.RouteRule{Method: method, Path: path, Rule: identity.RulePublic})
+	}
+	return out
+}()
 
 func do(t *testing.T, h http.Handler, method, path string) (*httptest.ResponseRecorder, map[string]any) {
 	t.Helper()
@@ -171,7 +187,7 @@ func TestIndexListsRoutes(t *testing.T) {
 		m := r.(map[string]any)
 		paths = append(paths, m["method"].(string)+" "+m["path"].(string))
 	}
-	want := []string{"GET /api/v1", "GET /api/v1/alpha", "POST /api/v1/zeta", "GET /healthz"}
+	want := []string{"GET /api/v1", "GET /api/v1/alpha", "GET /api/v1/whoami", "POST /api/v1/zeta", "GET /healthz"}
 	if strings.Join(paths, ",") != strings.Join(want, ",") {
 		t.Fatalf("routes %v, want %v", paths, want)
 	}

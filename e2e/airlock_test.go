@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gin-gonic/gin"
 
 	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/airlock"
@@ -19,6 +18,7 @@ import (
 	"github.com/toolsmith/toolsmith/codegen"
 	"github.com/toolsmith/toolsmith/embed/hashing"
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/registry"
 	"github.com/toolsmith/toolsmith/retrieval"
 	"github.com/toolsmith/toolsmith/templates"
@@ -57,13 +57,8 @@ func airlockEnv(t *testing.T, reviewTimeout time.Duration) *env {
 	e.deps.Wrapped = &airlock.Runtime{Files: files, Executor: &airlock.Executor{Ledger: &airlock.MemoryLedger{}}}
 	e.startWorker()
 
-	engine := gin.New()
-	v1 := engine.Group("/api/v1")
-	verbs.New(e.client, e.store, verbs.Config{TaskQueue: e.queue, Namespace: server.Namespace()}).Mount(v1)
-	apiairlock.New(e.client, e.store, apiairlock.Config{TaskQueue: e.queue, Namespace: server.Namespace(), ReviewTimeout: reviewTimeout}).Mount(v1)
-	e.api.Close()
-	e.api = httptest.NewServer(engine)
-	t.Cleanup(e.api.Close)
+	e.serve(verbs.New(e.client, e.store, verbs.Config{TaskQueue: e.queue, Namespace: server.Namespace()}),
+		apiairlock.New(e.client, e.store, apiairlock.Config{TaskQueue: e.queue, Namespace: server.Namespace(), ReviewTimeout: reviewTimeout}))
 	return e
 }
 
@@ -163,7 +158,7 @@ func TestAirlockSourceToSubstitutionThroughPolicies(t *testing.T) {
 
 	// A novel verb now substitutes to the onboarded tool, which runs through
 	// its wrapper against the approved host.
-	user := http.Header{"X-User-Id": {"ana"}, "X-Permission-Level": {"user"}}
+	user := bearer(e.key(identity.NewKey{Owner: "ana", Level: "user"}))
 	var got struct {
 		Status string                    `json:"status"`
 		Result workflows.NovelVerbResult `json:"result"`

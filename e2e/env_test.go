@@ -21,10 +21,15 @@ import (
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 
+	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/activities"
+	"github.com/toolsmith/toolsmith/api"
+	"github.com/toolsmith/toolsmith/api/httpx"
 	"github.com/toolsmith/toolsmith/api/verbs"
+	"github.com/toolsmith/toolsmith/audit"
 	"github.com/toolsmith/toolsmith/embed/hashing"
 	"github.com/toolsmith/toolsmith/graph/sqlite"
+	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/internal/demomodule"
 	"github.com/toolsmith/toolsmith/internal/temporalserver"
 	"github.com/toolsmith/toolsmith/modules"
@@ -85,6 +90,11 @@ type env struct {
 	modules  map[string]*demomodule.Module
 	gate     *gate
 	api      *httptest.Server
+	// keys mints API keys in the env's store; admin is an admin key's
+	// secret, the credential every request carries unless it sets its own
+	// Authorization header.
+	keys     *identity.KeyService
+	admin    string
 	mu       sync.Mutex
 	stopOnce bool
 }
@@ -130,10 +140,9 @@ func newEnv(t testing.TB) *env {
 	e.startWorker()
 	t.Cleanup(e.stopWorker)
 
-	engine := gin.New()
-	verbs.New(c, store, verbs.Config{TaskQueue: e.queue, Namespace: server.Namespace(), UIBaseURL: "http://ui.invalid"}).Mount(engine.Group("/api/v1"))
-	e.api = httptest.NewServer(engine)
-	t.Cleanup(e.api.Close)
+	e.keys = identity.NewKeyService(store)
+	e.admin = e.key(identity.NewKey{Owner: "e2e admin", Level: "admin", Groups: []string{access.Wildcard}})
+	e.serve(verbs.New(c, store, verbs.Config{TaskQueue: e.queue, Namespace: server.Namespace(), UIBaseURL: "http://ui.invalid"}))
 
 	// Discover the demo modules through the API, as an operator would.
 	var out struct {
@@ -177,6 +186,37 @@ func (e *env) post(path string, body any, out any) int {
 	return e.do(http.MethodPost, path, body, nil, out)
 }
 
+// serve (re)starts the env's HTTP server: the production server (the
+// authorization table, API-key authentication and the audit log in the
+// env's store) with the given features mounted.
+func (e *env) serve(features ...httpx.Mounter) {
+	if e.api != nil {
+		e.api.Close()
+	}
+	srv := api.New(api.Options{
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Auth:   &identity.Authenticator{Keys: e.keys},
+		Audit:  audit.New(e.store),
+	}, features...)
+	e.api = httptest.NewServer(srv.Handler())
+	e.t.Cleanup(e.api.Close)
+}
+
+// key creates an API key in the env's store and returns its secret.
+func (e *env) key(k identity.NewKey) string {
+	e.t.Helper()
+	_, secret, err := e.keys.Create(context.Background(), identity.Principal{}, k)
+	if err != nil {
+		e.t.Fatalf("create key: %v", err)
+	}
+	return secret
+}
+
+// bearer is a header carrying a key's secret.
+func bearer(secret string) http.Header {
+	return http.Header{"Authorization": {"Bearer " + secret}}
+}
+
 func (e *env) do(method, path string, body any, header http.Header, out any) int {
 	var rd io.Reader = http.NoBody
 	if body != nil {
@@ -191,6 +231,7 @@ func (e *env) do(method, path string, body any, header http.Header, out any) int
 		e.t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+e.admin)
 	for k, v := range header {
 		req.Header[k] = v
 	}

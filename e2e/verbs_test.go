@@ -285,7 +285,13 @@ func TestVerbValidationAndWait(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, err := http.Post(e.api.URL+tc.path, "application/json", bytes.NewBufferString(tc.body))
+			req, err := http.NewRequest(http.MethodPost, e.api.URL+tc.path, bytes.NewBufferString(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+e.admin)
+			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -128,4 +129,38 @@ type Audit interface {
 	AppendAudit(ctx context.Context, events []AuditEvent) error
 	// AuditEvents returns matching events, newest (largest ID) first.
 	AuditEvents(ctx context.Context, q AuditQuery) (AuditPage, error)
+}
+
+// ValidateKey checks what both stores require of a new key: an ID, a Hash,
+// an Owner and a Level. Errors wrap ErrInvalid and name the field.
+func ValidateKey(k APIKey) error {
+	for _, f := range []struct{ name, v string }{{"id", k.ID}, {"hash", k.Hash}, {"owner", k.Owner}, {"level", k.Level}} {
+		if f.v == "" {
+			return fmt.Errorf("key %s is required: %w", f.name, ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// ValidateAuditEvent checks what both stores require of an audit event: an
+// ID, an Action and an Outcome. Errors wrap ErrInvalid and name the field.
+func ValidateAuditEvent(e AuditEvent) error {
+	for _, f := range []struct{ name, v string }{{"id", e.ID}, {"action", e.Action}, {"outcome", e.Outcome}} {
+		if f.v == "" {
+			return fmt.Errorf("audit event %s is required: %w", f.name, ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// AuditLimit is the page size an AuditQuery.Limit asks for: 100 when
+// unset, at most 1000.
+func AuditLimit(n int) int {
+	switch {
+	case n <= 0:
+		return 100
+	case n > 1000:
+		return 1000
+	}
+	return n
 }

@@ -130,6 +130,16 @@ type Options struct {
 	FeedbackDocs int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Observer, when set, is told every search's latency and cache outcome
+	// and every query embedding's latency (metrics).
+	Observer Observer
+}
+
+// Observer receives what the service measures; it must be cheap and safe
+// for concurrent use.
+type Observer interface {
+	Search(strategy string, d time.Duration, cacheHit bool)
+	Embedding(d time.Duration)
 }
 
 func (o Options) withDefaults() Options {
@@ -326,6 +336,9 @@ func (s *Service) Search(ctx context.Context, q Query) (Result, error) {
 		if r, ok := s.cache.get(key); ok {
 			r.Metadata.CacheHit = true
 			r.Metadata.RetrievalTimeMs = ms(time.Since(start))
+			if s.opts.Observer != nil {
+				s.opts.Observer.Search(string(q.Strategy), time.Since(start), true)
+			}
 			return r, nil
 		}
 	}
@@ -348,6 +361,9 @@ func (s *Service) Search(ctx context.Context, q Query) (Result, error) {
 			ids = append(ids, h.Tool.ID)
 		}
 		s.cache.put(key, cacheMeta{strategy: q.Strategy, userID: q.Caller.UserID, sessionID: q.Caller.SessionID, tools: ids}, res)
+	}
+	if s.opts.Observer != nil {
+		s.opts.Observer.Search(string(q.Strategy), time.Since(start), false)
 	}
 	return res, nil
 }
@@ -389,7 +405,11 @@ func (s *Service) queryVector(ctx context.Context, text string) ([]float32, erro
 			return v, nil
 		}
 	}
+	embStart := time.Now()
 	v, err := s.emb.EmbedQuery(ctx, text)
+	if s.opts.Observer != nil && err == nil {
+		s.opts.Observer.Embedding(time.Since(embStart))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("retrieval: embed query: %w", err)
 	}

@@ -56,7 +56,7 @@ var (
 	toolIDRe     = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$`)
 	verbRe       = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`)
 	moduleRe     = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
-	permissionRe = regexp.MustCompile(`^(public|authenticated|role:[A-Za-z0-9_.\-]+|permission:[A-Za-z0-9_.:\-]+)$`)
+	permissionRe = regexp.MustCompile(`^(public|authenticated|role:[A-Za-z0-9_.\-]+|permission:[A-Za-z0-9_.:\-]+|any:(role|user):[A-Za-z0-9_.:@\-]+(\|(role|user):[A-Za-z0-9_.:@\-]+)*)$`)
 	// semverRe is semver.org's 2.0.0 grammar (no leading "v").
 	semverRe = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
 )
@@ -397,7 +397,7 @@ func Validate(m *Manifest) error {
 	}
 	for i, p := range m.PermissionsRequired {
 		if !permissionRe.MatchString(p) {
-			v.Add(fmt.Sprintf("permissionsRequired[%d]", i), "must be public, authenticated, role:NAME or permission:NAME, got %q", p)
+			v.Add(fmt.Sprintf("permissionsRequired[%d]", i), "must be public, authenticated, role:NAME, permission:NAME or any:role:NAME|user:ID…, got %q", p)
 		}
 	}
 	if m.Module != "" {

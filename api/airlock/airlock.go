@@ -116,10 +116,8 @@ func (h *Handler) enable(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
-	if access.LevelRank(caller.Level) < access.LevelRank("admin") {
-		httpx.Error(c, fmt.Errorf("re-enabling tools needs X-Permission-Level admin or owner: %w", fault.ErrForbidden))
-		return
-	}
+	// Who may re-enable (admins) is the route's rule in the server's
+	// authorization table, checked before this handler runs.
 	slug, _, ok := strings.Cut(c.Param("toolId"), ".")
 	if !ok {
 		httpx.Error(c, fault.Malformed("toolId", "must be <api>.<operation>, got %q", c.Param("toolId")))
@@ -413,7 +411,8 @@ func (h *Handler) approve(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
-	h.decision(c, workflows.SignalApprove, workflows.ApproveSignal{Reviewer: caller.UserID, Policy: req.Policy})
+	// The reviewer is the authenticated identity, never a header.
+	h.decision(c, workflows.SignalApprove, workflows.ApproveSignal{Reviewer: reviewer(c, caller), Policy: req.Policy})
 }
 
 func (h *Handler) reject(c *gin.Context) {
@@ -431,5 +430,15 @@ func (h *Handler) reject(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
-	h.decision(c, workflows.SignalReject, workflows.RejectSignal{Reviewer: caller.UserID, Reason: req.Reason})
+	h.decision(c, workflows.SignalReject, workflows.RejectSignal{Reviewer: reviewer(c, caller), Reason: req.Reason})
+}
+
+// reviewer names the authenticated identity that decides a review: its
+// subject, with the owner's name when the credential has one.
+func reviewer(c *gin.Context, caller access.Caller) string {
+	p := httpx.Principal(c)
+	if p.Name != "" && p.Name != p.Subject {
+		return p.Subject + " (" + p.Name + ")"
+	}
+	return caller.UserID
 }

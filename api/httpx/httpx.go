@@ -1,13 +1,14 @@
 // Package httpx holds what every Toolsmith HTTP handler shares: the response
 // envelope of seed 01 §8.1, the single error-to-status mapping, strict JSON
-// request decoding that names the offending field, and the caller identity
-// read from request headers.
+// request decoding that names the offending field, and the caller the
+// security middleware authenticated.
 package httpx
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
@@ -58,6 +60,8 @@ func Status(err error) (int, string) {
 		return http.StatusConflict, "conflict"
 	case errors.Is(err, fault.ErrForbidden):
 		return http.StatusForbidden, "forbidden"
+	case errors.Is(err, fault.ErrTooLarge):
+		return http.StatusRequestEntityTooLarge, "payload_too_large"
 	case errors.Is(err, fault.ErrLimit):
 		return http.StatusTooManyRequests, "limit_exceeded"
 	case errors.Is(err, fault.ErrUnavailable):
@@ -84,11 +88,15 @@ func Error(c *gin.Context, err error) {
 // the field path.
 func BindJSON(c *gin.Context, dst any) error {
 	body, err := io.ReadAll(io.LimitReader(c.Request.Body, MaxBodyBytes+1))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return fmt.Errorf("body: the request body is over the %d-byte limit: %w", tooBig.Limit, fault.ErrTooLarge)
+	}
 	if err != nil {
 		return fault.Malformed("body", "cannot read request body: %v", err)
 	}
 	if len(body) > MaxBodyBytes {
-		return fault.Malformed("body", "request body exceeds %d bytes", MaxBodyBytes)
+		return fmt.Errorf("body: the request body is over the %d-byte limit: %w", MaxBodyBytes, fault.ErrTooLarge)
 	}
 	return DecodeStrict(body, dst)
 }
@@ -131,64 +139,21 @@ func jsonFieldError(err error) error {
 	}
 }
 
-// Header names that carry the caller until real authentication exists.
-const (
-	HeaderUserID         = "X-User-ID"
-	HeaderSessionID      = "X-Session-ID"
-	HeaderRoles          = "X-User-Roles"
-	HeaderPermissions    = "X-User-Permissions"
-	HeaderLevel          = "X-Permission-Level"
-	HeaderGroups         = "X-Tool-Groups"
-	HeaderState          = "X-Agent-State"
-	HeaderAllowedModules = "X-Allowed-Modules"
-)
-
-// Caller reads the caller from the request headers. Lists are comma
-// separated. An absent X-Tool-Groups means the default group; a present but
-// empty one means no tools (seed 03). An unknown level is a 400 naming the
-// header.
+// Caller returns the caller the request acts as: the authenticated
+// principal narrowed by the request's headers, as the server's security
+// middleware stored it (see identity.Narrow). A request that did not pass
+// through that middleware is an anonymous guest; headers alone never make
+// anyone more. The error is always nil; it stays for the handlers' shape.
 func Caller(c *gin.Context) (access.Caller, error) {
-	h := c.Request.Header
-	caller := access.Caller{
-		UserID:      strings.TrimSpace(h.Get(HeaderUserID)),
-		SessionID:   strings.TrimSpace(h.Get(HeaderSessionID)),
-		Roles:       splitList(h.Get(HeaderRoles)),
-		Permissions: splitList(h.Get(HeaderPermissions)),
-		State:       strings.TrimSpace(h.Get(HeaderState)),
-	}
-	if lv := strings.ToLower(strings.TrimSpace(h.Get(HeaderLevel))); lv != "" {
-		known := false
-		for _, l := range access.Levels {
-			known = known || l == lv
-		}
-		if !known {
-			return access.Caller{}, fault.Malformed(HeaderLevel, "must be one of %s, got %q", strings.Join(access.Levels, ", "), lv)
-		}
-		caller.Level = lv
-	}
-	if vals, ok := h[http.CanonicalHeaderKey(HeaderGroups)]; ok {
-		caller.Groups = splitList(strings.Join(vals, ","))
-		if caller.Groups == nil {
-			caller.Groups = []string{}
-		}
-	}
-	if vals, ok := h[http.CanonicalHeaderKey(HeaderAllowedModules)]; ok {
-		caller.AllowedModules = splitList(strings.Join(vals, ","))
-		if caller.AllowedModules == nil {
-			caller.AllowedModules = []string{}
-		}
-	}
+	_, caller, _ := identity.FromContext(c.Request.Context())
 	return caller, nil
 }
 
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
+// Principal returns the authenticated principal of the request (the
+// anonymous guest when there is none).
+func Principal(c *gin.Context) identity.Principal {
+	p, _, _ := identity.FromContext(c.Request.Context())
+	return p
 }
 
 // QueryInt reads an integer query parameter with a default and an inclusive

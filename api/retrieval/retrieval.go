@@ -4,11 +4,10 @@
 // error goes through httpx.Error; bad parameters are 400s naming the
 // parameter; a tool the caller may not see answers 404 like an unknown id.
 //
-// The caller comes from headers until real authentication exists: X-User-ID,
-// X-Session-ID, X-User-Roles, X-User-Permissions (comma lists),
-// X-Permission-Level (guest|user|admin|owner), X-Tool-Groups (absent =
-// default group, empty = no tools, "*" = all), X-Agent-State and
-// X-Allowed-Modules.
+// The caller is the authenticated principal (package identity), narrowed by
+// X-Tool-Groups (absent = the credential's groups, empty = no tools),
+// X-Allowed-Modules, X-Agent-State and X-Session-ID; the route rules live in
+// the server's authorization table (api.Rules).
 //
 // Routes, under /api/v1:
 //
@@ -19,7 +18,7 @@
 //	POST   /tools/search                        {"queryText": …} → best match and its distance
 //	POST   /sessions/:id/events                 {"events":[{toolId, query, success, latencyMs, at}]}
 //	POST   /tools/usage/batch                   {"events":[{toolId, sessionId, userId, query, success, latencyMs, at}]}
-//	DELETE /tools/admin/cache/invalidate        (X-Permission-Level admin|owner) {"scope":"all|user|tool|strategy", userId, toolId, strategy}
+//	DELETE /tools/admin/cache/invalidate        (admin) {"scope":"all|user|tool|strategy", userId, toolId, strategy}
 package retrieval
 
 import (
@@ -31,6 +30,7 @@ import (
 
 	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/api/httpx"
+	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/retrieval"
 )
@@ -255,10 +255,13 @@ func (h *Handlers) sessionEvents(c *gin.Context) {
 			httpx.Error(c, fault.Malformed("events", "event %d names session %q, not %q", i, s, sid))
 			return
 		}
-		req.Events[i].SessionID = sid
-		if req.Events[i].UserID == "" {
-			req.Events[i].UserID = caller.UserID
-		}
+		// Session ids are scoped to the caller, so no caller can feed
+		// another's session history by naming its id.
+		req.Events[i].SessionID = identity.SessionKey(caller.UserID, sid)
+	}
+	if err := ownEvents(caller, req.Events); err != nil {
+		httpx.Error(c, err)
+		return
 	}
 	h.record(c, caller, req.Events)
 }
@@ -274,7 +277,32 @@ func (h *Handlers) usageBatch(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
+	if access.LevelRank(caller.Level) < access.LevelRank("admin") {
+		// Only an admin imports events as given; anyone else records its own.
+		for i := range req.Events {
+			req.Events[i].SessionID = identity.SessionKey(caller.UserID, req.Events[i].SessionID)
+		}
+		if err := ownEvents(caller, req.Events); err != nil {
+			httpx.Error(c, err)
+			return
+		}
+	}
 	h.record(c, caller, req.Events)
+}
+
+// ownEvents makes every event the caller's: an empty userId becomes the
+// caller's, another user's is refused naming the event.
+func ownEvents(caller access.Caller, events []retrieval.Event) error {
+	for i := range events {
+		switch events[i].UserID {
+		case "", caller.UserID:
+			events[i].UserID = caller.UserID
+		default:
+			return fmt.Errorf("events[%d].userId: %q is not the caller (%s); only an admin may record events for others: %w",
+				i, events[i].UserID, caller.UserID, fault.ErrForbidden)
+		}
+	}
+	return nil
 }
 
 func (h *Handlers) record(c *gin.Context, caller access.Caller, events []retrieval.Event) {
@@ -297,10 +325,7 @@ func (h *Handlers) invalidate(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
-	if access.LevelRank(caller.Level) < access.LevelRank("admin") {
-		httpx.Error(c, fmt.Errorf("api/retrieval: cache invalidation needs %s admin or owner: %w", httpx.HeaderLevel, fault.ErrForbidden))
-		return
-	}
+	_ = caller // the route's rule (admin) was checked by the security middleware
 	var req retrieval.InvalidateRequest
 	if err := httpx.BindJSON(c, &req); err != nil {
 		httpx.Error(c, err)

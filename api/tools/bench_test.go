@@ -18,6 +18,8 @@ import (
 	"github.com/toolsmith/toolsmith/embed/hashing"
 	"github.com/toolsmith/toolsmith/embed/use"
 	"github.com/toolsmith/toolsmith/graph/sqlite"
+	"github.com/toolsmith/toolsmith/identity"
+	"github.com/toolsmith/toolsmith/identity/identitytest"
 	"github.com/toolsmith/toolsmith/registry"
 )
 
@@ -33,7 +35,13 @@ func benchHandler(b *testing.B, emb ...embed.Model) http.Handler {
 	}
 	b.Cleanup(func() { st.Close() })
 	svc := registry.New(st, model)
-	return api.New(api.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, tools.New(svc)).Handler()
+	keys := identity.NewKeyService(identitytest.NewMem())
+	bearer := identitytest.Bearer(b, keys, identity.NewKey{Level: "admin"})
+	h := api.New(api.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Auth: &identity.Authenticator{Keys: keys}}, tools.New(svc)).Handler()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Set("Authorization", bearer)
+		h.ServeHTTP(w, r)
+	})
 }
 
 func post(b *testing.B, h http.Handler, path string, body any, want int) {

@@ -23,6 +23,8 @@ import (
 	"github.com/toolsmith/toolsmith/api/tools"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/graph/sqlite"
+	"github.com/toolsmith/toolsmith/identity"
+	"github.com/toolsmith/toolsmith/identity/identitytest"
 	"github.com/toolsmith/toolsmith/registry"
 )
 
@@ -67,6 +69,10 @@ type fixture struct {
 	t     *testing.T
 	store *sqlite.Store
 	h     http.Handler
+	keys  *identity.KeyService
+	// admin is the Authorization header every request carries unless it
+	// sets its own ("" = anonymous).
+	admin string
 }
 
 func newFixture(t *testing.T, extra ...httpx.Mounter) *fixture {
@@ -79,8 +85,15 @@ func newFixture(t *testing.T, extra ...httpx.Mounter) *fixture {
 	svc := registry.New(st, wordEmbedder{})
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	mounters := append([]httpx.Mounter{tools.New(svc)}, extra...)
-	return &fixture{t: t, store: st, h: api.New(api.Options{Logger: log}, mounters...).Handler()}
+	keys := identity.NewKeyService(identitytest.NewMem())
+	auth := &identity.Authenticator{Keys: keys}
+	f := &fixture{t: t, store: st, keys: keys, h: api.New(api.Options{Logger: log, Auth: auth}, mounters...).Handler()}
+	f.admin = identitytest.Bearer(t, keys, identity.NewKey{Level: "admin", Groups: []string{"*"}})
+	return f
 }
+
+// bearer makes a key and returns its Authorization header value.
+func (f *fixture) bearer(k identity.NewKey) string { return identitytest.Bearer(f.t, f.keys, k) }
 
 type response struct {
 	Code   int
@@ -118,6 +131,7 @@ func (f *fixture) do(method, path string, body any, headers ...string) response 
 	if rd != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	req.Header.Set("Authorization", f.admin)
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
@@ -547,13 +561,16 @@ func TestVisibility(t *testing.T) {
 		headers []string
 		want    []string
 	}{
-		{"anonymous guest, default group", nil, []string{"pub.tool"}},
-		{"admin", []string{httpx.HeaderLevel, "admin"}, []string{"admin.tool", "pub.tool"}},
-		{"role", []string{httpx.HeaderRoles, "ops"}, []string{"pub.tool", "role.tool"}},
-		{"travel group only", []string{httpx.HeaderGroups, "travel"}, []string{"travel.tool"}},
-		{"all groups, checkout state, owner", []string{httpx.HeaderGroups, "*", httpx.HeaderState, "checkout", httpx.HeaderLevel, "owner"},
+		{"anonymous guest, default group", []string{"Authorization", ""}, []string{"pub.tool"}},
+		{"admin", []string{"Authorization", f.bearer(identity.NewKey{Level: "admin"})}, []string{"admin.tool", "pub.tool"}},
+		{"role", []string{"Authorization", f.bearer(identity.NewKey{Level: "user", Roles: []string{"ops"}})}, []string{"pub.tool", "role.tool"}},
+		{"travel group only", []string{"Authorization", f.bearer(identity.NewKey{Level: "user", Groups: []string{"travel", "default"}}), identity.HeaderGroups, "travel"},
+			[]string{"travel.tool"}},
+		{"all groups, checkout state, owner", []string{"Authorization", f.bearer(identity.NewKey{Level: "owner", Groups: []string{"*"}}), identity.HeaderState, "checkout"},
 			[]string{"admin.tool", "checkout.tool", "pub.tool", "travel.tool"}},
-		{"empty group list sees nothing", []string{httpx.HeaderGroups, ""}, nil},
+		{"empty group list sees nothing", []string{"Authorization", "", identity.HeaderGroups, ""}, nil},
+		{"headers claiming a level or roles are ignored", []string{"Authorization", "", identity.HeaderLevel, "owner", identity.HeaderRoles, "ops", identity.HeaderUserID, "root"},
+			[]string{"pub.tool"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -564,6 +581,7 @@ func TestVisibility(t *testing.T) {
 	}
 
 	// A hidden tool is a 404 indistinguishable from an unknown one.
+	f.admin = "" // anonymous from here on
 	hidden := f.do(http.MethodGet, "/api/v1/tools/admin.tool", nil)
 	unknown := f.do(http.MethodGet, "/api/v1/tools/zz.unknown", nil)
 	if hidden.Code != http.StatusNotFound || unknown.Code != http.StatusNotFound {
@@ -576,12 +594,13 @@ func TestVisibility(t *testing.T) {
 	if r := f.do(http.MethodGet, "/api/v1/tools/admin.tool/history", nil); r.Code != http.StatusNotFound {
 		t.Fatalf("history of hidden tool: %d", r.Code)
 	}
-	if r := f.do(http.MethodGet, "/api/v1/tools/admin.tool", nil, httpx.HeaderLevel, "admin"); r.Code != http.StatusOK {
+	if r := f.do(http.MethodGet, "/api/v1/tools/admin.tool", nil, "Authorization", f.bearer(identity.NewKey{Level: "admin"})); r.Code != http.StatusOK {
 		t.Fatalf("admin get: %d %s", r.Code, r.Raw)
 	}
-	if r := f.do(http.MethodGet, "/api/v1/tools", nil, httpx.HeaderLevel, "emperor"); r.Code != http.StatusBadRequest ||
-		!strings.Contains(strings.Join(r.fieldPaths(), " "), httpx.HeaderLevel) {
-		t.Fatalf("bad level header: %d %s", r.Code, r.Raw)
+	// Groups outside the credential's are refused, not silently granted (seed 03 §6).
+	if r := f.do(http.MethodGet, "/api/v1/tools", nil, identity.HeaderGroups, "travel"); r.Code != http.StatusForbidden ||
+		!strings.Contains(r.Body.Error.Message, identity.HeaderGroups) {
+		t.Fatalf("groups outside the credential: %d %s", r.Code, r.Raw)
 	}
 }
 

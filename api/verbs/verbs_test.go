@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/toolsmith/toolsmith/api/httpx/httpxtest"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -131,6 +132,7 @@ func serve(t *testing.T, f *fakeTemporal, tools verbs.ToolGetter, method, path, 
 	t.Helper()
 	gin.SetMode(gin.TestMode)
 	r := gin.New()
+	r.Use(httpxtest.HeaderIdentity())
 	verbs.New(f, tools, verbs.Config{UIBaseURL: "http://ui:8233/"}).Mount(r.Group("/api/v1"))
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
 	for k, v := range hdr {
@@ -150,7 +152,7 @@ func TestStartVerbAccepted(t *testing.T) {
 	f := &fakeTemporal{run: &fakeRun{runID: "run-1"}}
 	code, resp := serve(t, f, nil, http.MethodPost, "/api/v1/verbs",
 		`{"verb":"CONVERT_CURRENCY","description":"money","inputs":{"amount":100},"context":"trip","options":{"threshold":0.7,"maxDepth":2,"dryRun":true}}`,
-		map[string]string{"X-User-ID": "u1", "X-Tool-Groups": "finance"})
+		map[string]string{"X-Test-User": "u1", "X-Tool-Groups": "finance"})
 	if code != http.StatusAccepted || resp.Data.Status != workflows.StatusRunning {
 		t.Fatalf("HTTP %d status %q", code, resp.Data.Status)
 	}

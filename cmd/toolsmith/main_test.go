@@ -51,6 +51,8 @@ func (l *lockedBuffer) String() string {
 // instance is a running `toolsmith dev` inside the test process.
 type instance struct {
 	base   string
+	// auth is the Authorization header of the data dir's first-start owner key.
+	auth   string
 	stdout *lockedBuffer
 	stderr *lockedBuffer
 	cancel context.CancelFunc
@@ -85,6 +87,9 @@ func startDev(t *testing.T, dataDir string, extra ...string) *instance {
 		t.Fatalf("dev not ready after 2 minutes:\n%s", in.stderr)
 	}
 	t.Cleanup(func() { in.stop(t) })
+	if secret, err := readKeyFile(filepath.Join(dataDir, AdminKeyFile)); err == nil {
+		in.auth = "Bearer " + secret
+	}
 	return in
 }
 
@@ -214,7 +219,7 @@ func TestDevEndToEnd(t *testing.T) {
 	// Besides the catalogue, dev's start-up module discovery registers the
 	// demo modules' own tools (text.stats). Run one discovery to completion
 	// now so that no registration lands while the catalogue is compared.
-	code, env = in.call(t, http.MethodPost, "/api/v1/modules/refresh?wait=60s", nil)
+	code, env = in.call(t, http.MethodPost, "/api/v1/modules/refresh?wait=60s", nil, "Authorization", in.auth)
 	if code != http.StatusOK || !strings.Contains(string(env.Data), `"completed"`) {
 		t.Fatalf("module discovery: %d %s", code, env.Data)
 	}
@@ -262,8 +267,28 @@ func TestDevEndToEnd(t *testing.T) {
 		t.Fatalf("anonymous list: %d %s %v", code, env.Data, err)
 	}
 
+	// The first start made an owner key, readable by its owner only; without
+	// it (or with a made-up one) a write is refused and changes nothing.
+	keyFile := filepath.Join(dataDir, AdminKeyFile)
+	if fi, err := os.Stat(keyFile); err != nil || fi.Mode().Perm() != 0o600 || in.auth == "" {
+		t.Fatalf("owner key file %s: %v %v", keyFile, fi, err)
+	}
+	if !strings.Contains(in.stderr.String(), keyFile) {
+		t.Fatalf("dev did not say where the owner key is:\n%s", in.stderr)
+	}
+	for _, auth := range []string{"", "Bearer tsk_k000000000000_" + strings.Repeat("A", 43), "Basic b3duZXI6b3duZXI="} {
+		code, env = in.call(t, http.MethodPost, "/api/v1/tools/register", map[string]any{"manifest": validManifest("lang.translate")},
+			"Authorization", auth, "X-Permission-Level", "owner", "X-User-Id", "root")
+		if code != http.StatusUnauthorized {
+			t.Fatalf("register with Authorization %q: %d %s, want 401", auth, code, env.Data)
+		}
+	}
+	if code, _ = in.call(t, http.MethodGet, "/api/v1/tools/lang.translate", nil); code != http.StatusNotFound {
+		t.Fatalf("a refused registration was stored: %d", code)
+	}
+
 	// A valid registration.
-	code, env = in.call(t, http.MethodPost, "/api/v1/tools/register", map[string]any{"manifest": validManifest("lang.translate")})
+	code, env = in.call(t, http.MethodPost, "/api/v1/tools/register", map[string]any{"manifest": validManifest("lang.translate")}, "Authorization", in.auth)
 	if code != http.StatusCreated {
 		t.Fatalf("register: %d %s", code, env.Data)
 	}
@@ -282,7 +307,7 @@ func TestDevEndToEnd(t *testing.T) {
 	before := in.everything(t)
 	bad := validManifest("lang.detect")
 	bad["inputSchema"].(map[string]any)["properties"].(map[string]any)["text"] = map[string]any{"type": "strng"}
-	code, env = in.call(t, http.MethodPost, "/api/v1/tools/register", map[string]any{"manifest": bad})
+	code, env = in.call(t, http.MethodPost, "/api/v1/tools/register", map[string]any{"manifest": bad}, "Authorization", in.auth)
 	if code != http.StatusUnprocessableEntity || env.Error == nil || len(env.Error.Fields) == 0 ||
 		!strings.HasPrefix(env.Error.Fields[0].Path, "manifest.inputSchema.properties.text") {
 		t.Fatalf("invalid register: %d %+v", code, env.Error)
@@ -296,7 +321,7 @@ func TestDevEndToEnd(t *testing.T) {
 
 	// Edit and deprecate demo tools: a restart must not revert them.
 	first := strings.Fields(before[0])[0]
-	code, env = in.call(t, http.MethodDelete, "/api/v1/tools/"+first+"?reason=e2e", nil)
+	code, env = in.call(t, http.MethodDelete, "/api/v1/tools/"+first+"?reason=e2e", nil, "Authorization", in.auth)
 	if code != http.StatusOK {
 		t.Fatalf("deprecate %s: %d %s", first, code, env.Data)
 	}
@@ -305,6 +330,9 @@ func TestDevEndToEnd(t *testing.T) {
 
 	// Restart on the same data dir: everything is still there.
 	in2 := startDev(t, dataDir)
+	if in2.auth != in.auth {
+		t.Fatal("a restart replaced the owner key")
+	}
 	if got := in2.everything(t); !slices.Equal(got, want) {
 		t.Fatalf("after restart:\n got %v\nwant %v", got, want)
 	}
@@ -551,16 +579,83 @@ func TestOldStyleCommandsPlugIn(t *testing.T) {
 		args []string
 		code int
 	}{
-		{[]string{"keys", "create", "ana", "--level", "admin"}, exitOK},
-		{[]string{"keys", "create", "-h"}, exitOK},
+		{[]string{"example", "run", "ana", "--level", "admin"}, exitOK},
+		{[]string{"example", "run", "-h"}, exitOK},
 	} {
 		e := &env{stdout: io.Discard, stderr: io.Discard, lookupEnv: func(string) (string, bool) { return "", false }}
 		root := newRoot(e)
-		attach(root, command{"keys create", "manage API keys", old}, e)
+		attach(root, command{"example run", "an old-style command", old}, e)
 		root.SetArgs(tt.args)
 		cmd, err := root.ExecuteC()
 		if code := exitCode(e, cmd, err); code != tt.code || !slices.Equal(got, tt.args[2:]) {
 			t.Fatalf("%v: exit %d, args %q", tt.args, code, got)
 		}
+	}
+}
+
+// runCLI runs the toolsmith command line in-process and returns its exit
+// code and output.
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	e := &env{stdout: &stdout, stderr: &stderr, lookupEnv: func(string) (string, bool) { return "", false }}
+	code := run(context.Background(), args, e)
+	return code, stdout.String(), stderr.String()
+}
+
+func TestKeysCommands(t *testing.T) {
+	dataDir := t.TempDir()
+	// The first start writes the owner key; later commands use it.
+	startDev(t, dataDir).stop(t)
+	// Against the data dir's store: the secret is the last line of stdout.
+	code, out, errOut := runCLI(t, "keys", "create", "--data-dir", dataDir, "--owner", "ci bot", "--level", "user", "--role", "approver,auditor")
+	if code != exitOK {
+		t.Fatalf("keys create: %d\n%s%s", code, out, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	secret := lines[len(lines)-1]
+	if !regexp.MustCompile(`^tsk_k[0-9a-f]{12}_[A-Za-z0-9_-]{43}$`).MatchString(secret) {
+		t.Fatalf("last line %q is not a secret", secret)
+	}
+	id := strings.Split(secret, "_")[1]
+	code, out, _ = runCLI(t, "keys", "list", "--data-dir", dataDir)
+	if code != exitOK || !strings.Contains(out, id) || !strings.Contains(out, "approver,auditor") || strings.Contains(out, secret) {
+		t.Fatalf("keys list: %d\n%s", code, out)
+	}
+	// Bad input exits 2 and names the field; nothing is stored.
+	if code, _, errOut = runCLI(t, "keys", "create", "--data-dir", dataDir, "--level", "user"); code == exitOK || !strings.Contains(errOut, "owner") {
+		t.Fatalf("keys create without --owner: %d %s", code, errOut)
+	}
+	if code, _, errOut = runCLI(t, "keys", "create", "--data-dir", dataDir, "--owner", "x", "--level", "root"); code == exitOK || !strings.Contains(errOut, "level") {
+		t.Fatalf("keys create --level root: %d %s", code, errOut)
+	}
+
+	// Against a running server with its owner key: the same operations
+	// through /api/v1/admin/keys, and a revoked key stops working at once.
+	in := startDev(t, dataDir)
+	if in.auth == "" {
+		t.Fatal("no owner key in the data dir")
+	}
+	code, out, errOut = runCLI(t, "keys", "revoke", "--data-dir", dataDir, "--url", in.base, id)
+	if code != exitOK {
+		t.Fatalf("keys revoke --url: %d\n%s%s", code, out, errOut)
+	}
+	if code, env := in.call(t, http.MethodGet, "/api/v1/whoami", nil, "Authorization", "Bearer "+secret); code != http.StatusUnauthorized {
+		t.Fatalf("revoked key: %d %s", code, env.Data)
+	}
+	code, out, errOut = runCLI(t, "keys", "create", "--data-dir", dataDir, "--url", in.base, "--owner", "planner", "--level", "user", "--json")
+	if code != exitOK {
+		t.Fatalf("keys create --url: %d\n%s%s", code, out, errOut)
+	}
+	lines = strings.Split(strings.TrimSpace(out), "\n")
+	secret = lines[len(lines)-1]
+	code, env := in.call(t, http.MethodGet, "/api/v1/whoami", nil, "Authorization", "Bearer "+secret, "X-Permission-Level", "owner")
+	if code != http.StatusOK || !strings.Contains(string(env.Data), `"level":"user"`) {
+		t.Fatalf("whoami with the new key (and a header claiming owner): %d %s", code, env.Data)
+	}
+	// The audit log holds the creation and the revocation.
+	code, env = in.call(t, http.MethodGet, "/api/v1/admin/audit?action=admin.keys", nil, "Authorization", in.auth)
+	if code != http.StatusOK || !strings.Contains(string(env.Data), `"admin.keys.delete"`) && !strings.Contains(string(env.Data), `"admin.keys"`) {
+		t.Fatalf("audit: %d %s", code, env.Data)
 	}
 }

@@ -33,11 +33,19 @@ func serve(ctx context.Context, e *env, sys *system, log *slog.Logger, opts serv
 	if opts.ready == nil {
 		opts.ready = newReadiness()
 	}
+	if err := ensureOwnerKey(ctx, e, sys); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", sys.cfg.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("listen on --http-addr %s: %w", sys.cfg.HTTPAddr, err)
 	}
-	srv := api.New(api.Options{Logger: log, Ready: opts.ready.check, Version: version}, append(sys.mounters(), opts.mounters...)...)
+	a := sys.cfg.Auth
+	srv := api.New(api.Options{
+		Logger: log, Ready: opts.ready.check, Version: version,
+		Auth: sys.auth, Audit: sys.audit, Metrics: sys.metrics,
+		Limits: api.Limits{SearchPerMinute: a.RateSearch, ExecutePerMinute: a.RateExecute, VerbsPerMinute: a.RateVerbs, MaxBodyBytes: a.MaxBodyBytes},
+	}, append(sys.mounters(), opts.mounters...)...)
 	g, gctx := newGroup(ctx, log)
 	g.Go(gctx, "http", func(ctx context.Context) error { return srv.Serve(ctx, ln) })
 	if opts.setup != nil {

@@ -7,15 +7,21 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
+	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/api/admin"
 	"github.com/toolsmith/toolsmith/api/httpx"
 	apiretrieval "github.com/toolsmith/toolsmith/api/retrieval"
 	"github.com/toolsmith/toolsmith/api/tools"
+	"github.com/toolsmith/toolsmith/audit"
 	"github.com/toolsmith/toolsmith/embed"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/graph/neo4j"
 	"github.com/toolsmith/toolsmith/graph/sqlite"
+	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/internal/config"
+	"github.com/toolsmith/toolsmith/metrics"
 	"github.com/toolsmith/toolsmith/registry"
 	"github.com/toolsmith/toolsmith/retrieval"
 )
@@ -29,6 +35,12 @@ type system struct {
 	model     embed.Model
 	registry  *registry.Service
 	retrieval *retrieval.Service
+	// Identity and operations: keys, the authenticator, the audit log and
+	// the process's metrics, shared by every edge.
+	keys    *identity.KeyService
+	auth    *identity.Authenticator
+	audit   *audit.Log
+	metrics *metrics.Metrics
 }
 
 // openSystem builds the embedder (fetching the built-in one's weights on
@@ -48,10 +60,70 @@ func openSystem(ctx context.Context, cfg config.Config, log *slog.Logger, progre
 		return nil, err
 	}
 	log.Info("system open", "store", cfg.Store, "embedder", model.Name(), "dimension", model.Dimension())
-	ret := retrieval.New(store, model, retrieval.Options{})
+	sys := &system{cfg: cfg, log: log, store: store, model: model, metrics: metrics.New()}
+	if err := sys.openIdentity(ctx); err != nil {
+		store.Close()
+		return nil, err
+	}
+	sys.retrieval = retrieval.New(store, model, retrieval.Options{Observer: sys.metrics})
 	// Every registry write invalidates the retrieval caches that may hold the tool.
-	reg := registry.New(store, model, registry.WithOnChange(ret.Invalidate))
-	return &system{cfg: cfg, log: log, store: store, model: model, registry: reg, retrieval: ret}, nil
+	sys.registry = registry.New(store, model, registry.WithOnChange(sys.retrieval.Invalidate))
+	sys.metrics.WatchGroups(sys.groupCounts, 15*time.Second)
+	return sys, nil
+}
+
+// openIdentity builds the key service, the authenticator (with OIDC when
+// an issuer is configured) and the audit log over the store.
+func (s *system) openIdentity(ctx context.Context) error {
+	keys, ok := s.store.(graph.Keys)
+	if !ok {
+		return fmt.Errorf("the %s store cannot hold API keys", s.cfg.Store)
+	}
+	log, ok := s.store.(graph.Audit)
+	if !ok {
+		return fmt.Errorf("the %s store cannot hold the audit log", s.cfg.Store)
+	}
+	s.keys = identity.NewKeyService(keys)
+	s.audit = audit.New(log)
+	s.auth = &identity.Authenticator{Keys: s.keys}
+	if a := s.cfg.Auth; a.OIDCIssuer != "" {
+		o, err := identity.NewOIDC(ctx, identity.OIDCConfig{
+			Issuer: a.OIDCIssuer, Audience: a.OIDCAudience, JWKSURL: a.OIDCJWKSURL,
+			LevelClaim: a.OIDCLevelClaim, RolesClaim: a.OIDCRolesClaim, GroupsClaim: a.OIDCGroupsClaim,
+			DefaultLevel: a.OIDCDefaultLevel, MaxLevel: a.OIDCMaxLevel,
+		})
+		if err != nil {
+			return fmt.Errorf("--oidc-issuer: %w", err)
+		}
+		s.auth.Tokens = o
+		s.log.Info("OIDC bearer tokens accepted", "issuer", a.OIDCIssuer, "audience", a.OIDCAudience)
+	}
+	return nil
+}
+
+// groupCounts counts active tools per group for agent_tool_group_availability.
+func (s *system) groupCounts(ctx context.Context) (map[string]int, error) {
+	counts := map[string]int{}
+	after := ""
+	for {
+		page, err := s.store.ListTools(ctx, graph.ListQuery{After: after, Limit: 1000})
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range page.Items {
+			groups := t.Groups
+			if len(groups) == 0 {
+				groups = []string{access.DefaultGroup}
+			}
+			for _, g := range groups {
+				counts[g]++
+			}
+		}
+		if page.Next == "" {
+			return counts, nil
+		}
+		after = page.Next
+	}
 }
 
 // mounters lists every feature's HTTP routes; a new feature adds a line.
@@ -59,6 +131,7 @@ func (s *system) mounters() []httpx.Mounter {
 	return []httpx.Mounter{
 		tools.New(s.registry),
 		apiretrieval.New(s.retrieval),
+		admin.New(s.keys, s.audit),
 	}
 }
 

@@ -42,6 +42,8 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"Stats", testStats},
 		{"Concurrency", testConcurrency},
 		{"Definitions", testDefinitions},
+		{"Keys", testKeys},
+		{"Audit", testAudit},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

@@ -442,6 +442,16 @@ func Statements() []Statement {
 		"specDefinitions":       cypherSpecDefinitions,
 		"setSpecStatus":         cypherSetSpecStatus,
 		"searchDefinitions":     cypherSearchDefinitions,
+		"constraintApiKey":      cypherConstraintAPIKey,
+		"constraintAudit":       cypherConstraintAudit,
+		"indexAuditAt":          cypherIndexAuditAt,
+		"createKey":             cypherCreateKey,
+		"getKey":                cypherGetKey,
+		"listKeys":              cypherListKeys,
+		"setKeyRecord":          cypherSetKeyRecord,
+		"auditExisting":         cypherAuditExisting,
+		"appendAudit":           cypherAppendAudit,
+		"auditEvents":           cypherAuditEvents,
 	}
 	out := make([]Statement, 0, len(m))
 	for name, q := range m {
@@ -517,4 +527,43 @@ WHERE node.status IN $statuses
 RETURN node.record AS record, node.status AS status, score
 ORDER BY score DESC, node.id
 LIMIT $k`
+)
+
+// API keys and the audit log (graph.Keys, graph.Audit):
+//
+//	(:ApiKey {id, hash, createdAt, revokedAt, record})
+//	(:AuditEvent {id, at, actor, action, tool, record})
+//
+// record holds the JSON APIKey / AuditEvent exactly as the SQLite store
+// keeps it; the other properties are what lookups and filters use. Only
+// hashes of key secrets are ever stored.
+const (
+	cypherConstraintAPIKey = `CREATE CONSTRAINT api_key_id IF NOT EXISTS FOR (k:ApiKey) REQUIRE k.id IS UNIQUE`
+	cypherConstraintAudit  = `CREATE CONSTRAINT audit_event_id IF NOT EXISTS FOR (a:AuditEvent) REQUIRE a.id IS UNIQUE`
+	cypherIndexAuditAt     = `CREATE INDEX audit_event_at IF NOT EXISTS FOR (a:AuditEvent) ON (a.at)`
+	// cypherCreateKey creates the key only when its id is new: no row back
+	// means the id exists.
+	cypherCreateKey = `OPTIONAL MATCH (x:ApiKey {id: $id})
+WITH x
+WHERE x IS NULL
+CREATE (k:ApiKey {id: $id, hash: $hash, createdAt: $createdAt, revokedAt: $revokedAt, record: $record})
+RETURN k.id AS id`
+	cypherGetKey = `MATCH (k:ApiKey {id: $id})
+RETURN k.record AS record`
+	cypherListKeys = `MATCH (k:ApiKey)
+RETURN k.record AS record
+ORDER BY k.createdAt, k.id`
+	cypherSetKeyRecord = `MATCH (k:ApiKey {id: $id})
+SET k.revokedAt = $revokedAt, k.record = $record`
+	cypherAuditExisting = `UNWIND $ids AS id
+MATCH (a:AuditEvent {id: id})
+RETURN a.id AS id`
+	cypherAppendAudit = `UNWIND $events AS e
+CREATE (:AuditEvent {id: e.id, at: e.at, actor: e.actor, action: e.action, tool: e.tool, record: e.record})`
+	cypherAuditEvents = `MATCH (a:AuditEvent)
+WHERE ($actor = '' OR a.actor = $actor) AND ($action = '' OR a.action = $action) AND ($tool = '' OR a.tool = $tool)
+  AND ($since = 0 OR a.at >= $since) AND ($until = 0 OR a.at < $until) AND ($before = '' OR a.id < $before)
+RETURN a.record AS record
+ORDER BY a.id DESC
+LIMIT $limit`
 )

@@ -314,6 +314,28 @@ func goldenCases() []goldenCase {
 			func(ctx context.Context, s *Store) (any, error) {
 				return nil, s.SetSpecStatus(ctx, "zz", graph.DefinitionPending)
 			}},
+		{"create_key", func(t *testing.T, f *fakeRunner) { f.answer("createKey", record{"id": "k1"}) },
+			func(ctx context.Context, s *Store) (any, error) {
+				return nil, s.CreateKey(ctx, graph.APIKey{ID: "k1", Hash: "abc", Owner: "alice", Level: "admin", Roles: []string{"approver"}})
+			}},
+		{"create_key_conflict", func(t *testing.T, f *fakeRunner) { f.answer("createKey") },
+			func(ctx context.Context, s *Store) (any, error) {
+				return nil, s.CreateKey(ctx, graph.APIKey{ID: "k1", Hash: "abc", Owner: "alice", Level: "admin"})
+			}},
+		{"revoke_key", func(t *testing.T, f *fakeRunner) {
+			rec, _ := json.Marshal(graph.APIKey{ID: "k1", Hash: "abc", Owner: "alice", Level: "admin", CreatedAt: goldenNow})
+			f.answer("getKey", record{"record": string(rec)})
+		}, func(ctx context.Context, s *Store) (any, error) { return nil, s.RevokeKey(ctx, "k1", goldenNow.Add(time.Hour)) }},
+		{"append_audit", func(t *testing.T, f *fakeRunner) { f.answer("auditExisting") },
+			func(ctx context.Context, s *Store) (any, error) {
+				return nil, s.AppendAudit(ctx, []graph.AuditEvent{{ID: "e1", At: goldenNow, Actor: "key:k1", Action: "tools.register", Tool: "t", Outcome: "success", Status: 201}})
+			}},
+		{"audit_events", func(t *testing.T, f *fakeRunner) {
+			rec, _ := json.Marshal(graph.AuditEvent{ID: "e2", At: goldenNow, Actor: "key:k1", Action: "tools.execute", Outcome: "denied", Status: 403})
+			f.answer("auditEvents", record{"record": string(rec)}, record{"record": string(rec)})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return s.AuditEvents(ctx, graph.AuditQuery{Actor: "key:k1", Since: goldenNow.Add(-time.Hour), Limit: 1})
+		}},
 	}
 }
 
@@ -379,6 +401,7 @@ func TestGoldenErrors(t *testing.T) {
 		"record_usage_unknown_tool":    graph.ErrNotFound,
 		"delete_source_missing":        graph.ErrNotFound,
 		"set_spec_status_missing":      graph.ErrNotFound,
+		"create_key_conflict":          graph.ErrConflict,
 	}
 	for _, tc := range goldenCases() {
 		f := newFakeRunner(goldenDim)

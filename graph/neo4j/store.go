@@ -106,7 +106,7 @@ func wrapErr(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	for _, sentinel := range []error{graph.ErrNotFound, graph.ErrInvalid, graph.ErrDimension, graph.ErrEmbedderMismatch} {
+	for _, sentinel := range []error{graph.ErrNotFound, graph.ErrInvalid, graph.ErrConflict, graph.ErrDimension, graph.ErrEmbedderMismatch} {
 		if errors.Is(err, sentinel) {
 			return fmt.Errorf("neo4j: %s: %w", op, err)
 		}
@@ -133,6 +133,9 @@ var schemaStatements = []string{
 	cypherConstraintMeta,
 	cypherConstraintSource,
 	cypherConstraintDefinition,
+	cypherConstraintAPIKey,
+	cypherConstraintAudit,
+	cypherIndexAuditAt,
 	cypherIndexDefinitionSpec,
 	cypherIndexToolStatus,
 	cypherIndexRevision,

@@ -159,6 +159,32 @@ CREATE INDEX definitions_status ON definitions(status);
 ALTER TABLE usage_events ADD COLUMN query_vec BLOB;
 CREATE INDEX usage_events_at ON usage_events(at, id);
 `,
+	// v4: API keys (hashes only, never secrets) and the append-only audit
+	// log. record holds the JSON APIKey / AuditEvent; the columns beside it
+	// are what lookups and filters use.
+	`
+CREATE TABLE api_keys (
+	id         TEXT PRIMARY KEY,
+	hash       TEXT NOT NULL,
+	created_at INTEGER NOT NULL,
+	revoked_at INTEGER NOT NULL DEFAULT 0,
+	record     TEXT NOT NULL
+);
+CREATE INDEX api_keys_created ON api_keys(created_at, id);
+
+CREATE TABLE audit_events (
+	id     TEXT PRIMARY KEY,
+	at     INTEGER NOT NULL,
+	actor  TEXT NOT NULL,
+	action TEXT NOT NULL,
+	tool   TEXT NOT NULL,
+	record TEXT NOT NULL
+);
+CREATE INDEX audit_events_actor ON audit_events(actor, id);
+CREATE INDEX audit_events_action ON audit_events(action, id);
+CREATE INDEX audit_events_tool ON audit_events(tool, id);
+CREATE INDEX audit_events_at ON audit_events(at);
+`,
 }
 
 // schemaVersion is the version a fully migrated store has.

@@ -113,6 +113,20 @@ type Config struct {
 	SubstituteThreshold float64
 	// ReviewTimeout bounds how long an airlock review waits for a decision.
 	ReviewTimeout time.Duration
+	// Auth configures OIDC bearer tokens, rate limits and body size.
+	Auth Auth
+}
+
+// Auth holds the authentication and limit settings of the API.
+type Auth struct {
+	// OIDC bearer tokens (off while OIDCIssuer is empty).
+	OIDCIssuer, OIDCAudience, OIDCJWKSURL           string
+	OIDCLevelClaim, OIDCRolesClaim, OIDCGroupsClaim string
+	OIDCDefaultLevel, OIDCMaxLevel                  string
+	// Default per-caller rate limits per minute (0: built-in default, <0: none).
+	RateSearch, RateExecute, RateVerbs int
+	// MaxBodyBytes bounds request bodies (0: 8 MiB).
+	MaxBodyBytes int64
 }
 
 // Temporal holds the Temporal connection settings.
@@ -171,6 +185,15 @@ func (c Config) Validate() error {
 	var errs []error
 	if strings.TrimSpace(c.DataDir) == "" {
 		errs = append(errs, invalid("data-dir", "must not be empty"))
+	}
+	if c.Auth.OIDCIssuer != "" && c.Auth.OIDCAudience == "" {
+		errs = append(errs, invalid("oidc-audience", "is required with --oidc-issuer: tokens for other clients must be refused"))
+	}
+	if c.Auth.OIDCIssuer != "" && !hasScheme(c.Auth.OIDCIssuer, "https", "http") {
+		errs = append(errs, invalid("oidc-issuer", "must be an http(s) URL, got %q", c.Auth.OIDCIssuer))
+	}
+	if c.Auth.MaxBodyBytes < 0 {
+		errs = append(errs, invalid("max-body-bytes", "must not be negative"))
 	}
 	if _, port, err := splitHostPort(c.HTTPAddr); err != nil {
 		errs = append(errs, invalid("http-addr", "must be host:port, got %q: %v", c.HTTPAddr, err))
@@ -354,6 +377,20 @@ func (c *Config) Register(fs *pflag.FlagSet, groups Flags) {
 		fs.StringVar(&c.EmbedderModel, "embedder-model", c.EmbedderModel, "embedding model name for ollama/openai")
 		fs.StringVar(&c.EmbedderURL, "embedder-url", c.EmbedderURL, "embedding provider base URL for ollama/openai")
 		fs.StringVar(&c.EmbedderAPIKey, "embedder-api-key", c.EmbedderAPIKey, "API key for --embedder=openai (prefer the environment variable)")
+	}
+	if groups&FlagsServe != 0 {
+		fs.StringVar(&c.Auth.OIDCIssuer, "oidc-issuer", c.Auth.OIDCIssuer, "accept OIDC/JWT bearer tokens from this issuer URL (empty: API keys only)")
+		fs.StringVar(&c.Auth.OIDCAudience, "oidc-audience", c.Auth.OIDCAudience, "audience (client id) OIDC tokens must carry")
+		fs.StringVar(&c.Auth.OIDCJWKSURL, "oidc-jwks-url", c.Auth.OIDCJWKSURL, "JWKS URL of the issuer's signing keys (empty: OIDC discovery)")
+		fs.StringVar(&c.Auth.OIDCLevelClaim, "oidc-level-claim", c.Auth.OIDCLevelClaim, "claim holding the level guest|user|admin|owner (default toolsmith_level)")
+		fs.StringVar(&c.Auth.OIDCRolesClaim, "oidc-roles-claim", c.Auth.OIDCRolesClaim, "claim holding the roles (default roles)")
+		fs.StringVar(&c.Auth.OIDCGroupsClaim, "oidc-groups-claim", c.Auth.OIDCGroupsClaim, "claim holding the allowed tool groups (default groups)")
+		fs.StringVar(&c.Auth.OIDCDefaultLevel, "oidc-default-level", c.Auth.OIDCDefaultLevel, "level of a token without the level claim (default user)")
+		fs.StringVar(&c.Auth.OIDCMaxLevel, "oidc-max-level", c.Auth.OIDCMaxLevel, "highest level a token may claim (default admin)")
+		fs.IntVar(&c.Auth.RateSearch, "rate-search", c.Auth.RateSearch, "default searches per minute per caller (0: 600; negative: unlimited; a key may set its own)")
+		fs.IntVar(&c.Auth.RateExecute, "rate-execute", c.Auth.RateExecute, "default executions per minute per caller (0: 120; negative: unlimited)")
+		fs.IntVar(&c.Auth.RateVerbs, "rate-verbs", c.Auth.RateVerbs, "default verb fulfilments per minute per caller (0: 60; negative: unlimited)")
+		fs.Int64Var(&c.Auth.MaxBodyBytes, "max-body-bytes", c.Auth.MaxBodyBytes, "largest request body accepted, in bytes (0: 8 MiB)")
 	}
 	if groups&FlagsDemo != 0 {
 		fs.BoolVar(&c.NoDemo, "no-demo", c.NoDemo, "do not load the demo catalogue on first start")

@@ -27,6 +27,8 @@ var (
 	ErrForbidden = errors.New("forbidden")
 	// ErrLimit: a rate limit, quota or budget is exhausted (HTTP 429).
 	ErrLimit = errors.New("limit exceeded")
+	// ErrTooLarge: the request body is over the size limit (HTTP 413).
+	ErrTooLarge = errors.New("payload too large")
 	// ErrUnavailable: a dependency (LLM, module, Temporal) is not configured or down (HTTP 503).
 	ErrUnavailable = errors.New("unavailable")
 )

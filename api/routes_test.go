@@ -1,0 +1,178 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/toolsmith/toolsmith/airlock"
+	"github.com/toolsmith/toolsmith/api"
+	"github.com/toolsmith/toolsmith/api/admin"
+	apiairlock "github.com/toolsmith/toolsmith/api/airlock"
+	"github.com/toolsmith/toolsmith/api/httpx"
+	apiretrieval "github.com/toolsmith/toolsmith/api/retrieval"
+	"github.com/toolsmith/toolsmith/api/tools"
+	"github.com/toolsmith/toolsmith/api/verbs"
+	"github.com/toolsmith/toolsmith/audit"
+	"github.com/toolsmith/toolsmith/embed/hashing"
+	"github.com/toolsmith/toolsmith/graph/sqlite"
+	"github.com/toolsmith/toolsmith/identity"
+	"github.com/toolsmith/toolsmith/identity/identitytest"
+	"github.com/toolsmith/toolsmith/metrics"
+	"github.com/toolsmith/toolsmith/registry"
+	"github.com/toolsmith/toolsmith/retrieval"
+)
+
+// noTemporal is a Temporal client that is never reached: every request of
+// the route walk stops at authentication or authorization.
+type noTemporal struct{ t *testing.T }
+
+func (n noTemporal) fail() { n.t.Error("a refused request reached Temporal") }
+func (n noTemporal) ExecuteWorkflow(context.Context, client.StartWorkflowOptions, any, ...any) (client.WorkflowRun, error) {
+	n.fail()
+	return nil, context.Canceled
+}
+func (n noTemporal) GetWorkflow(context.Context, string, string) client.WorkflowRun { n.fail(); return nil }
+func (n noTemporal) DescribeWorkflowExecution(context.Context, string, string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	n.fail()
+	return nil, context.Canceled
+}
+func (n noTemporal) QueryWorkflow(context.Context, string, string, string, ...any) (converter.EncodedValue, error) {
+	n.fail()
+	return nil, context.Canceled
+}
+func (n noTemporal) SignalWorkflow(context.Context, string, string, string, any) error {
+	n.fail()
+	return context.Canceled
+}
+func (n noTemporal) ListWorkflow(context.Context, *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error) {
+	n.fail()
+	return nil, context.Canceled
+}
+
+type noNotes struct{}
+
+func (noNotes) List(int) []airlock.Notification { return nil }
+
+type noEnabler struct{ t *testing.T }
+
+func (n noEnabler) Enable(context.Context, string, string) ([]string, error) {
+	n.t.Error("a refused request enabled tools")
+	return nil, nil
+}
+
+// fullServer is the production server with every feature mounted (the
+// same set cmd/toolsmith mounts), on a real SQLite store.
+func fullServer(t *testing.T) (*api.Server, *identity.KeyService, *sqlite.Store) {
+	t.Helper()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "graph.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	emb := hashing.New(64)
+	search := retrieval.New(st, emb, retrieval.Options{})
+	reg := registry.New(st, emb, registry.WithOnChange(search.Invalidate))
+	keys := identity.NewKeyService(st)
+	log := audit.New(st)
+	tc := noTemporal{t}
+	features := []httpx.Mounter{
+		tools.New(reg), apiretrieval.New(search), admin.New(keys, log),
+		verbs.New(tc, st, verbs.Config{}), apiairlock.New(tc, st, apiairlock.Config{}).WithOperations(noNotes{}, noEnabler{t}),
+	}
+	srv, _ := newServer(t, api.Options{Auth: &identity.Authenticator{Keys: keys}, Audit: log, Metrics: metrics.New()}, features...)
+	return srv, keys, st
+}
+
+// concrete turns a route template into a path to request.
+func concrete(path string) string {
+	parts := strings.Split(path, "/")
+	for i, p := range parts {
+		if strings.HasPrefix(p, ":") || strings.HasPrefix(p, "*") {
+			parts[i] = "x1"
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+// TestEveryRouteHasARule walks the server's own route list: every route
+// needs a row of the authorization table, every row a route, and every
+// route that is not public answers 401 without a credential (and with a
+// bad one) and 403 with a valid but insufficient one.
+func TestEveryRouteHasARule(t *testing.T) {
+	srv, keys, _ := fullServer(t)
+	rules := map[string]api.RouteRule{}
+	for _, r := range api.Rules {
+		k := r.Method + " " + r.Path
+		if _, dup := rules[k]; dup {
+			t.Errorf("the authorization table has two rows for %s", k)
+		}
+		rules[k] = r
+	}
+	routes := srv.Routes()
+	if len(routes) < 30 {
+		t.Fatalf("only %d routes: is every feature mounted?", len(routes))
+	}
+	served := map[string]bool{}
+	guest := identitytest.Bearer(t, keys, identity.NewKey{Owner: "guest", Level: "guest"})
+	user := identitytest.Bearer(t, keys, identity.NewKey{Owner: "ana", Level: "user", Roles: []string{"analyst"}, Permissions: []string{"tools:read"}})
+	revoked := identitytest.Bearer(t, keys, identity.NewKey{Owner: "gone", Level: "owner"})
+	if err := keys.Revoke(context.Background(), strings.Split(revoked, "_")[1]); err != nil {
+		t.Fatal(err)
+	}
+	h := srv.Handler()
+	call := func(method, path, auth string) int {
+		req := httptest.NewRequest(method, path, strings.NewReader("{}"))
+		req.Header.Set("Content-Type", "application/json")
+		// Claims in headers never count.
+		req.Header.Set("X-Permission-Level", "owner")
+		req.Header.Set("X-User-Id", "root")
+		req.Header.Set("X-User-Roles", "approver")
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	for _, rt := range routes {
+		k := rt.Method + " " + rt.Path
+		served[k] = true
+		rule, ok := rules[k]
+		if !ok {
+			t.Errorf("route %s has no rule in api.Rules", k)
+			continue
+		}
+		if rule.Rule.Anonymous {
+			continue
+		}
+		path := concrete(rt.Path)
+		if code := call(rt.Method, path, ""); code != http.StatusUnauthorized {
+			t.Errorf("%s without a credential: %d, want 401", k, code)
+		}
+		for _, bad := range []string{"Bearer tsk_k0123456789ab_" + strings.Repeat("x", 43), revoked, "Bearer not-a-key", "Basic YTpi"} {
+			if code := call(rt.Method, path, bad); code != http.StatusUnauthorized {
+				t.Errorf("%s with %q: %d, want 401", k, bad[:min(len(bad), 20)], code)
+			}
+		}
+		if rule.Rule.MinLevel != "" {
+			for _, weak := range []string{guest, user} {
+				if code := call(rt.Method, path, weak); code != http.StatusForbidden {
+					t.Errorf("%s with an insufficient key: %d, want 403 (rule %s)", k, code, rule.Rule.Name)
+				}
+			}
+		}
+	}
+	for k := range rules {
+		if !served[k] {
+			t.Errorf("api.Rules has a row for %s, which no feature serves", k)
+		}
+	}
+}

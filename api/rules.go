@@ -1,0 +1,90 @@
+package api
+
+import (
+	"github.com/toolsmith/toolsmith/identity"
+)
+
+// Limit classes: per-caller rate limits apply to the routes of a class.
+const (
+	LimitSearch  = "search"
+	LimitExecute = "execute"
+	LimitVerbs   = "verbs"
+)
+
+// RouteRule is one row of the authorization table: who may call a route,
+// which rate limit applies and whether calls are audited.
+type RouteRule struct {
+	Method string
+	Path   string
+	Rule   identity.Rule
+	// Limit is the rate-limit class ("" = none).
+	Limit string
+	// Audit records every call in the audit log (mutations, executions and
+	// decisions); refused credentials are audited on every route.
+	Audit bool
+}
+
+// Rules is the authorization table of every route the server serves. The
+// server reads it for each request: a route without a row answers 500 and a
+// test fails (see TestEveryRouteHasARule). Tool-level visibility (a tool's
+// permissions, groups, states and approval policy) applies on top, in the
+// domain: execute follows the tool's own rules, reads never show a tool
+// that execute would refuse.
+var Rules = []RouteRule{
+	{"GET", "/healthz", identity.RulePublic, "", false},
+	{"GET", "/metrics", identity.RuleMetrics, "", false},
+	{"GET", "/api/v1", identity.RulePublic, "", false},
+
+	// Registry (seed 01 §8): reads are public and filtered per tool.
+	{"GET", "/api/v1/tools", identity.RulePublic, "", false},
+	{"GET", "/api/v1/tools/:toolId", identity.RulePublic, "", false},
+	{"GET", "/api/v1/tools/:toolId/history", identity.RulePublic, "", false},
+	{"POST", "/api/v1/tools/register", identity.RuleToolsWrite, "", true},
+	{"POST", "/api/v1/tools/batch-register", identity.RuleToolsWrite, "", true},
+	{"PUT", "/api/v1/tools/:toolId", identity.RuleToolsWrite, "", true},
+	{"DELETE", "/api/v1/tools/:toolId", identity.RuleToolsWrite, "", true},
+
+	// Retrieval.
+	{"GET", "/api/v1/tools/retrieval/search", identity.RulePublic, LimitSearch, false},
+	{"POST", "/api/v1/tools/search", identity.RulePublic, LimitSearch, false},
+	{"GET", "/api/v1/tools/retrieval/manifest/:toolId", identity.RulePublic, "", false},
+	{"GET", "/api/v1/tools/retrieval/related/:toolId", identity.RulePublic, "", false},
+	{"POST", "/api/v1/sessions/:id/events", identity.RuleAuthenticated, "", true},
+	{"POST", "/api/v1/tools/usage/batch", identity.RuleAuthenticated, "", true},
+	{"DELETE", "/api/v1/tools/admin/cache/invalidate", identity.RuleAdmin, "", true},
+
+	// Execution and fulfilment: the route admits every caller; the tool's
+	// own permissions and the approved policy decide (package access).
+	{"POST", "/api/v1/tools/:toolId/execute", identity.RulePublic, LimitExecute, true},
+	{"POST", "/api/v1/verbs", identity.RuleAuthenticated, LimitVerbs, true},
+	{"GET", "/api/v1/verbs/:id", identity.RuleAuthenticated, "", false},
+	{"POST", "/api/v1/modules/refresh", identity.RuleAdmin, "", true},
+
+	// Airlock (seed 05 §6–7).
+	{"POST", "/api/v1/tools/sources", identity.RuleAdmin, "", true},
+	{"GET", "/api/v1/tools/sources", identity.RuleAdmin, "", false},
+	{"POST", "/api/v1/tools/sources/scan", identity.RuleAdmin, "", true},
+	{"DELETE", "/api/v1/tools/sources/:id", identity.RuleAdmin, "", true},
+	{"GET", "/api/v1/tools/pending", identity.RuleApprover, "", false},
+	{"GET", "/api/v1/tools/pending/:id", identity.RuleApprover, "", false},
+	{"POST", "/api/v1/tools/pending/:id/approve", identity.RuleApprover, "", true},
+	{"POST", "/api/v1/tools/pending/:id/reject", identity.RuleApprover, "", true},
+	{"GET", "/api/v1/notifications", identity.RuleApprover, "", false},
+	{"POST", "/api/v1/tools/:toolId/enable", identity.RuleAdmin, "", true},
+
+	// Identity and operations.
+	{"POST", "/api/v1/admin/keys", identity.RuleAdmin, "", true},
+	{"GET", "/api/v1/admin/keys", identity.RuleAdmin, "", false},
+	{"DELETE", "/api/v1/admin/keys/:id", identity.RuleAdmin, "", true},
+	{"GET", "/api/v1/admin/audit", identity.RuleAdmin, "", false},
+	{"GET", "/api/v1/whoami", identity.RulePublic, "", false},
+}
+
+// ruleIndex maps "METHOD path" to its row.
+func ruleIndex(rules []RouteRule) map[string]RouteRule {
+	idx := make(map[string]RouteRule, len(rules))
+	for _, r := range rules {
+		idx[r.Method+" "+r.Path] = r
+	}
+	return idx
+}

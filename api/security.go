@@ -1,0 +1,250 @@
+package api
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"regexp"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"golang.org/x/time/rate"
+
+	"github.com/toolsmith/toolsmith/api/httpx"
+	"github.com/toolsmith/toolsmith/audit"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/identity"
+	"github.com/toolsmith/toolsmith/internal/fault"
+)
+
+// Default per-caller limits, requests per minute (a key may set its own).
+const (
+	DefaultSearchPerMinute  = 600
+	DefaultExecutePerMinute = 120
+	DefaultVerbsPerMinute   = 60
+)
+
+// Limits are the server's default rate limits and body size bound.
+type Limits struct {
+	// Requests per minute per caller in each class; 0 takes the default,
+	// a negative value means unlimited.
+	SearchPerMinute  int
+	ExecutePerMinute int
+	VerbsPerMinute   int
+	// MaxBodyBytes bounds request bodies (413 above it); 0 means httpx.MaxBodyBytes.
+	MaxBodyBytes int64
+}
+
+// HeaderRequestID carries the request id, echoed in the response and audit.
+const HeaderRequestID = "X-Request-ID"
+
+var requestIDRe = regexp.MustCompile(`^[A-Za-z0-9._\-]{1,64}$`)
+
+// limiters holds one token bucket per (class, caller, rate).
+type limiters struct {
+	mu sync.Mutex
+	m  map[string]*rate.Limiter
+}
+
+func (l *limiters) get(key string, perMinute int) *rate.Limiter {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil || len(l.m) > 50_000 {
+		l.m = map[string]*rate.Limiter{} // bound memory; buckets refill anyway
+	}
+	lim, ok := l.m[key]
+	if !ok {
+		lim = rate.NewLimiter(rate.Limit(float64(perMinute)/60), perMinute)
+		l.m[key] = lim
+	}
+	return lim
+}
+
+// secure is the security middleware: request id, the route's rule from the
+// authorization table, body size, authentication, the rule check,
+// narrowing, rate limits, then the handler, then the audit record.
+func (s *Server) secure(c *gin.Context) {
+	rid := c.GetHeader(HeaderRequestID)
+	if !requestIDRe.MatchString(rid) {
+		rid = newRequestID()
+	}
+	c.Header(HeaderRequestID, rid)
+	c.Set("requestID", rid)
+
+	route := c.FullPath()
+	if route == "" {
+		// No route matched: NoRoute/NoMethod answer as an anonymous guest.
+		c.Next()
+		return
+	}
+	row, ok := s.rules[c.Request.Method+" "+route]
+	if !ok {
+		httpx.Error(c, fmt.Errorf("api: no authorization rule for %s %s (add a row to api.Rules)", c.Request.Method, route))
+		return
+	}
+	maxBody := s.opts.Limits.MaxBodyBytes
+	if maxBody <= 0 {
+		maxBody = httpx.MaxBodyBytes
+	}
+	if c.Request.ContentLength > maxBody {
+		httpx.Error(c, fmt.Errorf("body: the request body (%d bytes) is over the %d-byte limit: %w", c.Request.ContentLength, maxBody, fault.ErrTooLarge))
+		return
+	}
+	if c.Request.Body != nil {
+		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, maxBody)
+	}
+
+	p := identity.Anonymous()
+	if s.opts.Auth != nil {
+		var err error
+		p, err = s.opts.Auth.Authenticate(c.Request.Context(), c.GetHeader("Authorization"))
+		if err != nil {
+			s.opts.Metrics.AuthFailure("unauthenticated")
+			s.record(c, row, identity.Anonymous(), "auth.failed", graph.AuditDenied, http.StatusUnauthorized, err.Error())
+			c.Header("WWW-Authenticate", `Bearer realm="toolsmith"`)
+			httpx.Error(c, err)
+			return
+		}
+	}
+	if err := row.Rule.Check(p); err != nil {
+		s.refuse(c, row, p, err)
+		return
+	}
+	caller, err := identity.Narrow(p, c.Request.Header)
+	if err != nil {
+		if errors.Is(err, fault.ErrForbidden) {
+			s.opts.Metrics.GroupDenied()
+		}
+		s.refuse(c, row, p, err)
+		return
+	}
+	if row.Limit != "" {
+		s.opts.Metrics.GroupRequest(caller.EffectiveGroups())
+		if d, limited := s.limit(row.Limit, p, c.ClientIP()); limited {
+			s.opts.Metrics.RateLimited(row.Limit)
+			c.Header("Retry-After", strconv.Itoa(int(math.Ceil(d.Seconds()))))
+			s.refuse(c, row, p, fmt.Errorf("rate limit of the %s class reached for %s; retry in %s: %w",
+				row.Limit, subjectOrAnonymous(p), d.Round(time.Millisecond), fault.ErrLimit))
+			return
+		}
+	}
+	c.Request = c.Request.WithContext(identity.NewContext(c.Request.Context(), p, caller))
+	c.Next()
+	if row.Audit {
+		status := c.Writer.Status()
+		outcome := graph.AuditSuccess
+		switch {
+		case status == http.StatusUnauthorized || status == http.StatusForbidden:
+			outcome = graph.AuditDenied
+		case status >= 500:
+			outcome = graph.AuditError
+		case status >= 400:
+			outcome = graph.AuditFailed
+		}
+		detail := ""
+		if len(c.Errors) > 0 {
+			detail = c.Errors.Last().Error()
+		}
+		if caller.UserID != p.Subject {
+			detail = "on behalf of " + caller.UserID + "; " + detail
+		}
+		s.record(c, row, p, audit.Action(row.Method, row.Path), outcome, status, detail)
+	}
+}
+
+// refuse answers a refused request (401, 403, 429, 400) and audits it when
+// the route is audited.
+func (s *Server) refuse(c *gin.Context, row RouteRule, p identity.Principal, err error) {
+	status, _ := httpx.Status(err)
+	switch status {
+	case http.StatusUnauthorized:
+		s.opts.Metrics.AuthFailure("unauthenticated")
+		c.Header("WWW-Authenticate", `Bearer realm="toolsmith"`)
+	case http.StatusForbidden:
+		s.opts.Metrics.AuthFailure("forbidden")
+	}
+	if row.Audit {
+		s.record(c, row, p, audit.Action(row.Method, row.Path), graph.AuditDenied, status, err.Error())
+	}
+	httpx.Error(c, err)
+}
+
+// limit takes a token from the caller's bucket of the class; it returns
+// how long to wait and true when the bucket is empty.
+func (s *Server) limit(class string, p identity.Principal, ip string) (time.Duration, bool) {
+	perMinute := 0
+	def := 0
+	switch class {
+	case LimitSearch:
+		perMinute, def = p.Limits.Search, s.opts.Limits.SearchPerMinute
+		if def == 0 {
+			def = DefaultSearchPerMinute
+		}
+	case LimitExecute:
+		perMinute, def = p.Limits.Execute, s.opts.Limits.ExecutePerMinute
+		if def == 0 {
+			def = DefaultExecutePerMinute
+		}
+	case LimitVerbs:
+		perMinute, def = p.Limits.Verbs, s.opts.Limits.VerbsPerMinute
+		if def == 0 {
+			def = DefaultVerbsPerMinute
+		}
+	}
+	if perMinute == 0 {
+		perMinute = def
+	}
+	if perMinute < 0 {
+		return 0, false
+	}
+	who := p.Subject
+	if who == "" {
+		who = "ip:" + ip
+	}
+	lim := s.limiters.get(class+"|"+who+"|"+strconv.Itoa(perMinute), perMinute)
+	now := time.Now()
+	r := lim.ReserveN(now, 1)
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return d, true
+	}
+	return 0, false
+}
+
+// record writes one audit event; a failure to audit is logged, and the
+// response the caller gets is not changed by it.
+func (s *Server) record(c *gin.Context, row RouteRule, p identity.Principal, action, outcome string, status int, detail string) {
+	if s.opts.Audit == nil {
+		return
+	}
+	tool := c.Param("toolId")
+	if tool == "" {
+		tool = c.Param("id")
+	}
+	e := graph.AuditEvent{
+		Actor: p.Subject, ActorName: p.Name, Method: p.Method, Action: action, Tool: tool,
+		Outcome: outcome, Status: status, RequestID: c.GetString("requestID"),
+		Route: row.Method + " " + row.Path, Detail: detail,
+	}
+	if err := s.opts.Audit.Record(c.Request.Context(), e); err != nil {
+		s.log.ErrorContext(c.Request.Context(), "audit record failed", "action", action, "err", err)
+	}
+}
+
+func subjectOrAnonymous(p identity.Principal) string {
+	if p.Subject == "" {
+		return "this anonymous client"
+	}
+	return p.Subject
+}
+
+func newRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

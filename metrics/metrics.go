@@ -1,0 +1,202 @@
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics is the process's collectors on their own registry. A nil
+// *Metrics records nothing, so every recording method is safe to call on
+// one that was never built (tests, tools).
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	httpRequests    *prometheus.CounterVec
+	httpDuration    *prometheus.HistogramVec
+	searchDuration  *prometheus.HistogramVec
+	searchCache     *prometheus.CounterVec
+	embedDuration   prometheus.Histogram
+	executions      *prometheus.CounterVec
+	groupRequests   *prometheus.CounterVec
+	groupDenied     prometheus.Counter
+	authFailures    *prometheus.CounterVec
+	rateLimited     *prometheus.CounterVec
+	groupAvailMu    sync.Mutex
+	groupAvailCache map[string]int
+	groupAvailAt    time.Time
+}
+
+// New builds the collectors and registers them with Go runtime and process
+// collectors on a fresh registry.
+func New() *Metrics {
+	r := prometheus.NewRegistry()
+	m := &Metrics{
+		Registry: r,
+		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolsmith_http_requests_total", Help: "HTTP requests by method, route template and status code.",
+		}, []string{"method", "route", "code"}),
+		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "toolsmith_http_request_duration_seconds", Help: "HTTP request duration by method and route template.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"method", "route"}),
+		searchDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "toolsmith_search_duration_seconds", Help: "Tool search latency by strategy (cache hits included).",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .02, .04, .08, .16, .32, .64, 1.28},
+		}, []string{"strategy"}),
+		searchCache: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolsmith_search_cache_total", Help: "Search result cache look-ups by result (hit or miss).",
+		}, []string{"result"}),
+		embedDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "toolsmith_embedding_duration_seconds", Help: "Time to embed one query or a batch of tool texts.",
+			Buckets: []float64{.001, .0025, .005, .01, .02, .04, .08, .16, .32, .64, 1.28, 2.56},
+		}),
+		executions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolsmith_tool_executions_total", Help: "Tool executions by tool and outcome (success, failed, denied, error).",
+		}, []string{"tool", "outcome"}),
+		groupRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agent_tool_group_requests_total", Help: "Requests by tool group asked for (seed 03 §8).",
+		}, []string{"group"}),
+		groupDenied: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "agent_group_access_denied_total", Help: "Requests refused for asking for groups outside the credential's (seed 03 §8).",
+		}),
+		authFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolsmith_auth_failures_total", Help: "Requests refused by authentication (401) or authorization (403), by kind.",
+		}, []string{"kind"}),
+		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolsmith_rate_limited_total", Help: "Requests refused with 429 by limit class.",
+		}, []string{"class"}),
+	}
+	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.httpRequests, m.httpDuration, m.searchDuration, m.searchCache, m.embedDuration, m.executions,
+		m.groupRequests, m.groupDenied, m.authFailures, m.rateLimited)
+	return m
+}
+
+// Handler serves the registry in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
+}
+
+// HTTPRequest records one served request.
+func (m *Metrics) HTTPRequest(method, route string, code int, d time.Duration) {
+	if m == nil {
+		return
+	}
+	if route == "" {
+		route = "unmatched"
+	}
+	m.httpRequests.WithLabelValues(method, route, strconv.Itoa(code)).Inc()
+	m.httpDuration.WithLabelValues(method, route).Observe(d.Seconds())
+}
+
+// Search records one search: its strategy, latency and whether the result
+// cache answered it.
+func (m *Metrics) Search(strategy string, d time.Duration, cacheHit bool) {
+	if m == nil {
+		return
+	}
+	m.searchDuration.WithLabelValues(strategy).Observe(d.Seconds())
+	res := "miss"
+	if cacheHit {
+		res = "hit"
+	}
+	m.searchCache.WithLabelValues(res).Inc()
+}
+
+// Embedding records one embedding call.
+func (m *Metrics) Embedding(d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.embedDuration.Observe(d.Seconds())
+}
+
+// Execution records one tool execution's outcome.
+func (m *Metrics) Execution(tool, outcome string) {
+	if m == nil {
+		return
+	}
+	m.executions.WithLabelValues(tool, outcome).Inc()
+}
+
+// GroupRequest counts a request for the given groups (the effective ones).
+func (m *Metrics) GroupRequest(groups []string) {
+	if m == nil {
+		return
+	}
+	for _, g := range groups {
+		m.groupRequests.WithLabelValues(g).Inc()
+	}
+}
+
+// GroupDenied counts a request refused for its groups.
+func (m *Metrics) GroupDenied() {
+	if m == nil {
+		return
+	}
+	m.groupDenied.Inc()
+}
+
+// AuthFailure counts a refused request: kind is unauthenticated or forbidden.
+func (m *Metrics) AuthFailure(kind string) {
+	if m == nil {
+		return
+	}
+	m.authFailures.WithLabelValues(kind).Inc()
+}
+
+// RateLimited counts a 429 in a limit class.
+func (m *Metrics) RateLimited(class string) {
+	if m == nil {
+		return
+	}
+	m.rateLimited.WithLabelValues(class).Inc()
+}
+
+// GroupCounter counts active tools per group; see WatchGroups.
+type GroupCounter func(ctx context.Context) (map[string]int, error)
+
+// WatchGroups registers agent_tool_group_availability, a gauge of the
+// active tools in each group, read through count at most every interval
+// (the count is cached between scrapes so a scraper cannot load the store).
+func (m *Metrics) WatchGroups(count GroupCounter, interval time.Duration) {
+	if m == nil || count == nil {
+		return
+	}
+	m.Registry.MustRegister(&groupCollector{m: m, count: count, interval: interval,
+		desc: prometheus.NewDesc("agent_tool_group_availability", "Active tools available per group (seed 03 §8).", []string{"group"}, nil)})
+}
+
+type groupCollector struct {
+	m        *Metrics
+	count    GroupCounter
+	interval time.Duration
+	desc     *prometheus.Desc
+}
+
+func (g *groupCollector) Describe(ch chan<- *prometheus.Desc) { ch <- g.desc }
+
+func (g *groupCollector) Collect(ch chan<- prometheus.Metric) {
+	m := g.m
+	m.groupAvailMu.Lock()
+	if m.groupAvailCache == nil || time.Since(m.groupAvailAt) >= g.interval {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		counts, err := g.count(ctx)
+		cancel()
+		if err == nil {
+			m.groupAvailCache, m.groupAvailAt = counts, time.Now()
+		}
+	}
+	counts := m.groupAvailCache
+	m.groupAvailMu.Unlock()
+	for group, n := range counts {
+		ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, float64(n), group)
+	}
+}
