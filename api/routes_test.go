@@ -39,7 +39,10 @@ func (n noTemporal) ExecuteWorkflow(context.Context, client.StartWorkflowOptions
 	n.fail()
 	return nil, context.Canceled
 }
-func (n noTemporal) GetWorkflow(context.Context, string, string) client.WorkflowRun { n.fail(); return nil }
+func (n noTemporal) GetWorkflow(context.Context, string, string) client.WorkflowRun {
+	n.fail()
+	return nil
+}
 func (n noTemporal) DescribeWorkflowExecution(context.Context, string, string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
 	n.fail()
 	return nil, context.Canceled

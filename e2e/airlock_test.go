@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/airlock"
 	apiairlock "github.com/toolsmith/toolsmith/api/airlock"

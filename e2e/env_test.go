@@ -81,15 +81,15 @@ func run(m *testing.M) int {
 // env is one test's Toolsmith: store, modules, worker and API, on the
 // shared server with a task queue of its own.
 type env struct {
-	t        testing.TB
-	client   client.Client
-	store    *sqlite.Store
-	deps     worker.Deps
-	queue    string
-	worker   sdkworker.Worker
-	modules  map[string]*demomodule.Module
-	gate     *gate
-	api      *httptest.Server
+	t       testing.TB
+	client  client.Client
+	store   *sqlite.Store
+	deps    worker.Deps
+	queue   string
+	worker  sdkworker.Worker
+	modules map[string]*demomodule.Module
+	gate    *gate
+	api     *httptest.Server
 	// keys mints API keys in the env's store; admin is an admin key's
 	// secret, the credential every request carries unless it sets its own
 	// Authorization header.

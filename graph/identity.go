@@ -71,7 +71,7 @@ type Keys interface {
 type AuditEvent struct {
 	// ID orders events: the audit package makes it sortable by time
 	// (zero-padded Unix nanoseconds, then a random suffix).
-	ID string `json:"id"`
+	ID string    `json:"id"`
 	At time.Time `json:"at"`
 	// Actor is the authenticated subject ("" for an anonymous caller);
 	// ActorName is its human name; Method is how it authenticated.

@@ -50,7 +50,7 @@ func (l *lockedBuffer) String() string {
 
 // instance is a running `toolsmith dev` inside the test process.
 type instance struct {
-	base   string
+	base string
 	// auth is the Authorization header of the data dir's first-start owner key.
 	auth   string
 	stdout *lockedBuffer

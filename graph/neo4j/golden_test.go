@@ -325,7 +325,9 @@ func goldenCases() []goldenCase {
 		{"revoke_key", func(t *testing.T, f *fakeRunner) {
 			rec, _ := json.Marshal(graph.APIKey{ID: "k1", Hash: "abc", Owner: "alice", Level: "admin", CreatedAt: goldenNow})
 			f.answer("getKey", record{"record": string(rec)})
-		}, func(ctx context.Context, s *Store) (any, error) { return nil, s.RevokeKey(ctx, "k1", goldenNow.Add(time.Hour)) }},
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return nil, s.RevokeKey(ctx, "k1", goldenNow.Add(time.Hour))
+		}},
 		{"append_audit", func(t *testing.T, f *fakeRunner) { f.answer("auditExisting") },
 			func(ctx context.Context, s *Store) (any, error) {
 				return nil, s.AppendAudit(ctx, []graph.AuditEvent{{ID: "e1", At: goldenNow, Actor: "key:k1", Action: "tools.register", Tool: "t", Outcome: "success", Status: 201}})
