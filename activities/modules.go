@@ -85,6 +85,25 @@ func IdempotencyKey(ctx context.Context) string {
 // Schema mismatches, unknown or hidden tools and tool failures are
 // non-retryable; timeouts, network errors and 5xx are retryable.
 func (m *Modules) ExecuteTool(ctx context.Context, in ExecuteInput) (ExecuteOutput, error) {
+	out, err := m.executeTool(ctx, in)
+	if activity.IsActivity(ctx) && !in.DryRun {
+		outcome := "success"
+		if err != nil {
+			outcome = ErrorType(err)
+			if outcome == "" {
+				outcome = "error"
+			}
+		}
+		activity.GetMetricsHandler(ctx).WithTags(map[string]string{"tool": in.ToolID, "outcome": outcome}).Counter(MetricToolExecutions).Inc(1)
+	}
+	return out, err
+}
+
+// MetricToolExecutions counts tool executions by tool and outcome
+// ("success" or the error type), through the activity's metrics handler.
+const MetricToolExecutions = "toolsmith_tool_executions"
+
+func (m *Modules) executeTool(ctx context.Context, in ExecuteInput) (ExecuteOutput, error) {
 	if m.Router == nil || m.Schemas == nil {
 		return ExecuteOutput{}, Fail(ErrTypeNotExecutable, "activities: no module router configured")
 	}

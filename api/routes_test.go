@@ -7,7 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -22,6 +25,7 @@ import (
 	"github.com/toolsmith/toolsmith/api/verbs"
 	"github.com/toolsmith/toolsmith/audit"
 	"github.com/toolsmith/toolsmith/embed/hashing"
+	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/graph/sqlite"
 	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/identity/identitytest"
@@ -74,6 +78,10 @@ func (n noEnabler) Enable(context.Context, string, string) ([]string, error) {
 // fullServer is the production server with every feature mounted (the
 // same set cmd/toolsmith mounts), on a real SQLite store.
 func fullServer(t *testing.T) (*api.Server, *identity.KeyService, *sqlite.Store) {
+	return fullServerWith(t, metrics.New())
+}
+
+func fullServerWith(t *testing.T, m *metrics.Metrics) (*api.Server, *identity.KeyService, *sqlite.Store) {
 	t.Helper()
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "graph.db"), sqlite.Options{})
 	if err != nil {
@@ -81,7 +89,10 @@ func fullServer(t *testing.T) (*api.Server, *identity.KeyService, *sqlite.Store)
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	emb := hashing.New(64)
-	search := retrieval.New(st, emb, retrieval.Options{})
+	if err := st.EnsureEmbedder(context.Background(), graph.EmbedderInfo{Model: emb.Name(), Dimension: emb.Dimension()}); err != nil {
+		t.Fatal(err)
+	}
+	search := retrieval.New(st, emb, retrieval.Options{Observer: m})
 	reg := registry.New(st, emb, registry.WithOnChange(search.Invalidate))
 	keys := identity.NewKeyService(st)
 	log := audit.New(st)
@@ -90,7 +101,7 @@ func fullServer(t *testing.T) (*api.Server, *identity.KeyService, *sqlite.Store)
 		tools.New(reg), apiretrieval.New(search), admin.New(keys, log),
 		verbs.New(tc, st, verbs.Config{}), apiairlock.New(tc, st, apiairlock.Config{}).WithOperations(noNotes{}, noEnabler{t}),
 	}
-	srv, _ := newServer(t, api.Options{Auth: &identity.Authenticator{Keys: keys}, Audit: log, Metrics: metrics.New()}, features...)
+	srv, _ := newServer(t, api.Options{Auth: &identity.Authenticator{Keys: keys}, Audit: log, Metrics: m}, features...)
 	return srv, keys, st
 }
 
@@ -176,6 +187,84 @@ func TestEveryRouteHasARule(t *testing.T) {
 	for k := range rules {
 		if !served[k] {
 			t.Errorf("api.Rules has a row for %s, which no feature serves", k)
+		}
+	}
+}
+
+// TestMetricsScrape scrapes /metrics after some traffic and parses it with
+// the Prometheus text parser.
+func TestMetricsScrape(t *testing.T) {
+	m := metrics.New()
+	m.WatchGroups(func(context.Context) (map[string]int, error) { return map[string]int{"default": 3, "travel": 1}, nil }, time.Second)
+	srv, keys, _ := fullServerWith(t, m)
+	h := srv.Handler()
+	admin := identitytest.Bearer(t, keys, identity.NewKey{Level: "admin", Groups: []string{"*"}})
+	get := func(path, auth string, hdr ...string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	for i := 0; i < 2; i++ { // the second is a cache hit
+		if rec := get("/api/v1/tools/retrieval/search?q=book+a+flight", admin, "X-Tool-Groups", "default,travel"); rec.Code != http.StatusOK {
+			t.Fatalf("search: %d %s", rec.Code, rec.Body)
+		}
+	}
+	get("/api/v1/admin/keys", "Bearer tsk_k000000000000_"+strings.Repeat("A", 43))
+	if rec := get("/metrics", ""); rec.Code != http.StatusUnauthorized {
+		t.Fatalf("anonymous /metrics: %d", rec.Code)
+	}
+	rec := get("/metrics", admin)
+	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/plain") {
+		t.Fatalf("/metrics: %d %s", rec.Code, rec.Header().Get("Content-Type"))
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(rec.Body)
+	if err != nil {
+		t.Fatalf("parse /metrics: %v", err)
+	}
+	has := func(name string, labels map[string]string) bool {
+		f, ok := families[name]
+		if !ok {
+			return false
+		}
+	metrics:
+		for _, m := range f.GetMetric() {
+			got := map[string]string{}
+			for _, l := range m.GetLabel() {
+				got[l.GetName()] = l.GetValue()
+			}
+			for k, v := range labels {
+				if got[k] != v {
+					continue metrics
+				}
+			}
+			return true
+		}
+		return false
+	}
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+	}{
+		{"toolsmith_http_requests_total", map[string]string{"route": "/api/v1/tools/retrieval/search", "code": "200", "method": "GET"}},
+		{"toolsmith_http_request_duration_seconds", map[string]string{"route": "/api/v1/tools/retrieval/search"}},
+		{"toolsmith_search_duration_seconds", nil},
+		{"toolsmith_search_cache_total", map[string]string{"result": "hit"}},
+		{"toolsmith_embedding_duration_seconds", nil},
+		{"toolsmith_auth_failures_total", nil},
+		{"agent_tool_group_requests_total", map[string]string{"group": "travel"}},
+		{"agent_tool_group_availability", nil},
+		{"go_goroutines", nil},
+	} {
+		if !has(c.name, c.labels) {
+			t.Errorf("/metrics lacks %s%v", c.name, c.labels)
 		}
 	}
 }

@@ -23,7 +23,6 @@ type Metrics struct {
 	searchDuration  *prometheus.HistogramVec
 	searchCache     *prometheus.CounterVec
 	embedDuration   prometheus.Histogram
-	executions      *prometheus.CounterVec
 	groupRequests   *prometheus.CounterVec
 	groupDenied     prometheus.Counter
 	authFailures    *prometheus.CounterVec
@@ -57,9 +56,6 @@ func New() *Metrics {
 			Name: "toolsmith_embedding_duration_seconds", Help: "Time to embed one query or a batch of tool texts.",
 			Buckets: []float64{.001, .0025, .005, .01, .02, .04, .08, .16, .32, .64, 1.28, 2.56},
 		}),
-		executions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolsmith_tool_executions_total", Help: "Tool executions by tool and outcome (success, failed, denied, error).",
-		}, []string{"tool", "outcome"}),
 		groupRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agent_tool_group_requests_total", Help: "Requests by tool group asked for (seed 03 §8).",
 		}, []string{"group"}),
@@ -74,7 +70,7 @@ func New() *Metrics {
 		}, []string{"class"}),
 	}
 	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.httpRequests, m.httpDuration, m.searchDuration, m.searchCache, m.embedDuration, m.executions,
+		m.httpRequests, m.httpDuration, m.searchDuration, m.searchCache, m.embedDuration,
 		m.groupRequests, m.groupDenied, m.authFailures, m.rateLimited)
 	return m
 }
@@ -116,14 +112,6 @@ func (m *Metrics) Embedding(d time.Duration) {
 		return
 	}
 	m.embedDuration.Observe(d.Seconds())
-}
-
-// Execution records one tool execution's outcome.
-func (m *Metrics) Execution(tool, outcome string) {
-	if m == nil {
-		return
-	}
-	m.executions.WithLabelValues(tool, outcome).Inc()
 }
 
 // GroupRequest counts a request for the given groups (the effective ones).

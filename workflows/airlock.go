@@ -200,6 +200,7 @@ func AirlockWorkflow(ctx workflow.Context, in AirlockInput) (AirlockOutcome, err
 		}
 	}
 	state.Status, state.Outcome = outcome.Status, &outcome
+	workflow.GetMetricsHandler(ctx).WithTags(map[string]string{"state": outcome.Status}).Counter(MetricAirlockReviews).Inc(1)
 
 	// Subscribers that asked while onboarding ran are still in the channel.
 	for {

@@ -198,6 +198,13 @@ func NovelVerbWorkflow(ctx workflow.Context, in NovelVerbInput) (NovelVerbResult
 		return f.res, fmt.Errorf("workflows: register progress query: %w", err)
 	}
 	res, err := f.run()
+	outcome := "completed"
+	if err != nil {
+		outcome = "failed"
+	}
+	// Replay-safe: the SDK records through the client's metrics handler
+	// (Prometheus in cmd/toolsmith) only when the workflow is not replaying.
+	workflow.GetMetricsHandler(ctx).WithTags(map[string]string{"branch": res.Branch, "outcome": outcome}).Counter(MetricFulfilments).Inc(1)
 	if err != nil {
 		f.progress.Status, f.progress.Error = StatusFailed, err.Error()
 		return res, err
@@ -205,6 +212,15 @@ func NovelVerbWorkflow(ctx workflow.Context, in NovelVerbInput) (NovelVerbResult
 	f.progress.Status = StatusCompleted
 	return res, nil
 }
+
+// Metrics the workflows record through workflow.GetMetricsHandler (the
+// Prometheus adapter adds "_total" to counters).
+const (
+	// MetricFulfilments counts finished novel-verb runs by branch and outcome.
+	MetricFulfilments = "toolsmith_fulfilments"
+	// MetricAirlockReviews counts airlock reviews by final state.
+	MetricAirlockReviews = "toolsmith_airlock_reviews"
+)
 
 func (f *fulfilment) run() (NovelVerbResult, error) {
 	in := f.in

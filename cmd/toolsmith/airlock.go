@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/user"
 	"os/exec"
 	"strings"
 	"time"
@@ -77,8 +78,8 @@ func newAirlockRejectCommand(e *env) *cobra.Command { return newAirlockDecisionC
 
 // decision is what an airlock approve or reject command was told.
 type decision struct {
-	verb, policyJSON, policyFile, reason, reviewer string
-	wait                                           time.Duration
+	verb, policyJSON, policyFile, reason string
+	wait                                 time.Duration
 }
 
 func newAirlockDecisionCommand(e *env, verb string) *cobra.Command {
@@ -90,7 +91,6 @@ func newAirlockDecisionCommand(e *env, verb string) *cobra.Command {
 	} else {
 		c.Flags().StringVar(&d.reason, "reason", "", "why (required)")
 	}
-	c.Flags().StringVar(&d.reviewer, "reviewer", "", "who decides (recorded in the outcome)")
 	c.Flags().DurationVar(&d.wait, "wait", 0, "wait up to this long for the review's outcome")
 	b := config.Bind(c.Flags(), config.FlagsTemporal)
 	c.RunE = func(c *cobra.Command, args []string) error {
@@ -101,6 +101,18 @@ func newAirlockDecisionCommand(e *env, verb string) *cobra.Command {
 		return airlockDecision(c.Context(), e, cfg, d, args[0])
 	}
 	return c
+}
+
+// operatorReviewer names who decides from the command line: whoever holds
+// access to Temporal, as the operating system knows them. Nobody picks the
+// name (the API records the authenticated identity the same way).
+func operatorReviewer() string {
+	name := "unknown"
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	}
+	host, _ := os.Hostname()
+	return "temporal-operator:" + name + "@" + host
 }
 
 func airlockDecision(ctx context.Context, e *env, cfg config.Config, d decision, id string) error {
@@ -122,18 +134,18 @@ func airlockDecision(ctx context.Context, e *env, cfg config.Config, d decision,
 		if err := p.Validate(); err != nil {
 			return fmt.Errorf("--policy: %w: %w", config.ErrInvalid, err)
 		}
-		signal, arg = workflows.SignalApprove, workflows.ApproveSignal{Reviewer: d.reviewer, Policy: p}
+		signal, arg = workflows.SignalApprove, workflows.ApproveSignal{Reviewer: operatorReviewer(), Policy: p}
 	default:
 		if strings.TrimSpace(d.reason) == "" {
 			return fmt.Errorf("--reason is required to reject: %w", config.ErrInvalid)
 		}
-		signal, arg = workflows.SignalReject, workflows.RejectSignal{Reviewer: d.reviewer, Reason: d.reason}
+		signal, arg = workflows.SignalReject, workflows.RejectSignal{Reviewer: operatorReviewer(), Reason: d.reason}
 	}
 	log, err := newLogger(cfg, e.stderr)
 	if err != nil {
 		return err
 	}
-	c, err := dialTemporal(ctx, cfg, log)
+	c, err := dialTemporal(ctx, cfg, log, nil)
 	if err != nil {
 		return err
 	}

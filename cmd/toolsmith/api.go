@@ -23,7 +23,7 @@ func runAPI(ctx context.Context, e *env, cfg config.Config) error {
 		return err
 	}
 	defer closeSystem(sys, log)
-	c, err := dialTemporal(ctx, cfg, log)
+	c, err := dialTemporal(ctx, cfg, log, sys.metrics.TemporalHandler())
 	if err != nil {
 		return err
 	}

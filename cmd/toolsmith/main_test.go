@@ -319,6 +319,30 @@ func TestDevEndToEnd(t *testing.T) {
 		t.Fatalf("invalid tool is readable: %d", code)
 	}
 
+	// A novel verb (a dry run) goes through the workflow, which counts it.
+	code, env = in.call(t, http.MethodPost, "/api/v1/verbs?wait=60s", map[string]any{
+		"verb": "CONVERT_CURRENCY", "description": "convert an amount of money between currencies",
+		"inputs": map[string]any{"amount": 1, "from": "USD", "to": "EUR"}, "options": map[string]any{"dryRun": true},
+	}, "Authorization", in.auth)
+	if code != http.StatusOK {
+		t.Fatalf("verb: %d %s", code, env.Data)
+	}
+
+	// /metrics carries the HTTP, retrieval and Temporal SDK client metrics.
+	req, _ := http.NewRequest(http.MethodGet, in.base+"/metrics", nil)
+	req.Header.Set("Authorization", in.auth)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scraped, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, family := range []string{"toolsmith_http_requests_total", "toolsmith_search_duration_seconds", "temporal_request_total", "toolsmith_fulfilments_total", "agent_tool_group_availability"} {
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(scraped), "\n"+family) {
+			t.Errorf("/metrics (%d) lacks %s", resp.StatusCode, family)
+		}
+	}
+
 	// Edit and deprecate demo tools: a restart must not revert them.
 	first := strings.Fields(before[0])[0]
 	code, env = in.call(t, http.MethodDelete, "/api/v1/tools/"+first+"?reason=e2e", nil, "Authorization", in.auth)

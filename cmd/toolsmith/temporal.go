@@ -48,7 +48,7 @@ func substituteThreshold(cfg config.Config) float64 {
 // startDevTemporal starts the in-process Temporal server (SQLite under the
 // data dir, so history survives restarts) with its Web UI and the custom
 // search attributes, and dials a client that the worker and the API share.
-func startDevTemporal(ctx context.Context, cfg config.Config, log *slog.Logger) (*temporalserver.Server, client.Client, error) {
+func startDevTemporal(ctx context.Context, cfg config.Config, log *slog.Logger, mh client.MetricsHandler) (*temporalserver.Server, client.Client, error) {
 	ts, err := temporalserver.Start(ctx, temporalserver.Options{
 		DataDir:          cfg.DataDir,
 		FrontendAddr:     cfg.Temporal.Addr,
@@ -60,7 +60,7 @@ func startDevTemporal(ctx context.Context, cfg config.Config, log *slog.Logger) 
 	if err != nil {
 		return nil, nil, fmt.Errorf("start the in-process Temporal server on --temporal-addr %s: %w", cfg.Temporal.Addr, err)
 	}
-	c, err := ts.Dial(ctx, client.Options{})
+	c, err := ts.Dial(ctx, client.Options{MetricsHandler: mh})
 	if err != nil {
 		ts.Stop()
 		return nil, nil, err
@@ -69,8 +69,8 @@ func startDevTemporal(ctx context.Context, cfg config.Config, log *slog.Logger) 
 }
 
 // dialTemporal connects to an external Temporal cluster (api, worker).
-func dialTemporal(ctx context.Context, cfg config.Config, log *slog.Logger) (client.Client, error) {
-	opts := client.Options{HostPort: cfg.Temporal.Addr, Namespace: cfg.Temporal.Namespace, Logger: temporalserver.QuietLogger(log)}
+func dialTemporal(ctx context.Context, cfg config.Config, log *slog.Logger, mh client.MetricsHandler) (client.Client, error) {
+	opts := client.Options{HostPort: cfg.Temporal.Addr, Namespace: cfg.Temporal.Namespace, Logger: temporalserver.QuietLogger(log), MetricsHandler: mh}
 	if cfg.Temporal.TLSCert != "" || cfg.Temporal.TLSCA != "" || cfg.Temporal.TLSServerName != "" {
 		tc, err := temporalTLS(cfg.Temporal)
 		if err != nil {

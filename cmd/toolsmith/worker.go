@@ -30,7 +30,7 @@ func runWorker(ctx context.Context, e *env, cfg config.Config) error {
 	if err != nil {
 		return err
 	}
-	c, err := dialTemporal(ctx, cfg, log)
+	c, err := dialTemporal(ctx, cfg, log, sys.metrics.TemporalHandler())
 	if err != nil {
 		return err
 	}
