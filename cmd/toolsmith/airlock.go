@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/user"
 	"os/exec"
+	"os/user"
 	"strings"
 	"time"
 
