@@ -156,7 +156,7 @@ func tokenReason(err error) string {
 		return "expired at " + expired.Expiry.UTC().Format(time.RFC3339)
 	case strings.Contains(msg, "audience"):
 		return "wrong audience"
-	case strings.Contains(msg, "issuer"):
+	case strings.Contains(msg, "issuer"), strings.Contains(msg, "different provider"):
 		return "wrong issuer"
 	case strings.Contains(msg, "signature"):
 		return "signature does not verify against the issuer's keys"
