@@ -198,6 +198,114 @@ func (s *Service) Get(ctx context.Context, id string) (graph.Tool, error) {
 	return t, nil
 }
 
+// GetVisible returns a tool as a caller allowed by allow may see it: a tool
+// it may not see is ErrNotFound (like an unknown one), and edges to tools it
+// may not see are left out, both from Relations and from the manifest's
+// relationships, so no read names a tool the caller could not execute.
+func (s *Service) GetVisible(ctx context.Context, id string, allow func(*graph.ToolSummary) bool) (graph.Tool, error) {
+	t, err := s.Get(ctx, id)
+	if err != nil {
+		return graph.Tool{}, err
+	}
+	if !allow(&t.ToolSummary) {
+		return graph.Tool{}, s.readErr("get", id, graph.ErrNotFound)
+	}
+	v := &visibility{s: s, allow: allow, shown: map[string]bool{}}
+	kept := t.Relations[:0:0]
+	for _, r := range t.Relations {
+		ok, err := v.visible(ctx, r.Target)
+		if err != nil {
+			return graph.Tool{}, err
+		}
+		if ok {
+			kept = append(kept, r)
+		}
+	}
+	t.Relations = kept
+	if t.Manifest, err = v.manifest(ctx, t.Manifest); err != nil {
+		return graph.Tool{}, err
+	}
+	return t, nil
+}
+
+// HistoryVisible is History for a caller allowed by allow: the tool must be
+// visible (else ErrNotFound) and each revision's manifest names only tools
+// the caller may see.
+func (s *Service) HistoryVisible(ctx context.Context, id string, allow func(*graph.ToolSummary) bool) ([]graph.Revision, error) {
+	if _, err := s.GetVisible(ctx, id, allow); err != nil {
+		return nil, err
+	}
+	revs, err := s.History(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	v := &visibility{s: s, allow: allow, shown: map[string]bool{}}
+	for i := range revs {
+		if revs[i].Manifest, err = v.manifest(ctx, revs[i].Manifest); err != nil {
+			return nil, err
+		}
+	}
+	return revs, nil
+}
+
+// visibility answers, once per tool id, whether a caller may see a tool.
+type visibility struct {
+	s     *Service
+	allow func(*graph.ToolSummary) bool
+	shown map[string]bool
+}
+
+func (v *visibility) visible(ctx context.Context, id string) (bool, error) {
+	if ok, seen := v.shown[id]; seen {
+		return ok, nil
+	}
+	t, err := v.s.store.GetTool(ctx, id)
+	ok := false
+	switch {
+	case err == nil:
+		ok = v.allow(&t.ToolSummary)
+	case errors.Is(err, graph.ErrNotFound):
+		// a placeholder for a tool not registered yet: nothing to show
+	default:
+		return false, v.s.readErr("get", id, err)
+	}
+	v.shown[id] = ok
+	return ok, nil
+}
+
+// manifest removes the relationships to tools the caller may not see from
+// a manifest; a manifest without hidden targets is returned unchanged.
+func (v *visibility) manifest(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
+	if len(raw) == 0 {
+		return raw, nil
+	}
+	var m tool.Manifest
+	if err := json.Unmarshal(raw, &m); err != nil || m.Relationships == nil {
+		return raw, nil
+	}
+	hidden := false
+	hide := func(id string) bool {
+		ok, err := v.visible(ctx, id)
+		if err != nil || !ok {
+			hidden = true
+			return true
+		}
+		return false
+	}
+	rel := m.Relationships
+	rel.Dependencies = slices.DeleteFunc(rel.Dependencies, hide)
+	rel.Alternatives = slices.DeleteFunc(rel.Alternatives, hide)
+	rel.Pairings = slices.DeleteFunc(rel.Pairings, func(p tool.Pairing) bool { return hide(p.ToolID) })
+	if !hidden {
+		return raw, nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("registry: manifest %q: %w", m.ToolID, err)
+	}
+	return b, nil
+}
+
 // History returns a tool's revisions, oldest first.
 func (s *Service) History(ctx context.Context, id string) ([]graph.Revision, error) {
 	h, err := s.store.History(ctx, id)

@@ -31,7 +31,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/api/httpx"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/fault"
@@ -275,19 +274,21 @@ func (h *Handlers) get(c *gin.Context) {
 }
 
 func (h *Handlers) history(c *gin.Context) {
-	t, ok := h.visible(c)
-	if !ok {
+	caller, err := httpx.Caller(c)
+	if err != nil {
+		httpx.Error(c, err)
 		return
 	}
-	revs, err := h.svc.History(c.Request.Context(), t.ID)
+	id := c.Param("toolId")
+	revs, err := h.svc.HistoryVisible(c.Request.Context(), id, caller.Allows)
 	if err != nil {
-		httpx.Error(c, notFound(t.ID, err))
+		httpx.Error(c, notFound(id, err))
 		return
 	}
 	if revs == nil {
 		revs = []graph.Revision{}
 	}
-	httpx.OK(c, http.StatusOK, gin.H{"toolId": t.ID, "revisions": revs})
+	httpx.OK(c, http.StatusOK, gin.H{"toolId": id, "revisions": revs})
 }
 
 // visible loads the tool named in the path and checks the caller may see
@@ -300,19 +301,13 @@ func (h *Handlers) visible(c *gin.Context) (graph.Tool, bool) {
 		return graph.Tool{}, false
 	}
 	id := c.Param("toolId")
-	t, err := h.svc.Get(c.Request.Context(), id)
+	t, err := h.svc.GetVisible(c.Request.Context(), id, caller.Allows)
 	if err != nil {
 		httpx.Error(c, notFound(id, err))
 		return graph.Tool{}, false
 	}
-	if !allows(caller, &t.ToolSummary) {
-		httpx.Error(c, notFound(id, fault.ErrNotFound))
-		return graph.Tool{}, false
-	}
 	return t, true
 }
-
-func allows(caller access.Caller, t *graph.ToolSummary) bool { return caller.Allows(t) }
 
 // notFound gives every not-found outcome the same message, so a hidden tool
 // is indistinguishable from an unknown one; other errors pass unchanged.
