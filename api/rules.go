@@ -52,6 +52,8 @@ var Rules = []RouteRule{
 	{"POST", "/api/v1/sessions/:id/events", identity.RuleAuthenticated, "", true},
 	{"POST", "/api/v1/tools/usage/batch", identity.RuleAuthenticated, "", true},
 	{"DELETE", "/api/v1/tools/admin/cache/invalidate", identity.RuleAdmin, "", true},
+	{"POST", "/api/v1/tools/admin/reindex", identity.RuleAdmin, "", true},
+	{"GET", "/api/v1/tools/admin/reindex/:id", identity.RuleAdmin, "", false},
 
 	// Execution and fulfilment: the route admits every caller; the tool's
 	// own permissions and the approved policy decide (package access).

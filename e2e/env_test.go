@@ -132,10 +132,11 @@ func newEnv(t testing.TB) *env {
 	router := modules.NewRouter(cfg, modules.WithRegistrar(worker.RegistryRegistrar(reg)))
 
 	e.deps = worker.Deps{
-		Store:    store,
-		Searcher: activities.RetrievalSearcher{Service: search},
-		Router:   router,
-		Options:  worker.Options{TaskQueue: e.queue},
+		Store:     store,
+		Searcher:  activities.RetrievalSearcher{Service: search},
+		Router:    router,
+		Reindexer: reg,
+		Options:   worker.Options{TaskQueue: e.queue},
 	}
 	e.startWorker()
 	t.Cleanup(e.stopWorker)

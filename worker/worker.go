@@ -34,6 +34,9 @@ type Deps struct {
 	// Airlock onboards external tools; nil registers the airlock workflows
 	// with activities that report "not configured".
 	Airlock *activities.Airlock
+	// Reindexer re-embeds tools for ReindexWorkflow (registry.Service); nil
+	// makes a reindex fail with "no registry".
+	Reindexer activities.Reindexer
 	// Options tune the worker.
 	Options Options
 }
@@ -73,6 +76,8 @@ func Register(r Registry, deps Deps) {
 	r.RegisterWorkflow(workflows.AirlockWorkflow)
 	r.RegisterWorkflow(workflows.ScanSourcesWorkflow)
 	r.RegisterWorkflow(workflows.HealthCheckWorkflow)
+	r.RegisterWorkflow(workflows.ReindexWorkflow)
+	r.RegisterActivity(&activities.Reindex{Tools: deps.Reindexer})
 
 	mods := &activities.Modules{Router: deps.Router, Wrapped: deps.Wrapped}
 	if deps.Store != nil {

@@ -96,6 +96,8 @@ func (h *Handler) Mount(v1 *gin.RouterGroup) {
 	v1.GET("/verbs/:id", h.getVerb)
 	v1.POST("/tools/:toolId/execute", h.executeTool)
 	v1.POST("/modules/refresh", h.refreshModules)
+	v1.POST("/tools/admin/reindex", h.startReindex)
+	v1.GET("/tools/admin/reindex/:id", h.reindexProgress)
 }
 
 var _ httpx.Mounter = (*Handler)(nil)

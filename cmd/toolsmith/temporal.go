@@ -205,6 +205,9 @@ func newFulfilment(ctx context.Context, cfg config.Config, sys *system, c client
 		Router:   router,
 		LLM:      model,
 	}
+	if sys.registry != nil { // a nil *Service would be a non-nil interface
+		deps.Reindexer = sys.registry
+	}
 	if al != nil {
 		deps.Airlock, deps.Wrapped = al.activities, al.runtime
 	}
