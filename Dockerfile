@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 # Toolsmith production image: one static binary (pure-Go SQLite, no cgo) plus
 # the built-in embedder's weights, on a distroless base running as nonroot.
-# Used by docker-compose.yml for `toolsmith api` and `toolsmith worker`.
+# The default (last) stage serves `toolsmith api`; the `worker` stage adds
+# the Go toolchain and a prefetched module cache for airlock wrappers.
 
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
@@ -18,6 +19,27 @@ FROM node:22-bookworm-slim AS weights
 COPY --from=build /out/toolsmith /usr/local/bin/toolsmith
 RUN toolsmith model fetch --model-dir /models/use-lite-0.2.0 \
     && mkdir -p /data && chown 65532:65532 /data
+
+# The worker builds and tests the wrappers of approved airlock specs, so it
+# needs the Go toolchain and, because wrappers build offline (GOPROXY=off),
+# a module cache holding what they need: `toolsmith airlock prefetch` fills
+# it at image build time and proves an offline build works. Build it with
+# `docker build --target worker`; docker-compose.yml does.
+FROM golang:1.26-bookworm AS worker
+RUN apt-get update && apt-get install -y --no-install-recommends util-linux iproute2 \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --uid 65532 --create-home --shell /usr/sbin/nologin nonroot \
+    && mkdir -p /go/pkg/mod && chown -R 65532:65532 /go
+COPY --from=build /out/toolsmith /usr/local/bin/toolsmith
+COPY --from=weights /models /models
+COPY --from=weights --chown=65532:65532 /data /data
+USER nonroot:nonroot
+ENV GOTOOLCHAIN=local GOPATH=/go GOMODCACHE=/go/pkg/mod GOCACHE=/tmp/go-build \
+    TOOLSMITH_DATA_DIR=/data \
+    TOOLSMITH_MODEL_DIR=/models/use-lite-0.2.0
+RUN toolsmith airlock prefetch
+ENTRYPOINT ["/usr/local/bin/toolsmith"]
+CMD ["worker"]
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/toolsmith /usr/local/bin/toolsmith

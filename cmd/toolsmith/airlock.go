@@ -61,6 +61,29 @@ func runAirlockCheck(ctx context.Context, e *env, dir string, opts airlock.Check
 	return err
 }
 
+// newAirlockPrefetchCommand is `toolsmith airlock prefetch`: it fills the Go
+// module cache with what generated wrappers need (online), so approvals can
+// build wrappers offline later. A worker image runs it at build time.
+func newAirlockPrefetchCommand(e *env) *cobra.Command {
+	c := &cobra.Command{Use: "prefetch", Args: noArgs}
+	c.RunE = func(c *cobra.Command, _ []string) error {
+		goCmd, err := exec.LookPath("go")
+		if err != nil {
+			return fmt.Errorf("airlock prefetch: building wrappers needs the Go toolchain on PATH: %w", err)
+		}
+		g, err := codegen.New(templates.FS)
+		if err != nil {
+			return err
+		}
+		if err := codegen.Prefetch(c.Context(), g, goCmd, e.stderr); err != nil {
+			return err
+		}
+		fmt.Fprintln(e.stdout, "the module cache holds what wrappers need: approvals build offline")
+		return nil
+	}
+	return c
+}
+
 // validateManifest applies the registry's rules to a produced manifest.
 func validateManifest(m *tool.Manifest) error {
 	tool.Normalize(m)

@@ -86,6 +86,7 @@ func commands() []command {
 		{"airlock approve", "approve a pending review (signal): REVIEW_ID --policy JSON [--wait D]", cobraCommand(newAirlockApproveCommand)},
 		{"airlock reject", "reject a pending review (signal): REVIEW_ID --reason TEXT", cobraCommand(newAirlockRejectCommand)},
 		{"airlock check", "onboard every OpenAPI spec under DIR with automatic approval (a check, never the service) and report", cobraCommand(newAirlockCheckCommand)},
+		{"airlock prefetch", "fill the Go module cache with what generated wrappers need, so approvals build offline (worker images)", cobraCommand(newAirlockPrefetchCommand)},
 		{"keys create", "create an API key and print its secret (last line): --owner NAME --level L [--role R] [--url URL]", cobraCommand(newKeysCreateCommand)},
 		{"keys list", "list API keys (never their secrets) [--url URL]", cobraCommand(newKeysListCommand)},
 		{"keys revoke", "revoke an API key: KEY_ID [--url URL]", cobraCommand(newKeysRevokeCommand)},
