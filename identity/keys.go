@@ -108,6 +108,10 @@ func NewKeyService(store graph.Keys) *KeyService {
 	return &KeyService{store: store, now: time.Now, ttl: DefaultKeyCacheTTL, cache: map[string]cachedKey{}}
 }
 
+// SetCacheTTL changes how long verified keys are reused (0 verifies every
+// request against the store). Call it before serving.
+func (s *KeyService) SetCacheTTL(ttl time.Duration) { s.ttl = ttl }
+
 // Create makes a key for req on behalf of creator and returns the record and
 // the secret, which is shown this once and never stored. A creator may not
 // make a key above its own level, nor a trusted gateway unless it is an
