@@ -121,7 +121,7 @@ func concrete(path string) string {
 // route that is not public answers 401 without a credential (and with a
 // bad one) and 403 with a valid but insufficient one.
 func TestEveryRouteHasARule(t *testing.T) {
-	srv, keys, _ := fullServer(t)
+	srv, keys, st := fullServer(t)
 	rules := map[string]api.RouteRule{}
 	for _, r := range api.Rules {
 		k := r.Method + " " + r.Path
@@ -183,6 +183,20 @@ func TestEveryRouteHasARule(t *testing.T) {
 				}
 			}
 		}
+	}
+	// Refused credentials are audited; nothing else was written.
+	page, err := st.AuditEvents(context.Background(), graph.AuditQuery{Action: "auth.failed", Limit: 1000})
+	if err != nil || len(page.Items) == 0 {
+		t.Errorf("refused credentials left no audit events: %v", err)
+	}
+	for _, e := range page.Items {
+		if e.Outcome != graph.AuditDenied || e.Status != http.StatusUnauthorized || e.RequestID == "" {
+			t.Errorf("audit of a refused credential: %+v", e)
+			break
+		}
+	}
+	if n, _ := st.Stats(context.Background()); n.Tools != 0 {
+		t.Errorf("refused requests wrote %d tools", n.Tools)
 	}
 	for k := range rules {
 		if !served[k] {
