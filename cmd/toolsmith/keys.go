@@ -114,16 +114,35 @@ func (k *keysFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&k.asJSON, "json", false, "print JSON instead of a table")
 }
 
+// keysCommand builds a keys subcommand: the store flags, the shared keys
+// flags, and run against the key client they select.
+func keysCommand(e *env, c *cobra.Command, run func(ctx context.Context, kc keyClient, kf keysFlags, args []string) error) *cobra.Command {
+	b := config.Bind(c.Flags(), config.FlagsServe)
+	kf := &keysFlags{}
+	kf.register(c.Flags())
+	c.RunE = func(c *cobra.Command, args []string) error {
+		cfg, err := b.Load(e.lookupEnv)
+		if err != nil {
+			return err
+		}
+		ctx := c.Context()
+		kc, err := openKeyClient(ctx, e, cfg, *kf)
+		if err != nil {
+			return err
+		}
+		defer kc.close()
+		return run(ctx, kc, *kf, args)
+	}
+	return c
+}
+
 // newKeysCreateCommand is `toolsmith keys create`: it creates a key and
 // prints its secret alone on the last line of stdout.
 func newKeysCreateCommand(e *env) *cobra.Command {
 	c := &cobra.Command{Use: "create", Args: noArgs}
-	b := config.Bind(c.Flags(), config.FlagsServe)
-	var kf keysFlags
 	var req identity.NewKey
 	var expiresIn time.Duration
 	fs := c.Flags()
-	kf.register(fs)
 	fs.StringVar(&req.Owner, "owner", "", "whom the key is for (required)")
 	fs.StringVar(&req.Level, "level", "user", "guest, user, admin or owner")
 	fs.StringVar(&req.Description, "description", "", "free text shown in listings")
@@ -136,23 +155,13 @@ func newKeysCreateCommand(e *env) *cobra.Command {
 	fs.IntVar(&req.Limits.SearchPerMinute, "search-per-minute", 0, "this key's search rate limit (0: server default, <0: none)")
 	fs.IntVar(&req.Limits.ExecutePerMinute, "execute-per-minute", 0, "this key's execution rate limit (0: server default, <0: none)")
 	fs.IntVar(&req.Limits.VerbsPerMinute, "verbs-per-minute", 0, "this key's verb rate limit (0: server default, <0: none)")
-	c.RunE = func(c *cobra.Command, _ []string) error {
-		cfg, err := b.Load(e.lookupEnv)
-		if err != nil {
-			return err
-		}
+	return keysCommand(e, c, func(ctx context.Context, kc keyClient, kf keysFlags, _ []string) error {
 		if expiresIn < 0 {
 			return fmt.Errorf("--expires-in must not be negative: %w", config.ErrInvalid)
 		}
 		if expiresIn > 0 {
 			req.ExpiresAt = time.Now().Add(expiresIn).UTC()
 		}
-		ctx := c.Context()
-		kc, err := openKeyClient(ctx, e, cfg, kf)
-		if err != nil {
-			return err
-		}
-		defer kc.close()
 		k, secret, err := kc.create(ctx, req)
 		if err != nil {
 			return err
@@ -165,27 +174,12 @@ func newKeysCreateCommand(e *env) *cobra.Command {
 		}
 		fmt.Fprintln(e.stdout, secret)
 		return nil
-	}
-	return c
+	})
 }
 
 // newKeysListCommand is `toolsmith keys list` (never secrets or hashes).
 func newKeysListCommand(e *env) *cobra.Command {
-	c := &cobra.Command{Use: "list", Args: noArgs}
-	b := config.Bind(c.Flags(), config.FlagsServe)
-	var kf keysFlags
-	kf.register(c.Flags())
-	c.RunE = func(c *cobra.Command, _ []string) error {
-		cfg, err := b.Load(e.lookupEnv)
-		if err != nil {
-			return err
-		}
-		ctx := c.Context()
-		kc, err := openKeyClient(ctx, e, cfg, kf)
-		if err != nil {
-			return err
-		}
-		defer kc.close()
+	return keysCommand(e, &cobra.Command{Use: "list", Args: noArgs}, func(ctx context.Context, kc keyClient, kf keysFlags, _ []string) error {
 		keys, err := kc.list(ctx)
 		if err != nil {
 			return err
@@ -213,34 +207,18 @@ func newKeysListCommand(e *env) *cobra.Command {
 				dash(strings.Join(k.Permissions, ",")), dash(groups), state, k.CreatedAt.Format(time.RFC3339))
 		}
 		return tw.Flush()
-	}
-	return c
+	})
 }
 
 // newKeysRevokeCommand is `toolsmith keys revoke KEY_ID`.
 func newKeysRevokeCommand(e *env) *cobra.Command {
-	c := &cobra.Command{Use: "revoke KEY_ID", Args: exactArgs(1, "KEY_ID")}
-	b := config.Bind(c.Flags(), config.FlagsServe)
-	var kf keysFlags
-	kf.register(c.Flags())
-	c.RunE = func(c *cobra.Command, args []string) error {
-		cfg, err := b.Load(e.lookupEnv)
-		if err != nil {
-			return err
-		}
-		ctx := c.Context()
-		kc, err := openKeyClient(ctx, e, cfg, kf)
-		if err != nil {
-			return err
-		}
-		defer kc.close()
+	return keysCommand(e, &cobra.Command{Use: "revoke KEY_ID", Args: exactArgs(1, "KEY_ID")}, func(ctx context.Context, kc keyClient, _ keysFlags, args []string) error {
 		if err := kc.revoke(ctx, args[0]); err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "revoked %s\n", args[0])
 		return nil
-	}
-	return c
+	})
 }
 
 func dash(s string) string {
