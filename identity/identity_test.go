@@ -1,0 +1,193 @@
+package identity_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolsmith/toolsmith/identity"
+	"github.com/toolsmith/toolsmith/identity/identitytest"
+	"github.com/toolsmith/toolsmith/internal/fault"
+)
+
+func TestKeysLifecycle(t *testing.T) {
+	ctx := context.Background()
+	mem := identitytest.NewMem()
+	keys := identity.NewKeyService(mem)
+	auth := &identity.Authenticator{Keys: keys}
+	admin := identity.Principal{Subject: "key:kadmin", Method: identity.MethodAPIKey, Level: "admin"}
+
+	k, secret, err := keys.Create(ctx, admin, identity.NewKey{Owner: "ana", Level: "user", Roles: []string{"vet"}, Groups: []string{"clinic"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, _ := mem.GetKey(ctx, k.ID)
+	if strings.Contains(stored.Hash, secret) || stored.Hash != identity.HashSecret(secret) || k.CreatedBy != "key:kadmin" {
+		t.Fatalf("stored key %+v: only the hash of the secret may be stored", stored)
+	}
+	p, err := auth.Authenticate(ctx, "Bearer "+secret)
+	if err != nil || p.Subject != "key:"+k.ID || p.Level != "user" || !p.HasRole("vet") || !slices.Equal(p.Groups, []string{"clinic"}) {
+		t.Fatalf("Authenticate = %+v, %v", p, err)
+	}
+	if list, _ := keys.List(ctx); len(list) != 1 || list[0].Hash != "" {
+		t.Fatalf("List must not return hashes: %+v", list)
+	}
+
+	// Creation rules name the field.
+	for _, c := range []struct {
+		creator identity.Principal
+		req     identity.NewKey
+		want    error
+		field   string
+	}{
+		{admin, identity.NewKey{Level: "user"}, fault.ErrInvalid, "owner"},
+		{admin, identity.NewKey{Owner: "x", Level: "root"}, fault.ErrInvalid, "level"},
+		{admin, identity.NewKey{Owner: "x", Level: "owner"}, fault.ErrForbidden, "level"},
+		{admin, identity.NewKey{Owner: "x", Level: "user", TrustedGateway: true}, fault.ErrForbidden, "trustedGateway"},
+		{admin, identity.NewKey{Owner: "x", Level: "user", ExpiresAt: time.Now().Add(-time.Hour)}, fault.ErrInvalid, "expiresAt"},
+	} {
+		_, _, err := keys.Create(ctx, c.creator, c.req)
+		if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.field) {
+			t.Errorf("Create(%+v) = %v, want %v naming %s", c.req, err, c.want, c.field)
+		}
+	}
+
+	// Bad secrets: 401 with a reason, never echoing the secret.
+	wrong := secret[:len(secret)-1] + "A"
+	if wrong == secret {
+		wrong = secret[:len(secret)-1] + "B"
+	}
+	for name, header := range map[string]string{
+		"wrong secret": "Bearer " + wrong,
+		"unknown id":   "Bearer tsk_k0123456789ab_" + strings.Repeat("x", 43),
+		"malformed":    "Bearer tsk_nope",
+		"not bearer":   "Basic " + secret,
+		"empty bearer": "Bearer ",
+	} {
+		_, err := auth.Authenticate(ctx, header)
+		if !errors.Is(err, fault.ErrUnauthenticated) {
+			t.Errorf("%s: %v, want ErrUnauthenticated", name, err)
+		}
+		if err != nil && strings.Contains(err.Error(), secret[12:]) {
+			t.Errorf("%s: the error echoes the secret", name)
+		}
+	}
+
+	// Expiry and revocation.
+	short, shortSecret, err := keys.Create(ctx, admin, identity.NewKey{Owner: "tmp", Level: "user", ExpiresAt: time.Now().Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.RevokeKey(ctx, short.ID, time.Now()); err != nil { // behind the service's back: the cache decides
+		t.Fatal(err)
+	}
+	keys.SetCacheTTL(0)
+	if _, err := auth.Authenticate(ctx, "Bearer "+shortSecret); !errors.Is(err, fault.ErrUnauthenticated) || !strings.Contains(err.Error(), "revoked") {
+		t.Errorf("revoked key: %v", err)
+	}
+	if err := keys.Revoke(ctx, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := auth.Authenticate(ctx, "Bearer "+secret); !errors.Is(err, fault.ErrUnauthenticated) {
+		t.Errorf("revoked key still works: %v", err)
+	}
+	if err := keys.Revoke(ctx, "k000000000000"); !errors.Is(err, fault.ErrNotFound) {
+		t.Errorf("revoke unknown: %v", err)
+	}
+	if p, err := auth.Authenticate(ctx, ""); err != nil || p.Authenticated() {
+		t.Errorf("no credential must be the anonymous guest: %+v %v", p, err)
+	}
+}
+
+func TestNarrowOnlyNarrows(t *testing.T) {
+	user := identity.Principal{Subject: "key:k1", Method: identity.MethodAPIKey, KeyID: "k1", Level: "user",
+		Roles: []string{"vet"}, Groups: []string{"default", "clinic"}, Modules: []string{"pets"}}
+	h := func(kv ...string) http.Header {
+		out := http.Header{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			out.Set(kv[i], kv[i+1])
+		}
+		return out
+	}
+	// Claims about the user in headers are ignored from an ordinary key.
+	c, err := identity.Narrow(user, h("X-User-ID", "root", "X-Permission-Level", "owner", "X-User-Roles", "admin", "X-User-Permissions", "tools:write"))
+	if err != nil || c.UserID != "key:k1" || c.Level != "user" || !slices.Equal(c.Roles, []string{"vet"}) || len(c.Permissions) != 0 {
+		t.Fatalf("headers widened an ordinary key: %+v %v", c, err)
+	}
+	// Narrowing within the key works; outside it is refused (seed 03 §6).
+	if c, err := identity.Narrow(user, h("X-Tool-Groups", "clinic")); err != nil || !slices.Equal(c.Groups, []string{"clinic"}) {
+		t.Fatalf("narrow groups: %+v %v", c, err)
+	}
+	if _, err := identity.Narrow(user, h("X-Tool-Groups", "clinic,finance")); !errors.Is(err, fault.ErrForbidden) || !strings.Contains(err.Error(), "finance") {
+		t.Fatalf("groups outside the key: %v", err)
+	}
+	if _, err := identity.Narrow(user, h("X-Allowed-Modules", "bank")); !errors.Is(err, fault.ErrForbidden) {
+		t.Fatalf("modules outside the key: %v", err)
+	}
+	if c, err := identity.Narrow(user, h("X-Tool-Groups", "")); err != nil || c.Groups == nil || len(c.Groups) != 0 {
+		t.Fatalf("present but empty groups must mean no tools: %+v %v", c, err)
+	}
+	// Sessions are scoped to the caller.
+	c, _ = identity.Narrow(user, h("X-Session-ID", "s1", "X-Agent-State", "booking"))
+	if c.SessionID != "key:k1/s1" || c.State != "booking" {
+		t.Fatalf("session/state: %+v", c)
+	}
+	anon, _ := identity.Narrow(identity.Anonymous(), h("X-Session-ID", "s1"))
+	if anon.SessionID == c.SessionID {
+		t.Fatal("an anonymous caller shares a user's session by naming it")
+	}
+
+	// A trusted gateway acts for end users within its own limits.
+	gw := identity.Principal{Subject: "key:kg", Method: identity.MethodAPIKey, KeyID: "kg", Level: "admin",
+		Roles: []string{"vet", "approver"}, Groups: []string{"*"}, TrustedGateway: true}
+	c, err = identity.Narrow(gw, h("X-User-ID", "ana", "X-Permission-Level", "user", "X-User-Roles", "vet"))
+	if err != nil || c.UserID != "gateway:kg:ana" || c.Level != "user" || !slices.Equal(c.Roles, []string{"vet"}) {
+		t.Fatalf("gateway end user: %+v %v", c, err)
+	}
+	if c, _ := identity.Narrow(gw, h("X-User-ID", "bob")); c.Level != "guest" || len(c.Roles) != 0 {
+		t.Fatalf("an end user without a level is a guest: %+v", c)
+	}
+	for name, hdr := range map[string]http.Header{
+		"level above the gateway's": h("X-User-ID", "ana", "X-Permission-Level", "owner"),
+		"role the gateway lacks":    h("X-User-ID", "ana", "X-User-Roles", "pilot"),
+		"permission it lacks":       h("X-User-ID", "ana", "X-User-Permissions", "tools:write"),
+	} {
+		if _, err := identity.Narrow(gw, hdr); !errors.Is(err, fault.ErrForbidden) {
+			t.Errorf("gateway %s: %v, want 403", name, err)
+		}
+	}
+}
+
+func TestRules(t *testing.T) {
+	anon := identity.Anonymous()
+	user := identity.Principal{Subject: "key:u", Method: identity.MethodAPIKey, Level: "user"}
+	approver := identity.Principal{Subject: "key:a", Method: identity.MethodAPIKey, Level: "user", Roles: []string{"approver"}}
+	writer := identity.Principal{Subject: "key:w", Method: identity.MethodAPIKey, Level: "user", Permissions: []string{"tools:write"}}
+	admin := identity.Principal{Subject: "key:ad", Method: identity.MethodAPIKey, Level: "admin"}
+	for _, c := range []struct {
+		rule identity.Rule
+		p    identity.Principal
+		want error
+	}{
+		{identity.RulePublic, anon, nil},
+		{identity.RuleAuthenticated, anon, fault.ErrUnauthenticated},
+		{identity.RuleAuthenticated, user, nil},
+		{identity.RuleAdmin, user, fault.ErrForbidden},
+		{identity.RuleAdmin, admin, nil},
+		{identity.RuleApprover, approver, nil},
+		{identity.RuleApprover, writer, fault.ErrForbidden},
+		{identity.RuleToolsWrite, writer, nil},
+		{identity.RuleToolsWrite, approver, fault.ErrForbidden},
+		{identity.RuleToolsWrite, admin, nil},
+		{identity.RuleOwner, admin, fault.ErrForbidden},
+	} {
+		err := c.rule.Check(c.p)
+		if (c.want == nil) != (err == nil) || (c.want != nil && !errors.Is(err, c.want)) {
+			t.Errorf("%s.Check(%s) = %v, want %v", c.rule.Name, c.p.Subject, err, c.want)
+		}
+	}
+}
