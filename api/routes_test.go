@@ -18,6 +18,7 @@ import (
 	"github.com/toolsmith/toolsmith/airlock"
 	"github.com/toolsmith/toolsmith/api"
 	"github.com/toolsmith/toolsmith/api/admin"
+	apianalytics "github.com/toolsmith/toolsmith/api/analytics"
 	apiairlock "github.com/toolsmith/toolsmith/api/airlock"
 	"github.com/toolsmith/toolsmith/api/httpx"
 	apiretrieval "github.com/toolsmith/toolsmith/api/retrieval"
@@ -99,7 +100,7 @@ func fullServerWith(t *testing.T, m *metrics.Metrics) (*api.Server, *identity.Ke
 	tc := noTemporal{t}
 	features := []httpx.Mounter{
 		tools.New(reg), apiretrieval.New(search), admin.New(keys, log),
-		verbs.New(tc, st, verbs.Config{}), apiairlock.New(tc, st, apiairlock.Config{}).WithOperations(noNotes{}, noEnabler{t}),
+		verbs.New(tc, st, verbs.Config{}), apianalytics.New(st, nil), apiairlock.New(tc, st, apiairlock.Config{}).WithOperations(noNotes{}, noEnabler{t}),
 	}
 	srv, _ := newServer(t, api.Options{Auth: &identity.Authenticator{Keys: keys}, Audit: log, Metrics: m}, features...)
 	return srv, keys, st

@@ -54,6 +54,7 @@ var Rules = []RouteRule{
 	{"DELETE", "/api/v1/tools/admin/cache/invalidate", identity.RuleAdmin, "", true},
 	{"POST", "/api/v1/tools/admin/reindex", identity.RuleAdmin, "", true},
 	{"GET", "/api/v1/tools/admin/reindex/:id", identity.RuleAdmin, "", false},
+	{"GET", "/api/v1/tools/admin/analytics", identity.RuleAdmin, "", false},
 
 	// Execution and fulfilment: the route admits every caller; the tool's
 	// own permissions and the approved policy decide (package access).

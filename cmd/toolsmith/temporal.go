@@ -17,6 +17,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/toolsmith/toolsmith/activities"
+	apianalytics "github.com/toolsmith/toolsmith/api/analytics"
 	"github.com/toolsmith/toolsmith/api/httpx"
 	"github.com/toolsmith/toolsmith/api/verbs"
 	"github.com/toolsmith/toolsmith/internal/config"
@@ -164,15 +165,16 @@ func serveDemoModules() (map[string]string, *http.Server, net.Listener, error) {
 // fulfilment is the Temporal side of a process: the client, the worker and
 // the routes that start workflows.
 type fulfilment struct {
-	client  client.Client
-	worker  sdkworker.Worker
-	verbs   *verbs.Handler
-	airlock *airlockParts
+	client    client.Client
+	worker    sdkworker.Worker
+	verbs     *verbs.Handler
+	analytics *apianalytics.Handler
+	airlock   *airlockParts
 }
 
 // mounters are the Temporal-backed routes.
 func (f *fulfilment) mounters(cfg config.Config) []httpx.Mounter {
-	m := []httpx.Mounter{f.verbs}
+	m := []httpx.Mounter{f.verbs, f.analytics}
 	if f.airlock != nil {
 		m = append(m, f.airlock.routes(f.client, cfg))
 	}
@@ -184,6 +186,7 @@ func (f *fulfilment) mounters(cfg config.Config) []httpx.Mounter {
 // (toolsmith api against an external worker).
 func newFulfilment(ctx context.Context, cfg config.Config, sys *system, c client.Client, uiURL string, mc modules.Config, runWorker bool) (*fulfilment, error) {
 	f := &fulfilment{client: c}
+	f.analytics = apianalytics.New(sys.store, verbs.Runs{Temporal: c, Namespace: cfg.Temporal.Namespace})
 	f.verbs = verbs.New(c, sys.store, verbs.Config{Namespace: cfg.Temporal.Namespace, UIBaseURL: strings.TrimRight(uiURL, "/"), DefaultThreshold: substituteThreshold(cfg)})
 	al, err := newAirlock(ctx, cfg, sys, c, sys.log)
 	if err != nil {

@@ -1,0 +1,58 @@
+// Package analytics serves GET /api/v1/tools/admin/analytics (admin, see
+// api.Rules): the report of package analytics over the graph store and
+// recent novel-verb runs.
+//
+// Query parameters: since (RFC 3339, default 7 days ago) bounds the runs,
+// top (1–100, default 10) the ranked lists.
+package analytics
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	domain "github.com/toolsmith/toolsmith/analytics"
+	"github.com/toolsmith/toolsmith/api/httpx"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
+)
+
+// Handler serves the analytics route.
+type Handler struct {
+	store graph.Store
+	runs  domain.RunLister
+}
+
+// New returns the handler; runs may be nil (no fulfilment figures).
+func New(store graph.Store, runs domain.RunLister) *Handler {
+	return &Handler{store: store, runs: runs}
+}
+
+// Mount adds the route to the /api/v1 group.
+func (h *Handler) Mount(v1 *gin.RouterGroup) {
+	v1.GET("/tools/admin/analytics", h.report)
+}
+
+var _ httpx.Mounter = (*Handler)(nil)
+
+func (h *Handler) report(c *gin.Context) {
+	top, err := httpx.QueryInt(c, "top", 10, 1, 100)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	var since time.Time
+	if raw := c.Query("since"); raw != "" {
+		if since, err = time.Parse(time.RFC3339, raw); err != nil {
+			httpx.Error(c, fault.Malformed("since", "must be an RFC 3339 time such as 2026-11-24T10:00:00Z, got %q", raw))
+			return
+		}
+	}
+	r, err := domain.Build(c.Request.Context(), h.store, h.runs, domain.Options{Since: since, Top: top})
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	httpx.OK(c, http.StatusOK, r)
+}
