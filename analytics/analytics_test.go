@@ -14,7 +14,9 @@ import (
 
 type fakeRuns []analytics.Run
 
-func (f fakeRuns) NovelVerbRuns(context.Context, time.Time, int) ([]analytics.Run, error) { return f, nil }
+func (f fakeRuns) NovelVerbRuns(context.Context, time.Time, int) ([]analytics.Run, error) {
+	return f, nil
+}
 
 func TestBuild(t *testing.T) {
 	ctx := context.Background()
