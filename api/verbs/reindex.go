@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolsmith/toolsmith/api/httpx"
 	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/fulfil"
 	"github.com/toolsmith/toolsmith/workflows"
 )
 
@@ -45,7 +46,7 @@ func (h *Handler) startReindex(c *gin.Context) {
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 	}, workflows.ReindexWorkflow, in)
 	if err != nil {
-		err = temporalError("start reindex", err)
+		err = fulfil.TemporalError("start reindex", err)
 		if errors.Is(err, fault.ErrConflict) {
 			err = fmt.Errorf("a reindex is already running (GET /api/v1/tools/admin/reindex/latest): %w", fault.ErrConflict)
 		}
@@ -54,7 +55,7 @@ func (h *Handler) startReindex(c *gin.Context) {
 	}
 	httpx.OK(c, http.StatusAccepted, reindexStarted{
 		ID: run.GetID(), RunID: run.GetRunID(), StatusURL: "/api/v1/tools/admin/reindex/" + run.GetRunID(),
-		UIURL: h.uiURL(run.GetID(), run.GetRunID()),
+		UIURL: h.svc.UIURL(run.GetID(), run.GetRunID()),
 	})
 }
 
@@ -67,7 +68,7 @@ func (h *Handler) reindexProgress(c *gin.Context) {
 	}
 	v, err := h.temporal.QueryWorkflow(c.Request.Context(), ReindexWorkflowID, runID, workflows.ReindexQuery)
 	if err != nil {
-		httpx.Error(c, temporalError("reindex progress", err))
+		httpx.Error(c, fulfil.TemporalError("reindex progress", err))
 		return
 	}
 	var p workflows.ReindexProgress

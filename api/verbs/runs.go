@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/toolsmith/toolsmith/analytics"
+	"github.com/toolsmith/toolsmith/fulfil"
 	"github.com/toolsmith/toolsmith/workflows"
 )
 
@@ -42,10 +43,10 @@ func (r Runs) NovelVerbRuns(ctx context.Context, since time.Time, limit int) ([]
 			Namespace: ns, Query: q, PageSize: int32(min(1000, limit-len(out))), NextPageToken: token,
 		})
 		if err != nil {
-			return out, temporalError("list novel-verb runs", err)
+			return out, fulfil.TemporalError("list novel-verb runs", err)
 		}
 		for _, ex := range resp.GetExecutions() {
-			run := analytics.Run{Status: statusName(ex.GetStatus()), Start: ex.GetStartTime().AsTime()}
+			run := analytics.Run{Status: fulfil.StatusName(ex.GetStatus()), Start: ex.GetStartTime().AsTime()}
 			fields := ex.GetSearchAttributes().GetIndexedFields()
 			if p, ok := fields[workflows.SAVerbName]; ok {
 				_ = dc.FromPayload(p, &run.Verb)

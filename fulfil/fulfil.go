@@ -1,0 +1,360 @@
+// Package fulfil is the domain service every edge (REST, MCP, console)
+// uses to run things on Temporal: a novel-verb fulfilment
+// (NovelVerbWorkflow), a known tool's execution (ExecuteToolWorkflow), and
+// collecting a run's outcome. It applies the caller's visibility before
+// starting anything; the workflows' activities check again.
+package fulfil
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/activities"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/workflows"
+)
+
+// Service starts and collects runs.
+type Service struct {
+	temporal Starter
+	tools    ToolGetter
+	cfg      Config
+}
+
+// New returns a Service. tools may be nil: execute then leaves the known
+// and visible checks to the workflow's activity.
+func New(c Starter, tools ToolGetter, cfg Config) *Service {
+	if c == nil {
+		panic("fulfil: nil Starter")
+	}
+	if cfg.TaskQueue == "" {
+		cfg.TaskQueue = workflows.TaskQueue
+	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = "default"
+	}
+	cfg.UIBaseURL = strings.TrimRight(cfg.UIBaseURL, "/")
+	return &Service{temporal: c, tools: tools, cfg: cfg}
+}
+
+// Config returns the service's configuration (defaults applied).
+func (h *Service) Config() Config { return h.cfg }
+
+// StartVerb validates req and starts its NovelVerbWorkflow for caller.
+func (h *Service) StartVerb(ctx context.Context, caller access.Caller, req VerbRequest) (client.WorkflowRun, Run, error) {
+	if err := req.Validate(); err != nil {
+		return nil, Run{}, err
+	}
+	threshold := req.Options.Threshold
+	if threshold == 0 {
+		threshold = h.cfg.DefaultThreshold
+	}
+	in := workflows.NovelVerbInput{
+		Verb: req.Verb, Description: req.Description, Inputs: req.Inputs, Context: req.Context, Caller: caller,
+		Options: workflows.NovelVerbOptions{Threshold: threshold, MaxDepth: req.Options.MaxDepth,
+			DryRun: req.Options.DryRun, SearchLimit: req.Options.SearchLimit},
+	}
+	run, err := h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:        "verb-" + req.Verb + "-" + ShortID(),
+		TaskQueue: h.cfg.TaskQueue,
+		// Set at start so the run is findable by verb before its first
+		// workflow task; the workflow upserts branch and tool as it goes.
+		TypedSearchAttributes: temporal.NewSearchAttributes(workflows.SAVerb.ValueSet(req.Verb)),
+		// When a worker shares this client (toolsmith dev), the first
+		// workflow task comes back in the start response and skips a
+		// matching round-trip; otherwise the SDK starts normally.
+		EnableEagerStart: true,
+	}, workflows.NovelVerbWorkflow, in)
+	if err != nil {
+		return nil, Run{}, TemporalError("start "+req.Verb, err)
+	}
+	return run, h.running(run), nil
+}
+
+// StartExecute checks that caller may run toolID and starts its
+// ExecuteToolWorkflow. A non-empty idempotency key makes a repeated call
+// return the first run instead of calling the tool again.
+func (h *Service) StartExecute(ctx context.Context, caller access.Caller, toolID string, req ExecuteRequest, key string) (client.WorkflowRun, Run, error) {
+	if err := h.CheckTool(ctx, toolID, caller); err != nil {
+		return nil, Run{}, err
+	}
+	opts := client.StartWorkflowOptions{
+		ID:                    "tool-" + toolID + "-" + ShortID(),
+		TaskQueue:             h.cfg.TaskQueue,
+		TypedSearchAttributes: temporal.NewSearchAttributes(workflows.SAToolID.ValueSet(toolID)),
+	}
+	if key != "" {
+		// Same key, same workflow ID: ExecuteWorkflow returns the existing
+		// run (WorkflowExecutionErrorWhenAlreadyStarted is false) and the
+		// reuse policy stops a finished one from running again.
+		opts.ID = "tool-" + toolID + "-" + key
+		opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
+	}
+	in := activities.ExecuteInput{ToolID: toolID, Inputs: req.Inputs, Caller: caller, DryRun: req.DryRun}
+	run, err := h.temporal.ExecuteWorkflow(ctx, opts, workflows.ExecuteToolWorkflow, in)
+	if err != nil {
+		var started *serviceerror.WorkflowExecutionAlreadyStarted
+		if !errors.As(err, &started) {
+			return nil, Run{}, TemporalError("execute "+toolID, err)
+		}
+		run = h.temporal.GetWorkflow(ctx, opts.ID, "")
+	}
+	return run, h.running(run), nil
+}
+
+func (h *Service) running(run client.WorkflowRun) Run {
+	return Run{WorkflowID: run.GetID(), RunID: run.GetRunID(), UIURL: h.UIURL(run.GetID(), run.GetRunID()), Status: workflows.StatusRunning}
+}
+
+// Wait waits up to wait for run's outcome and fills out; it reports false
+// while the run is still going (out.Status stays running).
+func (h *Service) Wait(ctx context.Context, run client.WorkflowRun, wait time.Duration, out *Run, result any) bool {
+	if wait <= 0 {
+		return false
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if !h.Collect(wctx, run, out, result) {
+		out.Status = workflows.StatusRunning
+		return false
+	}
+	out.Succeeded = out.Status == workflows.StatusCompleted
+	return true
+}
+
+// Starter is the part of the Temporal SDK client the service uses;
+// client.Client satisfies it.
+type Starter interface {
+	ExecuteWorkflow(ctx context.Context, options client.StartWorkflowOptions, workflow any, args ...any) (client.WorkflowRun, error)
+	GetWorkflow(ctx context.Context, workflowID, runID string) client.WorkflowRun
+	DescribeWorkflowExecution(ctx context.Context, workflowID, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error)
+	QueryWorkflow(ctx context.Context, workflowID, runID, queryType string, args ...any) (converter.EncodedValue, error)
+}
+
+// ToolGetter reads a tool so execute can answer 404/403 before starting a
+// workflow; graph.Store satisfies it.
+type ToolGetter interface {
+	GetTool(ctx context.Context, id string) (graph.Tool, error)
+}
+
+// Config tunes a Service.
+type Config struct {
+	// TaskQueue defaults to workflows.TaskQueue.
+	TaskQueue string
+	// Namespace names the namespace in UI links; default "default".
+	Namespace string
+	// UIBaseURL is the Temporal Web UI (http://127.0.0.1:8233); empty
+	// leaves uiUrl out of responses.
+	UIBaseURL string
+	// DefaultThreshold applies to requests that set no threshold: the
+	// substitution threshold calibrated for the server's embedder. 0 leaves
+	// the workflow's own default (workflows.DefaultThreshold).
+	DefaultThreshold float64
+}
+
+// VerbRequest is the body of POST /verbs.
+type VerbRequest struct {
+	Verb        string         `json:"verb"`
+	Description string         `json:"description,omitempty"`
+	Inputs      map[string]any `json:"inputs,omitempty"`
+	Context     string         `json:"context,omitempty"`
+	Options     VerbOptions    `json:"options,omitempty"`
+}
+
+// VerbOptions are the caller-settable workflows.NovelVerbOptions.
+type VerbOptions struct {
+	Threshold   float64 `json:"threshold,omitempty"`
+	MaxDepth    int     `json:"maxDepth,omitempty"`
+	DryRun      bool    `json:"dryRun,omitempty"`
+	SearchLimit int     `json:"searchLimit,omitempty"`
+}
+
+// Run is the response of the verbs routes.
+type Run struct {
+	WorkflowID string `json:"workflowId"`
+	RunID      string `json:"runId"`
+	UIURL      string `json:"uiUrl,omitempty"`
+	// Status is running, completed, failed, canceled, terminated,
+	// timed_out or continued_as_new.
+	Status string `json:"status"`
+	// Succeeded is true only for a run that completed: a run that ended in
+	// failure (LLMUnavailable, SchemaMismatch, …) answers 200 — the request
+	// worked, the outcome is known — with succeeded false, status failed
+	// and errorType. The X-Run-Status header carries Status as well.
+	Succeeded bool                `json:"succeeded"`
+	Progress  *workflows.Progress `json:"progress,omitempty"`
+	Result    any                 `json:"result,omitempty"`
+	Error     string              `json:"error,omitempty"`
+	ErrorType string              `json:"errorType,omitempty"`
+}
+
+var verbRe = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`)
+
+const maxVerbLen = 64
+
+// Validate checks the request, naming every offending field.
+func (r VerbRequest) Validate() error {
+	v := &fault.ValidationError{}
+	switch {
+	case r.Verb == "":
+		v.Add("verb", "is required")
+	case len(r.Verb) > maxVerbLen:
+		v.Add("verb", "must be at most %d characters", maxVerbLen)
+	case !verbRe.MatchString(r.Verb):
+		v.Add("verb", "must be UPPER_SNAKE_CASE (e.g. CONVERT_CURRENCY), got %q", r.Verb)
+	}
+	if t := r.Options.Threshold; t < 0 || t > 1 {
+		v.Add("options.threshold", "must be between 0 and 1, got %g", t)
+	}
+	if d := r.Options.MaxDepth; d < 0 || d > 10 {
+		v.Add("options.maxDepth", "must be between 0 and 10, got %d", d)
+	}
+	if n := r.Options.SearchLimit; n < 0 || n > 100 {
+		v.Add("options.searchLimit", "must be between 0 and 100, got %d", n)
+	}
+	return v.Err()
+}
+
+// ExecuteRequest is the body of POST /tools/:toolId/execute.
+// ExecuteRequest is what executing a known tool takes.
+type ExecuteRequest struct {
+	Inputs map[string]any `json:"inputs"`
+	DryRun bool           `json:"dryRun,omitempty"`
+}
+
+// CheckTool answers unknown (404) and hidden (403) tools without a
+// workflow. The activity checks again: it is the authority, this is the
+// fast, clear answer.
+func (h *Service) CheckTool(ctx context.Context, id string, caller access.Caller) error {
+	if h.tools == nil {
+		return nil
+	}
+	t, err := h.tools.GetTool(ctx, id)
+	if errors.Is(err, graph.ErrNotFound) {
+		return fmt.Errorf("fulfil: tool %q: %w", id, fault.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("fulfil: tool %q: %w", id, err)
+	}
+	if t.Status != "" && t.Status != graph.StatusActive {
+		return fmt.Errorf("fulfil: tool %q is %s: %w", id, t.Status, fault.ErrNotFound)
+	}
+	if why := caller.Reason(&t.ToolSummary); why != "" {
+		return fmt.Errorf("fulfil: tool %q is not available to this caller (%s): %w", id, why, fault.ErrForbidden)
+	}
+	return nil
+}
+
+// Collect waits for run's outcome and fills out. It reports false when ctx
+// ended first (the run is still going).
+func (h *Service) Collect(ctx context.Context, run client.WorkflowRun, out *Run, result any) bool {
+	err := run.Get(ctx, result)
+	if err == nil {
+		out.Status, out.Result = workflows.StatusCompleted, result
+		return true
+	}
+	if ctx.Err() != nil || waitEnded(err) {
+		return false
+	}
+	out.Status, out.Error = workflows.StatusFailed, err.Error()
+	var appErr *temporal.ApplicationError
+	var canceled *temporal.CanceledError
+	var terminated *temporal.TerminatedError
+	var timeout *temporal.TimeoutError
+	switch {
+	case errors.As(err, &appErr):
+		out.ErrorType, out.Error = appErr.Type(), appErr.Error()
+		// NovelVerbWorkflow attaches its partial result to the failure.
+		if appErr.HasDetails() && appErr.Details(result) == nil {
+			out.Result = result
+		}
+	case errors.As(err, &canceled):
+		out.Status = "canceled"
+	case errors.As(err, &terminated):
+		out.Status = "terminated"
+	case errors.As(err, &timeout):
+		out.Status = "timed_out"
+	}
+	return true
+}
+
+// waitEnded reports whether err is the long poll for the outcome running
+// out of time rather than an outcome. The server can answer
+// DeadlineExceeded a moment before the caller's own deadline has passed.
+func waitEnded(err error) bool {
+	var deadline *serviceerror.DeadlineExceeded
+	var canceled *serviceerror.Canceled
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
+		errors.As(err, &deadline) || errors.As(err, &canceled)
+}
+
+func (h *Service) UIURL(id, runID string) string {
+	if h.cfg.UIBaseURL == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s/namespaces/%s/workflows/%s/%s/history", h.cfg.UIBaseURL,
+		url.PathEscape(h.cfg.Namespace), url.PathEscape(id), url.PathEscape(runID))
+}
+
+func StatusName(s enumspb.WorkflowExecutionStatus) string {
+	switch s {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		return workflows.StatusRunning
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		return workflows.StatusCompleted
+	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
+		return workflows.StatusFailed
+	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+		return "canceled"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
+		return "terminated"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
+		return "timed_out"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
+		return "continued_as_new"
+	default:
+		return "unknown"
+	}
+}
+
+// temporalError maps SDK errors onto the fault kinds httpx understands.
+func TemporalError(op string, err error) error {
+	var notFound *serviceerror.NotFound
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	switch {
+	case errors.As(err, &notFound):
+		return fmt.Errorf("fulfil: %s: %w: %w", op, fault.ErrNotFound, err)
+	case errors.As(err, &started):
+		return fmt.Errorf("fulfil: %s: %w: %w", op, fault.ErrConflict, err)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("fulfil: %s: %w: %w", op, fault.ErrUnavailable, err)
+	default:
+		var unavailable *serviceerror.Unavailable
+		if errors.As(err, &unavailable) {
+			return fmt.Errorf("fulfil: %s: temporal: %w: %w", op, fault.ErrUnavailable, err)
+		}
+		return fmt.Errorf("fulfil: %s: %w", op, err)
+	}
+}
+
+func ShortID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
