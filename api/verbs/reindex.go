@@ -10,8 +10,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/toolsmith/toolsmith/api/httpx"
-	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/fulfil"
+	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/workflows"
 )
 

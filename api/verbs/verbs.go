@@ -236,4 +236,3 @@ func parseWait(c *gin.Context, def time.Duration) (time.Duration, error) {
 	}
 	return d, nil
 }
-
