@@ -30,6 +30,7 @@ import (
 	"github.com/toolsmith/toolsmith/graph/sqlite"
 	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/identity/identitytest"
+	"github.com/toolsmith/toolsmith/mcp"
 	"github.com/toolsmith/toolsmith/metrics"
 	"github.com/toolsmith/toolsmith/registry"
 	"github.com/toolsmith/toolsmith/retrieval"
@@ -102,7 +103,10 @@ func fullServerWith(t *testing.T, m *metrics.Metrics) (*api.Server, *identity.Ke
 		tools.New(reg), apiretrieval.New(search), admin.New(keys, log),
 		verbs.New(tc, st, verbs.Config{}), apianalytics.New(st, nil), apiairlock.New(tc, st, apiairlock.Config{}).WithOperations(noNotes{}, noEnabler{t}),
 	}
-	srv, _ := newServer(t, api.Options{Auth: &identity.Authenticator{Keys: keys}, Audit: log, Metrics: m}, features...)
+	auth := &identity.Authenticator{Keys: keys}
+	edge := mcp.New(mcp.Deps{Auth: auth, Retrieval: search, Store: st, Audit: log, Metrics: m})
+	srv, _ := newServer(t, api.Options{Auth: auth, Audit: log, Metrics: m,
+		Handlers: []api.Handler{{Methods: []string{http.MethodGet, http.MethodPost, http.MethodDelete}, Path: "/mcp", Handler: edge.Handler()}}}, features...)
 	return srv, keys, st
 }
 

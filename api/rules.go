@@ -81,6 +81,13 @@ var Rules = []RouteRule{
 	{"DELETE", "/api/v1/admin/keys/:id", identity.RuleAdmin, "", true},
 	{"GET", "/api/v1/admin/audit", identity.RuleAdmin, "", false},
 	{"GET", "/api/v1/whoami", identity.RulePublic, "", false},
+
+	// MCP (Streamable HTTP): every call is authenticated again from its
+	// request and checked against the MCP edge's own table (mcp.Rules),
+	// audited and counted there; refused credentials are refused here.
+	{"GET", "/mcp", identity.RulePublic, "", false},
+	{"POST", "/mcp", identity.RulePublic, "", false},
+	{"DELETE", "/mcp", identity.RulePublic, "", false},
 }
 
 // ruleIndex maps "METHOD path" to its row.

@@ -93,8 +93,11 @@ type env struct {
 	// keys mints API keys in the env's store; admin is an admin key's
 	// secret, the credential every request carries unless it sets its own
 	// Authorization header.
-	keys     *identity.KeyService
-	admin    string
+	keys   *identity.KeyService
+	admin  string
+	search *retrieval.Service
+	// handlers are served beside /api/v1 by serve (the MCP endpoint).
+	handlers []api.Handler
 	mu       sync.Mutex
 	stopOnce bool
 }
@@ -118,6 +121,7 @@ func newEnv(t testing.TB) *env {
 	e.store = store
 	emb := hashing.New(embedDim)
 	search := retrieval.New(store, emb, retrieval.Options{})
+	e.search = search
 	reg := registry.New(store, emb, registry.WithOnChange(search.Invalidate))
 
 	mux, mods := demomodule.Mux()
@@ -195,9 +199,10 @@ func (e *env) serve(features ...httpx.Mounter) {
 		e.api.Close()
 	}
 	srv := api.New(api.Options{
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Auth:   &identity.Authenticator{Keys: e.keys},
-		Audit:  audit.New(e.store),
+		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Auth:     &identity.Authenticator{Keys: e.keys},
+		Audit:    audit.New(e.store),
+		Handlers: e.handlers,
 	}, features...)
 	e.api = httptest.NewServer(srv.Handler())
 	e.t.Cleanup(e.api.Close)

@@ -358,3 +358,22 @@ func ShortID() string {
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// canceller is the part of client.Client that cancels a run.
+type canceller interface {
+	CancelWorkflow(ctx context.Context, workflowID, runID string) error
+}
+
+// Cancel asks Temporal to cancel a run (a caller gave up on it, e.g. an MCP
+// client's notifications/cancelled). A Starter that cannot cancel makes it
+// a no-op.
+func (h *Service) Cancel(ctx context.Context, workflowID, runID string) error {
+	c, ok := h.temporal.(canceller)
+	if !ok {
+		return nil
+	}
+	if err := c.CancelWorkflow(ctx, workflowID, runID); err != nil {
+		return TemporalError("cancel "+workflowID, err)
+	}
+	return nil
+}

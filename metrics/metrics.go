@@ -27,6 +27,9 @@ type Metrics struct {
 	groupDenied     prometheus.Counter
 	authFailures    *prometheus.CounterVec
 	rateLimited     *prometheus.CounterVec
+	mcpOnce         sync.Once
+	mcpCalls        *prometheus.CounterVec
+	mcpDuration     *prometheus.HistogramVec
 	groupAvailMu    sync.Mutex
 	groupAvailCache map[string]int
 	groupAvailAt    time.Time
@@ -187,4 +190,24 @@ func (g *groupCollector) Collect(ch chan<- prometheus.Metric) {
 	for group, n := range counts {
 		ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, float64(n), group)
 	}
+}
+
+// MCPCall records one MCP tool call: its tool, outcome (success, error,
+// denied) and duration.
+func (m *Metrics) MCPCall(tool, outcome string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.mcpOnce.Do(func() {
+		m.mcpCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolsmith_mcp_calls_total", Help: "MCP tool calls by tool and outcome (success, error, denied).",
+		}, []string{"tool", "outcome"})
+		m.mcpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "toolsmith_mcp_call_duration_seconds", Help: "MCP tool call duration by tool.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 120},
+		}, []string{"tool"})
+		m.Registry.MustRegister(m.mcpCalls, m.mcpDuration)
+	})
+	m.mcpCalls.WithLabelValues(tool, outcome).Inc()
+	m.mcpDuration.WithLabelValues(tool).Observe(d.Seconds())
 }

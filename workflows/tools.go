@@ -25,6 +25,11 @@ func ExecuteToolWorkflow(ctx workflow.Context, in activities.ExecuteInput) (acti
 	var out activities.ExecuteOutput
 	ectx := workflow.WithActivityOptions(ctx, executeOptions)
 	if err := workflow.ExecuteActivity(ectx, m.ExecuteTool, in).Get(ctx, &out); err != nil {
+		if temporal.IsCanceledError(err) {
+			// The caller gave up (an MCP notifications/cancelled, a cancel
+			// request): the run ends canceled, not failed.
+			return out, err
+		}
 		return out, activities.Fail(typeOr(err, activities.ErrTypeToolFailed), "execute %s: %s", in.ToolID, activities.Message(err))
 	}
 	return out, nil

@@ -11,6 +11,7 @@
 //	toolsmith model fetch             fetch the built-in embedder's weights and exit
 //	toolsmith airlock check DIR       onboard every spec under a directory (corpus check)
 //	toolsmith airlock approve|reject  decide a pending review (a Temporal signal)
+//	toolsmith mcp --url URL           an MCP server on stdio bridged to a running Toolsmith
 //	toolsmith keys create|list|revoke  manage API keys in the data dir's store or through --url
 //	toolsmith eval                    measure retrieval quality on a MetaTool-format set
 //	toolsmith healthcheck             probe a URL or TCP address (for container health checks)
@@ -90,6 +91,7 @@ func commands() []command {
 		{"keys create", "create an API key and print its secret (last line): --owner NAME --level L [--role R] [--url URL]", cobraCommand(newKeysCreateCommand)},
 		{"keys list", "list API keys (never their secrets) [--url URL]", cobraCommand(newKeysListCommand)},
 		{"keys revoke", "revoke an API key: KEY_ID [--url URL]", cobraCommand(newKeysRevokeCommand)},
+		{"mcp", "serve a running Toolsmith's MCP tools on stdio (for MCP clients): --url URL [--key-file F]", cobraCommand(newMCPCommand)},
 		{"eval", "measure retrieval quality on a MetaTool-format set (Recall@k, NDCG, MRR, latency)", runEval},
 		{"healthcheck", "exit 0 when --url answers 200 or --tcp accepts a connection (container health checks)", cobraCommand(newHealthcheckCommand)},
 		{"version", "print the version and exit", cobraCommand(newVersionCommand)},

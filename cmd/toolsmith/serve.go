@@ -23,6 +23,8 @@ type serveOptions struct {
 	urls func(base string) []string
 	// mounters add routes beside the system's (the Temporal-backed ones).
 	mounters []httpx.Mounter
+	// handlers are served outside /api/v1 (the MCP endpoint).
+	handlers []api.Handler
 }
 
 // serve listens on the configured address, serves the API with the
@@ -44,7 +46,8 @@ func serve(ctx context.Context, e *env, sys *system, log *slog.Logger, opts serv
 	srv := api.New(api.Options{
 		Logger: log, Ready: opts.ready.check, Version: version,
 		Auth: sys.auth, Audit: sys.audit, Metrics: sys.metrics,
-		Limits: api.Limits{SearchPerMinute: a.RateSearch, ExecutePerMinute: a.RateExecute, VerbsPerMinute: a.RateVerbs, MaxBodyBytes: a.MaxBodyBytes},
+		Limits:   api.Limits{SearchPerMinute: a.RateSearch, ExecutePerMinute: a.RateExecute, VerbsPerMinute: a.RateVerbs, MaxBodyBytes: a.MaxBodyBytes},
+		Handlers: opts.handlers,
 	}, append(sys.mounters(), opts.mounters...)...)
 	g, gctx := newGroup(ctx, log)
 	g.Go(gctx, "http", func(ctx context.Context) error { return srv.Serve(ctx, ln) })

@@ -17,6 +17,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/toolsmith/toolsmith/activities"
+	"github.com/toolsmith/toolsmith/api"
 	apianalytics "github.com/toolsmith/toolsmith/api/analytics"
 	"github.com/toolsmith/toolsmith/api/httpx"
 	"github.com/toolsmith/toolsmith/api/verbs"
@@ -24,6 +25,7 @@ import (
 	"github.com/toolsmith/toolsmith/internal/demomodule"
 	"github.com/toolsmith/toolsmith/internal/temporalserver"
 	"github.com/toolsmith/toolsmith/llm"
+	"github.com/toolsmith/toolsmith/mcp"
 	"github.com/toolsmith/toolsmith/modules"
 	"github.com/toolsmith/toolsmith/worker"
 	"github.com/toolsmith/toolsmith/workflows"
@@ -169,7 +171,13 @@ type fulfilment struct {
 	worker    sdkworker.Worker
 	verbs     *verbs.Handler
 	analytics *apianalytics.Handler
+	mcp       *mcp.Edge
 	airlock   *airlockParts
+}
+
+// handlers are the routes outside /api/v1: the MCP endpoint.
+func (f *fulfilment) handlers() []api.Handler {
+	return []api.Handler{{Methods: []string{http.MethodGet, http.MethodPost, http.MethodDelete}, Path: "/mcp", Handler: f.mcp.Handler()}}
 }
 
 // mounters are the Temporal-backed routes.
@@ -193,12 +201,14 @@ func newFulfilment(ctx context.Context, cfg config.Config, sys *system, c client
 		sys.log.Warn("airlock disabled", "err", err)
 	}
 	f.airlock = al
-	if !runWorker {
-		return f, nil
-	}
 	model, err := llm.New(llm.Config{Provider: cfg.LLM.Provider, BaseURL: cfg.LLM.URL, Model: cfg.LLM.Model, APIKey: cfg.LLM.APIKey})
 	if err != nil {
 		return nil, fmt.Errorf("--llm-provider %s: %w: %w", cfg.LLM.Provider, config.ErrInvalid, err)
+	}
+	f.mcp = mcp.New(mcp.Deps{Auth: sys.auth, Retrieval: sys.retrieval, Store: sys.store, Fulfil: f.verbs.Service(),
+		LLM: model, Audit: sys.audit, Metrics: sys.metrics, Version: version})
+	if !runWorker {
+		return f, nil
 	}
 	router := modules.NewRouter(mc, modules.WithRegistrar(worker.RegistryRegistrar(sys.registry)),
 		modules.WithLogf(func(format string, args ...any) { sys.log.Info(fmt.Sprintf(format, args...)) }))

@@ -1,0 +1,297 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/toolsmith/toolsmith/api"
+	"github.com/toolsmith/toolsmith/api/verbs"
+	"github.com/toolsmith/toolsmith/audit"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/identity"
+	"github.com/toolsmith/toolsmith/mcp"
+	"github.com/toolsmith/toolsmith/metrics"
+)
+
+// serveMCP serves the env's API with the MCP edge at /mcp.
+func (e *env) serveMCP(timeout time.Duration) *metrics.Metrics {
+	v := verbs.New(e.client, e.store, verbs.Config{TaskQueue: e.queue, Namespace: server.Namespace(), UIBaseURL: "http://ui.invalid"})
+	m := metrics.New()
+	edge := mcp.New(mcp.Deps{Auth: &identity.Authenticator{Keys: e.keys}, Retrieval: e.search, Store: e.store, Fulfil: v.Service(),
+		Audit: audit.New(e.store), Metrics: m, Version: "e2e", CallTimeout: timeout})
+	e.handlers = []api.Handler{{Methods: []string{http.MethodGet, http.MethodPost, http.MethodDelete}, Path: "/mcp", Handler: edge.Handler()}}
+	e.serve(v)
+	return m
+}
+
+// mcpSession connects the SDK's own client to the env's /mcp with key.
+func (e *env) mcpSession(t *testing.T, key string) *sdk.ClientSession {
+	t.Helper()
+	cs, err := mcp.Connect(context.Background(), e.api.URL, key, "e2e")
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// call calls a tool and returns its result, its structured content and its text.
+func call(t *testing.T, cs *sdk.ClientSession, name string, args any) (*sdk.CallToolResult, map[string]any, string) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: protocol error %v", name, err)
+	}
+	var text []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			text = append(text, tc.Text)
+		}
+	}
+	var structured map[string]any
+	if res.StructuredContent != nil {
+		b, _ := json.Marshal(res.StructuredContent)
+		_ = json.Unmarshal(b, &structured)
+	}
+	return res, structured, strings.Join(text, "\n")
+}
+
+func TestMCPOverStreamableHTTP(t *testing.T) {
+	e := newEnv(t)
+	m := e.serveMCP(30 * time.Second)
+	cs := e.mcpSession(t, e.admin)
+
+	var names []string
+	for tool, err := range cs.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tool.InputSchema == nil || tool.Description == "" {
+			t.Errorf("tool %s lacks a schema or description", tool.Name)
+		}
+		names = append(names, tool.Name)
+	}
+	for name := range mcp.Rules {
+		if !slices.Contains(names, name) {
+			t.Errorf("tools/list lacks %s (listed: %v)", name, names)
+		}
+	}
+	if len(names) != len(mcp.Rules) {
+		t.Errorf("listed %v, the rule table has %d tools: every tool needs a rule", names, len(mcp.Rules))
+	}
+
+	// find_tools → call_tool, the planner's walk.
+	res, out, text := call(t, cs, "find_tools", map[string]any{"intent": "convert 100 US dollars to euros", "limit": 3})
+	if res.IsError {
+		t.Fatalf("find_tools: %s", text)
+	}
+	tools, _ := out["tools"].([]any)
+	if len(tools) == 0 || tools[0].(map[string]any)["toolId"] != "currency.convert" || tools[0].(map[string]any)["inputSchema"] == nil {
+		t.Fatalf("find_tools: %v", out)
+	}
+	res, out, text = call(t, cs, "call_tool", map[string]any{"toolId": "currency.convert", "arguments": map[string]any{"amount": 100, "from": "USD", "to": "EUR"}})
+	if res.IsError || out["succeeded"] != true {
+		t.Fatalf("call_tool: %s %v", text, out)
+	}
+	want := wantConversion(t)
+	if got, _ := out["output"].(map[string]any); got["converted"] != want["converted"] {
+		t.Fatalf("call_tool output %v, want the module's %v", out["output"], want)
+	}
+
+	// Bad input: a clear tool error naming the field; the server keeps serving.
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		says string
+	}{
+		{"call_tool", map[string]any{"toolId": "no.such_tool"}, "not found"},
+		{"call_tool", map[string]any{"toolId": "currency.convert", "arguments": map[string]any{"amount": "lots", "from": "USD", "to": "EUR"}}, "amount"},
+		{"call_tool", map[string]any{"arguments": map[string]any{}}, "toolId"},
+		{"find_tools", map[string]any{"intent": "x", "limit": 99}, "limit"},
+		{"fulfil_verb", map[string]any{"verb": "convert currency"}, "verb"},
+		{"kb.hybrid_search", map[string]any{"query": "x", "strategy": "psychic"}, "strategy"},
+		{"kb.answer", map[string]any{"question": "which tool converts money?"}, "no language model"},
+	} {
+		res, _, text := call(t, cs, c.tool, c.args)
+		if !res.IsError || !strings.Contains(text, c.says) {
+			t.Errorf("%s %v: isError=%v %q, want an error saying %q", c.tool, c.args, res.IsError, text, c.says)
+		}
+	}
+	if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "no_such_mcp_tool", Arguments: map[string]any{}}); err == nil {
+		t.Error("an unknown MCP tool must be an error")
+	}
+
+	// The kb tools.
+	res, out, text = call(t, cs, "kb.hybrid_search", map[string]any{"query": "convert currency", "limit": 2})
+	if hits, _ := out["hits"].([]any); res.IsError || len(hits) == 0 || hits[0].(map[string]any)["breakdown"] == nil {
+		t.Fatalf("kb.hybrid_search: %s %v", text, out)
+	}
+	res, out, text = call(t, cs, "kb.get_document", map[string]any{"id": "currency.convert", "startLine": 1, "endLine": 3})
+	if res.IsError || out["endLine"] != 3.0 || !strings.Contains(out["text"].(string), "{") {
+		t.Fatalf("kb.get_document: %s %v", text, out)
+	}
+	res, out, text = call(t, cs, "kb.stats", map[string]any{})
+	if res.IsError || out["stats"].(map[string]any)["tools"].(float64) == 0 {
+		t.Fatalf("kb.stats: %s %v", text, out)
+	}
+	res, out, _ = call(t, cs, "kb.list_collections", map[string]any{"kind": "categories"})
+	if res.IsError || len(out["categories"].(map[string]any)) == 0 {
+		t.Fatalf("kb.list_collections: %v", out)
+	}
+	res, out, _ = call(t, cs, "kb.resolve_citations", map[string]any{"ids": []string{"currency.convert", "no.such"}})
+	cites, _ := out["citations"].([]any)
+	if res.IsError || len(cites) != 2 || cites[0].(map[string]any)["found"] != true || cites[1].(map[string]any)["found"] != false {
+		t.Fatalf("kb.resolve_citations: %v", out)
+	}
+
+	// fulfil_verb runs the novel-verb workflow.
+	res, out, text = call(t, cs, "fulfil_verb", map[string]any{"verb": "CONVERT_CURRENCY", "description": "convert an amount of money between currencies",
+		"inputs": map[string]any{"amount": 100, "from": "USD", "to": "EUR"}, "threshold": hashingThreshold})
+	if res.IsError || out["succeeded"] != true || !strings.HasPrefix(out["workflowId"].(string), "verb-CONVERT_CURRENCY-") {
+		t.Fatalf("fulfil_verb: %s %v", text, out)
+	}
+
+	// A guest (no key) sees the public tools but not the admin ones, and
+	// may not fulfil verbs.
+	guest := e.mcpSession(t, "")
+	if res, _, text := call(t, guest, "kb.stats", map[string]any{}); !res.IsError || !strings.Contains(text, "unauthenticated") {
+		t.Errorf("guest kb.stats: %v %s", res.IsError, text)
+	}
+	if res, _, text := call(t, guest, "fulfil_verb", map[string]any{"verb": "CONVERT_CURRENCY"}); !res.IsError || !strings.Contains(text, "unauthenticated") {
+		t.Errorf("guest fulfil_verb: %v %s", res.IsError, text)
+	}
+	// A bad credential cannot even connect.
+	if _, err := mcp.Connect(context.Background(), e.api.URL, "tsk_k000000000000_"+strings.Repeat("A", 43), "e2e"); err == nil {
+		t.Error("a made-up key connected")
+	}
+	// Oversized payloads are refused before the edge (413), and the server keeps serving.
+	big := strings.Repeat("x", 9<<20)
+	if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "find_tools", Arguments: map[string]any{"intent": big}}); err == nil {
+		t.Error("a 9 MiB call was accepted")
+	}
+	if res, _, text := call(t, e.mcpSession(t, e.admin), "find_tools", map[string]any{"intent": "convert currency"}); res.IsError {
+		t.Fatalf("after the refused call: %s", text)
+	}
+
+	// Every call is audited and counted.
+	page, err := e.store.AuditEvents(context.Background(), graph.AuditQuery{Action: "mcp.call_tool", Limit: 100})
+	if err != nil || len(page.Items) < 3 {
+		t.Fatalf("audit of call_tool: %d events, %v", len(page.Items), err)
+	}
+	if page.Items[0].Actor == "" && page.Items[len(page.Items)-1].Actor == "" {
+		t.Errorf("audit events name no actor: %+v", page.Items[0])
+	}
+	families, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := false
+	for _, f := range families {
+		counted = counted || f.GetName() == "toolsmith_mcp_calls_total"
+	}
+	if !counted {
+		t.Error("no toolsmith_mcp_calls_total in the metrics")
+	}
+}
+
+// TestMCPCancelledCall cancels a call_tool whose module hangs: the call
+// ends at once, the workflow is cancelled, and the server keeps serving.
+func TestMCPCancelledCall(t *testing.T) {
+	e := newEnv(t)
+	e.serveMCP(60 * time.Second)
+	cs := e.mcpSession(t, e.admin)
+	arrived := e.gate.close()
+	defer e.gate.open()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "call_tool", Arguments: map[string]any{
+			"toolId": "currency.convert", "arguments": map[string]any{"amount": 1, "from": "USD", "to": "EUR"}}})
+		done <- err
+	}()
+	select {
+	case <-arrived:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the tool call never reached the module")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("a cancelled call returned a result")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled call did not end")
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := e.client.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
+			Namespace: server.Namespace(), Query: `WorkflowType = 'ExecuteToolWorkflow' AND ExecutionStatus = 'Canceled' AND TaskQueue = '` + e.queue + `'`})
+		if err == nil && len(resp.GetExecutions()) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			all, _ := e.client.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
+				Namespace: server.Namespace(), Query: `WorkflowType = 'ExecuteToolWorkflow'`})
+			for _, x := range all.GetExecutions() {
+				t.Logf("run %s %s %s", x.GetExecution().GetWorkflowId(), x.GetStatus(), x.GetTaskQueue())
+			}
+			t.Fatalf("the workflow of the cancelled call was not cancelled (%v)", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	e.gate.open()
+	if res, _, text := call(t, e.mcpSession(t, e.admin), "find_tools", map[string]any{"intent": "convert currency"}); res.IsError {
+		t.Fatalf("after a cancelled call: %s", text)
+	}
+}
+
+// TestMCPStdioBridgeBinary builds the toolsmith binary and drives
+// `toolsmith mcp --url` over stdio with the SDK's client.
+func TestMCPStdioBridgeBinary(t *testing.T) {
+	e := newEnv(t)
+	e.serveMCP(30 * time.Second)
+	bin := filepath.Join(t.TempDir(), "toolsmith")
+	build := exec.Command("go", "build", "-o", bin, "../cmd/toolsmith")
+	build.Env = append(os.Environ(), "GOTOOLCHAIN=local")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	keyFile := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(keyFile, []byte(e.admin+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := sdk.NewClient(&sdk.Implementation{Name: "e2e-stdio", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &sdk.CommandTransport{Command: exec.Command(bin, "mcp", "--url", e.api.URL, "--key-file", keyFile)}, nil)
+	if err != nil {
+		t.Fatalf("connect over stdio: %v", err)
+	}
+	defer cs.Close()
+	res, out, text := call(t, cs, "find_tools", map[string]any{"intent": "convert 100 US dollars to euros"})
+	if res.IsError || !strings.Contains(text+jsonString(out), "currency.convert") {
+		t.Fatalf("find_tools over stdio: %s %v", text, out)
+	}
+	res, out, text = call(t, cs, "call_tool", map[string]any{"toolId": "currency.convert", "arguments": map[string]any{"amount": 5, "from": "USD", "to": "EUR"}})
+	if res.IsError || !strings.Contains(text+jsonString(out), `"succeeded":true`) {
+		t.Fatalf("call_tool over stdio: %s %v", text, out)
+	}
+	if res, _, text := call(t, cs, "call_tool", map[string]any{"toolId": "no.such_tool"}); !res.IsError || !strings.Contains(text, "not found") {
+		t.Fatalf("unknown tool over stdio: %v %s", res.IsError, text)
+	}
+}
+
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
