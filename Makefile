@@ -15,13 +15,14 @@ LDFLAGS      := -s -w -X main.version=$(VERSION)
 # so --model-dir in RUN_FLAGS still wins).
 MODEL_DIR    := $(CURDIR)/.cache/models/use-lite-0.2.0
 CYPHER_LINT  := scripts/cypher-lint
+MCP_CLIENT   := scripts/mcp-client
 # RUN_FLAGS are extra flags for `toolsmith dev` in make run, e.g.
 # make run RUN_FLAGS='--http-addr 127.0.0.1:9090 --no-demo'.
 RUN_FLAGS    ?=
 BENCH        ?= .
 BENCHTIME    ?= 1s
 
-.PHONY: all run build test model cypher-lint bench lint fmt tidy-check clean help
+.PHONY: all run build test model cypher-lint mcp-client bench lint fmt tidy-check clean help
 
 all: build
 
@@ -51,8 +52,17 @@ cypher-lint:
 		echo "npm not found: the Cypher lint tests will fail (TOOLSMITH_REQUIRE_CYPHER_LINT=1)" >&2; \
 	fi
 
-test: model cypher-lint
-	TOOLSMITH_MODEL_DIR=$(MODEL_DIR) TOOLSMITH_REQUIRE_MODEL=1 TOOLSMITH_REQUIRE_CYPHER_LINT=1 \
+# mcp-client installs the official TypeScript MCP SDK the e2e tests drive
+# /mcp with (a client this project did not write).
+mcp-client:
+	@if command -v npm >/dev/null 2>&1; then \
+		npm ci --prefix $(MCP_CLIENT) --no-audit --no-fund --loglevel=error; \
+	else \
+		echo "npm not found: the TypeScript MCP client test will fail (TOOLSMITH_REQUIRE_MCP_CLIENT=1)" >&2; \
+	fi
+
+test: model cypher-lint mcp-client
+	TOOLSMITH_MODEL_DIR=$(MODEL_DIR) TOOLSMITH_REQUIRE_MODEL=1 TOOLSMITH_REQUIRE_CYPHER_LINT=1 TOOLSMITH_REQUIRE_MCP_CLIENT=1 \
 		$(GO) test -count=1 ./...
 	@echo "== which store and sandbox paths ran (go test hides passing tests' logs):"
 	@$(GO) test -count=1 -v -run 'TestContract' ./graph/sqlite/ ./graph/neo4j/ 2>&1 | grep -E 'graphtest: running|contract suite (SKIPPED|ran)' || true

@@ -295,3 +295,57 @@ func jsonString(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestMCPWithTheTypeScriptSDK drives /mcp with a client this project did
+// not write: the official TypeScript SDK (scripts/mcp-client, installed by
+// `make mcp-client`, which `make test` runs), under node.
+func TestMCPWithTheTypeScriptSDK(t *testing.T) {
+	dir := filepath.Join("..", "scripts", "mcp-client")
+	node, err := exec.LookPath("node")
+	if _, serr := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil || serr != nil {
+		if os.Getenv("TOOLSMITH_REQUIRE_MCP_CLIENT") != "" {
+			t.Fatalf("the TypeScript MCP client is required: node on PATH and `npm ci --prefix %s` (node: %v)", dir, err)
+		}
+		t.Skipf("needs node and `npm ci --prefix %s`", dir)
+	}
+	e := newEnv(t)
+	e.serveMCP(30 * time.Second)
+	cmd := exec.Command(node, "client.mjs", e.api.URL+"/mcp", e.admin, "convert 100 US dollars to euros", "currency.convert",
+		`{"amount": 100, "from": "USD", "to": "EUR"}`)
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node client: %v\n%s", err, stderr.String())
+	}
+	var got struct {
+		Server struct{ Name string }
+		Tools  []string
+		Found  map[string]any
+		Called struct {
+			IsError    bool
+			Structured map[string]any
+			Text       string
+		}
+		Bad struct {
+			IsError bool
+			Text    string
+		}
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("node client output: %v\n%s", err, out)
+	}
+	if got.Server.Name != "toolsmith" || !slices.Contains(got.Tools, "find_tools") || !slices.Contains(got.Tools, "kb.hybrid_search") {
+		t.Fatalf("initialize/list: %+v", got)
+	}
+	if tools, _ := got.Found["tools"].([]any); len(tools) == 0 || tools[0].(map[string]any)["toolId"] != "currency.convert" {
+		t.Fatalf("find_tools: %v", got.Found)
+	}
+	if got.Called.IsError || got.Called.Structured["succeeded"] != true {
+		t.Fatalf("call_tool: %+v", got.Called)
+	}
+	if !got.Bad.IsError || !strings.Contains(got.Bad.Text, "not found") {
+		t.Fatalf("unknown tool: %+v", got.Bad)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tmc/langchaingo/llms"
 	"go.temporal.io/sdk/client"
@@ -118,6 +119,18 @@ func (e *Edge) caller(ctx context.Context, req *sdk.CallToolRequest) (identity.P
 // metrics; the handler gets the authenticated caller.
 func add[In, Out any](e *Edge, t *sdk.Tool, h func(ctx context.Context, caller access.Caller, in In) (Out, error)) {
 	rule, ok := Rules[t.Name]
+	for _, target := range []struct {
+		field *any
+		infer func() (*jsonschema.Schema, error)
+	}{{&t.InputSchema, func() (*jsonschema.Schema, error) { return jsonschema.For[In](nil) }},
+		{&t.OutputSchema, func() (*jsonschema.Schema, error) { return jsonschema.For[Out](nil) }}} {
+		if *target.field == nil {
+			if sch, err := target.infer(); err == nil {
+				anyAsTypes(sch)
+				*target.field = sch
+			}
+		}
+	}
 	sdk.AddTool(e.server, t, func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, Out, error) {
 		start := time.Now()
 		var zero Out
@@ -654,4 +667,33 @@ func (e *Edge) answer(ctx context.Context, caller access.Caller, in AnswerIn) (A
 		return AnswerOut{}, fmt.Errorf("the language model failed: %w", err)
 	}
 	return AnswerOut{Answer: strings.TrimSpace(text), Citations: cites}, nil
+}
+
+// anyTypes is what a Go "any" field may hold, spelled out: the inferred
+// schema of such a field is the boolean schema true, which some clients
+// (the TypeScript SDK) refuse inside "properties".
+var anyTypes = []string{"object", "array", "string", "number", "integer", "boolean", "null"}
+
+// anyAsTypes replaces property schemas that admit anything with their
+// explicit list of types, recursively.
+func anyAsTypes(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	for name, p := range s.Properties {
+		if p == nil || isAnySchema(p) {
+			s.Properties[name] = &jsonschema.Schema{Types: anyTypes}
+			continue
+		}
+		anyAsTypes(p)
+	}
+	anyAsTypes(s.Items)
+	if s.AdditionalProperties != nil && !isAnySchema(s.AdditionalProperties) {
+		anyAsTypes(s.AdditionalProperties)
+	}
+}
+
+func isAnySchema(s *jsonschema.Schema) bool {
+	b, err := json.Marshal(s)
+	return err == nil && (string(b) == "true" || string(b) == "{}")
 }
