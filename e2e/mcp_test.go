@@ -36,7 +36,7 @@ func (e *env) serveMCP(timeout time.Duration) *metrics.Metrics {
 }
 
 // mcpSession connects the SDK's own client to the env's /mcp with key.
-func (e *env) mcpSession(t *testing.T, key string) *sdk.ClientSession {
+func (e *env) mcpSession(t testing.TB, key string) *sdk.ClientSession {
 	t.Helper()
 	cs, err := mcp.Connect(context.Background(), e.api.URL, key, "e2e")
 	if err != nil {
