@@ -165,6 +165,16 @@ func TestMCPOverStreamableHTTP(t *testing.T) {
 	// A guest (no key) sees the public tools but not the admin ones, and
 	// may not fulfil verbs.
 	guest := e.mcpSession(t, "")
+	var guestTools []string
+	for tool, err := range guest.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		guestTools = append(guestTools, tool.Name)
+	}
+	if slices.Contains(guestTools, "kb.stats") || slices.Contains(guestTools, "fulfil_verb") || !slices.Contains(guestTools, "find_tools") {
+		t.Errorf("a guest lists %v: only the tools it may call", guestTools)
+	}
 	if res, _, text := call(t, guest, "kb.stats", map[string]any{}); !res.IsError || !strings.Contains(text, "unauthenticated") {
 		t.Errorf("guest kb.stats: %v %s", res.IsError, text)
 	}

@@ -84,7 +84,41 @@ func New(d Deps) *Edge {
 	})
 	e := &Edge{d: d, server: s}
 	e.register()
+	s.AddReceivingMiddleware(e.listOnlyCallable)
 	return e
+}
+
+// listOnlyCallable filters tools/list to the tools the caller's rule
+// admits: a caller never sees a tool it may not call.
+func (e *Edge) listOnlyCallable(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil || method != "tools/list" {
+			return res, err
+		}
+		list, ok := res.(*sdk.ListToolsResult)
+		if !ok {
+			return res, nil
+		}
+		var h http.Header
+		if x := req.GetExtra(); x != nil {
+			h = x.Header
+		}
+		p := identity.Anonymous()
+		if e.d.Auth != nil && h != nil {
+			if p, err = e.d.Auth.Authenticate(ctx, h.Get("Authorization")); err != nil {
+				return nil, err
+			}
+		}
+		kept := list.Tools[:0:0]
+		for _, t := range list.Tools {
+			if rule, ok := Rules[t.Name]; ok && rule.Check(p) == nil {
+				kept = append(kept, t)
+			}
+		}
+		list.Tools = kept
+		return list, nil
+	}
 }
 
 // Server is the SDK server (for stdio and in-memory transports).
