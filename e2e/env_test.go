@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -96,6 +97,9 @@ type env struct {
 	keys   *identity.KeyService
 	admin  string
 	search *retrieval.Service
+	reg    *registry.Service
+	// hooks run after every registry write (the MCP catalogue).
+	hooks []func(toolID string)
 	// handlers are served beside /api/v1 by serve (the MCP endpoint).
 	handlers []api.Handler
 	mu       sync.Mutex
@@ -122,7 +126,16 @@ func newEnv(t testing.TB) *env {
 	emb := hashing.New(embedDim)
 	search := retrieval.New(store, emb, retrieval.Options{})
 	e.search = search
-	reg := registry.New(store, emb, registry.WithOnChange(search.Invalidate))
+	reg := registry.New(store, emb, registry.WithOnChange(func(id string) {
+		search.Invalidate(id)
+		e.mu.Lock()
+		hooks := slices.Clone(e.hooks)
+		e.mu.Unlock()
+		for _, h := range hooks {
+			h(id)
+		}
+	}))
+	e.reg = reg
 
 	mux, mods := demomodule.Mux()
 	e.modules = mods

@@ -22,6 +22,7 @@ import (
 	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/mcp"
 	"github.com/toolsmith/toolsmith/metrics"
+	"github.com/toolsmith/toolsmith/registry"
 )
 
 // serveMCP serves the env's API with the MCP edge at /mcp.
@@ -30,6 +31,12 @@ func (e *env) serveMCP(timeout time.Duration) *metrics.Metrics {
 	m := metrics.New()
 	edge := mcp.New(mcp.Deps{Auth: &identity.Authenticator{Keys: e.keys}, Retrieval: e.search, Store: e.store, Fulfil: v.Service(),
 		Audit: audit.New(e.store), Metrics: m, Version: "e2e", CallTimeout: timeout})
+	e.mu.Lock()
+	e.hooks = append(e.hooks, func(id string) { _ = edge.ToolChanged(context.Background(), id) })
+	e.mu.Unlock()
+	if _, err := edge.LoadCatalogue(context.Background()); err != nil {
+		e.t.Fatal(err)
+	}
 	e.handlers = []api.Handler{{Methods: []string{http.MethodGet, http.MethodPost, http.MethodDelete}, Path: "/mcp", Handler: edge.Handler()}}
 	e.serve(v)
 	return m
@@ -87,8 +94,8 @@ func TestMCPOverStreamableHTTP(t *testing.T) {
 			t.Errorf("tools/list lacks %s (listed: %v)", name, names)
 		}
 	}
-	if len(names) != len(mcp.Rules) {
-		t.Errorf("listed %v, the rule table has %d tools: every tool needs a rule", names, len(mcp.Rules))
+	if !slices.Contains(names, "currency__convert") {
+		t.Errorf("the catalogue's tools are not listed: %v", names)
 	}
 
 	// find_tools → call_tool, the planner's walk.
@@ -357,5 +364,75 @@ func TestMCPWithTheTypeScriptSDK(t *testing.T) {
 	}
 	if !got.Bad.IsError || !strings.Contains(got.Bad.Text, "not found") {
 		t.Fatalf("unknown tool: %+v", got.Bad)
+	}
+}
+
+// TestMCPCatalogueFollowsTheRegistry: every active tool is an MCP tool of
+// its own; registering one sends notifications/tools/list_changed and it
+// appears, deprecating it withdraws it, all without a restart; each caller
+// lists only the tools it may execute, and an exposed tool runs like
+// call_tool.
+func TestMCPCatalogueFollowsTheRegistry(t *testing.T) {
+	e := newEnv(t)
+	e.serveMCP(30 * time.Second)
+	changed := make(chan struct{}, 16)
+	c := sdk.NewClient(&sdk.Implementation{Name: "e2e-listener", Version: "1"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} }})
+	labKey := e.key(identity.NewKey{Owner: "lab staff", Level: "user", Roles: []string{"lab"}})
+	cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: e.api.URL + "/mcp", HTTPClient: mcp.HTTPClient(labKey)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	list := func(s *sdk.ClientSession) []string {
+		var names []string
+		for tool, err := range s.Tools(context.Background(), nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			names = append(names, tool.Name)
+		}
+		return names
+	}
+	manifest := json.RawMessage(`{"toolId": "lab.secret_probe", "verb": "PROBE_SECRET", "name": "Secret probe",
+		"description": "Probes the lab's secret instruments; only lab staff may run it.", "category": "lab",
+		"permissionsRequired": ["role:lab"], "requiredPermission": "user", "module": "lab",
+		"inputSchema": {"type": "object", "properties": {"depth": {"type": "integer"}}}}`)
+	if slices.Contains(list(cs), "lab__secret_probe") {
+		t.Fatal("listed before it was registered")
+	}
+	if _, err := e.reg.Register(context.Background(), registry.Request{Manifest: manifest}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notifications/tools/list_changed after a registration")
+	}
+	if names := list(cs); !slices.Contains(names, "lab__secret_probe") {
+		t.Fatalf("the registered tool is not listed (no restart needed): %v", names)
+	}
+	// A caller without the role lists neither it nor what it may not call.
+	user := e.mcpSession(t, e.key(identity.NewKey{Owner: "ana", Level: "user"}))
+	if names := list(user); slices.Contains(names, "lab__secret_probe") || !slices.Contains(names, "currency__convert") {
+		t.Fatalf("a user without role lab lists %v", names)
+	}
+	if res, _, text := call(t, user, "lab__secret_probe", map[string]any{"depth": 1}); !res.IsError || !strings.Contains(text, "not found") {
+		t.Fatalf("a hidden tool called by name: %v %s", res.IsError, text)
+	}
+	// An exposed tool runs like call_tool.
+	res, out, text := call(t, user, "currency__convert", map[string]any{"amount": 3, "from": "USD", "to": "EUR"})
+	if res.IsError || out["succeeded"] != true {
+		t.Fatalf("currency__convert: %s %v", text, out)
+	}
+	if err := e.reg.Deprecate(context.Background(), "lab.secret_probe", "retired"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for slices.Contains(list(cs), "lab__secret_probe") {
+		if time.Now().After(deadline) {
+			t.Fatal("a deprecated tool is still listed")
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

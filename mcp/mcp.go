@@ -67,6 +67,7 @@ type Deps struct {
 type Edge struct {
 	d      Deps
 	server *sdk.Server
+	cat    catalogue
 }
 
 // New builds the MCP server with every tool registered.
@@ -82,7 +83,7 @@ func New(d Deps) *Edge {
 			"then call_tool with one of the returned toolIds and arguments that fit its inputSchema. " +
 			"fulfil_verb asks Toolsmith to fulfil a capability it may not have yet.",
 	})
-	e := &Edge{d: d, server: s}
+	e := &Edge{d: d, server: s, cat: catalogue{byName: map[string]graph.ToolSummary{}, names: map[string]string{}}}
 	e.register()
 	s.AddReceivingMiddleware(e.listOnlyCallable)
 	return e
@@ -104,15 +105,25 @@ func (e *Edge) listOnlyCallable(next sdk.MethodHandler) sdk.MethodHandler {
 		if x := req.GetExtra(); x != nil {
 			h = x.Header
 		}
+		if h == nil {
+			h = http.Header{}
+		}
 		p := identity.Anonymous()
-		if e.d.Auth != nil && h != nil {
+		if e.d.Auth != nil {
 			if p, err = e.d.Auth.Authenticate(ctx, h.Get("Authorization")); err != nil {
 				return nil, err
 			}
 		}
+		caller, nerr := identity.Narrow(p, h)
 		kept := list.Tools[:0:0]
 		for _, t := range list.Tools {
-			if rule, ok := Rules[t.Name]; ok && rule.Check(p) == nil {
+			if rule, ok := Rules[t.Name]; ok {
+				if rule.Check(p) == nil {
+					kept = append(kept, t)
+				}
+				continue
+			}
+			if sum, ok := e.exposed(t.Name); ok && nerr == nil && caller.Allows(&sum) {
 				kept = append(kept, t)
 			}
 		}
@@ -180,28 +191,34 @@ func add[In, Out any](e *Edge, t *sdk.Tool, h func(ctx context.Context, caller a
 			ctx = identity.NewContext(ctx, p, caller)
 			out, err = h(ctx, caller, in)
 		}
-		outcome := graph.AuditSuccess
-		switch {
-		case errors.Is(err, fault.ErrUnauthenticated), errors.Is(err, fault.ErrForbidden):
-			outcome = graph.AuditDenied
-		case err != nil:
-			outcome = graph.AuditFailed
-		}
-		e.d.Metrics.MCPCall(t.Name, outcome, time.Since(start))
-		if e.d.Audit != nil {
-			ev := graph.AuditEvent{Actor: p.Subject, ActorName: p.Name, Method: p.Method, Action: "mcp." + t.Name,
-				Outcome: outcome, Route: "mcp tools/call " + t.Name, Tool: auditTool(in)}
-			if err != nil {
-				ev.Detail = err.Error()
-			}
-			_ = e.d.Audit.Record(ctx, ev)
-		}
+		e.record(ctx, p, t.Name, auditTool(in), err, time.Since(start))
 		if err != nil {
 			// A tool error (isError) the model can read; the server keeps serving.
 			return nil, zero, errors.New(clientMessage(err))
 		}
 		return nil, out, nil
 	})
+}
+
+// record audits one call and counts it in the metrics.
+func (e *Edge) record(ctx context.Context, p identity.Principal, name, toolID string, err error, took time.Duration) {
+	outcome := graph.AuditSuccess
+	switch {
+	case errors.Is(err, fault.ErrUnauthenticated), errors.Is(err, fault.ErrForbidden):
+		outcome = graph.AuditDenied
+	case err != nil:
+		outcome = graph.AuditFailed
+	}
+	e.d.Metrics.MCPCall(name, outcome, took)
+	if e.d.Audit == nil {
+		return
+	}
+	ev := graph.AuditEvent{Actor: p.Subject, ActorName: p.Name, Method: p.Method, Action: "mcp." + name,
+		Outcome: outcome, Route: "mcp tools/call " + name, Tool: toolID}
+	if err != nil {
+		ev.Detail = err.Error()
+	}
+	_ = e.d.Audit.Record(ctx, ev)
 }
 
 // auditTool names the Toolsmith tool a call was about, when it has one.

@@ -33,5 +33,5 @@ func runAPI(ctx context.Context, e *env, cfg config.Config) error {
 		return err
 	}
 	defer f.stop()
-	return serve(ctx, e, sys, log, serveOptions{mounters: f.mounters(cfg), handlers: f.handlers()})
+	return serve(ctx, e, sys, log, serveOptions{mounters: f.mounters(cfg), handlers: f.handlers(ctx, sys)})
 }

@@ -60,7 +60,7 @@ func runDev(ctx context.Context, e *env, cfg config.Config) error {
 	return serve(ctx, e, sys, log, serveOptions{
 		ready:    ready,
 		mounters: f.mounters(cfg),
-		handlers: f.handlers(),
+		handlers: f.handlers(ctx, sys),
 		setup: func(ctx context.Context, g *group) error {
 			g.Go(ctx, "demo modules", func(ctx context.Context) error {
 				go func() { <-ctx.Done(); _ = demoSrv.Close() }()

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/toolsmith/toolsmith/access"
@@ -41,6 +42,27 @@ type system struct {
 	auth    *identity.Authenticator
 	audit   *audit.Log
 	metrics *metrics.Metrics
+
+	hooksMu sync.RWMutex
+	hooks   []func(toolID string)
+}
+
+// toolChanged runs after every registry write: the retrieval caches that
+// may hold the tool are invalidated, then every hook (the MCP catalogue).
+func (s *system) toolChanged(id string) {
+	s.retrieval.Invalidate(id)
+	s.hooksMu.RLock()
+	defer s.hooksMu.RUnlock()
+	for _, h := range s.hooks {
+		h(id)
+	}
+}
+
+// onToolChange adds a hook toolChanged runs.
+func (s *system) onToolChange(h func(toolID string)) {
+	s.hooksMu.Lock()
+	defer s.hooksMu.Unlock()
+	s.hooks = append(s.hooks, h)
 }
 
 // openSystem builds the embedder (fetching the built-in one's weights on
@@ -67,7 +89,7 @@ func openSystem(ctx context.Context, cfg config.Config, log *slog.Logger, progre
 	}
 	sys.retrieval = retrieval.New(store, model, retrieval.Options{Observer: sys.metrics})
 	// Every registry write invalidates the retrieval caches that may hold the tool.
-	sys.registry = registry.New(store, model, registry.WithOnChange(sys.retrieval.Invalidate))
+	sys.registry = registry.New(store, model, registry.WithOnChange(sys.toolChanged))
 	sys.metrics.WatchGroups(sys.groupCounts, 15*time.Second)
 	return sys, nil
 }

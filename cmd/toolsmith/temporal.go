@@ -175,8 +175,20 @@ type fulfilment struct {
 	airlock   *airlockParts
 }
 
-// handlers are the routes outside /api/v1: the MCP endpoint.
-func (f *fulfilment) handlers() []api.Handler {
+// handlers are the routes outside /api/v1: the MCP endpoint, whose
+// catalogue of tools is loaded now and then follows the registry.
+func (f *fulfilment) handlers(ctx context.Context, sys *system) []api.Handler {
+	edge := f.mcp
+	sys.onToolChange(func(id string) {
+		if err := edge.ToolChanged(context.WithoutCancel(ctx), id); err != nil {
+			sys.log.Warn("mcp: catalogue not updated", "tool", id, "err", err)
+		}
+	})
+	if n, err := f.mcp.LoadCatalogue(ctx); err != nil {
+		sys.log.Warn("mcp: catalogue not loaded", "err", err)
+	} else {
+		sys.log.Info("mcp: catalogue exposed", "tools", n)
+	}
 	return []api.Handler{{Methods: []string{http.MethodGet, http.MethodPost, http.MethodDelete}, Path: "/mcp", Handler: f.mcp.Handler()}}
 }
 
