@@ -148,8 +148,12 @@ func TestMCPOverStreamableHTTP(t *testing.T) {
 	if res.IsError || out["endLine"] != 3.0 || !strings.Contains(out["text"].(string), "{") {
 		t.Fatalf("kb.get_document: %s %v", text, out)
 	}
+	res, out, text = call(t, cs, "kb.get_document", map[string]any{"id": "currency.convert", "startByte": 0, "endByte": 10})
+	if res.IsError || len(out["text"].(string)) != 10 || out["totalBytes"].(float64) < 10 {
+		t.Fatalf("kb.get_document bytes: %s %v", text, out)
+	}
 	res, out, text = call(t, cs, "kb.stats", map[string]any{})
-	if res.IsError || out["stats"].(map[string]any)["tools"].(float64) == 0 {
+	if res.IsError || out["stats"].(map[string]any)["tools"].(float64) == 0 || out["embedderHealthy"] != true || out["usage"] == nil {
 		t.Fatalf("kb.stats: %s %v", text, out)
 	}
 	res, out, _ = call(t, cs, "kb.list_collections", map[string]any{"kind": "categories"})

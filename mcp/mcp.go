@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/analytics"
 	"github.com/toolsmith/toolsmith/audit"
 	"github.com/toolsmith/toolsmith/fulfil"
 	"github.com/toolsmith/toolsmith/graph"
@@ -219,6 +220,15 @@ func (e *Edge) record(ctx context.Context, p identity.Principal, name, toolID st
 		ev.Detail = err.Error()
 	}
 	_ = e.d.Audit.Record(ctx, ev)
+}
+
+// principalOf is the call's principal (set by add).
+func principalOf(ctx context.Context) identity.Principal {
+	p, _, ok := identity.FromContext(ctx)
+	if !ok {
+		return identity.Anonymous()
+	}
+	return p
 }
 
 // auditTool names the Toolsmith tool a call was about, when it has one.
@@ -443,6 +453,8 @@ type GetDocumentIn struct {
 	ID        string `json:"id" jsonschema:"a tool id"`
 	StartLine int    `json:"startLine,omitempty" jsonschema:"first line to return (1-based; default 1)"`
 	EndLine   int    `json:"endLine,omitempty" jsonschema:"last line to return (default: the end)"`
+	StartByte int    `json:"startByte,omitempty" jsonschema:"with endByte: return bytes [startByte, endByte) instead of lines"`
+	EndByte   int    `json:"endByte,omitempty" jsonschema:"end of the byte range (exclusive)"`
 }
 
 // DocumentOut is a document or a range of it.
@@ -451,7 +463,10 @@ type DocumentOut struct {
 	Kind       string `json:"kind"`
 	TotalLines int    `json:"totalLines"`
 	StartLine  int    `json:"startLine"`
-	EndLine    int    `json:"endLine"`
+	EndLine    int    `json:"endLine,omitempty"`
+	TotalBytes int    `json:"totalBytes,omitempty"`
+	StartByte  int    `json:"startByte,omitempty"`
+	EndByte    int    `json:"endByte,omitempty"`
 	Text       string `json:"text"`
 }
 
@@ -462,11 +477,15 @@ type StatsIn struct{}
 type StatsOut struct {
 	Stats    graph.Stats        `json:"stats"`
 	Embedder graph.EmbedderInfo `json:"embedder"`
+	// EmbedderHealthy is false when the store has no embedder recorded.
+	EmbedderHealthy bool                  `json:"embedderHealthy"`
+	Usage           analytics.UsageTotals `json:"usage"`
+	MostUsed        []analytics.ToolUsage `json:"mostUsed"`
 }
 
 // CollectionsIn is kb.list_collections' input.
 type CollectionsIn struct {
-	Kind   string `json:"kind,omitempty" jsonschema:"categories, groups or modules (default: all three)"`
+	Kind   string `json:"kind,omitempty" jsonschema:"categories, groups, modules or sources (default: all; sources for admins)"`
 	Prefix string `json:"prefix,omitempty" jsonschema:"only names starting with this"`
 }
 
@@ -475,6 +494,9 @@ type CollectionsOut struct {
 	Categories map[string]int `json:"categories,omitempty"`
 	Groups     map[string]int `json:"groups,omitempty"`
 	Modules    map[string]int `json:"modules,omitempty"`
+	// Sources are the airlock's spec sources with their spec counts
+	// (admins only: sources are an operator's business).
+	Sources map[string]int `json:"sources,omitempty"`
 }
 
 // CitationsIn is kb.resolve_citations' input.
@@ -589,6 +611,13 @@ func (e *Edge) getDocument(ctx context.Context, caller access.Caller, in GetDocu
 	if err != nil {
 		return DocumentOut{}, err
 	}
+	if in.EndByte > 0 || in.StartByte > 0 {
+		if in.StartByte < 0 || in.EndByte <= in.StartByte || in.StartByte >= len(b) {
+			return DocumentOut{}, fault.Invalid("endByte", "the byte range must satisfy 0 ≤ startByte < endByte and startByte < %d, got %d..%d", len(b), in.StartByte, in.EndByte)
+		}
+		end := min(in.EndByte, len(b))
+		return DocumentOut{ID: in.ID, Kind: "manifest", TotalBytes: len(b), StartByte: in.StartByte, EndByte: end, Text: string(b[in.StartByte:end])}, nil
+	}
 	lines := strings.Split(string(b), "\n")
 	start, end := max(in.StartLine, 1), in.EndLine
 	if end == 0 || end > len(lines) {
@@ -597,7 +626,7 @@ func (e *Edge) getDocument(ctx context.Context, caller access.Caller, in GetDocu
 	if start > len(lines) {
 		return DocumentOut{}, fault.Invalid("startLine", "is past the document's %d lines", len(lines))
 	}
-	return DocumentOut{ID: in.ID, Kind: "manifest", TotalLines: len(lines), StartLine: start, EndLine: end,
+	return DocumentOut{ID: in.ID, Kind: "manifest", TotalLines: len(lines), StartLine: start, EndLine: end, TotalBytes: len(b),
 		Text: strings.Join(lines[start-1:end], "\n")}, nil
 }
 
@@ -606,15 +635,19 @@ func (e *Edge) stats(ctx context.Context, _ access.Caller, _ StatsIn) (StatsOut,
 	if err != nil {
 		return StatsOut{}, err
 	}
-	emb, _ := e.d.Store.Embedder(ctx)
-	return StatsOut{Stats: st, Embedder: emb}, nil
+	emb, eerr := e.d.Store.Embedder(ctx)
+	r, err := analytics.Build(ctx, e.d.Store, nil, analytics.Options{Top: 5})
+	if err != nil {
+		return StatsOut{}, err
+	}
+	return StatsOut{Stats: st, Embedder: emb, EmbedderHealthy: eerr == nil && emb.Dimension > 0, Usage: r.Usage, MostUsed: r.MostUsed}, nil
 }
 
 func (e *Edge) listCollections(ctx context.Context, caller access.Caller, in CollectionsIn) (CollectionsOut, error) {
-	kinds := map[string]bool{"categories": true, "groups": true, "modules": true}
+	kinds := map[string]bool{"categories": true, "groups": true, "modules": true, "sources": true}
 	if in.Kind != "" {
 		if !kinds[in.Kind] {
-			return CollectionsOut{}, fault.Invalid("kind", "must be categories, groups or modules, got %q", in.Kind)
+			return CollectionsOut{}, fault.Invalid("kind", "must be categories, groups, modules or sources, got %q", in.Kind)
 		}
 		kinds = map[string]bool{in.Kind: true}
 	}
@@ -627,6 +660,18 @@ func (e *Edge) listCollections(ctx context.Context, caller access.Caller, in Col
 	}
 	if kinds["modules"] {
 		out.Modules = map[string]int{}
+	}
+	if defs, ok := e.d.Store.(graph.Definitions); ok && kinds["sources"] && identity.RuleAdmin.Check(principalOf(ctx)) == nil {
+		srcs, err := defs.Sources(ctx)
+		if err != nil {
+			return CollectionsOut{}, err
+		}
+		out.Sources = map[string]int{}
+		for _, src := range srcs {
+			if strings.HasPrefix(src.Location, in.Prefix) || strings.HasPrefix(src.ID, in.Prefix) {
+				out.Sources[src.Location] = src.Specs
+			}
+		}
 	}
 	count := func(m map[string]int, name string) {
 		if m != nil && name != "" && strings.HasPrefix(name, in.Prefix) {
