@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
@@ -28,7 +29,21 @@ type Recorder interface {
 type Log struct {
 	store graph.Audit
 	now   func() time.Time
+
+	// The batch writer of RecordLater, started on first use.
+	once    sync.Once
+	pending chan graph.AuditEvent
+	flushes chan chan struct{}
+	stop    chan struct{}
+	stopped chan struct{}
 }
+
+// Batching of RecordLater: events are written together when this many are
+// waiting or this long after the first.
+const (
+	batchSize  = 256
+	batchDelay = 20 * time.Millisecond
+)
 
 // New returns a log over store.
 func New(store graph.Audit) *Log {
@@ -41,6 +56,15 @@ func New(store graph.Audit) *Log {
 // Record stores one event, filling ID and At when empty and the actor from
 // the principal in ctx when Actor is empty.
 func (l *Log) Record(ctx context.Context, e graph.AuditEvent) error {
+	e = l.fill(ctx, e)
+	if err := l.store.AppendAudit(ctx, []graph.AuditEvent{e}); err != nil {
+		return fmt.Errorf("audit: record %s: %w", e.Action, err)
+	}
+	return nil
+}
+
+// fill completes an event as Record does.
+func (l *Log) fill(ctx context.Context, e graph.AuditEvent) graph.AuditEvent {
 	if e.At.IsZero() {
 		e.At = l.now().UTC()
 	}
@@ -58,10 +82,115 @@ func (l *Log) Record(ctx context.Context, e graph.AuditEvent) error {
 	if len(e.Detail) > 2000 {
 		e.Detail = e.Detail[:2000] + "…"
 	}
-	if err := l.store.AppendAudit(ctx, []graph.AuditEvent{e}); err != nil {
-		return fmt.Errorf("audit: record %s: %w", e.Action, err)
+	return e
+}
+
+// RecordLater queues an event and returns at once; a background writer
+// appends queued events in batches (up to 256, or 20 ms after the first),
+// so a read-only call does not wait for a store write. Query and Close
+// flush the queue first. When the queue is full it records synchronously;
+// nothing is dropped. Mutations and executions use Record.
+func (l *Log) RecordLater(ctx context.Context, e graph.AuditEvent) error {
+	l.once.Do(l.start)
+	e = l.fill(ctx, e)
+	select {
+	case <-l.stopped:
+		return l.Record(ctx, e)
+	default:
 	}
-	return nil
+	select {
+	case l.pending <- e:
+		return nil
+	default:
+		return l.Record(ctx, e)
+	}
+}
+
+func (l *Log) start() {
+	l.pending = make(chan graph.AuditEvent, 4*batchSize)
+	l.flushes = make(chan chan struct{})
+	l.stop = make(chan struct{})
+	l.stopped = make(chan struct{})
+	go l.write()
+}
+
+// write is the batch writer.
+func (l *Log) write() {
+	defer close(l.stopped)
+	var batch []graph.AuditEvent
+	var timer <-chan time.Time
+	flush := func() {
+		if len(batch) > 0 {
+			// The batch's events were accepted already: a store error is
+			// retried once, then the events are written one by one.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			if err := l.store.AppendAudit(ctx, batch); err != nil {
+				for _, e := range batch {
+					_ = l.store.AppendAudit(ctx, []graph.AuditEvent{e})
+				}
+			}
+			cancel()
+			batch = batch[:0]
+		}
+		timer = nil
+	}
+	drain := func() {
+		for {
+			select {
+			case e := <-l.pending:
+				batch = append(batch, e)
+			default:
+				return
+			}
+		}
+	}
+	for {
+		select {
+		case e := <-l.pending:
+			batch = append(batch, e)
+			if len(batch) >= batchSize {
+				flush()
+			} else if timer == nil {
+				timer = time.After(batchDelay)
+			}
+		case <-timer:
+			flush()
+		case done := <-l.flushes:
+			drain()
+			flush()
+			close(done)
+		case <-l.stop:
+			drain()
+			flush()
+			return
+		}
+	}
+}
+
+// Flush writes every queued event before it returns.
+func (l *Log) Flush(ctx context.Context) {
+	l.once.Do(l.start)
+	done := make(chan struct{})
+	select {
+	case l.flushes <- done:
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+	case <-l.stopped:
+	case <-ctx.Done():
+	}
+}
+
+// Close flushes the queue and stops the batch writer.
+func (l *Log) Close() {
+	l.once.Do(l.start)
+	select {
+	case <-l.stopped:
+	default:
+		close(l.stop)
+		<-l.stopped
+	}
 }
 
 // Query reads events, newest first. Bad filters are fault.ErrMalformed
@@ -70,6 +199,7 @@ func (l *Log) Query(ctx context.Context, q graph.AuditQuery) (graph.AuditPage, e
 	if !q.Since.IsZero() && !q.Until.IsZero() && !q.Until.After(q.Since) {
 		return graph.AuditPage{}, fault.Malformed("until", "must be after since")
 	}
+	l.Flush(ctx)
 	if q.Limit <= 0 {
 		q.Limit = 100
 	}

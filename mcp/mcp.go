@@ -219,8 +219,23 @@ func (e *Edge) record(ctx context.Context, p identity.Principal, name, toolID st
 	if err != nil {
 		ev.Detail = err.Error()
 	}
+	// Reads are audited through the batch writer so they do not wait for a
+	// store write; executions and refusals are written before the answer.
+	if later, ok := e.d.Audit.(laterRecorder); ok && readOnly[name] && outcome == graph.AuditSuccess {
+		_ = later.RecordLater(ctx, ev)
+		return
+	}
 	_ = e.d.Audit.Record(ctx, ev)
 }
+
+// laterRecorder is an audit log that can batch writes (audit.Log).
+type laterRecorder interface {
+	RecordLater(ctx context.Context, e graph.AuditEvent) error
+}
+
+// readOnly are the tools that change nothing and execute nothing.
+var readOnly = map[string]bool{"find_tools": true, "kb.hybrid_search": true, "kb.get_document": true, "kb.stats": true,
+	"kb.list_collections": true, "kb.resolve_citations": true, "kb.answer": true}
 
 // principalOf is the call's principal (set by add).
 func principalOf(ctx context.Context) identity.Principal {

@@ -159,6 +159,9 @@ func (s *system) mounters() []httpx.Mounter {
 
 // Close releases the store.
 func (s *system) Close() error {
+	if s.audit != nil {
+		s.audit.Close() // writes the queued audit events first
+	}
 	if err := s.store.Close(); err != nil {
 		return fmt.Errorf("close store: %w", err)
 	}

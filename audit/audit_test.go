@@ -1,0 +1,68 @@
+package audit_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/toolsmith/toolsmith/audit"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/graph/sqlite"
+)
+
+// TestRecordLaterLosesNothing queues events from many goroutines, then
+// checks that Query (which flushes) and Close see every one, and that
+// RecordLater after Close still records (synchronously).
+func TestRecordLaterLosesNothing(t *testing.T) {
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "a.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	l := audit.New(st)
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				if err := l.RecordLater(ctx, graph.AuditEvent{Action: "mcp.find_tools", Actor: fmt.Sprintf("key:%d", g)}); err != nil {
+					t.Error(err)
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	if err := l.Record(ctx, graph.AuditEvent{Action: "tools.register"}); err != nil {
+		t.Fatal(err)
+	}
+	page, err := l.Query(ctx, graph.AuditQuery{Action: "mcp.find_tools", Limit: 1000})
+	if err != nil || len(page.Items) != 1000 || page.Next == "" {
+		t.Fatalf("after a flush: %d events (next %q), want the 1000 newest of 1600: %v", len(page.Items), page.Next, err)
+	}
+	_ = l.RecordLater(ctx, graph.AuditEvent{Action: "mcp.kb.stats"})
+	l.Close()
+	_ = l.RecordLater(ctx, graph.AuditEvent{Action: "mcp.kb.stats"}) // after Close: written at once
+	all, err := st.AuditEvents(ctx, graph.AuditQuery{Action: "mcp.kb.stats"})
+	if err != nil || len(all.Items) != 2 {
+		t.Fatalf("events around Close: %d %v", len(all.Items), err)
+	}
+	n := 0
+	for q := (graph.AuditQuery{Action: "mcp.find_tools", Limit: 1000}); ; {
+		p, err := st.AuditEvents(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(p.Items)
+		if p.Next == "" {
+			break
+		}
+		q.Before = p.Next
+	}
+	if n != 1600 {
+		t.Fatalf("stored %d of 1600 queued events", n)
+	}
+}
