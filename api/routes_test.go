@@ -218,33 +218,22 @@ func TestMetricsScrape(t *testing.T) {
 	srv, keys, _ := fullServerWith(t, m)
 	h := srv.Handler()
 	admin := identitytest.Bearer(t, keys, identity.NewKey{Level: "admin", Groups: []string{"*"}})
-	get := func(path, auth string, hdr ...string) *httptest.ResponseRecorder {
-		req := httptest.NewRequest(http.MethodGet, path, nil)
-		if auth != "" {
-			req.Header.Set("Authorization", auth)
-		}
-		for i := 0; i+1 < len(hdr); i += 2 {
-			req.Header.Set(hdr[i], hdr[i+1])
-		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		return rec
-	}
+	get := func(path, auth string, hdr ...string) reply { return send(t, h, http.MethodGet, path, auth, "", hdr...) }
 	for i := 0; i < 2; i++ { // the second is a cache hit
-		if rec := get("/api/v1/tools/retrieval/search?q=book+a+flight", admin, "X-Tool-Groups", "default,travel"); rec.Code != http.StatusOK {
-			t.Fatalf("search: %d %s", rec.Code, rec.Body)
+		if r := get("/api/v1/tools/retrieval/search?q=book+a+flight", admin, "X-Tool-Groups", "default,travel"); r.code != http.StatusOK {
+			t.Fatalf("search: %d %s", r.code, r.raw)
 		}
 	}
 	get("/api/v1/admin/keys", "Bearer tsk_k000000000000_"+strings.Repeat("A", 43))
-	if rec := get("/metrics", ""); rec.Code != http.StatusUnauthorized {
-		t.Fatalf("anonymous /metrics: %d", rec.Code)
+	if r := get("/metrics", ""); r.code != http.StatusUnauthorized {
+		t.Fatalf("anonymous /metrics: %d", r.code)
 	}
-	rec := get("/metrics", admin)
-	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/plain") {
-		t.Fatalf("/metrics: %d %s", rec.Code, rec.Header().Get("Content-Type"))
+	r := get("/metrics", admin)
+	if r.code != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "text/plain") {
+		t.Fatalf("/metrics: %d %s", r.code, r.header.Get("Content-Type"))
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(rec.Body)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(r.raw))
 	if err != nil {
 		t.Fatalf("parse /metrics: %v", err)
 	}
