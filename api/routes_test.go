@@ -218,7 +218,9 @@ func TestMetricsScrape(t *testing.T) {
 	srv, keys, _ := fullServerWith(t, m)
 	h := srv.Handler()
 	admin := identitytest.Bearer(t, keys, identity.NewKey{Level: "admin", Groups: []string{"*"}})
-	get := func(path, auth string, hdr ...string) reply { return send(t, h, http.MethodGet, path, auth, "", hdr...) }
+	get := func(path, auth string, hdr ...string) reply {
+		return send(t, h, http.MethodGet, path, auth, "", hdr...)
+	}
 	for i := 0; i < 2; i++ { // the second is a cache hit
 		if r := get("/api/v1/tools/retrieval/search?q=book+a+flight", admin, "X-Tool-Groups", "default,travel"); r.code != http.StatusOK {
 			t.Fatalf("search: %d %s", r.code, r.raw)
