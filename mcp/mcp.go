@@ -54,6 +54,9 @@ type Deps struct {
 	// Fulfil runs tools and verbs on Temporal; nil makes call_tool and
 	// fulfil_verb answer that execution is not configured.
 	Fulfil *fulfil.Service
+	// Sources serves the documents tools came from (kb.get_document with
+	// document "source"); nil answers that none is available.
+	Sources DocumentSource
 	// LLM answers kb.answer; nil makes it a tool error saying so.
 	LLM     llms.Model
 	Audit   audit.Recorder
@@ -463,9 +466,17 @@ type SearchOut struct {
 	Hits []SearchHit `json:"hits"`
 }
 
+// DocumentSource returns the document a tool came from: the OpenAPI spec
+// of an onboarded tool or its module's GET /manifest. kind names it
+// ("openapi", "module-manifest").
+type DocumentSource interface {
+	SourceDocument(ctx context.Context, t graph.Tool, m tool.Manifest) (kind string, body []byte, err error)
+}
+
 // GetDocumentIn is kb.get_document's input.
 type GetDocumentIn struct {
 	ID        string `json:"id" jsonschema:"a tool id"`
+	Document  string `json:"document,omitempty" jsonschema:"manifest (default) or source: the OpenAPI spec or module manifest the tool came from"`
 	StartLine int    `json:"startLine,omitempty" jsonschema:"first line to return (1-based; default 1)"`
 	EndLine   int    `json:"endLine,omitempty" jsonschema:"last line to return (default: the end)"`
 	StartByte int    `json:"startByte,omitempty" jsonschema:"with endByte: return bytes [startByte, endByte) instead of lines"`
@@ -493,9 +504,12 @@ type StatsOut struct {
 	Stats    graph.Stats        `json:"stats"`
 	Embedder graph.EmbedderInfo `json:"embedder"`
 	// EmbedderHealthy is false when the store has no embedder recorded.
-	EmbedderHealthy bool                  `json:"embedderHealthy"`
-	Usage           analytics.UsageTotals `json:"usage"`
-	MostUsed        []analytics.ToolUsage `json:"mostUsed"`
+	EmbedderHealthy bool `json:"embedderHealthy"`
+	// CacheHitRate is the share of searches answered from the result
+	// cache in this process (0 before any search).
+	CacheHitRate float64               `json:"cacheHitRate"`
+	Usage        analytics.UsageTotals `json:"usage"`
+	MostUsed     []analytics.ToolUsage `json:"mostUsed"`
 }
 
 // CollectionsIn is kb.list_collections' input.
@@ -553,7 +567,8 @@ func (e *Edge) registerKB() {
 			`Example: {"query": "MAKE_RESERVATION", "context": "flight to Denver", "limit": 3}.`,
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}}, e.hybridSearch)
 	add(e, &sdk.Tool{Name: "kb.get_document", Title: "Get a tool's manifest",
-		Description: `Returns a tool's manifest as JSON text, optionally a line range. Example: {"id": "currency.convert", "startLine": 1, "endLine": 20}.`,
+		Description: "Returns a tool's manifest as JSON text, or with document \"source\" the OpenAPI spec or module manifest it came from; " +
+			`optionally a line or byte range. Example: {"id": "currency.convert", "startLine": 1, "endLine": 20}.`,
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}}, e.getDocument)
 	add(e, &sdk.Tool{Name: "kb.stats", Title: "Catalogue statistics (admin)",
 		Description: "Counts by kind (tools by status, verbs, entities, categories, tags, groups, edges, usage events) and the embedder. Example: {}.",
@@ -622,16 +637,35 @@ func (e *Edge) getDocument(ctx context.Context, caller access.Caller, in GetDocu
 	if err != nil {
 		return DocumentOut{}, err
 	}
-	b, err := json.MarshalIndent(mv.Manifest, "", "  ")
-	if err != nil {
-		return DocumentOut{}, err
+	kind := "manifest"
+	var b []byte
+	switch in.Document {
+	case "", "manifest":
+		if b, err = json.MarshalIndent(mv.Manifest, "", "  "); err != nil {
+			return DocumentOut{}, err
+		}
+	case "source":
+		if e.d.Sources == nil {
+			return DocumentOut{}, fmt.Errorf("this server serves no source documents: %w", fault.ErrNotFound)
+		}
+		t, err := e.visibleTool(ctx, caller, in.ID)
+		if err != nil {
+			return DocumentOut{}, err
+		}
+		var m tool.Manifest
+		_ = json.Unmarshal(t.Manifest, &m)
+		if kind, b, err = e.d.Sources.SourceDocument(ctx, t, m); err != nil {
+			return DocumentOut{}, err
+		}
+	default:
+		return DocumentOut{}, fault.Invalid("document", "must be manifest or source, got %q", in.Document)
 	}
 	if in.EndByte > 0 || in.StartByte > 0 {
 		if in.StartByte < 0 || in.EndByte <= in.StartByte || in.StartByte >= len(b) {
 			return DocumentOut{}, fault.Invalid("endByte", "the byte range must satisfy 0 ≤ startByte < endByte and startByte < %d, got %d..%d", len(b), in.StartByte, in.EndByte)
 		}
 		end := min(in.EndByte, len(b))
-		return DocumentOut{ID: in.ID, Kind: "manifest", TotalBytes: len(b), StartByte: in.StartByte, EndByte: end, Text: string(b[in.StartByte:end])}, nil
+		return DocumentOut{ID: in.ID, Kind: kind, TotalBytes: len(b), StartByte: in.StartByte, EndByte: end, Text: string(b[in.StartByte:end])}, nil
 	}
 	lines := strings.Split(string(b), "\n")
 	start, end := max(in.StartLine, 1), in.EndLine
@@ -641,7 +675,7 @@ func (e *Edge) getDocument(ctx context.Context, caller access.Caller, in GetDocu
 	if start > len(lines) {
 		return DocumentOut{}, fault.Invalid("startLine", "is past the document's %d lines", len(lines))
 	}
-	return DocumentOut{ID: in.ID, Kind: "manifest", TotalLines: len(lines), StartLine: start, EndLine: end, TotalBytes: len(b),
+	return DocumentOut{ID: in.ID, Kind: kind, TotalLines: len(lines), StartLine: start, EndLine: end, TotalBytes: len(b),
 		Text: strings.Join(lines[start-1:end], "\n")}, nil
 }
 
@@ -655,7 +689,11 @@ func (e *Edge) stats(ctx context.Context, _ access.Caller, _ StatsIn) (StatsOut,
 	if err != nil {
 		return StatsOut{}, err
 	}
-	return StatsOut{Stats: st, Embedder: emb, EmbedderHealthy: eerr == nil && emb.Dimension > 0, Usage: r.Usage, MostUsed: r.MostUsed}, nil
+	out := StatsOut{Stats: st, Embedder: emb, EmbedderHealthy: eerr == nil && emb.Dimension > 0, Usage: r.Usage, MostUsed: r.MostUsed}
+	if hits, misses := e.d.Metrics.SearchCacheCounts(); hits+misses > 0 {
+		out.CacheHitRate = hits / (hits + misses)
+	}
+	return out, nil
 }
 
 func (e *Edge) listCollections(ctx context.Context, caller access.Caller, in CollectionsIn) (CollectionsOut, error) {

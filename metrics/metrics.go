@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Metrics is the process's collectors on their own registry. A nil
@@ -210,4 +211,20 @@ func (m *Metrics) MCPCall(tool, outcome string, d time.Duration) {
 	})
 	m.mcpCalls.WithLabelValues(tool, outcome).Inc()
 	m.mcpDuration.WithLabelValues(tool).Observe(d.Seconds())
+}
+
+// SearchCacheCounts returns the search result cache's hits and misses so
+// far in this process.
+func (m *Metrics) SearchCacheCounts() (hits, misses float64) {
+	if m == nil {
+		return 0, 0
+	}
+	read := func(label string) float64 {
+		var d dto.Metric
+		if err := m.searchCache.WithLabelValues(label).Write(&d); err != nil {
+			return 0
+		}
+		return d.GetCounter().GetValue()
+	}
+	return read("hit"), read("miss")
 }

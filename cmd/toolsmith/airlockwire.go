@@ -32,6 +32,7 @@ type airlockParts struct {
 	activities *activities.Airlock
 	runtime    *airlock.Runtime
 	defs       graph.Definitions
+	files      *airlock.Files
 }
 
 // newAirlock builds the airlock: spec and wrapper files under
@@ -66,6 +67,7 @@ func newAirlock(ctx context.Context, cfg config.Config, sys *system, c client.Cl
 	notifier := logNotifier{log: log, next: notes}
 	health := &airlock.HealthChecker{Files: files, Prober: &airlock.Prober{}, Tools: sys.store, Notifier: notifier}
 	parts := &airlockParts{
+		files:   files,
 		defs:    defs,
 		notes:   notes,
 		health:  health,

@@ -21,12 +21,15 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/demo"
 	"github.com/toolsmith/toolsmith/embed/hashing"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/config"
 	"github.com/toolsmith/toolsmith/internal/demomodule"
+	"github.com/toolsmith/toolsmith/mcp"
 	"github.com/toolsmith/toolsmith/tool"
 )
 
@@ -327,6 +330,20 @@ func TestDevEndToEnd(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("verb: %d %s", code, env.Data)
 	}
+
+	// MCP at /mcp: a module tool's source document is its module's manifest.
+	cs, err := mcp.Connect(context.Background(), in.base, strings.TrimPrefix(in.auth, "Bearer "), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "kb.get_document", Arguments: map[string]any{"id": "currency.convert", "document": "source"}})
+	if err != nil || res.IsError {
+		t.Fatalf("kb.get_document source: %v %+v", err, res)
+	}
+	if doc, _ := json.Marshal(res.StructuredContent); !strings.Contains(string(doc), "module-manifest") || !strings.Contains(string(doc), "convert") {
+		t.Fatalf("source document: %s", doc)
+	}
+	_ = cs.Close()
 
 	// /metrics carries the HTTP, retrieval and Temporal SDK client metrics.
 	req, _ := http.NewRequest(http.MethodGet, in.base+"/metrics", nil)

@@ -217,7 +217,11 @@ func newFulfilment(ctx context.Context, cfg config.Config, sys *system, c client
 	if err != nil {
 		return nil, fmt.Errorf("--llm-provider %s: %w: %w", cfg.LLM.Provider, config.ErrInvalid, err)
 	}
-	f.mcp = mcp.New(mcp.Deps{Auth: sys.auth, Retrieval: sys.retrieval, Store: sys.store, Fulfil: f.verbs.Service(),
+	docs := sourceDocs{modules: mc.Modules, client: &http.Client{}}
+	if al != nil {
+		docs.files = al.files
+	}
+	f.mcp = mcp.New(mcp.Deps{Auth: sys.auth, Retrieval: sys.retrieval, Store: sys.store, Fulfil: f.verbs.Service(), Sources: docs,
 		LLM: model, Audit: sys.audit, Metrics: sys.metrics, Version: version})
 	if !runWorker {
 		return f, nil
