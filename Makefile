@@ -22,13 +22,13 @@ RUN_FLAGS    ?=
 BENCH        ?= .
 BENCHTIME    ?= 1s
 
-.PHONY: all run build test model cypher-lint mcp-client bench lint fmt tidy-check clean help
+.PHONY: all run build test model cypher-lint mcp-client browser bench lint fmt tidy-check clean help
 
 all: build
 
 help:
 	@echo "make run         build, then run 'bin/toolsmith dev' (API on http://127.0.0.1:8080; RUN_FLAGS='--flag …' adds flags)"
-	@echo "make test        the one test command (fetches embedder weights and the Cypher linter first)"
+	@echo "make test        the one test command (fetches embedder weights, the Cypher linter, the MCP client and Chromium first)"
 	@echo "make bench       run the Go benchmarks (BENCH=regexp, BENCHTIME=1s)"
 	@echo "make build       build $(BIN)"
 	@echo "make lint        go vet + gofmt check"
@@ -61,8 +61,13 @@ mcp-client:
 		echo "npm not found: the TypeScript MCP client test will fail (TOOLSMITH_REQUIRE_MCP_CLIENT=1)" >&2; \
 	fi
 
-test: model cypher-lint mcp-client
-	TOOLSMITH_MODEL_DIR=$(MODEL_DIR) TOOLSMITH_REQUIRE_MODEL=1 TOOLSMITH_REQUIRE_CYPHER_LINT=1 TOOLSMITH_REQUIRE_MCP_CLIENT=1 \
+# browser makes sure Chromium is on PATH for the console's browser tests
+# (Debian's chromium package; installing it needs root or passwordless sudo).
+browser:
+	@scripts/install-chromium || echo "the console's browser tests will fail (TOOLSMITH_REQUIRE_BROWSER=1)" >&2
+
+test: model cypher-lint mcp-client browser
+	TOOLSMITH_MODEL_DIR=$(MODEL_DIR) TOOLSMITH_REQUIRE_MODEL=1 TOOLSMITH_REQUIRE_CYPHER_LINT=1 TOOLSMITH_REQUIRE_MCP_CLIENT=1 TOOLSMITH_REQUIRE_BROWSER=1 \
 		$(GO) test -count=1 ./...
 	@echo "== which store and sandbox paths ran (go test hides passing tests' logs):"
 	@$(GO) test -count=1 -v -run 'TestContract' ./graph/sqlite/ ./graph/neo4j/ 2>&1 | grep -E 'graphtest: running|contract suite (SKIPPED|ran)' || true

@@ -17,10 +17,26 @@ import (
 
 // Run is one novel-verb fulfilment as Temporal's visibility lists it.
 type Run struct {
-	Verb   string
-	Branch string // substitute, decompose, find_or_build, no_capability, search (still searching)
-	Status string // running, completed, failed, …
-	Start  time.Time
+	WorkflowID string
+	RunID      string
+	Verb       string
+	Branch     string // substitute, decompose, find_or_build, no_capability, search (still searching)
+	Status     string // running, completed, failed, …
+	Start      time.Time
+	Close      time.Time // zero while running
+}
+
+// RecentRun is one run as the report lists it.
+type RecentRun struct {
+	WorkflowID string    `json:"workflowId"`
+	RunID      string    `json:"runId,omitempty"`
+	Verb       string    `json:"verb"`
+	Branch     string    `json:"branch"`
+	Status     string    `json:"status"`
+	StartedAt  time.Time `json:"startedAt"`
+	ClosedAt   time.Time `json:"closedAt,omitzero"`
+	// DurationMs is the run's duration, or its age while it runs.
+	DurationMs int64 `json:"durationMs"`
 }
 
 // RunLister lists recent novel-verb runs started at or after since, newest
@@ -37,6 +53,9 @@ type Options struct {
 	Top int
 	// MaxRuns bounds how many runs are read (default 5000).
 	MaxRuns int
+	// Recent is how many of the newest runs the report lists (default 25,
+	// max 500).
+	Recent int
 	// MaxQueries bounds how many served queries are read (default 5000).
 	MaxQueries int
 }
@@ -76,6 +95,8 @@ type Report struct {
 	// Unfulfilled are the verbs whose runs ended with no capability or
 	// failed, most frequent first.
 	Unfulfilled []Count `json:"unfulfilled"`
+	// RecentRuns are the newest runs in the window (at most Recent).
+	RecentRuns []RecentRun `json:"recentRuns"`
 	// RunsAvailable is false when no run listing is configured (the report
 	// then has no fulfilment figures); RunsError says why a listing failed.
 	RunsAvailable bool   `json:"runsAvailable"`
@@ -113,8 +134,12 @@ func Build(ctx context.Context, store graph.Store, runs RunLister, o Options) (R
 	if o.MaxQueries <= 0 {
 		o.MaxQueries = 5000
 	}
+	if o.Recent <= 0 {
+		o.Recent = 25
+	}
+	o.Recent = min(o.Recent, 500)
 	r := Report{GeneratedAt: now, Since: o.Since.UTC(), Tools: map[string]int{}, Groups: map[string]int{},
-		MostUsed: []ToolUsage{}, LowestSuccess: []ToolUsage{}, TopQueries: []Count{}, Unfulfilled: []Count{},
+		MostUsed: []ToolUsage{}, LowestSuccess: []ToolUsage{}, TopQueries: []Count{}, Unfulfilled: []Count{}, RecentRuns: []RecentRun{},
 		Fulfilments: Fulfilments{ByBranch: map[string]int{}, ByStatus: map[string]int{}}}
 
 	var ids []string
@@ -201,6 +226,15 @@ func Build(ctx context.Context, store graph.Store, runs RunLister, o Options) (R
 		}
 		unfulfilled := map[string]int{}
 		for _, run := range list {
+			if len(r.RecentRuns) < o.Recent {
+				end := run.Close
+				if end.IsZero() {
+					end = now
+				}
+				r.RecentRuns = append(r.RecentRuns, RecentRun{WorkflowID: run.WorkflowID, RunID: run.RunID, Verb: run.Verb,
+					Branch: run.Branch, Status: run.Status, StartedAt: run.Start.UTC(), ClosedAt: run.Close.UTC(),
+					DurationMs: max(0, end.Sub(run.Start).Milliseconds())})
+			}
 			r.Fulfilments.Total++
 			r.Fulfilments.ByBranch[run.Branch]++
 			r.Fulfilments.ByStatus[run.Status]++

@@ -45,11 +45,16 @@ func TestBuild(t *testing.T) {
 	if err := st.RecordUsage(ctx, ev); err != nil {
 		t.Fatal(err)
 	}
-	runs := fakeRuns{{Verb: "CONVERT", Branch: "substitute", Status: "completed"}, {Verb: "SING", Branch: "no_capability", Status: "completed"},
+	t0 := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	runs := fakeRuns{{WorkflowID: "verb-convert", Verb: "CONVERT", Branch: "substitute", Status: "completed", Start: t0, Close: t0.Add(1500 * time.Millisecond)},
+		{Verb: "SING", Branch: "no_capability", Status: "completed"},
 		{Verb: "SING", Branch: "decompose", Status: "failed"}, {Verb: "FLY", Branch: "substitute", Status: "running"}}
-	r, err := analytics.Build(ctx, st, runs, analytics.Options{Top: 5})
+	r, err := analytics.Build(ctx, st, runs, analytics.Options{Top: 5, Recent: 3})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(r.RecentRuns) != 3 || r.RecentRuns[0].WorkflowID != "verb-convert" || r.RecentRuns[0].DurationMs != 1500 || r.RecentRuns[2].Status != "failed" {
+		t.Errorf("recent runs (newest first, at most Recent): %+v", r.RecentRuns)
 	}
 	if r.Tools["active"] != 2 || r.Tools["deprecated"] != 1 || r.Groups["default"] != 1 || r.Groups["travel"] != 1 || r.Groups["finance"] != 0 {
 		t.Errorf("catalogue: tools %v groups %v", r.Tools, r.Groups)

@@ -34,6 +34,7 @@ import (
 	"github.com/toolsmith/toolsmith/metrics"
 	"github.com/toolsmith/toolsmith/registry"
 	"github.com/toolsmith/toolsmith/retrieval"
+	"github.com/toolsmith/toolsmith/web"
 )
 
 // noTemporal is a Temporal client that is never reached: every request of
@@ -104,9 +105,13 @@ func fullServerWith(t *testing.T, m *metrics.Metrics) (*api.Server, *identity.Ke
 		verbs.New(tc, st, verbs.Config{}), apianalytics.New(st, nil), apiairlock.New(tc, st, apiairlock.Config{}).WithOperations(noNotes{}, noEnabler{t}),
 	}
 	auth := &identity.Authenticator{Keys: keys}
+	console := web.New(nil, web.Config{})
 	edge := mcp.New(mcp.Deps{Auth: auth, Retrieval: search, Store: st, Audit: log, Metrics: m})
 	srv, _ := newServer(t, api.Options{Auth: auth, Audit: log, Metrics: m,
-		Handlers: []api.Handler{{Methods: []string{http.MethodGet, http.MethodPost, http.MethodDelete}, Path: "/mcp", Handler: edge.Handler()}}}, features...)
+		Handlers: []api.Handler{{Methods: []string{http.MethodGet, http.MethodPost, http.MethodDelete}, Path: "/mcp", Handler: edge.Handler()},
+			{Methods: []string{http.MethodGet}, Path: "/ui", Handler: console},
+			{Methods: []string{http.MethodGet, http.MethodPost}, Path: "/ui/*path", Handler: console}}}, features...)
+	console.SetAPI(srv.Handler())
 	return srv, keys, st
 }
 

@@ -88,6 +88,13 @@ var Rules = []RouteRule{
 	{"GET", "/mcp", identity.RulePublic, "", false},
 	{"POST", "/mcp", identity.RulePublic, "", false},
 	{"DELETE", "/mcp", identity.RulePublic, "", false},
+
+	// The review console: its pages sign in with a key into a cookie
+	// session and call the API with that key, so every action meets the
+	// rows above; the console's own door is open.
+	{"GET", "/ui", identity.RulePublic, "", false},
+	{"GET", "/ui/*path", identity.RulePublic, "", false},
+	{"POST", "/ui/*path", identity.RulePublic, "", false},
 }
 
 // ruleIndex maps "METHOD path" to its row.

@@ -43,6 +43,7 @@ func airlockEnv(t *testing.T, reviewTimeout time.Duration) *env {
 		t.Fatal(err)
 	}
 	files := &airlock.Files{Root: filepath.Join(t.TempDir(), "airlock")}
+	e.airlockFiles = files
 	e.stopWorker()
 	e.deps.Airlock = &activities.Airlock{
 		Scanner: &airlock.Scanner{Fetcher: &airlock.Fetcher{}, Files: files, Definitions: e.store, Embedder: emb},

@@ -44,6 +44,13 @@ func TestAnalyticsReport(t *testing.T) {
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
+	recent := false
+	for _, x := range r.RecentRuns {
+		recent = recent || (x.Verb == "COMPOSE_SYMPHONY" && x.WorkflowID != "" && x.RunID != "" && x.Status == "failed")
+	}
+	if !recent {
+		t.Fatalf("recent runs lack COMPOSE_SYMPHONY: %+v", r.RecentRuns)
+	}
 	if !r.RunsAvailable || r.Tools["active"] == 0 || r.Groups["default"] == 0 || r.Fulfilments.ByStatus["failed"] == 0 {
 		t.Fatalf("report: %+v", r)
 	}

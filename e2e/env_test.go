@@ -24,6 +24,7 @@ import (
 
 	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/activities"
+	"github.com/toolsmith/toolsmith/airlock"
 	"github.com/toolsmith/toolsmith/api"
 	"github.com/toolsmith/toolsmith/api/httpx"
 	"github.com/toolsmith/toolsmith/api/verbs"
@@ -102,8 +103,10 @@ type env struct {
 	hooks []func(toolID string)
 	// handlers are served beside /api/v1 by serve (the MCP endpoint).
 	handlers []api.Handler
-	mu       sync.Mutex
-	stopOnce bool
+	// airlockFiles is the airlock's state directory (airlockEnv).
+	airlockFiles *airlock.Files
+	mu           sync.Mutex
+	stopOnce     bool
 }
 
 func newEnv(t testing.TB) *env {

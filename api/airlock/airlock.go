@@ -118,9 +118,11 @@ func (h *Handler) enable(c *gin.Context) {
 	}
 	// Who may re-enable (admins) is the route's rule in the server's
 	// authorization table, checked before this handler runs.
-	slug, _, ok := strings.Cut(c.Param("toolId"), ".")
-	if !ok {
-		httpx.Error(c, fault.Malformed("toolId", "must be <api>.<operation>, got %q", c.Param("toolId")))
+	// toolId is one of the API's tools (<api>.<operation>) or the API's
+	// name itself, as health-check notifications name it.
+	slug, _, _ := strings.Cut(c.Param("toolId"), ".")
+	if slug == "" {
+		httpx.Error(c, fault.Malformed("toolId", "must be <api>.<operation> or <api>, got %q", c.Param("toolId")))
 		return
 	}
 	ids, err := h.enabler.Enable(c.Request.Context(), slug, "re-enabled by "+caller.UserID)

@@ -46,7 +46,11 @@ func (r Runs) NovelVerbRuns(ctx context.Context, since time.Time, limit int) ([]
 			return out, fulfil.TemporalError("list novel-verb runs", err)
 		}
 		for _, ex := range resp.GetExecutions() {
-			run := analytics.Run{Status: fulfil.StatusName(ex.GetStatus()), Start: ex.GetStartTime().AsTime()}
+			run := analytics.Run{WorkflowID: ex.GetExecution().GetWorkflowId(), RunID: ex.GetExecution().GetRunId(),
+				Status: fulfil.StatusName(ex.GetStatus()), Start: ex.GetStartTime().AsTime()}
+			if ex.GetCloseTime() != nil {
+				run.Close = ex.GetCloseTime().AsTime()
+			}
 			fields := ex.GetSearchAttributes().GetIndexedFields()
 			if p, ok := fields[workflows.SAVerbName]; ok {
 				_ = dc.FromPayload(p, &run.Verb)

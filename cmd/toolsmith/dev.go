@@ -79,8 +79,8 @@ func runDev(ctx context.Context, e *env, cfg config.Config) error {
 			ready.done("worker")
 			return nil
 		},
-		urls: func(string) []string {
-			lines := []string{"Temporal " + ts.Addr() + " (namespace " + ts.Namespace() + ")"}
+		urls: func(base string) []string {
+			lines := []string{"Console  " + base + "/ui/", "MCP      " + base + "/mcp", "Temporal " + ts.Addr() + " (namespace " + ts.Namespace() + ")"}
 			if ts.UIURL() != "" {
 				lines = append(lines, "Web UI   "+ts.UIURL())
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolsmith/toolsmith/api"
 	"github.com/toolsmith/toolsmith/api/httpx"
+	"github.com/toolsmith/toolsmith/web"
 )
 
 // serveOptions configure serve.
@@ -49,6 +50,11 @@ func serve(ctx context.Context, e *env, sys *system, log *slog.Logger, opts serv
 		Limits:   api.Limits{SearchPerMinute: a.RateSearch, ExecutePerMinute: a.RateExecute, VerbsPerMinute: a.RateVerbs, MaxBodyBytes: a.MaxBodyBytes},
 		Handlers: opts.handlers,
 	}, append(sys.mounters(), opts.mounters...)...)
+	for _, h := range opts.handlers {
+		if c, ok := h.Handler.(*web.Console); ok {
+			c.SetAPI(srv.Handler()) // the console calls the API it is served beside
+		}
+	}
 	g, gctx := newGroup(ctx, log)
 	g.Go(gctx, "http", func(ctx context.Context) error { return srv.Serve(ctx, ln) })
 	if opts.setup != nil {

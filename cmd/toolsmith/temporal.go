@@ -27,6 +27,7 @@ import (
 	"github.com/toolsmith/toolsmith/llm"
 	"github.com/toolsmith/toolsmith/mcp"
 	"github.com/toolsmith/toolsmith/modules"
+	"github.com/toolsmith/toolsmith/web"
 	"github.com/toolsmith/toolsmith/worker"
 	"github.com/toolsmith/toolsmith/workflows"
 )
@@ -172,6 +173,9 @@ type fulfilment struct {
 	verbs     *verbs.Handler
 	analytics *apianalytics.Handler
 	mcp       *mcp.Edge
+	console   *web.Console
+	uiURL     string
+	namespace string
 	airlock   *airlockParts
 }
 
@@ -189,7 +193,12 @@ func (f *fulfilment) handlers(ctx context.Context, sys *system) []api.Handler {
 	} else {
 		sys.log.Info("mcp: catalogue exposed", "tools", n)
 	}
-	return []api.Handler{{Methods: []string{http.MethodGet, http.MethodPost, http.MethodDelete}, Path: "/mcp", Handler: f.mcp.Handler()}}
+	f.console = web.New(nil, web.Config{TemporalUI: f.uiURL, Namespace: f.namespace})
+	return []api.Handler{
+		{Methods: []string{http.MethodGet, http.MethodPost, http.MethodDelete}, Path: "/mcp", Handler: f.mcp.Handler()},
+		{Methods: []string{http.MethodGet}, Path: "/ui", Handler: f.console},
+		{Methods: []string{http.MethodGet, http.MethodPost}, Path: "/ui/*path", Handler: f.console},
+	}
 }
 
 // mounters are the Temporal-backed routes.
@@ -205,7 +214,7 @@ func (f *fulfilment) mounters(cfg config.Config) []httpx.Mounter {
 // verbs routes on a Temporal client. runWorker=false builds only the routes
 // (toolsmith api against an external worker).
 func newFulfilment(ctx context.Context, cfg config.Config, sys *system, c client.Client, uiURL string, mc modules.Config, runWorker bool) (*fulfilment, error) {
-	f := &fulfilment{client: c}
+	f := &fulfilment{client: c, uiURL: strings.TrimRight(uiURL, "/"), namespace: cfg.Temporal.Namespace}
 	f.analytics = apianalytics.New(sys.store, verbs.Runs{Temporal: c, Namespace: cfg.Temporal.Namespace})
 	f.verbs = verbs.New(c, sys.store, verbs.Config{Namespace: cfg.Temporal.Namespace, UIBaseURL: strings.TrimRight(uiURL, "/"), DefaultThreshold: substituteThreshold(cfg)})
 	al, err := newAirlock(ctx, cfg, sys, c, sys.log)

@@ -1,0 +1,328 @@
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/toolsmith/toolsmith/airlock"
+	"github.com/toolsmith/toolsmith/api"
+	apiairlock "github.com/toolsmith/toolsmith/api/airlock"
+	apianalytics "github.com/toolsmith/toolsmith/api/analytics"
+	apiretrieval "github.com/toolsmith/toolsmith/api/retrieval"
+	"github.com/toolsmith/toolsmith/api/tools"
+	"github.com/toolsmith/toolsmith/api/verbs"
+	"github.com/toolsmith/toolsmith/identity"
+	"github.com/toolsmith/toolsmith/web"
+)
+
+// chromium finds a Chromium to drive; the test fails without one when
+// TOOLSMITH_REQUIRE_BROWSER is set (make test sets it; .ci/run installs
+// the Debian package), and skips otherwise.
+func chromium(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("TOOLSMITH_REQUIRE_BROWSER") != "" {
+		t.Fatal("the console's browser tests need Chromium on PATH (Debian: apt-get install chromium)")
+	}
+	t.Skip("no Chromium on PATH")
+	return ""
+}
+
+// browser is a test's handle on one Chromium tab.
+type browser struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+// do runs steps, failing the test with the page's text on error.
+func (b browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	if err := chromedp.Do(b.ctx, steps...); err != nil {
+		page, _ := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS("main")))
+		b.t.Fatalf("%s: %v\npage: %s", what, err, page)
+	}
+}
+
+// text is the text of the first element matching a CSS selector.
+func (b browser) text(sel string) string {
+	b.t.Helper()
+	s, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		b.t.Fatalf("text of %s: %v", sel, err)
+	}
+	return s
+}
+
+// eval evaluates a JavaScript expression.
+func eval[T any](b browser, expr string) T {
+	b.t.Helper()
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		b.t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
+
+// shot saves a screenshot of the page as a test artifact under
+// e2e/artifacts (gitignored).
+func (b browser) shot(name string) {
+	b.t.Helper()
+	buf, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100)) // quality 100: PNG
+	if err != nil {
+		b.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.MkdirAll("artifacts", 0o755); err != nil {
+		b.t.Fatal(err)
+	}
+	path := filepath.Join("artifacts", name+".png")
+	if err := os.WriteFile(path, buf, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Logf("screenshot %s", path)
+}
+
+// TestConsoleInABrowser drives the review console in headless Chromium:
+// sign in, add a spec source, open the review, approve it with a policy
+// through the dialog (the real airlock builds and tests the wrapper), find
+// the new tools in search with their score bars; a user without the
+// approver role sees no approve button; a reject with a reason; bad input
+// and a stale form token get a clear message.
+func TestConsoleInABrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a wrapper")
+	}
+	exe := chromium(t)
+	e := airlockEnv(t, time.Hour)
+	console := web.New(nil, web.Config{TemporalUI: "http://temporal-ui.invalid", Namespace: server.Namespace()})
+	e.handlers = []api.Handler{
+		{Methods: []string{http.MethodGet}, Path: "/ui", Handler: console},
+		{Methods: []string{http.MethodGet, http.MethodPost}, Path: "/ui/*path", Handler: console},
+	}
+	// Health checks disable an API after one failed probe here, and raise
+	// the notification the console's re-enable button answers.
+	notes, err := airlock.OpenNotificationLog(filepath.Join(t.TempDir(), "notifications.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	health := &airlock.HealthChecker{Files: e.airlockFiles, Prober: &airlock.Prober{}, Tools: e.store, Notifier: notes, Threshold: 1}
+	e.serve(verbs.New(e.client, e.store, verbs.Config{TaskQueue: e.queue, Namespace: server.Namespace()}),
+		apiairlock.New(e.client, e.store, apiairlock.Config{TaskQueue: e.queue, Namespace: server.Namespace(), ReviewTimeout: time.Hour}).WithOperations(notes, health),
+		apiretrieval.New(e.search), tools.New(e.reg), apianalytics.New(e.store, verbs.Runs{Temporal: e.client, Namespace: server.Namespace()}))
+	console.SetAPI(e.api.Config.Handler)
+
+	specs := serveFile(t, "../codegen/testdata/petstore/spec.yaml")
+	rates := serveFile(t, "../codegen/testdata/swagger2/spec.json")
+	var petAPIDown atomic.Bool
+	petAPI := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if petAPIDown.Load() {
+			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`[{"id": "rex-1", "name": "Rex", "species": "dog"}]`))
+	}))
+	defer petAPI.Close()
+	user := e.key(identity.NewKey{Owner: "ana", Level: "user"})
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.WindowSize(1280, 800),
+		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelA()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	if err := chromedp.Do(ctx); err != nil { // start the browser without a deadline (see chromedp.Run)
+		t.Fatalf("start Chromium: %v", err)
+	}
+	tctx, cancelT := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancelT()
+	b := browser{t: t, ctx: tctx}
+	base := e.api.URL + "/ui"
+	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	signIn := func(key string) {
+		t.Helper()
+		b.do("sign in", chromedp.Navigate(base+"/signin"), chromedp.WaitVisible(css("#key")),
+			chromedp.SendKeys(css("#key"), key), chromedp.Submit(css("#key")),
+			chromedp.WaitVisible(chromedp.Search(`//h1[contains(., "Pending reviews")]`)))
+	}
+
+	// A wrong key is refused on the page.
+	b.do("bad sign-in", chromedp.Navigate(base+"/signin"), chromedp.WaitVisible(css("#key")),
+		chromedp.SendKeys(css("#key"), "tsk_nope"), chromedp.Submit(css("#key")), chromedp.WaitVisible(css(".error")))
+	b.shot("console-signin-refused")
+	if text := b.text(".error"); !strings.Contains(text, "refused") {
+		t.Fatalf("bad key message: %q", text)
+	}
+
+	signIn(e.admin)
+	b.shot("console-reviews-empty")
+	// Sources: empty input is refused with a message; a real spec is added and scanned.
+	b.do("empty source", chromedp.Navigate(base+"/sources"), chromedp.WaitVisible(css("#add-source")),
+		chromedp.Click(css("#add-source")), chromedp.WaitVisible(css("p.error")))
+	if text := b.text("p.error"); !strings.Contains(text, "URL, file or folder") {
+		t.Fatalf("empty source message: %q", text)
+	}
+	b.do("add source", chromedp.SendKeys(css("#location"), specs.URL+"/pets.yaml"), chromedp.Click(css("#add-source")),
+		chromedp.WaitVisible(css(".flash")))
+	b.shot("console-sources")
+
+	// The review appears; its page shows operations and the approve dialog.
+	reviewLink := func() string {
+		t.Helper()
+		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+			b.do("reviews", chromedp.Navigate(base+"/reviews"), chromedp.WaitVisible(css("h1")))
+			if href := eval[string](b, `(document.querySelector('a[href^="/ui/reviews/airlock-"]') || {}).pathname || ""`); href != "" {
+				return href
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no pending review appeared")
+			}
+		}
+	}
+	reviewURL := reviewLink()
+	b.shot("console-reviews")
+	b.do("open review", chromedp.Navigate(e.api.URL+reviewURL), chromedp.WaitVisible(chromedp.Search(`//h2[contains(., "Operations")]`)))
+	b.shot("console-review")
+
+	// A user without the approver role sees the review but no approve button.
+	signIn(user)
+	b.do("user view", chromedp.Navigate(e.api.URL+reviewURL), chromedp.WaitVisible(chromedp.Search(`//h2[contains(., "Operations")]`)))
+	b.shot("console-review-user")
+	if eval[bool](b, `!!document.querySelector('#approve-submit')`) {
+		t.Fatal("a user without the approver role sees the approve button")
+	}
+
+	// Approve through the dialog: a bad quota first, then a real policy.
+	// The page refuses a quota that is not a number before sending it; the
+	// server refuses it too when the page's checks are bypassed.
+	signIn(e.admin)
+	b.do("open approve", chromedp.Navigate(e.api.URL+reviewURL), chromedp.WaitVisible(css("#approve summary")),
+		chromedp.Click(css("#approve summary")), chromedp.WaitVisible(css("input[name=quotaPerDay]")),
+		chromedp.SendKeys(css("input[name=quotaPerDay]"), "lots"))
+	if eval[bool](b, `document.querySelector('input[name=quotaPerDay]').checkValidity()`) {
+		t.Fatal("the page accepts a quota of \"lots\"")
+	}
+	b.shot("console-approve-dialog")
+	b.do("bad quota", chromedp.Evaluate[chromedp.Void](`document.querySelector('#approve form').noValidate = true`),
+		chromedp.Click(css("#approve-submit")), chromedp.WaitVisible(css("#approve p.error")))
+	if text := b.text("#approve p.error"); !strings.Contains(text, "Quota per day") {
+		t.Fatalf("bad quota message: %q", text)
+	}
+	b.do("approve", chromedp.SetValue(css("input[name=quotaPerDay]"), "100"),
+		chromedp.SetValue(css("input[name=baseUrl]"), petAPI.URL+"/v1"),
+		chromedp.Click(css("#approve-submit")), chromedp.WaitVisible(css(".outcome")))
+	b.shot("console-approved")
+	if text := b.text(".outcome"); !strings.Contains(text, "onboarded") || !strings.Contains(text, "pet_clinic.") {
+		t.Fatalf("approve outcome: %q", text)
+	}
+
+	// The new tools are found in search, with their score bars.
+	b.do("search", chromedp.Navigate(base+"/tools?q=list+the+pets+of+the+clinic"), chromedp.WaitVisible(css(".hits")))
+	b.shot("console-tools")
+	if bars, text := eval[int](b, `document.querySelectorAll('.hit .bar').length`), b.text(".hits"); bars == 0 || !strings.Contains(text, "pet_clinic.") {
+		t.Fatalf("search: %d bars, %q", bars, text)
+	}
+
+	// The API fails its health check: its tools are disabled and a
+	// notification offers admins a re-enable button.
+	petAPIDown.Store(true)
+	rep, err := health.CheckAll(context.Background())
+	if err != nil || len(rep.Disabled) != 1 {
+		t.Fatalf("health check: %+v, %v", rep, err)
+	}
+	a, err := e.airlockFiles.Approval(rep.Disabled[0])
+	if err != nil || len(a.ToolIDs) == 0 {
+		t.Fatalf("approval %s: %+v, %v", rep.Disabled[0], a, err)
+	}
+	status := func() string {
+		t.Helper()
+		tl, err := e.reg.Get(context.Background(), a.ToolIDs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tl.Status
+	}
+	if got := status(); got != "disabled" {
+		t.Fatalf("%s after a failed health check: %s", a.ToolIDs[0], got)
+	}
+	b.do("notifications", chromedp.Navigate(base+"/notifications"), chromedp.WaitVisible(css(".notes button")))
+	b.shot("console-notifications")
+	petAPIDown.Store(false)
+	b.do("re-enable", chromedp.Click(css(".notes button")), chromedp.WaitVisible(css(".flash")))
+	if text := b.text(".flash"); !strings.Contains(text, "pet_clinic.") {
+		t.Fatalf("re-enable: %q", text)
+	}
+	if got := status(); got != "active" {
+		t.Fatalf("%s after re-enable: %s", a.ToolIDs[0], got)
+	}
+
+	// Reject another spec with a reason (an empty reason is refused first).
+	b.do("add rates", chromedp.Navigate(base+"/sources"), chromedp.WaitVisible(css("#location")),
+		chromedp.SendKeys(css("#location"), rates.URL+"/rates.json"), chromedp.Click(css("#add-source")),
+		chromedp.WaitVisible(css(".flash")))
+	rejectURL := reviewLink()
+	b.do("reject", chromedp.Navigate(e.api.URL+rejectURL), chromedp.WaitVisible(css("#reject summary")),
+		chromedp.Click(css("#reject summary")), chromedp.Click(css("#reject-submit")),
+		chromedp.WaitVisible(css("#reject p.error")),
+		chromedp.SendKeys(css("#reason"), "rates must come from the treasury"), chromedp.Click(css("#reject-submit")),
+		chromedp.WaitVisible(css(".outcome")))
+	b.shot("console-rejected")
+	if text := b.text(".outcome"); !strings.Contains(text, "rejected") {
+		t.Fatalf("reject outcome: %q", text)
+	}
+
+	// A form with a stale token is refused with a clear message.
+	b.do("stale token", chromedp.Navigate(base+"/sources"), chromedp.WaitVisible(css("#location")),
+		chromedp.SetAttributeValue(css("form.inline input[name=csrf]"), "value", "stale"),
+		chromedp.SendKeys(css("#location"), "https://example.invalid/x.yaml"), chromedp.Click(css("#add-source")),
+		chromedp.WaitVisible(css("p.error")))
+	if text := b.text("p.error"); !strings.Contains(text, "expired") {
+		t.Fatalf("stale token message: %q", text)
+	}
+	// Runs: a planner's verb shows with its branch, linked to its Temporal UI page.
+	var run verbRun
+	if code := e.post("/api/v1/verbs?wait=30s", convertBody, &run); code != http.StatusOK {
+		t.Fatalf("convert: HTTP %d", code)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(300 * time.Millisecond) {
+		b.do("runs", chromedp.Navigate(base+"/gaps"), chromedp.WaitVisible(css("main h1")))
+		if eval[bool](b, `!!document.querySelector('table.runs a[href^="http://temporal-ui.invalid/namespaces/"]')`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no linked run on the runs page: %s", b.text("main"))
+		}
+	}
+	b.shot("console-runs")
+	if text := b.text("table.runs"); !strings.Contains(text, "CONVERT_CURRENCY") || !strings.Contains(text, "substitute") {
+		t.Fatalf("runs table: %q", text)
+	}
+	b.do("narrow window", chromedp.EmulateViewport(390, 844), chromedp.Navigate(base+"/gaps"), chromedp.WaitVisible(css("h1")))
+	b.shot("console-runs-narrow")
+
+	// Signed out, a guest sees neither the review nor its approve button,
+	// and search shows only the public tools (the pet clinic's need a user).
+	b.do("sign out", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(base+"/tools"), chromedp.WaitVisible(css(".who button")),
+		chromedp.Click(css(".who button")), chromedp.WaitVisible(css("#key")))
+	b.do("guest review", chromedp.Navigate(e.api.URL+reviewURL), chromedp.WaitVisible(css("#key")))
+	if eval[bool](b, `!!document.querySelector('#approve-submit')`) {
+		t.Fatal("a guest sees the approve button")
+	}
+	b.do("guest search", chromedp.Navigate(base+"/tools?q=list+the+pets+of+the+clinic"), chromedp.WaitVisible(css("main h1")))
+	b.shot("console-tools-guest")
+	if text := b.text("main"); strings.Contains(text, "pet_clinic.") {
+		t.Fatalf("a guest finds the clinic's tools: %q", text)
+	}
+}

@@ -1,0 +1,766 @@
+// Package web is the review console at /ui/ (issue 11): pages for
+// approvers and operators, server-rendered with html/template and embedded
+// in the binary (no script library, no CDN, no build step: every action is
+// a plain HTML form, so it works with the keyboard and without JavaScript).
+//
+// The console is a thin edge over the REST API: each page calls the API
+// in-process with the signed-in user's own key, so the authorization
+// table, the visibility rule, validation and the audit log are exactly
+// REST's, and a page shows only what that identity may see. Sign-in takes
+// an API key into a server-side session behind an HttpOnly, SameSite=Strict
+// cookie; every form carries the session's CSRF token.
+package web
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"io/fs"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolsmith/toolsmith/identity"
+)
+
+//go:embed templates/*.html static/*
+var assets embed.FS
+
+// CookieName is the session cookie.
+const CookieName = "toolsmith_session"
+
+// signinCookie carries the sign-in form's CSRF token.
+const signinCookie = "toolsmith_signin"
+
+// maxForm bounds a form's body.
+const maxForm = 64 << 10
+
+// SessionTTL is how long a session lives without use.
+const SessionTTL = 12 * time.Hour
+
+// Console serves /ui/.
+type Console struct {
+	api   http.Handler // the REST API (the same server's engine)
+	tmpl  *template.Template
+	mu    sync.Mutex
+	sess  map[string]*session
+	now   func() time.Time
+	ui    string // the Temporal UI base URL, for run links
+	ns    string // the runs' Temporal namespace
+	files http.Handler
+}
+
+type session struct {
+	key     string
+	csrf    string
+	who     identity.Principal
+	expires time.Time
+}
+
+// Config configures the console.
+type Config struct {
+	// TemporalUI is the Temporal Web UI's base URL; runs link to it (none
+	// when empty).
+	TemporalUI string
+	// Namespace is the Temporal namespace of the runs (default "default").
+	Namespace string
+}
+
+// New returns the console over api (call SetAPI when the API handler is
+// built after the console, as in cmd/toolsmith).
+func New(api http.Handler, cfg Config) *Console {
+	if cfg.Namespace == "" {
+		cfg.Namespace = "default"
+	}
+	t := template.Must(template.New("").Funcs(template.FuncMap{
+		"pct":   func(v float64) string { return strconv.FormatFloat(math.Max(0, math.Min(100, v*100)), 'f', 0, 64) },
+		"num":   func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) },
+		"join":  strings.Join,
+		"list":  func(xs ...string) []string { return xs },
+		"since": func(s string) string { return age(s) },
+		"ms":    func(ms int64) string { return duration(ms) },
+	}).ParseFS(assets, "templates/*.html"))
+	static, _ := fs.Sub(assets, "static")
+	return &Console{api: api, tmpl: t, sess: map[string]*session{}, now: time.Now, ui: strings.TrimRight(cfg.TemporalUI, "/"), ns: cfg.Namespace,
+		files: http.StripPrefix("/ui/static/", http.FileServer(http.FS(static)))}
+}
+
+// SetAPI sets the REST handler the console calls.
+func (c *Console) SetAPI(api http.Handler) { c.api = api }
+
+// ServeHTTP routes /ui/… requests.
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Referrer-Policy", "same-origin")
+	path := strings.TrimPrefix(r.URL.Path, "/ui")
+	if strings.HasPrefix(path, "/static/") {
+		c.files.ServeHTTP(w, r)
+		return
+	}
+	s := c.session(r)
+	if r.Method == http.MethodPost {
+		r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+		if err := r.ParseForm(); err != nil {
+			c.page(w, r, s, http.StatusBadRequest, "error", map[string]any{"Message": "The form could not be read: " + err.Error()})
+			return
+		}
+		want := ""
+		switch {
+		case path == "/signin": // before a session exists the token is a cookie's (double submit)
+			if ck, err := r.Cookie(signinCookie); err == nil {
+				want = ck.Value
+			}
+		case s != nil:
+			want = s.csrf
+		}
+		if want == "" || subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(want)) != 1 {
+			c.page(w, r, s, http.StatusForbidden, "error", map[string]any{"Message": "This form has expired (its security token does not match your session). Reload the page and try again."})
+			return
+		}
+	}
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	switch {
+	case path == "" || path == "/":
+		http.Redirect(w, r, "/ui/reviews", http.StatusSeeOther)
+	case parts[0] == "signin" && r.Method == http.MethodGet:
+		c.signInPage(w, r, http.StatusOK, "")
+	case parts[0] == "signin" && r.Method == http.MethodPost:
+		c.signIn(w, r)
+	case parts[0] == "signout" && r.Method == http.MethodPost:
+		c.signOut(w, r, s)
+	case parts[0] == "reviews" && len(parts) == 1:
+		c.reviews(w, r, s)
+	case parts[0] == "reviews" && len(parts) == 2:
+		c.review(w, r, s, parts[1], nil, nil)
+	case parts[0] == "reviews" && len(parts) == 3 && r.Method == http.MethodPost && (parts[2] == "approve" || parts[2] == "reject"):
+		c.decide(w, r, s, parts[1], parts[2])
+	case parts[0] == "tools" && len(parts) == 1:
+		c.tools(w, r, s)
+	case parts[0] == "tools" && len(parts) == 2:
+		c.tool(w, r, s, parts[1])
+	case parts[0] == "tools" && len(parts) == 3 && parts[2] == "enable" && r.Method == http.MethodPost:
+		c.enable(w, r, s, parts[1])
+	case parts[0] == "sources" && len(parts) == 1:
+		c.sources(w, r, s, nil)
+	case parts[0] == "sources" && len(parts) == 2 && r.Method == http.MethodPost:
+		c.sourceAction(w, r, s, parts[1])
+	case parts[0] == "notifications":
+		c.notifications(w, r, s, nil)
+	case parts[0] == "gaps":
+		c.gaps(w, r, s)
+	default:
+		c.page(w, r, s, http.StatusNotFound, "error", map[string]any{"Message": "There is no page " + r.URL.Path + "."})
+	}
+}
+
+// ---- sessions ----
+
+func randomToken() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+func (c *Console) session(r *http.Request) *session {
+	ck, err := r.Cookie(CookieName)
+	if err != nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.sess[ck.Value]
+	if !ok || c.now().After(s.expires) {
+		delete(c.sess, ck.Value)
+		return nil
+	}
+	s.expires = c.now().Add(SessionTTL)
+	return s
+}
+
+// signInPage renders the sign-in form with a fresh token, kept in a
+// short-lived cookie the form must echo.
+func (c *Console) signInPage(w http.ResponseWriter, r *http.Request, code int, msg string) {
+	token := randomToken()
+	http.SetCookie(w, &http.Cookie{Name: signinCookie, Value: token, Path: "/ui/signin", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: 3600})
+	c.page(w, r, nil, code, "signin", map[string]any{"Error": msg, "SigninCSRF": token})
+}
+
+func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
+	key := strings.TrimSpace(r.PostFormValue("key"))
+	fail := func(msg string) { c.signInPage(w, r, http.StatusUnauthorized, msg) }
+	switch {
+	case key == "":
+		fail("Paste an API key (tsk_…) to sign in.")
+		return
+	case len(key) > 200:
+		fail("That is too long to be an API key.")
+		return
+	}
+	var who struct {
+		Principal identity.Principal `json:"principal"`
+	}
+	code, msg := c.call(r.Context(), key, http.MethodGet, "/api/v1/whoami", nil, &who)
+	if code != http.StatusOK || !who.Principal.Authenticated() {
+		fail("That key was refused: " + msg)
+		return
+	}
+	id := randomToken()
+	c.mu.Lock()
+	for k, s := range c.sess { // sweep expired sessions
+		if c.now().After(s.expires) {
+			delete(c.sess, k)
+		}
+	}
+	c.sess[id] = &session{key: key, csrf: randomToken(), who: who.Principal, expires: c.now().Add(SessionTTL)}
+	c.mu.Unlock()
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: id, Path: "/ui", HttpOnly: true, SameSite: http.SameSiteStrictMode,
+		Secure: r.TLS != nil, MaxAge: int(SessionTTL.Seconds())})
+	http.Redirect(w, r, "/ui/reviews", http.StatusSeeOther)
+}
+
+func (c *Console) signOut(w http.ResponseWriter, r *http.Request, s *session) {
+	if ck, err := r.Cookie(CookieName); err == nil {
+		c.mu.Lock()
+		delete(c.sess, ck.Value)
+		c.mu.Unlock()
+	}
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/ui", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+	http.Redirect(w, r, "/ui/signin", http.StatusSeeOther)
+}
+
+// ---- calling the API ----
+
+// call sends one request to the REST API with the session's key and
+// decodes the envelope's data into out; it returns the status and, on
+// failure, the API's message (with the fields it names).
+func (c *Console) call(ctx context.Context, key, method, path string, body any, out any) (int, string) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return http.StatusInternalServerError, err.Error()
+		}
+		rd = bytes.NewReader(b)
+	}
+	req := httptest.NewRequest(method, path, rd).WithContext(ctx)
+	req.RemoteAddr = "127.0.0.1:0"
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	rec := httptest.NewRecorder()
+	c.api.ServeHTTP(rec, req)
+	var env struct {
+		Data  json.RawMessage `json:"data"`
+		Error *struct {
+			Message string `json:"message"`
+			Fields  []struct {
+				Path    string `json:"path"`
+				Message string `json:"message"`
+			} `json:"fields"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &env); err != nil {
+		return rec.Code, fmt.Sprintf("unexpected answer (HTTP %d)", rec.Code)
+	}
+	if env.Error != nil {
+		msg := env.Error.Message
+		for _, f := range env.Error.Fields {
+			msg += "; " + f.Path + ": " + f.Message
+		}
+		return rec.Code, msg
+	}
+	if out != nil && len(env.Data) > 0 {
+		_ = json.Unmarshal(env.Data, out)
+	}
+	return rec.Code, ""
+}
+
+func (s *session) keyOrGuest() string {
+	if s == nil {
+		return ""
+	}
+	return s.key
+}
+
+// page renders a page inside the layout.
+func (c *Console) page(w http.ResponseWriter, r *http.Request, s *session, code int, name string, data map[string]any) {
+	if data == nil {
+		data = map[string]any{}
+	}
+	data["Page"] = name
+	data["Session"] = s
+	if s != nil {
+		data["CSRF"] = s.csrf
+		data["Who"] = s.who
+		data["CanApprove"] = identity.RuleApprover.Check(s.who) == nil
+		data["IsAdmin"] = identity.RuleAdmin.Check(s.who) == nil
+	}
+	var buf bytes.Buffer
+	if err := c.tmpl.ExecuteTemplate(&buf, name+".html", data); err != nil {
+		http.Error(w, "console: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(code)
+	_, _ = w.Write(buf.Bytes())
+}
+
+func (c *Console) needSignIn(w http.ResponseWriter, r *http.Request, s *session) bool {
+	if s != nil {
+		return false
+	}
+	http.Redirect(w, r, "/ui/signin", http.StatusSeeOther)
+	return true
+}
+
+// ---- pages ----
+
+type pendingItem struct {
+	ID, Title, Location, Status, StartedAt string
+	Operations, Warnings                   int
+}
+
+func (c *Console) reviews(w http.ResponseWriter, r *http.Request, s *session) {
+	if c.needSignIn(w, r, s) {
+		return
+	}
+	var out struct {
+		Pending []pendingItem `json:"pending"`
+	}
+	code, msg := c.call(r.Context(), s.key, http.MethodGet, "/api/v1/tools/pending", nil, &out)
+	c.page(w, r, s, okOr(code), "reviews", map[string]any{"Items": out.Pending, "Error": msg})
+}
+
+// reviewState is what GET /tools/pending/{id} answers.
+type reviewState struct {
+	ID    string `json:"id"`
+	State struct {
+		Status string `json:"status"`
+		Review struct {
+			Title, Location, Slug, Version, License, Description string
+			Servers, AuthSchemes, Warnings                       []string
+			Operations                                           []struct{ Name, Method, Path, Summary string }
+		} `json:"review"`
+		Outcome *outcome `json:"outcome"`
+	} `json:"state"`
+}
+
+type outcome struct {
+	Status, Stage, Reason, Reviewer string
+	ToolIDs                         []string `json:"toolIds"`
+	Warnings                        []string
+}
+
+func (c *Console) review(w http.ResponseWriter, r *http.Request, s *session, id string, result *outcome, formErr map[string]any) {
+	if c.needSignIn(w, r, s) {
+		return
+	}
+	var st reviewState
+	code, msg := c.call(r.Context(), s.key, http.MethodGet, "/api/v1/tools/pending/"+url.PathEscape(id), nil, &st)
+	data := map[string]any{"ID": id, "State": st.State, "Error": msg, "Result": result}
+	for k, v := range formErr {
+		data[k] = v
+	}
+	status := okOr(code)
+	if formErr != nil {
+		status = http.StatusUnprocessableEntity
+	}
+	c.page(w, r, s, status, "review", data)
+}
+
+func (c *Console) decide(w http.ResponseWriter, r *http.Request, s *session, id, verb string) {
+	if c.needSignIn(w, r, s) {
+		return
+	}
+	f := r.PostForm
+	var body map[string]any
+	if verb == "reject" {
+		reason := strings.TrimSpace(f.Get("reason"))
+		if reason == "" || len(reason) > 2000 {
+			c.review(w, r, s, id, nil, map[string]any{"RejectError": "Give a reason (1 to 2000 characters).", "Reason": reason})
+			return
+		}
+		body = map[string]any{"reason": reason}
+	} else {
+		p, errs := policyFromForm(f)
+		if len(errs) > 0 {
+			c.review(w, r, s, id, nil, map[string]any{"ApproveErrors": errs, "Form": f})
+			return
+		}
+		body = map[string]any{"policy": p}
+	}
+	var res struct {
+		Outcome *outcome `json:"outcome"`
+	}
+	code, msg := c.call(r.Context(), s.key, http.MethodPost, "/api/v1/tools/pending/"+url.PathEscape(id)+"/"+verb+"?wait=2m", body, &res)
+	if code >= 400 {
+		key := "ApproveErrors"
+		if verb == "reject" {
+			c.review(w, r, s, id, nil, map[string]any{"RejectError": msg})
+			return
+		}
+		c.review(w, r, s, id, nil, map[string]any{key: []string{msg}, "Form": f})
+		return
+	}
+	c.review(w, r, s, id, res.Outcome, nil)
+}
+
+// policyFromForm reads the approve dialog; every field is checked here
+// (and again by the server), errors name the field as the page labels it.
+func policyFromForm(f url.Values) (map[string]any, []string) {
+	p := map[string]any{}
+	var errs []string
+	ints := []struct{ field, label string }{{"rateLimitPerMinute", "Rate limit per minute"}, {"quotaPerDay", "Quota per day"}}
+	for _, x := range ints {
+		v := strings.TrimSpace(f.Get(x.field))
+		if v == "" {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 1_000_000_000 {
+			errs = append(errs, fmt.Sprintf("%s must be a whole number ≥ 0, got %q", x.label, v))
+			continue
+		}
+		p[x.field] = n
+	}
+	floats := []struct{ field, label string }{{"costPerCall", "Cost per call"}, {"softBudget", "Soft budget"}, {"hardBudget", "Hard budget"}}
+	for _, x := range floats {
+		v := strings.TrimSpace(f.Get(x.field))
+		if v == "" {
+			continue
+		}
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil || n < 0 || math.IsInf(n, 0) || math.IsNaN(n) {
+			errs = append(errs, fmt.Sprintf("%s must be a number ≥ 0, got %q", x.label, v))
+			continue
+		}
+		p[x.field] = n
+	}
+	lists := []struct{ field, label string }{{"allowedRoles", "Allowed roles"}, {"allowedUsers", "Allowed users"}, {"allowedGroups", "Groups"}}
+	for _, x := range lists {
+		if v := splitList(f.Get(x.field)); len(v) > 0 {
+			for _, item := range v {
+				if len(item) > 100 {
+					errs = append(errs, fmt.Sprintf("%s: %q is too long", x.label, item[:20]+"…"))
+				}
+			}
+			p[x.field] = v
+		}
+	}
+	if ops := f["operations"]; len(ops) > 0 {
+		p["operations"] = ops
+	} else if f.Get("operationsShown") != "" {
+		errs = append(errs, "Operations to onboard: choose at least one operation")
+	}
+	if v := strings.TrimSpace(f.Get("baseUrl")); v != "" {
+		if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Sprintf("Base URL must be an http(s) URL, got %q", v))
+		} else {
+			p["baseUrl"] = v
+		}
+	}
+	if v := f.Get("requiredLevel"); v != "" {
+		p["requiredLevel"] = v
+	}
+	return p, errs
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' }) {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// signalBar is one score component of a search hit, as a bar.
+type signalBar struct {
+	Name  string
+	Value float64
+	Width float64 // 0..1 of the largest component on the page
+}
+
+type toolHit struct {
+	ID, Name, Verb, Category, Description string
+	Score                                 float64
+	Bars                                  []signalBar
+}
+
+func (c *Console) tools(w http.ResponseWriter, r *http.Request, s *session) {
+	q := r.URL.Query()
+	data := map[string]any{"Q": q.Get("q"), "Context": q.Get("context"), "Strategy": q.Get("strategy"), "Category": q.Get("category")}
+	if strings.TrimSpace(q.Get("q")) != "" {
+		if len(q.Get("q")) > 500 {
+			data["Error"] = "The search text is too long (at most 500 characters)."
+			c.page(w, r, s, http.StatusBadRequest, "tools", data)
+			return
+		}
+		v := url.Values{"q": {q.Get("q")}, "maxTools": {"10"}, "includeExamples": {"false"}}
+		for _, k := range []string{"context", "strategy", "category"} {
+			if q.Get(k) != "" {
+				v.Set(k, q.Get(k))
+			}
+		}
+		var res struct {
+			Tools []struct {
+				Tool struct {
+					ID               string `json:"toolId"`
+					Name, Verb       string
+					Category         string
+					ShortDescription string `json:"shortDescription"`
+				} `json:"tool"`
+				Score     float64                               `json:"score"`
+				Breakdown map[string]struct{ Weighted float64 } `json:"breakdown"`
+			} `json:"ranked"`
+		}
+		code, msg := c.call(r.Context(), s.keyOrGuest(), http.MethodGet, "/api/v1/tools/retrieval/search?"+v.Encode(), nil, &res)
+		if code >= 400 {
+			data["Error"] = msg
+			c.page(w, r, s, code, "tools", data)
+			return
+		}
+		maxV := 1e-9
+		for _, t := range res.Tools {
+			for _, b := range t.Breakdown {
+				maxV = math.Max(maxV, math.Abs(b.Weighted))
+			}
+		}
+		var hits []toolHit
+		for _, t := range res.Tools {
+			h := toolHit{ID: t.Tool.ID, Name: t.Tool.Name, Verb: t.Tool.Verb, Category: t.Tool.Category, Description: t.Tool.ShortDescription, Score: t.Score}
+			for name, b := range t.Breakdown {
+				if b.Weighted != 0 {
+					h.Bars = append(h.Bars, signalBar{Name: name, Value: b.Weighted, Width: math.Abs(b.Weighted) / maxV})
+				}
+			}
+			sort.Slice(h.Bars, func(i, j int) bool { return math.Abs(h.Bars[i].Value) > math.Abs(h.Bars[j].Value) })
+			hits = append(hits, h)
+		}
+		data["Hits"] = hits
+		data["Searched"] = true
+	}
+	c.page(w, r, s, http.StatusOK, "tools", data)
+}
+
+func (c *Console) tool(w http.ResponseWriter, r *http.Request, s *session, id string) {
+	var t map[string]any
+	code, msg := c.call(r.Context(), s.keyOrGuest(), http.MethodGet, "/api/v1/tools/"+url.PathEscape(id), nil, &t)
+	if code >= 400 {
+		c.page(w, r, s, code, "error", map[string]any{"Message": msg})
+		return
+	}
+	var hist struct {
+		Revisions []struct {
+			Revision       int
+			Status, Reason string
+			At             time.Time
+		} `json:"revisions"`
+	}
+	c.call(r.Context(), s.keyOrGuest(), http.MethodGet, "/api/v1/tools/"+url.PathEscape(id)+"/history", nil, &hist)
+	var mv struct {
+		Relationships map[string]any `json:"relationships"`
+		Analytics     map[string]any `json:"analytics"`
+	}
+	c.call(r.Context(), s.keyOrGuest(), http.MethodGet, "/api/v1/tools/retrieval/manifest/"+url.PathEscape(id)+"?includeRelationships=true&includeAnalytics=true", nil, &mv)
+	manifest, _ := json.MarshalIndent(t["manifest"], "", "  ")
+	c.page(w, r, s, http.StatusOK, "tool", map[string]any{"ID": id, "Tool": t, "Manifest": string(manifest), "History": hist.Revisions,
+		"Relationships": mv.Relationships, "Analytics": mv.Analytics})
+}
+
+func (c *Console) sources(w http.ResponseWriter, r *http.Request, s *session, flash map[string]any) {
+	if c.needSignIn(w, r, s) {
+		return
+	}
+	var out struct {
+		Sources []struct {
+			ID, Type, Location, LastError string
+			LastScannedAt                 time.Time
+			Specs                         int
+		} `json:"sources"`
+	}
+	code, msg := c.call(r.Context(), s.key, http.MethodGet, "/api/v1/tools/sources", nil, &out)
+	data := map[string]any{"Sources": out.Sources, "Error": msg}
+	status := okOr(code)
+	for k, v := range flash {
+		data[k] = v
+		if k == "FormError" {
+			status = http.StatusUnprocessableEntity
+		}
+	}
+	c.page(w, r, s, status, "sources", data)
+}
+
+func (c *Console) sourceAction(w http.ResponseWriter, r *http.Request, s *session, action string) {
+	if c.needSignIn(w, r, s) {
+		return
+	}
+	switch action {
+	case "add":
+		loc := strings.TrimSpace(r.PostFormValue("location"))
+		if loc == "" || len(loc) > 2000 {
+			c.sources(w, r, s, map[string]any{"FormError": "Give the spec's URL, file or folder (1 to 2000 characters).", "Location": loc})
+			return
+		}
+		var res map[string]any
+		code, msg := c.call(r.Context(), s.key, http.MethodPost, "/api/v1/tools/sources?wait=60s", map[string]any{"type": "openapi", "location": loc}, &res)
+		if code >= 400 {
+			c.sources(w, r, s, map[string]any{"FormError": msg, "Location": loc})
+			return
+		}
+		c.sources(w, r, s, map[string]any{"Flash": "Source added and scanned: its specs are waiting in Pending reviews."})
+	case "scan":
+		code, msg := c.call(r.Context(), s.key, http.MethodPost, "/api/v1/tools/sources/scan", nil, nil)
+		if code >= 400 {
+			c.sources(w, r, s, map[string]any{"FormError": msg})
+			return
+		}
+		c.sources(w, r, s, map[string]any{"Flash": "A scan of every source has started."})
+	case "remove":
+		id := r.PostFormValue("id")
+		code, msg := c.call(r.Context(), s.key, http.MethodDelete, "/api/v1/tools/sources/"+url.PathEscape(id), nil, nil)
+		if code >= 400 {
+			c.sources(w, r, s, map[string]any{"FormError": msg})
+			return
+		}
+		c.sources(w, r, s, map[string]any{"Flash": "Source removed."})
+	default:
+		c.page(w, r, s, http.StatusNotFound, "error", map[string]any{"Message": "Unknown action " + action + "."})
+	}
+}
+
+func (c *Console) notifications(w http.ResponseWriter, r *http.Request, s *session, flash map[string]any) {
+	if c.needSignIn(w, r, s) {
+		return
+	}
+	var out struct {
+		Notifications []struct {
+			Kind, Subject, Message string
+			At                     time.Time
+		} `json:"notifications"`
+	}
+	code, msg := c.call(r.Context(), s.key, http.MethodGet, "/api/v1/notifications", nil, &out)
+	data := map[string]any{"Items": out.Notifications, "Error": msg}
+	for k, v := range flash {
+		data[k] = v
+	}
+	c.page(w, r, s, okOr(code), "notifications", data)
+}
+
+func (c *Console) enable(w http.ResponseWriter, r *http.Request, s *session, toolID string) {
+	if c.needSignIn(w, r, s) {
+		return
+	}
+	var out struct {
+		Enabled []string `json:"enabled"`
+	}
+	code, msg := c.call(r.Context(), s.key, http.MethodPost, "/api/v1/tools/"+url.PathEscape(toolID)+"/enable", map[string]any{"reason": "re-enabled from the console"}, &out)
+	if code >= 400 {
+		c.notifications(w, r, s, map[string]any{"FormError": msg})
+		return
+	}
+	c.notifications(w, r, s, map[string]any{"Flash": "Re-enabled: " + strings.Join(out.Enabled, ", ")})
+}
+
+func (c *Console) gaps(w http.ResponseWriter, r *http.Request, s *session) {
+	if c.needSignIn(w, r, s) {
+		return
+	}
+	var rep struct {
+		Unfulfilled []struct {
+			Key   string
+			Count int
+		} `json:"unfulfilled"`
+		Fulfilments struct {
+			Total    int
+			ByBranch map[string]int `json:"byBranch"`
+		} `json:"fulfilments"`
+		RecentRuns []struct {
+			WorkflowID string `json:"workflowId"`
+			RunID      string `json:"runId"`
+			Verb       string `json:"verb"`
+			Branch     string `json:"branch"`
+			Status     string `json:"status"`
+			StartedAt  string `json:"startedAt"`
+			DurationMs int64  `json:"durationMs"`
+		} `json:"recentRuns"`
+		RunsAvailable bool   `json:"runsAvailable"`
+		RunsError     string `json:"runsError"`
+	}
+	code, msg := c.call(r.Context(), s.key, http.MethodGet, "/api/v1/tools/admin/analytics?top=50", nil, &rep)
+	type run struct {
+		Verb, Branch, Status, StartedAt, Link string
+		DurationMs                            int64
+	}
+	runs := make([]run, 0, len(rep.RecentRuns))
+	for _, x := range rep.RecentRuns {
+		link := ""
+		if c.ui != "" {
+			link = fmt.Sprintf("%s/namespaces/%s/workflows/%s/%s/history", c.ui, url.PathEscape(c.ns), url.PathEscape(x.WorkflowID), url.PathEscape(x.RunID))
+		}
+		runs = append(runs, run{Verb: x.Verb, Branch: x.Branch, Status: x.Status, StartedAt: x.StartedAt, Link: link, DurationMs: x.DurationMs})
+	}
+	all := ""
+	if c.ui != "" {
+		all = c.ui + "/namespaces/" + url.PathEscape(c.ns) + "/workflows?query=" + url.QueryEscape(`WorkflowType="NovelVerbWorkflow"`)
+	}
+	c.page(w, r, s, okOr(code), "gaps", map[string]any{"Items": rep.Unfulfilled, "Fulfilments": rep.Fulfilments, "Runs": runs,
+		"RunsAvailable": rep.RunsAvailable, "RunsError": rep.RunsError, "Error": msg, "AllRuns": all})
+}
+
+// duration renders milliseconds for people.
+func duration(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%d ms", ms)
+	case d < time.Minute:
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%d h %d min", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// okOr is 200 for a successful call and the API's status otherwise.
+func okOr(code int) int {
+	if code >= 400 {
+		return code
+	}
+	return http.StatusOK
+}
+
+// age says how long ago an RFC 3339 time was.
+func age(s string) string {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return s
+	}
+	d := time.Since(t)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h", int(d.Hours()))
+	}
+	return fmt.Sprintf("%d days", int(d.Hours()/24))
+}

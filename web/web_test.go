@@ -1,0 +1,225 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// fakeAPI answers whoami for one good key and records every other call.
+type fakeAPI struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+const goodKey = "tsk_good"
+
+func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	f.calls = append(f.calls, r.Method+" "+r.URL.Path)
+	f.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	if r.Header.Get("Authorization") != "Bearer "+goodKey {
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"error":{"message":"unknown API key"}}`))
+		return
+	}
+	switch r.URL.Path {
+	case "/api/v1/whoami":
+		_ = json.NewEncoder(w).Encode(map[string]any{"data": map[string]any{"principal": map[string]any{
+			"subject": "key:k1", "name": "ana", "method": "api_key", "level": "admin"}}})
+	case "/api/v1/tools/sources":
+		_, _ = w.Write([]byte(`{"data":{"sources":[]}}`))
+	default:
+		_, _ = w.Write([]byte(`{"data":{}}`))
+	}
+}
+
+func (f *fakeAPI) called(prefix string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range f.calls {
+		if strings.HasPrefix(c, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// browser keeps cookies across requests to the console.
+type browser struct {
+	t       *testing.T
+	c       *Console
+	cookies map[string]*http.Cookie
+}
+
+func (b *browser) do(method, path string, form url.Values) *httptest.ResponseRecorder {
+	b.t.Helper()
+	var req *http.Request
+	if form != nil {
+		req = httptest.NewRequest(method, path, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	} else {
+		req = httptest.NewRequest(method, path, nil)
+	}
+	for _, ck := range b.cookies {
+		req.AddCookie(ck)
+	}
+	w := httptest.NewRecorder()
+	b.c.ServeHTTP(w, req)
+	for _, ck := range w.Result().Cookies() {
+		if ck.MaxAge < 0 {
+			delete(b.cookies, ck.Name)
+		} else {
+			b.cookies[ck.Name] = ck
+		}
+	}
+	return w
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+func token(t *testing.T, body string) string {
+	t.Helper()
+	m := csrfField.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no csrf field in the page:\n%s", body)
+	}
+	return m[1]
+}
+
+func newBrowser(t *testing.T) (*browser, *fakeAPI) {
+	api := &fakeAPI{}
+	return &browser{t: t, c: New(api, Config{TemporalUI: "http://ui.invalid"}), cookies: map[string]*http.Cookie{}}, api
+}
+
+func (b *browser) signIn(key string) *httptest.ResponseRecorder {
+	b.t.Helper()
+	page := b.do("GET", "/ui/signin", nil)
+	return b.do("POST", "/ui/signin", url.Values{"key": {key}, "csrf": {token(b.t, page.Body.String())}})
+}
+
+func TestSignInSetsAStrictHttpOnlySessionCookie(t *testing.T) {
+	b, _ := newBrowser(t)
+	w := b.signIn(goodKey)
+	if w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/ui/reviews" {
+		t.Fatalf("sign in: %d %s", w.Code, w.Body)
+	}
+	ck := b.cookies[CookieName]
+	if ck == nil || !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || ck.Value == "" || strings.Contains(ck.Value, goodKey) {
+		t.Fatalf("session cookie: %+v", ck)
+	}
+	if page := b.do("GET", "/ui/sources", nil); page.Code != http.StatusOK || !strings.Contains(page.Body.String(), "ana") {
+		t.Fatalf("signed-in page: %d %s", page.Code, page.Body)
+	}
+	// Signing out ends the session on the server, not only in the browser.
+	stolen := *ck
+	page := b.do("GET", "/ui/sources", nil)
+	if w := b.do("POST", "/ui/signout", url.Values{"csrf": {token(t, page.Body.String())}}); w.Code != http.StatusSeeOther {
+		t.Fatalf("sign out: %d", w.Code)
+	}
+	b.cookies[CookieName] = &stolen
+	if w := b.do("GET", "/ui/sources", nil); w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/ui/signin" {
+		t.Fatalf("after sign-out the old cookie still works: %d", w.Code)
+	}
+}
+
+func TestSignInRefusals(t *testing.T) {
+	b, api := newBrowser(t)
+	for name, key := range map[string]string{"empty": "", "too long": strings.Repeat("k", 201), "unknown": "tsk_nope"} {
+		w := b.signIn(key)
+		if w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), `class="error"`) || b.cookies[CookieName] != nil {
+			t.Fatalf("%s key: %d %s", name, w.Code, w.Body)
+		}
+	}
+	// Without the sign-in form's token (a cross-site login) nothing is asked of the API.
+	api.calls = nil
+	w := b.do("POST", "/ui/signin", url.Values{"key": {goodKey}, "csrf": {"forged"}})
+	if w.Code != http.StatusForbidden || !strings.Contains(w.Body.String(), "expired") || api.called("GET /api/v1/whoami") {
+		t.Fatalf("forged sign-in: %d %v", w.Code, api.calls)
+	}
+}
+
+func TestEveryFormNeedsTheSessionToken(t *testing.T) {
+	b, api := newBrowser(t)
+	b.signIn(goodKey)
+	api.calls = nil
+	for _, path := range []string{"/ui/sources/add", "/ui/sources/scan", "/ui/reviews/airlock-x/approve", "/ui/reviews/airlock-x/reject", "/ui/tools/pets.list/enable", "/ui/signout"} {
+		for _, csrf := range []string{"", "stale"} {
+			w := b.do("POST", path, url.Values{"csrf": {csrf}, "location": {"https://example.com/spec.yaml"}, "reason": {"no"}})
+			if w.Code != http.StatusForbidden || !strings.Contains(w.Body.String(), "expired") {
+				t.Fatalf("POST %s with token %q: %d", path, csrf, w.Code)
+			}
+		}
+	}
+	if len(api.calls) != 0 {
+		t.Fatalf("forms without the token reached the API: %v", api.calls)
+	}
+	// An oversized form is refused before it is read.
+	page := b.do("GET", "/ui/sources", nil)
+	w := b.do("POST", "/ui/sources/add", url.Values{"csrf": {token(t, page.Body.String())}, "location": {strings.Repeat("x", maxForm)}})
+	if w.Code != http.StatusBadRequest {
+		t.Fatalf("oversized form: %d", w.Code)
+	}
+}
+
+func TestSourceFormRefusesEmptyAndLongLocations(t *testing.T) {
+	b, api := newBrowser(t)
+	b.signIn(goodKey)
+	for _, loc := range []string{"", "   ", strings.Repeat("x", 2001)} {
+		page := b.do("GET", "/ui/sources", nil)
+		api.calls = nil
+		w := b.do("POST", "/ui/sources/add", url.Values{"csrf": {token(t, page.Body.String())}, "location": {loc}})
+		if !strings.Contains(w.Body.String(), "URL, file or folder") || api.called("POST") {
+			t.Fatalf("location %.10q: %d %v", loc, w.Code, api.calls)
+		}
+	}
+}
+
+func TestPolicyFromForm(t *testing.T) {
+	ok, errs := policyFromForm(url.Values{"rateLimitPerMinute": {"60"}, "quotaPerDay": {" 100 "}, "costPerCall": {"0.05"},
+		"allowedRoles": {"vet, nurse"}, "baseUrl": {"https://pets.example.com/v1"}, "operations": {"list_pets"}, "operationsShown": {"1"}})
+	if len(errs) != 0 || ok["quotaPerDay"] != 100 || ok["costPerCall"] != 0.05 || len(ok["allowedRoles"].([]string)) != 2 || ok["baseUrl"] == nil {
+		t.Fatalf("good policy: %v %v", ok, errs)
+	}
+	cases := map[string]struct {
+		form url.Values
+		want string
+	}{
+		"quota word":      {url.Values{"quotaPerDay": {"lots"}}, "Quota per day"},
+		"negative rate":   {url.Values{"rateLimitPerMinute": {"-1"}}, "Rate limit per minute"},
+		"cost NaN":        {url.Values{"costPerCall": {"NaN"}}, "Cost per call"},
+		"hard budget":     {url.Values{"hardBudget": {"1e999"}}, "Hard budget"},
+		"base URL":        {url.Values{"baseUrl": {"ftp://x"}}, "Base URL"},
+		"long role":       {url.Values{"allowedRoles": {strings.Repeat("r", 101)}}, "Allowed roles"},
+		"no operations":   {url.Values{"operationsShown": {"1"}}, "Operations to onboard"},
+		"two bad at once": {url.Values{"quotaPerDay": {"x"}, "softBudget": {"y"}}, "Soft budget"},
+	}
+	for name, c := range cases {
+		_, errs := policyFromForm(c.form)
+		if len(errs) == 0 || !strings.Contains(strings.Join(errs, "\n"), c.want) {
+			t.Errorf("%s: %v", name, errs)
+		}
+	}
+}
+
+func TestPagesNeedSignInExceptToolsAndStatic(t *testing.T) {
+	b, _ := newBrowser(t)
+	for _, p := range []string{"/ui/reviews", "/ui/reviews/airlock-x", "/ui/sources", "/ui/notifications", "/ui/gaps"} {
+		if w := b.do("GET", p, nil); w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/ui/signin" {
+			t.Errorf("GET %s signed out: %d", p, w.Code)
+		}
+	}
+	w := b.do("GET", "/ui/static/console.css", nil)
+	if w.Code != http.StatusOK || !strings.Contains(w.Header().Get("Content-Type"), "css") {
+		t.Fatalf("static: %d %s", w.Code, w.Header().Get("Content-Type"))
+	}
+	if csp := w.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") {
+		t.Fatalf("CSP: %q", csp)
+	}
+}
