@@ -237,7 +237,8 @@ func TestCheckOnboardsACorpus(t *testing.T) {
 }
 
 func TestSemverFromSpecVersions(t *testing.T) {
-	for in, want := range map[string]string{"2015-08-24": "2015.8.24", "1.2.3-beta": "1.2.3", "v2": "2.0.0", "": "0.0.0", "2.1": "2.1.0"} {
+	for in, want := range map[string]string{"2015-08-24": "2015.8.24", "1.2.3-beta": "1.2.3", "v2": "2.0.0", "": "0.0.0", "2.1": "2.1.0",
+		"2.2.01": "2.2.1", "19.02.1": "19.2.1", "00.1": "0.1.0", "2024.001.0099": "2024.1.99"} {
 		if got := semver(in); got != want {
 			t.Errorf("semver(%q) = %q, want %q", in, got, want)
 		}

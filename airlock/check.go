@@ -28,6 +28,10 @@ type CheckRow struct {
 	Stage      string  `json:"failedStage,omitempty"`
 	Error      string  `json:"error,omitempty"`
 	Seconds    float64 `json:"seconds"`
+	// Excluded are the operations preflight left out, each with its reason.
+	Excluded []codegen.Exclusion `json:"excluded,omitempty"`
+	// Flaky are generated tests whose result changed between the two runs.
+	Flaky []string `json:"flaky,omitempty"`
 }
 
 // CheckReport sums up a corpus check.
@@ -41,8 +45,11 @@ type CheckReport struct {
 	Warnings      int            `json:"specsWithWarnings"`
 	MedianSeconds float64        `json:"medianSeconds"`
 	Failures      map[string]int `json:"failures"`
-	Sandbox       string         `json:"sandbox"`
-	Rows          []CheckRow     `json:"-"`
+	// Flaky counts the specs with a generated test whose result changed
+	// between its two runs (each is also a failure at the test stage).
+	Flaky   int        `json:"flakySpecs"`
+	Sandbox string     `json:"sandbox"`
+	Rows    []CheckRow `json:"-"`
 }
 
 // CheckOptions control a corpus check.
@@ -51,6 +58,9 @@ type CheckOptions struct {
 	JSON bool
 	// Limit checks only the first N specs (0 = all), for quick runs.
 	Limit int
+	// Explain lists, under each spec, the operations preflight left out
+	// and why.
+	Explain bool
 }
 
 // SpecExtensions are the file types a corpus check reads.
@@ -58,6 +68,7 @@ var SpecExtensions = []string{".json", ".yaml", ".yml"}
 
 // Check onboards every spec under dir with automatic approval (a default
 // policy; this path exists only for the check, never for the service),
+// running each generated test twice so that a flaky one fails,
 // printing one line per spec to out and progress to progress, then totals.
 func Check(ctx context.Context, ob *Onboarder, dir string, opts CheckOptions, out, progress io.Writer) (CheckReport, error) {
 	files, err := SpecFiles(dir)
@@ -70,6 +81,11 @@ func Check(ctx context.Context, ob *Onboarder, dir string, opts CheckOptions, ou
 	if opts.Limit > 0 && len(files) > opts.Limit {
 		files = files[:opts.Limit]
 	}
+	// Every spec's generated test runs twice: a result that changes
+	// between the runs is reported as a failure (a flake), with its cause.
+	twice := *ob
+	twice.TestRuns = max(2, ob.TestRuns)
+	ob = &twice
 	rep := CheckReport{Failures: map[string]int{}}
 	fmt.Fprintf(out, "%-60s %-6s %-5s %5s %5s %-5s %-5s %7s\n", "SPEC", "LOADED", "WARN", "OPS", "TOOLS", "BUILT", "TEST", "SECONDS")
 	var secs []float64
@@ -87,6 +103,9 @@ func Check(ctx context.Context, ob *Onboarder, dir string, opts CheckOptions, ou
 		if row.Warnings > 0 {
 			rep.Warnings++
 		}
+		if len(row.Flaky) > 0 {
+			rep.Flaky++
+		}
 		if row.Onboarded {
 			rep.Onboarded++
 			rep.Tools += row.Tools
@@ -96,6 +115,11 @@ func Check(ctx context.Context, ob *Onboarder, dir string, opts CheckOptions, ou
 		}
 		secs = append(secs, row.Seconds)
 		fmt.Fprintf(out, "%-60s %-6s %-5d %5d %5d %-5s %-5s %7.1f%s\n", clip(rel, 60), yes(row.Loaded), row.Warnings, row.Operations, row.Tools, yes(row.Built), yes(row.TestPassed), row.Seconds, failNote(row))
+		if opts.Explain {
+			for _, x := range row.Excluded {
+				fmt.Fprintf(out, "    left out %s (%s %s): %s\n", x.Tool.Name, x.Tool.Method, x.Tool.Path, clip(strings.ReplaceAll(x.Reason, "\n", " "), 200))
+			}
+		}
 	}
 	fmt.Fprintf(progress, "\rchecked %d specs in %s%s\n", len(files), time.Since(start).Round(time.Second), strings.Repeat(" ", 40))
 	sort.Float64s(secs)
@@ -104,8 +128,8 @@ func Check(ctx context.Context, ob *Onboarder, dir string, opts CheckOptions, ou
 	}
 	rep.Rate = float64(rep.Onboarded) / float64(rep.Specs)
 	rep.Sandbox = codegen.Sandbox()
-	fmt.Fprintf(out, "\nonboarded %d of %d specs (%.1f%%): %d tools from %d operations (%d left out by preflight); median %.1f s per spec; sandbox: %s\n",
-		rep.Onboarded, rep.Specs, 100*rep.Rate, rep.Tools, rep.Operations, rep.Excluded, rep.MedianSeconds, rep.Sandbox)
+	fmt.Fprintf(out, "\nonboarded %d of %d specs (%.1f%%): %d tools from %d operations (%d left out by preflight); %d flaky; median %.1f s per spec; sandbox: %s\n",
+		rep.Onboarded, rep.Specs, 100*rep.Rate, rep.Tools, rep.Operations, rep.Excluded, rep.Flaky, rep.MedianSeconds, rep.Sandbox)
 	if len(rep.Failures) > 0 {
 		stages := make([]string, 0, len(rep.Failures))
 		for s := range rep.Failures {
@@ -147,6 +171,10 @@ func checkOne(ctx context.Context, ob *Onboarder, path, rel string) CheckRow {
 	row.Built, row.TestPassed, row.Onboarded = o.Built, o.TestPassed, o.OK()
 	row.Stage, row.Error = o.Stage, o.Error
 	row.Seconds = o.Duration.Seconds()
+	row.Excluded = o.Excluded
+	if o.Verification != nil {
+		row.Flaky = o.Verification.Flaky
+	}
 	if o.Verification != nil && o.OK() && o.Verification.Dir != "" && ob.WorkDir == "" {
 		_ = os.RemoveAll(o.Verification.Dir)
 	}

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -188,24 +187,8 @@ func complexity(item *openapi3.PathItem, op *openapi3.Operation) string {
 	return tool.ComplexityLow
 }
 
-var semverRE = regexp.MustCompile(`^\d+\.\d+\.\d+`)
-
-func semver(v string) string {
-	if m := semverRE.FindString(v); m != "" {
-		return m
-	}
-	parts := regexp.MustCompile(`\d+`).FindAllString(v, 3)
-	for len(parts) < 3 {
-		parts = append(parts, "0")
-	}
-	for i, p := range parts {
-		// Semver forbids leading zeros: "2015-08-24" becomes 2015.8.24.
-		if n, err := strconv.Atoi(p); err == nil {
-			parts[i] = strconv.Itoa(n)
-		}
-	}
-	return strings.Join(parts, ".")
-}
+// semver is the manifest's version of an API version (codegen.Semver).
+func semver(v string) string { return codegen.Semver(v) }
 
 // outputSchema is the JSON Schema of the success response's JSON body, or
 // {} when the API answers something else.

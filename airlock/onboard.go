@@ -35,6 +35,10 @@ type Onboarder struct {
 	Timeout time.Duration
 	// Validate, when set, checks each produced manifest (registry rules).
 	Validate func(*tool.Manifest) error
+	// TestRuns is how many times the generated test runs (default 1); with
+	// two or more a result that changes between runs fails the test stage
+	// as a flake (airlock check runs it twice).
+	TestRuns int
 }
 
 // Outcome reports an onboarding attempt.
@@ -108,7 +112,7 @@ func (ob *Onboarder) onboard(ctx context.Context, data []byte, info SpecInfo, p 
 			return fail(StageBuild, err)
 		}
 	}
-	v, err := codegen.Verify(ctx, w, codegen.VerifyOptions{Dir: dir, Timeout: ob.Timeout})
+	v, err := codegen.Verify(ctx, w, codegen.VerifyOptions{Dir: dir, Timeout: ob.Timeout, Runs: ob.TestRuns})
 	out.Verification = v
 	if v != nil {
 		out.Built, out.Sandbox, out.Binary = v.Built, v.Sandbox, v.Binary
@@ -119,7 +123,11 @@ func (ob *Onboarder) onboard(ctx context.Context, data []byte, info SpecInfo, p 
 	if !v.Passed {
 		failed := v.Failed()
 		msg := "the generated test failed"
-		if len(failed) > 0 {
+		switch {
+		case len(v.Flaky) > 0:
+			msg = fmt.Sprintf("flaky: %d generated test(s) gave different results in %d runs, first %s: %s",
+				len(v.Flaky), max(1, ob.TestRuns), v.Flaky[0], kit.FirstLine(v.Output))
+		case len(failed) > 0:
 			msg = fmt.Sprintf("%d generated test(s) failed, first %s", len(failed), failed[0])
 		}
 		return fail(StageTest, errors.New(msg))

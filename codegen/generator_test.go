@@ -212,10 +212,13 @@ func TestGenerateExcludesSelfContradictoryOperations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(w.Tools) != 1 || w.Tools[0].Name != "ok" || len(w.Excluded) != 2 {
+	// A text body declared as an object is read as a string (Normalise),
+	// so only the path parameter no request can carry is left out.
+	if len(w.Tools) != 2 || w.Tools[0].Name != "ok" || w.Tools[1].Name != "text_object" || len(w.Excluded) != 1 ||
+		!strings.Contains(w.Excluded[0].Reason, `"schema" does not appear in the path`) {
 		t.Fatalf("tools=%+v excluded=%+v", w.Tools, w.Excluded)
 	}
-	if _, err := g.Generate(n, Options{Name: "x", BaseURL: "https://x.example", Operations: []string{"textObject"}, Requires: goldenRequires}); !errors.Is(err, ErrNoOperations) {
+	if _, err := g.Generate(n, Options{Name: "x", BaseURL: "https://x.example", Operations: []string{"undeclaredPathParam"}, Requires: goldenRequires}); !errors.Is(err, ErrNoOperations) {
 		t.Fatalf("err = %v, want ErrNoOperations", err)
 	}
 }
@@ -239,5 +242,44 @@ func TestNormaliseDropsPatternsGoCannotCompile(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("no warning for the dropped pattern: %v", n.Warnings)
+	}
+}
+
+// Normalise repairs what it can without changing what a call sends or
+// accepts, and says so: duplicate names in "required", a version that is
+// not semver, text bodies declared with non-string schemas.
+func TestNormaliseRepairsLosslessly(t *testing.T) {
+	spec := `{"openapi": "3.0.3", "info": {"title": "x", "version": "2.2.01"}, "paths": {"/a": {"post": {
+	  "parameters": [{"name": "id", "in": "query", "required": true, "schema": {"type": "string"}}],
+	  "requestBody": {"content": {"application/json": {"schema": {"type": "object", "required": ["a", "b", "a"], "properties": {"a": {"type": "string"}, "b": {"type": "string"}}}}}},
+	  "responses": {"200": {"description": "ok", "content": {"text/csv": {"schema": {"type": "array", "items": {"type": "string"}}}, "application/json": {"schema": {"type": "object"}}}}}}}}}`
+	n, err := Normalise(context.Background(), []byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(n.Warnings, "\n")
+	for _, want := range []string{"duplicate name(s) from \"required\"", `"2.2.01" is not semver`, "2.2.1", "text bodies are read and sent as strings", "POST /a 200 text/csv"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("warnings lack %q:\n%s", want, all)
+		}
+	}
+	op := n.Doc.Paths.Value("/a").Post
+	if got := op.RequestBody.Value.Content["application/json"].Schema.Value.Required; strings.Join(got, ",") != "a,b" {
+		t.Errorf("required = %v", got)
+	}
+	if !op.Parameters[0].Value.Required {
+		t.Error("a parameter's required flag is not a list and stays")
+	}
+	resp := op.Responses.Status(200).Value.Content
+	if !resp["text/csv"].Schema.Value.Type.Is("string") || !resp["application/json"].Schema.Value.Type.Is("object") {
+		t.Errorf("bodies: csv %v, json %v", resp["text/csv"].Schema.Value.Type, resp["application/json"].Schema.Value.Type)
+	}
+	if n.Doc.Info.Version != "2.2.01" {
+		t.Errorf("the spec keeps its version: %q", n.Doc.Info.Version)
+	}
+	for in, want := range map[string]string{"2.2.01": "2.2.1", "19.02.1": "19.2.1", "2010-04-01": "2010.4.1", "v3": "3.0.0", "1.2.3-beta": "1.2.3"} {
+		if got := Semver(in); got != want {
+			t.Errorf("Semver(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

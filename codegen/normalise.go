@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi2"
@@ -44,6 +46,10 @@ func Normalise(ctx context.Context, data []byte) (*Normalised, error) {
 	if err := json.Unmarshal(js, &probe); err != nil {
 		return nil, fmt.Errorf("%w: the document is not an object: %v", ErrStructural, err)
 	}
+	js, repairs, err := repair(js)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrStructural, err)
+	}
 	loader := openapi3.NewLoader()
 	loader.IsExternalRefsAllowed = false
 	loader.Context = ctx
@@ -78,8 +84,12 @@ func Normalise(ctx context.Context, data []byte) (*Normalised, error) {
 	if doc.Paths == nil || doc.Paths.Len() == 0 {
 		return nil, fmt.Errorf("%w: the spec has no paths", ErrStructural)
 	}
-	n := &Normalised{Doc: doc, Version: version}
+	n := &Normalised{Doc: doc, Version: version, Warnings: repairs}
+	if v := doc.Info.Version; v != "" && !semverRe.MatchString(v) {
+		n.Warnings = append(n.Warnings, fmt.Sprintf("the API version %q is not semver: its tools are versioned %s and keep %q as their source version", v, Semver(v), v))
+	}
 	n.Warnings = append(n.Warnings, dropUncompilablePatterns(doc)...)
+	n.Warnings = append(n.Warnings, textBodiesAsStrings(doc)...)
 	// Strict validation first, to report everything; then relaxed, to decide.
 	if err := doc.Validate(ctx, openapi3.EnableExamplesValidation(), openapi3.EnableSchemaPatternValidation(), openapi3.EnableSchemaDefaultsValidation()); err != nil {
 		relaxed := doc.Validate(ctx,
@@ -100,4 +110,136 @@ func Normalise(ctx context.Context, data []byte) (*Normalised, error) {
 	}
 	n.JSON = b
 	return n, nil
+}
+
+// repair makes lossless fixes to a decoded spec before it is loaded, and
+// says what it changed: a "required" list that names a property twice
+// keeps one of each (JSON Schema wants the names unique; the set of
+// required properties is the same).
+func repair(js []byte) ([]byte, []string, error) {
+	var root any
+	if err := json.Unmarshal(js, &root); err != nil {
+		return nil, nil, err
+	}
+	dups := 0
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if req, ok := x["required"].([]any); ok {
+				seen := map[string]bool{}
+				out := req[:0:0]
+				for _, r := range req {
+					s, isString := r.(string)
+					if isString && seen[s] {
+						dups++
+						continue
+					}
+					if isString {
+						seen[s] = true
+					}
+					out = append(out, r)
+				}
+				x["required"] = out
+			}
+			for _, c := range x {
+				walk(c)
+			}
+		case []any:
+			for _, c := range x {
+				walk(c)
+			}
+		}
+	}
+	walk(root)
+	if dups == 0 {
+		return js, nil, nil
+	}
+	b, err := json.Marshal(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, []string{fmt.Sprintf("removed %d duplicate name(s) from \"required\" lists (the required properties are unchanged)", dups)}, nil
+}
+
+// semverRe is semver.org's core grammar (what a manifest's version needs).
+var semverRe = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$`)
+
+var versionNumbers = regexp.MustCompile(`\d+`)
+
+// Semver maps an API's version to the semver a manifest needs: the first
+// three numbers, without leading zeros ("2.2.01" → 2.2.1, "2015-08-24" →
+// 2015.8.24, "v3" → 3.0.0). Callers keep the original beside it.
+func Semver(v string) string {
+	parts := versionNumbers.FindAllString(v, 3)
+	for len(parts) < 3 {
+		parts = append(parts, "0")
+	}
+	for i, p := range parts {
+		if p = strings.TrimLeft(p, "0"); p == "" {
+			p = "0"
+		}
+		parts[i] = p
+	}
+	return strings.Join(parts, ".")
+}
+
+// textBodiesAsStrings gives every text/* request or response body a string
+// schema: such a body travels as text, and a schema of another type (an
+// object, an array of rows for text/csv) is one no validator can apply to
+// it, so the operation could never be called. The text itself is unchanged.
+func textBodiesAsStrings(doc *openapi3.T) []string {
+	var where []string
+	fix := func(content openapi3.Content, label string) {
+		types := make([]string, 0, len(content))
+		for mt := range content {
+			types = append(types, mt)
+		}
+		sort.Strings(types)
+		for _, mt := range types {
+			m := content[mt]
+			if m == nil || m.Schema == nil || m.Schema.Value == nil || !strings.HasPrefix(strings.ToLower(mt), "text/") {
+				continue
+			}
+			old := m.Schema.Value
+			if old.Type != nil && old.Type.Is(openapi3.TypeString) {
+				continue
+			}
+			m.Schema = openapi3.NewSchemaRef("", &openapi3.Schema{Type: &openapi3.Types{openapi3.TypeString}, Description: old.Description})
+			where = append(where, label+" "+mt)
+		}
+	}
+	for _, p := range doc.Paths.InMatchingOrder() {
+		item := doc.Paths.Value(p)
+		ops := item.Operations()
+		methods := make([]string, 0, len(ops))
+		for m := range ops {
+			methods = append(methods, m)
+		}
+		sort.Strings(methods)
+		for _, m := range methods {
+			op := ops[m]
+			label := m + " " + p
+			if op.RequestBody != nil && op.RequestBody.Value != nil {
+				fix(op.RequestBody.Value.Content, label+" request")
+			}
+			if op.Responses != nil {
+				for code, r := range op.Responses.Map() {
+					if r != nil && r.Value != nil {
+						fix(r.Value.Content, label+" "+code)
+					}
+				}
+			}
+		}
+	}
+	if len(where) == 0 {
+		return nil
+	}
+	sort.Strings(where)
+	more := ""
+	if len(where) > 3 {
+		more = fmt.Sprintf(" and %d more", len(where)-3)
+		where = where[:3]
+	}
+	return []string{fmt.Sprintf("text bodies are read and sent as strings (their declared schemas cannot apply to text): %s%s", strings.Join(where, "; "), more)}
 }

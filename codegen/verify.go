@@ -35,6 +35,10 @@ type VerifyOptions struct {
 	Timeout time.Duration
 	// Go is the go command (default "go" on PATH).
 	Go string
+	// Runs is how many times the generated test runs (default 1). With more
+	// than one, a test whose result differs between runs is a flake: the
+	// wrapper fails verification, and Flaky names the tests.
+	Runs int
 }
 
 // TestOutcome is one (sub)test of the generated test.
@@ -51,6 +55,8 @@ type Verification struct {
 	Passed   bool          `json:"passed"`
 	Sandbox  string        `json:"sandbox"`
 	Tests    []TestOutcome `json:"tests"`
+	// Flaky are the tests whose results differed between runs.
+	Flaky []string `json:"flaky,omitempty"`
 	Output   string        `json:"output,omitempty"` // tail of build or test output on failure
 	Duration time.Duration `json:"duration"`
 }
@@ -114,22 +120,51 @@ func Verify(ctx context.Context, w *Wrapper, opts VerifyOptions) (*Verification,
 	}
 	v.Built = true
 	args := []string{"-test.v", "-test.count=1", "-test.timeout=" + (opts.Timeout / 2).String()}
-	var cmd *exec.Cmd
-	if netnsAvailable() {
-		v.Sandbox = SandboxNetNS
-		script := `ip link set lo up 2>/dev/null || true; exec "$0" "$@"`
-		cmd = exec.CommandContext(ctx, "unshare", append([]string{"--net", "--map-root-user", "sh", "-c", script, testBin}, args...)...)
-	} else {
-		v.Sandbox = SandboxNone
-		cmd = exec.CommandContext(ctx, testBin, args...)
+	runs := max(1, opts.Runs)
+	results := map[string][]string{} // test → result per run
+	var failedOut []byte
+	for i := 0; i < runs; i++ {
+		var cmd *exec.Cmd
+		if netnsAvailable() {
+			v.Sandbox = SandboxNetNS
+			script := `ip link set lo up 2>/dev/null || true; exec "$0" "$@"`
+			cmd = exec.CommandContext(ctx, "unshare", append([]string{"--net", "--map-root-user", "sh", "-c", script, testBin}, args...)...)
+		} else {
+			v.Sandbox = SandboxNone
+			cmd = exec.CommandContext(ctx, testBin, args...)
+		}
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + os.TempDir()}
+		out, err := cmd.CombinedOutput()
+		tests := parseTestOutput(out)
+		passed := err == nil && len(tests) > 0
+		for _, t := range tests {
+			results[t.Name] = append(results[t.Name], t.Result)
+			passed = passed && t.Result != "FAIL"
+		}
+		if i == 0 || (!passed && failedOut == nil) {
+			v.Tests = tests
+		}
+		if !passed && failedOut == nil {
+			failedOut = out
+		}
 	}
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + os.TempDir()}
-	out, err := cmd.CombinedOutput()
-	v.Tests = parseTestOutput(out)
-	v.Passed = err == nil && len(v.Failed()) == 0 && len(v.Tests) > 0
+	for _, t := range v.Tests {
+		rs := results[t.Name]
+		for _, r := range rs[1:] {
+			if r != rs[0] || len(rs) != runs {
+				v.Flaky = append(v.Flaky, t.Name)
+				break
+			}
+		}
+	}
+	v.Passed = failedOut == nil && len(v.Flaky) == 0 && len(v.Tests) > 0
 	if !v.Passed {
-		v.Output = tail(out, 4000)
+		v.Output = tail(failedOut, 4000)
+		if len(v.Flaky) > 0 {
+			v.Output = fmt.Sprintf("flaky: %s gave different results in %d runs (%s)\n%s", strings.Join(v.Flaky, ", "), runs,
+				strings.Join(results[v.Flaky[0]], ", "), v.Output)
+		}
 		if ctx.Err() != nil {
 			v.Output = "timed out after " + opts.Timeout.String() + "\n" + v.Output
 		}

@@ -202,7 +202,7 @@ func (w *Wrapper) call(ctx context.Context, name string, args map[string]any) Re
 		return fail(StageNetwork, "reading response: %v", err)
 	}
 	rin := &openapi3filter.ResponseValidationInput{
-		RequestValidationInput: vin, Status: resp.StatusCode, Header: resp.Header,
+		RequestValidationInput: vin, Status: resp.StatusCode, Header: absentHeaders(op, resp.StatusCode, resp.Header),
 		Body:    io.NopCloser(bytes.NewReader(body)),
 		Options: responseOptions(op, resp.StatusCode, resp.Header.Get("Content-Type")),
 	}
@@ -277,7 +277,9 @@ func (w *Wrapper) build(ctx context.Context, t Tool, item *openapi3.PathItem, op
 	if body != nil {
 		req.Header.Set("Content-Type", contentType)
 	}
-	req.Header.Set("Accept", "application/json, */*;q=0.5")
+	if req.Header.Get("Accept") == "" { // an Accept parameter the caller set wins
+		req.Header.Set("Accept", "application/json, */*;q=0.5")
+	}
 	req.Header.Set("User-Agent", "toolsmith-wrapper/1")
 	return req, pathParams, nil
 }
@@ -463,6 +465,54 @@ func responseOptions(op *openapi3.Operation, status int, contentType string) *op
 		}
 	}
 	return &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true, ExcludeResponseBody: exclude}
+}
+
+// absentHeaders returns the headers a response is validated with: the
+// response's own, plus, for each header the spec marks required that the
+// response lacks, a value its schema accepts. A declared header is checked
+// when it is present; its absence is not a reason to refuse an answer (a
+// mock, or a proxy in between, cannot know such headers as rate-limit
+// counters or request ids).
+func absentHeaders(op *openapi3.Operation, status int, h http.Header) http.Header {
+	if op.Responses == nil {
+		return h
+	}
+	r := op.Responses.Status(status)
+	if r == nil {
+		r = op.Responses.Default()
+	}
+	if r == nil || r.Value == nil {
+		return h
+	}
+	var out http.Header
+	names := make([]string, 0, len(r.Value.Headers))
+	for name := range r.Value.Headers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		hr := r.Value.Headers[name]
+		if hr == nil || hr.Value == nil || !hr.Value.Required || h.Get(name) != "" {
+			continue
+		}
+		v := "x"
+		if hr.Value.Schema != nil && hr.Value.Schema.Value != nil {
+			if sv, ok := Sample(hr.Value.Schema.Value); ok {
+				v = scalar(sv)
+			}
+		}
+		if out == nil {
+			out = h.Clone()
+			if out == nil {
+				out = http.Header{}
+			}
+		}
+		out.Set(name, v)
+	}
+	if out == nil {
+		return h
+	}
+	return out
 }
 
 // decodable reports whether openapi3filter can decode a body of this type.

@@ -331,3 +331,50 @@ func TestSampleUnsatisfiableNestingIsBounded(t *testing.T) {
 		t.Fatalf("synthesised %v, want an object with its required property", obj)
 	}
 }
+
+// A response header the spec marks required is checked when the API sends
+// it and assumed when it does not; a caller's Accept parameter is the
+// header sent.
+func TestDeclaredHeadersAcceptAndText(t *testing.T) {
+	spec := `{"openapi": "3.0.3", "info": {"title": "H", "version": "1.0.0"}, "servers": [{"url": "https://h.example.com"}],
+	  "paths": {"/quota": {"get": {"operationId": "getQuota",
+	    "parameters": [{"name": "Accept", "in": "header", "required": true, "schema": {"type": "string", "enum": ["application/json"]}}],
+	    "responses": {"200": {"description": "ok",
+	      "headers": {"X-RateLimit-Remaining": {"required": true, "schema": {"type": "integer", "minimum": 0}}},
+	      "content": {"application/json": {"schema": {"type": "object"}}}}}}}}}`
+	var accept, remaining string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		accept = r.Header.Get("Accept")
+		if remaining != "" {
+			w.Header().Set("X-RateLimit-Remaining", remaining)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	doc, err := openapi3.NewLoader().LoadFromData([]byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := Operations(doc)
+	if err := Preflight([]byte(spec), ops[0]); err != nil {
+		t.Fatalf("preflight: %v", err)
+	}
+	w, err := New([]byte(spec), ops, Options{BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		remaining string
+		ok        bool
+	}{{"", true}, {"7", true}, {"lots", false}, {"-1", false}} {
+		remaining = c.remaining
+		res := w.Call(context.Background(), "get_quota", map[string]any{"Accept": "application/json"})
+		if res.Success != c.ok || (!c.ok && res.Stage != StageResponse) {
+			t.Errorf("X-RateLimit-Remaining %q: %+v", c.remaining, res)
+		}
+		if accept != "application/json" {
+			t.Errorf("Accept sent: %q", accept)
+		}
+	}
+}

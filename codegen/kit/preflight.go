@@ -52,7 +52,7 @@ func Preflight(specJSON []byte, t Tool) error {
 	if ctype != "" {
 		h.Set("Content-Type", ctype)
 	}
-	rin := &openapi3filter.ResponseValidationInput{RequestValidationInput: vin, Status: status, Header: h,
+	rin := &openapi3filter.ResponseValidationInput{RequestValidationInput: vin, Status: status, Header: absentHeaders(op, status, h),
 		Body: io.NopCloser(bytes.NewReader(body)), Options: responseOptions(op, status, ctype)}
 	if err := openapi3filter.ValidateResponse(ctx, rin); err != nil {
 		return fmt.Errorf("no response can satisfy the spec: %s", FirstLine(err.Error()))
