@@ -49,14 +49,14 @@ type TestOutcome struct {
 
 // Verification is what Verify found.
 type Verification struct {
-	Dir      string        `json:"dir"`
-	Binary   string        `json:"binary"` // path of the built wrapper
-	Built    bool          `json:"built"`
-	Passed   bool          `json:"passed"`
-	Sandbox  string        `json:"sandbox"`
-	Tests    []TestOutcome `json:"tests"`
+	Dir     string        `json:"dir"`
+	Binary  string        `json:"binary"` // path of the built wrapper
+	Built   bool          `json:"built"`
+	Passed  bool          `json:"passed"`
+	Sandbox string        `json:"sandbox"`
+	Tests   []TestOutcome `json:"tests"`
 	// Flaky are the tests whose results differed between runs.
-	Flaky []string `json:"flaky,omitempty"`
+	Flaky    []string      `json:"flaky,omitempty"`
 	Output   string        `json:"output,omitempty"` // tail of build or test output on failure
 	Duration time.Duration `json:"duration"`
 }
