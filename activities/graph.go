@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -77,16 +78,19 @@ func (g *Graph) SearchTools(ctx context.Context, in SearchInput) (SearchOutput, 
 
 // Gap is a verb Toolsmith could not fulfil: the input to find-or-build.
 type Gap struct {
-	Verb        string    `json:"verb"`
-	Description string    `json:"description,omitempty"`
-	Context     string    `json:"context,omitempty"`
-	UserID      string    `json:"userId,omitempty"`
-	BestToolID  string    `json:"bestToolId,omitempty"`
-	BestScore   float64   `json:"bestScore"`
-	Reason      string    `json:"reason"`
-	WorkflowID  string    `json:"workflowId"`
-	RunID       string    `json:"runId"`
-	At          time.Time `json:"at"`
+	Verb        string  `json:"verb"`
+	Description string  `json:"description,omitempty"`
+	Context     string  `json:"context,omitempty"`
+	UserID      string  `json:"userId,omitempty"`
+	BestToolID  string  `json:"bestToolId,omitempty"`
+	BestScore   float64 `json:"bestScore"`
+	// Closest are the best candidates the search found (at most 5), with
+	// their similarity.
+	Closest    []graph.GapCandidate `json:"closest,omitempty"`
+	Reason     string               `json:"reason"`
+	WorkflowID string               `json:"workflowId"`
+	RunID      string               `json:"runId"`
+	At         time.Time            `json:"at"`
 }
 
 // GapRecorder stores capability gaps (the airlock reads them later).
@@ -98,6 +102,33 @@ type GapRecorder interface {
 type GapOutput struct {
 	Recorded bool   `json:"recorded"`
 	Where    string `json:"where"` // "store" or "log"
+}
+
+// StoreGaps records gaps as (Gap) nodes of the graph store: each
+// unfulfilled run counts on its verb's gap, with the closest tools and the
+// catalogue entities the request mentions.
+type StoreGaps struct {
+	Store graph.Gaps
+	// Entities, when set, names the catalogue entities a text mentions.
+	Entities func(ctx context.Context, text string) ([]string, error)
+}
+
+// RecordGap implements GapRecorder.
+func (s StoreGaps) RecordGap(ctx context.Context, g Gap) error {
+	e := graph.GapEvent{Verb: g.Verb, Description: g.Description, Closest: g.Closest, At: g.At}
+	if e.Closest == nil && g.BestToolID != "" {
+		e.Closest = []graph.GapCandidate{{ToolID: g.BestToolID, Score: g.BestScore}}
+	}
+	if s.Entities != nil {
+		text := strings.TrimSpace(VerbQuery(g.Verb, g.Description) + " " + g.Context)
+		ents, err := s.Entities(ctx, text)
+		if err != nil {
+			return fmt.Errorf("entities of gap %s: %w", g.Verb, err)
+		}
+		e.Entities = ents
+	}
+	_, err := s.Store.RecordGap(ctx, e)
+	return err
 }
 
 // RecordCapabilityGap records that a verb could not be fulfilled. The gap is

@@ -55,6 +55,7 @@ var Rules = []RouteRule{
 	{"POST", "/api/v1/tools/admin/reindex", identity.RuleAdmin, "", true},
 	{"GET", "/api/v1/tools/admin/reindex/:id", identity.RuleAdmin, "", false},
 	{"GET", "/api/v1/tools/admin/analytics", identity.RuleAdmin, "", false},
+	{"GET", "/api/v1/gaps", identity.RuleApprover, "", false},
 
 	// Execution and fulfilment: the route admits every caller; the tool's
 	// own permissions and the approved policy decide (package access).

@@ -156,6 +156,7 @@ func newEnv(t testing.TB) *env {
 		Searcher:  activities.RetrievalSearcher{Service: search},
 		Router:    router,
 		Reindexer: reg,
+		Gaps:      activities.StoreGaps{Store: store, Entities: search.Entities},
 		Options:   worker.Options{TaskQueue: e.queue},
 	}
 	e.startWorker()

@@ -51,6 +51,12 @@ type Result struct {
 	Unchanged        bool   `json:"unchanged,omitempty"`
 	EmbeddingModel   string `json:"embeddingModel,omitempty"`
 	ShortDescription string `json:"shortDescription"`
+	// ClosedGap is the capability gap this tool covered and closed: the
+	// tool provides a verb that an earlier request found nothing for.
+	ClosedGap string `json:"closedGap,omitempty"`
+	// GapError says why an open gap for the verb could not be closed (the
+	// tool itself is stored).
+	GapError string `json:"gapError,omitempty"`
 }
 
 // Option configures a Service.
@@ -389,14 +395,25 @@ func (s *Service) write(ctx context.Context, m tool.Manifest, vec []float32) (Re
 	if err != nil {
 		return Result{}, fmt.Errorf("store: %w", err)
 	}
-	return Result{
+	res := Result{
 		ToolID:           m.ToolID,
 		Created:          up.Created,
 		Revision:         up.Revision,
 		Indexed:          true,
 		EmbeddingModel:   s.model,
 		ShortDescription: m.ShortDescription,
-	}, nil
+	}
+	// An active tool for a verb nothing could fulfil closes that gap.
+	if gaps, ok := s.store.(graph.Gaps); ok && (t.Status == "" || t.Status == graph.StatusActive) {
+		closed, err := gaps.CloseGap(ctx, m.Verb, m.ToolID, t.UpdatedAt)
+		switch {
+		case err != nil:
+			res.GapError = err.Error()
+		case closed:
+			res.ClosedGap = m.Verb
+		}
+	}
+	return res, nil
 }
 
 func (s *Service) revision(ctx context.Context, id string) (int, error) {

@@ -75,3 +75,35 @@ func TestWithSQLiteStore(t *testing.T) {
 		t.Fatalf("Related: %+v %v", hits, err)
 	}
 }
+
+// TestRegistrationClosesAGap: a tool registered for a verb nothing could
+// fulfil closes that verb's gap and says so; a deprecated one does not.
+func TestRegistrationClosesAGap(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "g.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	svc := registry.New(st, &fakeEmbedder{dim: 16})
+	for _, verb := range []string{"CONVERT_CURRENCY", "CONVERT_UNITS"} {
+		if _, err := st.RecordGap(ctx, graph.GapEvent{Verb: verb}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := svc.Register(ctx, registry.Request{Manifest: manifest("fx.old", `"status":"deprecated"`, `"verb":"CONVERT_UNITS"`)})
+	if err != nil || res.ClosedGap != "" {
+		t.Fatalf("deprecated tool: %+v %v", res, err)
+	}
+	res, err = svc.Register(ctx, registry.Request{Manifest: manifest("fx.convert")})
+	if err != nil || res.ClosedGap != "CONVERT_CURRENCY" || res.GapError != "" {
+		t.Fatalf("register: %+v %v", res, err)
+	}
+	closed, err := st.ListGaps(ctx, graph.GapQuery{Status: graph.GapClosed})
+	if err != nil || len(closed) != 1 || closed[0].ClosedBy != "fx.convert" {
+		t.Fatalf("closed gaps: %+v %v", closed, err)
+	}
+	if open, _ := st.ListGaps(ctx, graph.GapQuery{Status: graph.GapOpen}); len(open) != 1 || open[0].Verb != "CONVERT_UNITS" {
+		t.Fatalf("open gaps: %+v", open)
+	}
+}

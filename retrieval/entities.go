@@ -101,6 +101,24 @@ func (s *Service) vocabulary(ctx context.Context) (*vocabulary, error) {
 	return v, nil
 }
 
+// Entities names the catalogue's entities that text mentions (by name,
+// alias or embedding similarity), in vocabulary order.
+func (s *Service) Entities(ctx context.Context, text string) ([]string, error) {
+	v, err := s.vocabulary(ctx)
+	if err != nil {
+		return nil, err
+	}
+	found, err := s.extractEntities(ctx, v, []string{text})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(found))
+	for _, f := range found {
+		out = append(out, f.Name)
+	}
+	return out, nil
+}
+
 // extractEntities finds entities in text by name/alias phrase match and by
 // embedding similarity of the text's chunks (the query and the context
 // separately) to entity names.

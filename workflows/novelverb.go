@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/activities"
+	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/llm"
 )
 
@@ -325,6 +326,14 @@ func (f *fulfilment) decompose(cands []activities.Candidate) (NovelVerbResult, e
 			if res, found, ferr := f.airlock(activities.Message(err)); found {
 				return res, ferr
 			}
+			// Nothing fulfilled the verb: it is a gap even though the run
+			// fails for want of a planner (runs recorded before gaps were
+			// kept here replay without it).
+			if workflow.GetVersion(f.ctx, "gap-without-planner", workflow.DefaultVersion, 1) == 1 {
+				if out, gerr := f.recordGap(activities.Message(err), cands); gerr == nil {
+					f.res.GapRecorded = out.Where
+				}
+			}
 		}
 		return f.fail(typeOr(err, activities.ErrTypeInvalidPlan), "decompose %s: %s", in.Verb, activities.Message(err))
 	}
@@ -438,14 +447,8 @@ func (f *fulfilment) findOrBuild(reason string, cands []activities.Candidate) (N
 		return res, err
 	}
 	f.stage(BranchFindOrBuild, SABranch.ValueSet(BranchFindOrBuild))
-	gap := activities.Gap{Verb: f.in.Verb, Description: f.in.Description, Context: f.in.Context, UserID: f.caller.UserID, Reason: reason}
-	if len(cands) > 0 {
-		gap.BestToolID, gap.BestScore = cands[0].ToolID, cands[0].Similarity
-	}
-	var g *activities.Graph
-	var out activities.GapOutput
-	gctx := workflow.WithActivityOptions(f.ctx, gapOptions)
-	if err := workflow.ExecuteActivity(gctx, g.RecordCapabilityGap, gap).Get(f.ctx, &out); err != nil {
+	out, err := f.recordGap(reason, cands)
+	if err != nil {
 		return f.fail(typeOr(err, activities.ErrTypeStepFailed), "record gap for %s: %s", f.in.Verb, activities.Message(err))
 	}
 	f.res.GapRecorded = out.Where
@@ -453,6 +456,23 @@ func (f *fulfilment) findOrBuild(reason string, cands []activities.Candidate) (N
 	f.res.Branch = BranchNoCapability
 	f.stage(BranchNoCapability, SABranch.ValueSet(BranchNoCapability))
 	return f.res, nil
+}
+
+// recordGap records that nothing fulfilled the verb, with the closest
+// candidates the search found.
+func (f *fulfilment) recordGap(reason string, cands []activities.Candidate) (activities.GapOutput, error) {
+	gap := activities.Gap{Verb: f.in.Verb, Description: f.in.Description, Context: f.in.Context, UserID: f.caller.UserID, Reason: reason}
+	if len(cands) > 0 {
+		gap.BestToolID, gap.BestScore = cands[0].ToolID, cands[0].Similarity
+	}
+	for _, c := range cands[:min(len(cands), graph.MaxGapClosest)] {
+		gap.Closest = append(gap.Closest, graph.GapCandidate{ToolID: c.ToolID, Score: c.Similarity})
+	}
+	var g *activities.Graph
+	var out activities.GapOutput
+	gctx := workflow.WithActivityOptions(f.ctx, gapOptions)
+	err := workflow.ExecuteActivity(gctx, g.RecordCapabilityGap, gap).Get(f.ctx, &out)
+	return out, err
 }
 
 // airlock is find-or-build's search of external definitions (seed 05

@@ -187,6 +187,11 @@ func TestNoLLM(t *testing.T) {
 	if p.Stage != BranchDecompose || p.Status != StatusFailed {
 		t.Fatalf("progress = %+v", p)
 	}
+	// Nothing fulfilled the verb: its gap is recorded, with the closest tool.
+	if res.GapRecorded != "store" || len(f.Gaps.Gaps) != 1 || f.Gaps.Gaps[0].Verb != "PLAN_TRIP_BUDGET" ||
+		len(f.Gaps.Gaps[0].Closest) != 1 || f.Gaps.Gaps[0].Closest[0].ToolID != "currency.convert" {
+		t.Fatalf("gap recorded %q: %+v", res.GapRecorded, f.Gaps.Gaps)
+	}
 	if n := f.Mods["currency"].Executions(""); n != 0 {
 		t.Fatalf("module called %d times without a plan", n)
 	}

@@ -1,12 +1,14 @@
 // Package analytics serves GET /api/v1/tools/admin/analytics (admin, see
 // api.Rules): the report of package analytics over the graph store and
-// recent novel-verb runs.
+// recent novel-verb runs; and GET /api/v1/gaps (approvers and admins): the
+// capability gaps the store keeps.
 //
 // Query parameters: since (RFC 3339, default 7 days ago) bounds the runs,
 // top (1–100, default 10) the ranked lists.
 package analytics
 
 import (
+	"fmt"
 	"net/http"
 	"time"
 
@@ -32,6 +34,38 @@ func New(store graph.Store, runs domain.RunLister) *Handler {
 // Mount adds the route to the /api/v1 group.
 func (h *Handler) Mount(v1 *gin.RouterGroup) {
 	v1.GET("/tools/admin/analytics", h.report)
+	v1.GET("/gaps", h.gaps)
+}
+
+// gaps lists the capability gaps: the verbs nothing fulfilled, the most
+// frequent first. Query: status (open, the default; closed; all), limit
+// (1–1000, default 100).
+func (h *Handler) gaps(c *gin.Context) {
+	limit, err := httpx.QueryInt(c, "limit", 100, 1, 1000)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	status := c.DefaultQuery("status", graph.GapOpen)
+	switch status {
+	case graph.GapOpen, graph.GapClosed:
+	case "all":
+		status = ""
+	default:
+		httpx.Error(c, fault.Malformed("status", "must be open, closed or all, got %q", status))
+		return
+	}
+	store, ok := h.store.(graph.Gaps)
+	if !ok {
+		httpx.Error(c, fmt.Errorf("this store keeps no gaps: %w", fault.ErrUnavailable))
+		return
+	}
+	list, err := store.ListGaps(c.Request.Context(), graph.GapQuery{Status: status, Limit: limit})
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	httpx.OK(c, http.StatusOK, gin.H{"gaps": list, "count": len(list)})
 }
 
 var _ httpx.Mounter = (*Handler)(nil)

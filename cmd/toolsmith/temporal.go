@@ -21,6 +21,7 @@ import (
 	apianalytics "github.com/toolsmith/toolsmith/api/analytics"
 	"github.com/toolsmith/toolsmith/api/httpx"
 	"github.com/toolsmith/toolsmith/api/verbs"
+	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/config"
 	"github.com/toolsmith/toolsmith/internal/demomodule"
 	"github.com/toolsmith/toolsmith/internal/temporalserver"
@@ -245,6 +246,13 @@ func newFulfilment(ctx context.Context, cfg config.Config, sys *system, c client
 	}
 	if sys.registry != nil { // a nil *Service would be a non-nil interface
 		deps.Reindexer = sys.registry
+	}
+	if gaps, ok := sys.store.(graph.Gaps); ok {
+		sg := activities.StoreGaps{Store: gaps}
+		if sys.retrieval != nil {
+			sg.Entities = sys.retrieval.Entities
+		}
+		deps.Gaps = sg
 	}
 	if al != nil {
 		deps.Airlock, deps.Wrapped = al.activities, al.runtime

@@ -459,8 +459,7 @@ func responseOptions(op *openapi3.Operation, status int, contentType string) *op
 		}
 		// Only a type the spec names exactly: one covered by a wildcard
 		// ("*/*") is still checked, so an undeclared type stays refused.
-		mt, _, _ := strings.Cut(contentType, ";")
-		if r != nil && r.Value != nil && r.Value.Content[strings.ToLower(strings.TrimSpace(mt))] != nil {
+		if r != nil && r.Value != nil && declaresType(r.Value.Content, contentType) {
 			exclude = true
 		}
 	}
@@ -513,6 +512,21 @@ func absentHeaders(op *openapi3.Operation, status int, h http.Header) http.Heade
 		return h
 	}
 	return out
+}
+
+// declaresType reports whether content names the media type of
+// contentType, ignoring parameters on either side ("text/html;
+// charset=UTF-8" declares text/html); wildcards do not count.
+func declaresType(content openapi3.Content, contentType string) bool {
+	mt, _, _ := strings.Cut(contentType, ";")
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	for k := range content {
+		dk, _, _ := strings.Cut(k, ";")
+		if strings.ToLower(strings.TrimSpace(dk)) == mt {
+			return true
+		}
+	}
+	return false
 }
 
 // decodable reports whether openapi3filter can decode a body of this type.

@@ -44,6 +44,7 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"Definitions", testDefinitions},
 		{"Keys", testKeys},
 		{"Audit", testAudit},
+		{"Gaps", testGaps},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

@@ -445,6 +445,11 @@ func Statements() []Statement {
 		"constraintApiKey":      cypherConstraintAPIKey,
 		"constraintAudit":       cypherConstraintAudit,
 		"indexAuditAt":          cypherIndexAuditAt,
+		"constraintGap":         cypherConstraintGap,
+		"getGap":                cypherGetGap,
+		"putGap":                cypherPutGap,
+		"coverGap":              cypherCoverGap,
+		"listGaps":              cypherListGaps,
 		"createKey":             cypherCreateKey,
 		"getKey":                cypherGetKey,
 		"listKeys":              cypherListKeys,
@@ -565,5 +570,32 @@ WHERE ($actor = '' OR a.actor = $actor) AND ($action = '' OR a.action = $action)
   AND ($since = 0 OR a.at >= $since) AND ($until = 0 OR a.at < $until) AND ($before = '' OR a.id < $before)
 RETURN a.record AS record
 ORDER BY a.id DESC
+LIMIT $limit`
+)
+
+// Capability gaps (graph.Gaps):
+//
+//	(:Gap {verb, status, count, lastSeen, record})-[:COVERED_BY]->(:Tool)
+//
+// record holds the JSON Gap exactly as the SQLite store keeps it; a closed
+// gap is COVERED_BY the tool registered for its verb.
+const (
+	cypherConstraintGap = `CREATE CONSTRAINT gap_verb IF NOT EXISTS FOR (g:Gap) REQUIRE g.verb IS UNIQUE`
+	cypherGetGap        = `MATCH (g:Gap {verb: $verb})
+RETURN g.record AS record`
+	cypherPutGap = `MERGE (g:Gap {verb: $verb})
+SET g.status = $status, g.count = $count, g.lastSeen = $lastSeen, g.record = $record`
+	// cypherCoverGap replaces the gap's COVERED_BY edge: to the tool
+	// $toolId when it exists, to nothing when $toolId is "" (reopened).
+	cypherCoverGap = `MATCH (g:Gap {verb: $verb})
+OPTIONAL MATCH (g)-[old:COVERED_BY]->()
+DELETE old
+WITH DISTINCT g
+OPTIONAL MATCH (t:Tool {id: $toolId})
+FOREACH (_ IN CASE WHEN t IS NULL THEN [] ELSE [1] END | MERGE (g)-[:COVERED_BY]->(t))`
+	cypherListGaps = `MATCH (g:Gap)
+WHERE $status = '' OR g.status = $status
+RETURN g.record AS record
+ORDER BY g.count DESC, g.lastSeen DESC, g.verb
 LIMIT $limit`
 )

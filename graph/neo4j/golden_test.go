@@ -332,6 +332,26 @@ func goldenCases() []goldenCase {
 			func(ctx context.Context, s *Store) (any, error) {
 				return nil, s.AppendAudit(ctx, []graph.AuditEvent{{ID: "e1", At: goldenNow, Actor: "key:k1", Action: "tools.register", Tool: "t", Outcome: "success", Status: 201}})
 			}},
+		{"record_gap", func(t *testing.T, f *fakeRunner) {
+			rec, _ := json.Marshal(graph.Gap{Verb: "COMPOSE_SYMPHONY", Count: 1, FirstSeen: goldenNow, LastSeen: goldenNow,
+				Closest: []graph.GapCandidate{}, Entities: []string{"Orchestra"}, Status: graph.GapClosed, ClosedBy: "music.compose", ClosedAt: goldenNow})
+			f.answer("getGap", record{"record": string(rec)})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return s.RecordGap(ctx, graph.GapEvent{Verb: "COMPOSE_SYMPHONY", Description: "write a symphony",
+				Closest: []graph.GapCandidate{{ToolID: "text.stats", Score: 0.25}}, Entities: []string{"orchestra", "Vienna"}, At: goldenNow.Add(time.Hour)})
+		}},
+		{"list_gaps", func(t *testing.T, f *fakeRunner) {
+			rec, _ := json.Marshal(graph.Gap{Verb: "SING", Count: 3, FirstSeen: goldenNow, LastSeen: goldenNow, Closest: []graph.GapCandidate{}, Entities: []string{}, Status: graph.GapOpen})
+			f.answer("listGaps", record{"record": string(rec)})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return s.ListGaps(ctx, graph.GapQuery{Status: graph.GapOpen, Limit: 10})
+		}},
+		{"close_gap", func(t *testing.T, f *fakeRunner) {
+			rec, _ := json.Marshal(graph.Gap{Verb: "SING", Count: 3, FirstSeen: goldenNow, LastSeen: goldenNow, Closest: []graph.GapCandidate{}, Entities: []string{}, Status: graph.GapOpen})
+			f.answer("getGap", record{"record": string(rec)})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return s.CloseGap(ctx, "SING", "music.sing", goldenNow.Add(time.Hour))
+		}},
 		{"audit_events", func(t *testing.T, f *fakeRunner) {
 			rec, _ := json.Marshal(graph.AuditEvent{ID: "e2", At: goldenNow, Actor: "key:k1", Action: "tools.execute", Outcome: "denied", Status: 403})
 			f.answer("auditEvents", record{"record": string(rec)}, record{"record": string(rec)})

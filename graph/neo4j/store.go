@@ -136,6 +136,7 @@ var schemaStatements = []string{
 	cypherConstraintAPIKey,
 	cypherConstraintAudit,
 	cypherIndexAuditAt,
+	cypherConstraintGap,
 	cypherIndexDefinitionSpec,
 	cypherIndexToolStatus,
 	cypherIndexRevision,

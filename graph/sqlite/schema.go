@@ -185,6 +185,20 @@ CREATE INDEX audit_events_action ON audit_events(action, id);
 CREATE INDEX audit_events_tool ON audit_events(tool, id);
 CREATE INDEX audit_events_at ON audit_events(at);
 `,
+	// v5: capability gaps, one row per verb nothing fulfilled. record holds
+	// the JSON Gap; status, count and last_seen order listings, closed_by
+	// is the tool that covered it.
+	`
+CREATE TABLE gaps (
+	verb      TEXT PRIMARY KEY,
+	status    TEXT NOT NULL,
+	count     INTEGER NOT NULL,
+	last_seen INTEGER NOT NULL,
+	closed_by TEXT NOT NULL DEFAULT '',
+	record    TEXT NOT NULL
+);
+CREATE INDEX gaps_rank ON gaps(status, count DESC, last_seen DESC);
+`,
 }
 
 // schemaVersion is the version a fully migrated store has.

@@ -1,0 +1,132 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Gap statuses.
+const (
+	GapOpen   = "open"
+	GapClosed = "closed"
+)
+
+// Gap is a verb that nothing fulfilled: the (Gap) node. Each unfulfilled
+// run of the verb counts; a tool registered later for the verb closes it
+// (COVERED_BY that tool).
+type Gap struct {
+	Verb        string `json:"verb"`
+	Description string `json:"description,omitempty"`
+	// Count is how many runs of the verb ended unfulfilled.
+	Count     int       `json:"count"`
+	FirstSeen time.Time `json:"firstSeen"`
+	LastSeen  time.Time `json:"lastSeen"`
+	// Closest are the best tools the last unfulfilled run found, with the
+	// similarity that fell short.
+	Closest []GapCandidate `json:"closest"`
+	// Entities are the catalogue's entities the verb's requests mention.
+	Entities []string `json:"entities"`
+	Status   string   `json:"status"`
+	// ClosedBy is the tool that covered the gap, ClosedAt when.
+	ClosedBy string    `json:"closedBy,omitempty"`
+	ClosedAt time.Time `json:"closedAt,omitzero"`
+}
+
+// GapCandidate is a tool that came close to fulfilling a gap's verb.
+type GapCandidate struct {
+	ToolID string  `json:"toolId"`
+	Score  float64 `json:"score"`
+}
+
+// GapEvent is one unfulfilled run of a verb.
+type GapEvent struct {
+	Verb        string
+	Description string
+	Closest     []GapCandidate
+	Entities    []string
+	At          time.Time
+}
+
+// GapQuery filters ListGaps.
+type GapQuery struct {
+	// Status is GapOpen, GapClosed or "" for both.
+	Status string
+	// Limit bounds the answer (default 100).
+	Limit int
+}
+
+// Gaps stores capability gaps. Both stores implement it beside Store.
+type Gaps interface {
+	// RecordGap counts one unfulfilled run of e.Verb: it creates the gap or
+	// updates it (count, last seen, latest description and closest tools,
+	// the union of entities) and reopens a closed one. Verb is required
+	// (ErrInvalid).
+	RecordGap(ctx context.Context, e GapEvent) (Gap, error)
+	// ListGaps lists gaps, the most frequent first (ties: latest first).
+	ListGaps(ctx context.Context, q GapQuery) ([]Gap, error)
+	// CloseGap closes the open gap of verb, linking it to the tool that
+	// covers it; it reports whether there was one to close.
+	CloseGap(ctx context.Context, verb, toolID string, at time.Time) (bool, error)
+}
+
+// MaxGapEntities bounds a gap's entities; MaxGapClosest its closest tools.
+const (
+	MaxGapEntities = 20
+	MaxGapClosest  = 5
+)
+
+// MergeGap applies one event to a gap (the zero Gap for a new verb): the
+// one rule both stores follow.
+func MergeGap(g Gap, e GapEvent) (Gap, error) {
+	e.Verb = strings.TrimSpace(e.Verb)
+	if e.Verb == "" {
+		return Gap{}, fmt.Errorf("gap: verb is required: %w", ErrInvalid)
+	}
+	at := e.At.UTC()
+	if at.IsZero() {
+		at = time.Now().UTC()
+	}
+	if g.Verb == "" {
+		g = Gap{Verb: e.Verb, FirstSeen: at, Closest: []GapCandidate{}, Entities: []string{}}
+	}
+	g.Count++
+	if at.After(g.LastSeen) {
+		g.LastSeen = at
+	}
+	if at.Before(g.FirstSeen) {
+		g.FirstSeen = at
+	}
+	if d := strings.TrimSpace(e.Description); d != "" {
+		g.Description = d
+	}
+	if e.Closest != nil {
+		g.Closest = append([]GapCandidate{}, e.Closest[:min(len(e.Closest), MaxGapClosest)]...)
+	}
+	seen := map[string]bool{}
+	for _, x := range g.Entities {
+		seen[strings.ToLower(x)] = true
+	}
+	for _, x := range e.Entities {
+		if x = strings.TrimSpace(x); x != "" && !seen[strings.ToLower(x)] && len(g.Entities) < MaxGapEntities {
+			seen[strings.ToLower(x)] = true
+			g.Entities = append(g.Entities, x)
+		}
+	}
+	g.Status, g.ClosedBy, g.ClosedAt = GapOpen, "", time.Time{}
+	return g, nil
+}
+
+// ValidateGapQuery checks a query and applies its default limit.
+func ValidateGapQuery(q GapQuery) (GapQuery, error) {
+	switch q.Status {
+	case "", GapOpen, GapClosed:
+	default:
+		return q, fmt.Errorf("gap query: status must be %q, %q or empty, got %q: %w", GapOpen, GapClosed, q.Status, ErrInvalid)
+	}
+	if q.Limit <= 0 {
+		q.Limit = 100
+	}
+	return q, nil
+}
