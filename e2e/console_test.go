@@ -291,10 +291,14 @@ func TestConsoleInABrowser(t *testing.T) {
 	if text := b.text("p.error"); !strings.Contains(text, "expired") {
 		t.Fatalf("stale token message: %q", text)
 	}
-	// Runs: a planner's verb shows with its branch, linked to its Temporal UI page.
+	// Runs: a planner's verb shows with its branch, linked to its Temporal
+	// UI page; a verb nothing fulfils shows as a gap.
 	var run verbRun
 	if code := e.post("/api/v1/verbs?wait=30s", convertBody, &run); code != http.StatusOK {
 		t.Fatalf("convert: HTTP %d", code)
+	}
+	if code := e.post("/api/v1/verbs?wait=30s", map[string]any{"verb": "CARVE_PUMPKIN", "description": "carve a pumpkin"}, &run); code != http.StatusOK || run.Result.GapRecorded == "" {
+		t.Fatalf("carve: HTTP %d %+v", code, run.Result)
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(300 * time.Millisecond) {
 		b.do("runs", chromedp.Navigate(base+"/gaps"), chromedp.WaitVisible(css("main h1")))
@@ -308,6 +312,9 @@ func TestConsoleInABrowser(t *testing.T) {
 	b.shot("console-runs")
 	if text := b.text("table.runs"); !strings.Contains(text, "CONVERT_CURRENCY") || !strings.Contains(text, "substitute") {
 		t.Fatalf("runs table: %q", text)
+	}
+	if text := b.text("table.gaps"); !strings.Contains(text, "CARVE_PUMPKIN") {
+		t.Fatalf("gaps table: %q", text)
 	}
 	b.do("narrow window", chromedp.EmulateViewport(390, 844), chromedp.Navigate(base+"/gaps"), chromedp.WaitVisible(css("h1")))
 	b.shot("console-runs-narrow")

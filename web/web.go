@@ -684,10 +684,6 @@ func (c *Console) gaps(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	var rep struct {
-		Unfulfilled []struct {
-			Key   string
-			Count int
-		} `json:"unfulfilled"`
 		Fulfilments struct {
 			Total    int
 			ByBranch map[string]int `json:"byBranch"`
@@ -721,7 +717,19 @@ func (c *Console) gaps(w http.ResponseWriter, r *http.Request, s *session) {
 	if c.ui != "" {
 		all = c.ui + "/namespaces/" + url.PathEscape(c.ns) + "/workflows?query=" + url.QueryEscape(`WorkflowType="NovelVerbWorkflow"`)
 	}
-	c.page(w, r, s, okOr(code), "gaps", map[string]any{"Items": rep.Unfulfilled, "Fulfilments": rep.Fulfilments, "Runs": runs,
+	var open struct {
+		Gaps []struct {
+			Verb, Description string
+			Count             int
+			LastSeen          string `json:"lastSeen"`
+			Closest           []struct {
+				ToolID string  `json:"toolId"`
+				Score  float64 `json:"score"`
+			} `json:"closest"`
+		} `json:"gaps"`
+	}
+	gcode, gmsg := c.call(r.Context(), s.key, http.MethodGet, "/api/v1/gaps?status=open&limit=50", nil, &open)
+	c.page(w, r, s, okOr(max(code, gcode)), "gaps", map[string]any{"Gaps": open.Gaps, "GapsError": gmsg, "Fulfilments": rep.Fulfilments, "Runs": runs,
 		"RunsAvailable": rep.RunsAvailable, "RunsError": rep.RunsError, "Error": msg, "AllRuns": all})
 }
 
