@@ -28,6 +28,12 @@ type ReviewStarter interface {
 	JoinReview(ctx context.Context, in OpenReviewInput, subscriber string) (string, error)
 }
 
+// GapProposer proposes a spec's review for a capability gap: it starts the
+// review if needed and adds the gap's verb to the verbs it would cover.
+type GapProposer interface {
+	ProposeReview(ctx context.Context, in OpenReviewInput, gapVerb string) (string, error)
+}
+
 // Airlock holds the activities of external-tool onboarding.
 type Airlock struct {
 	// Health probes onboarded APIs (nil: health checks report nothing).
@@ -37,6 +43,106 @@ type Airlock struct {
 	Files       *airlock.Files
 	Definitions graph.Definitions
 	Reviews     ReviewStarter
+	// Gaps are the capability gaps (gap-driven discovery; nil: none).
+	Gaps graph.Gaps
+}
+
+// ProposeInput bounds gap-driven discovery.
+type ProposeInput struct {
+	// MinCount is how often a gap must have been asked (≥ 1).
+	MinCount int `json:"minCount"`
+	// MinScore is the similarity a definition needs.
+	MinScore float64 `json:"minScore"`
+	// Limit bounds how many gaps are examined (default 50).
+	Limit int `json:"limit,omitempty"`
+}
+
+// Proposal is one review proposed for a gap.
+type Proposal struct {
+	Verb       string  `json:"verb"`
+	Count      int     `json:"count"`
+	ReviewID   string  `json:"reviewId"`
+	API        string  `json:"api"`
+	Definition string  `json:"definition"`
+	Score      float64 `json:"score"`
+}
+
+// ProposeReport is what gap-driven discovery did.
+type ProposeReport struct {
+	Examined  int        `json:"examined"`
+	Proposals []Proposal `json:"proposals"`
+}
+
+// ProposeForGaps is gap-driven discovery (seed 05 §6.1.2): for each open
+// gap asked at least MinCount times, it searches the definitions of the
+// registered sources and, when the best one scores at least MinScore,
+// proposes its spec's review with the gap as the reason. A person still
+// approves; onboarding the spec closes the gap.
+func (a *Airlock) ProposeForGaps(ctx context.Context, in ProposeInput) (ProposeReport, error) {
+	rep := ProposeReport{Proposals: []Proposal{}}
+	if a.Gaps == nil || a.Definitions == nil {
+		return rep, nil
+	}
+	proposer, ok := a.Reviews.(GapProposer)
+	if !ok {
+		return rep, Fail(ErrTypeAirlockUnavailable, "activities: reviews cannot be proposed for gaps here")
+	}
+	if in.MinCount < 1 || in.MinScore <= 0 {
+		return rep, Fail(ErrTypeInvalidInput, "activities: gap discovery needs minCount ≥ 1 and minScore > 0, got %d and %g", in.MinCount, in.MinScore)
+	}
+	limit := in.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	gaps, err := a.Gaps.ListGaps(ctx, graph.GapQuery{Status: graph.GapOpen, Limit: limit})
+	if err != nil {
+		return rep, fmt.Errorf("activities: list gaps: %w", err)
+	}
+	for _, g := range gaps {
+		if g.Count < in.MinCount {
+			continue // listed most frequent first: the rest are rarer
+		}
+		rep.Examined++
+		matches, err := a.FindDefinitions(ctx, FindDefinitionsInput{Query: VerbQuery(g.Verb, g.Description), Limit: 1})
+		if err != nil {
+			return rep, err
+		}
+		if len(matches) == 0 || matches[0].Score < in.MinScore {
+			continue
+		}
+		m := matches[0]
+		id, err := proposer.ProposeReview(ctx, OpenReviewInput{SpecHash: m.SpecHash, Location: m.Location}, g.Verb)
+		if err != nil {
+			return rep, fmt.Errorf("activities: propose %s for gap %s: %w", m.API, g.Verb, err)
+		}
+		rep.Proposals = append(rep.Proposals, Proposal{Verb: g.Verb, Count: g.Count, ReviewID: id, API: m.API, Definition: m.Name, Score: m.Score})
+	}
+	return rep, nil
+}
+
+// CloseGapsInput names the gaps an onboarded spec covers.
+type CloseGapsInput struct {
+	Verbs  []string `json:"verbs"`
+	ToolID string   `json:"toolId"`
+}
+
+// CloseGaps closes the gaps a review was proposed for, linking each to the
+// onboarded tool; it returns the verbs it closed.
+func (a *Airlock) CloseGaps(ctx context.Context, in CloseGapsInput) ([]string, error) {
+	closed := []string{}
+	if a.Gaps == nil {
+		return closed, nil
+	}
+	for _, v := range in.Verbs {
+		ok, err := a.Gaps.CloseGap(ctx, v, in.ToolID, time.Now().UTC())
+		if err != nil {
+			return closed, fmt.Errorf("activities: close gap %s: %w", v, err)
+		}
+		if ok {
+			closed = append(closed, v)
+		}
+	}
+	return closed, nil
 }
 
 // ErrTypeAirlockUnavailable: the worker has no airlock configured. Non-retryable.
@@ -287,9 +393,26 @@ type ClientReviews struct {
 	ID func(specHash string) string
 	// Input builds the workflow input.
 	Input func(OpenReviewInput) any
-	// SubscribeSignal and Subscribe name and build the subscription signal.
+	// SubscribeSignal and Subscribe name and build the subscription signal;
+	// Propose builds the one that adds a gap's verb to a review.
 	SubscribeSignal string
 	Subscribe       func(workflowID string) any
+	Propose         func(gapVerb string) any
+}
+
+// ProposeReview implements GapProposer: signal-with-start, so a running
+// review learns of the gap and a new one starts with it.
+func (r ClientReviews) ProposeReview(ctx context.Context, in OpenReviewInput, gapVerb string) (string, error) {
+	if r.Propose == nil {
+		return "", Fail(ErrTypeAirlockUnavailable, "activities: reviews cannot be proposed for gaps here")
+	}
+	id := r.ID(in.SpecHash)
+	run, err := r.Client.SignalWithStartWorkflow(ctx, id, r.SubscribeSignal, r.Propose(gapVerb),
+		client.StartWorkflowOptions{ID: id, TaskQueue: r.TaskQueue}, r.Workflow, r.Input(in))
+	if err != nil {
+		return "", fmt.Errorf("activities: propose review %s: %w", id, err)
+	}
+	return run.GetID(), nil
 }
 
 // OpenReview starts the review unless one is already running for the spec:

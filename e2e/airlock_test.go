@@ -53,6 +53,7 @@ func airlockEnv(t *testing.T, reviewTimeout time.Duration) *env {
 		Files:       files,
 		Definitions: e.store,
 		Reviews:     worker.Reviews(e.client, e.queue, reviewTimeout),
+		Gaps:        e.store,
 	}
 	e.deps.Wrapped = &airlock.Runtime{Files: files, Executor: &airlock.Executor{Ledger: &airlock.MemoryLedger{}}}
 	e.startWorker()

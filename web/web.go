@@ -358,12 +358,14 @@ type reviewState struct {
 			Operations                                           []struct{ Name, Method, Path, Summary string }
 		} `json:"review"`
 		Outcome *outcome `json:"outcome"`
+		Gaps    []string `json:"gaps"`
 	} `json:"state"`
 }
 
 type outcome struct {
 	Status, Stage, Reason, Reviewer string
 	ToolIDs                         []string `json:"toolIds"`
+	ClosedGaps                      []string `json:"closedGaps"`
 	Warnings                        []string
 }
 

@@ -77,6 +77,7 @@ func Register(r Registry, deps Deps) {
 	r.RegisterWorkflow(workflows.ScanSourcesWorkflow)
 	r.RegisterWorkflow(workflows.HealthCheckWorkflow)
 	r.RegisterWorkflow(workflows.ReindexWorkflow)
+	r.RegisterWorkflow(workflows.GapDiscoveryWorkflow)
 	r.RegisterActivity(&activities.Reindex{Tools: deps.Reindexer})
 
 	mods := &activities.Modules{Router: deps.Router, Wrapped: deps.Wrapped}
@@ -114,5 +115,6 @@ func Reviews(c client.Client, taskQueue string, reviewTimeout time.Duration) act
 		},
 		SubscribeSignal: workflows.SignalSubscribe,
 		Subscribe:       func(id string) any { return workflows.SubscribeSignal{WorkflowID: id} },
+		Propose:         func(verb string) any { return workflows.SubscribeSignal{Gap: verb} },
 	}
 }

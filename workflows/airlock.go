@@ -72,6 +72,9 @@ type RejectSignal struct {
 // SubscribeSignal asks for the outcome to be signalled to a workflow.
 type SubscribeSignal struct {
 	WorkflowID string `json:"workflowId"`
+	// Gap, when set, is a verb nothing fulfilled that this spec is proposed
+	// for (gap-driven discovery): onboarding the spec closes that gap.
+	Gap string `json:"gap,omitempty"`
 }
 
 // AirlockOutcome is how a review ended.
@@ -84,6 +87,8 @@ type AirlockOutcome struct {
 	// Stage is the onboarding stage that failed (status failed).
 	Stage    string   `json:"failedStage,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// ClosedGaps are the gaps the onboarded tools closed.
+	ClosedGaps []string `json:"closedGaps,omitempty"`
 }
 
 // AirlockState is what ReviewQuery returns.
@@ -93,6 +98,9 @@ type AirlockState struct {
 	Policy  *airlock.Policy `json:"policy,omitempty"`
 	Outcome *AirlockOutcome `json:"outcome,omitempty"`
 	Ignored []string        `json:"ignoredSignals,omitempty"`
+	// Gaps are the verbs nothing fulfilled that this review was proposed
+	// for; onboarding closes them.
+	Gaps []string `json:"gaps,omitempty"`
 }
 
 // AirlockWorkflow is one pending external spec: it prepares the review,
@@ -154,6 +162,7 @@ func AirlockWorkflow(ctx workflow.Context, in AirlockInput) (AirlockOutcome, err
 			var s SubscribeSignal
 			c.Receive(ctx, &s)
 			subscribers = appendOnce(subscribers, s.WorkflowID)
+			state.Gaps = appendOnce(state.Gaps, s.Gap)
 		})
 		sel.AddFuture(timer, func(workflow.Future) { timedOut = true })
 		sel.Select(ctx)
@@ -182,6 +191,16 @@ func AirlockWorkflow(ctx workflow.Context, in AirlockInput) (AirlockOutcome, err
 			outcome.Status, outcome.Stage, outcome.Reason, outcome.Warnings = AirlockFailed, res.Stage, res.Error, res.Warnings
 		default:
 			outcome.Status, outcome.ToolIDs, outcome.Warnings = AirlockOnboarded, res.ToolIDs, res.Warnings
+			// The gaps this spec was proposed for are covered now (only
+			// reviews proposed for gaps run this activity).
+			if len(state.Gaps) > 0 && len(res.ToolIDs) > 0 {
+				var closed []string
+				if err := workflow.ExecuteActivity(actx, a.CloseGaps, activities.CloseGapsInput{Verbs: state.Gaps, ToolID: res.ToolIDs[0]}).Get(ctx, &closed); err != nil {
+					outcome.Warnings = append(outcome.Warnings, "gaps not closed: "+activities.Message(err))
+				} else {
+					outcome.ClosedGaps = closed
+				}
+			}
 		}
 	case reject != nil:
 		outcome.Status, outcome.Reviewer, outcome.Reason = AirlockRejected, reject.Reviewer, reject.Reason
@@ -209,6 +228,7 @@ func AirlockWorkflow(ctx workflow.Context, in AirlockInput) (AirlockOutcome, err
 			break
 		}
 		subscribers = appendOnce(subscribers, s.WorkflowID)
+		state.Gaps = appendOnce(state.Gaps, s.Gap)
 	}
 	for _, id := range subscribers {
 		// Best effort: a subscriber that has ended no longer needs the news.
@@ -291,5 +311,22 @@ func HealthCheckWorkflow(ctx workflow.Context) (airlock.HealthReport, error) {
 	var a *activities.Airlock
 	var rep airlock.HealthReport
 	err := workflow.ExecuteActivity(actx, a.CheckHealth).Get(ctx, &rep)
+	return rep, err
+}
+
+// GapDiscoveryInput configures one round of gap-driven discovery.
+type GapDiscoveryInput = activities.ProposeInput
+
+// GapDiscoveryWorkflow proposes, for the open gaps asked at least MinCount
+// times, the external definitions that fit them for review (a schedule
+// runs it when --gap-discovery-min-count is set; off by default).
+func GapDiscoveryWorkflow(ctx workflow.Context, in GapDiscoveryInput) (activities.ProposeReport, error) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+	var a *activities.Airlock
+	var rep activities.ProposeReport
+	err := workflow.ExecuteActivity(actx, a.ProposeForGaps, in).Get(ctx, &rep)
 	return rep, err
 }

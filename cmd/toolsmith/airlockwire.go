@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os/exec"
 	"path/filepath"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"github.com/toolsmith/toolsmith/activities"
@@ -83,6 +85,9 @@ func newAirlock(ctx context.Context, cfg config.Config, sys *system, c client.Cl
 	if c != nil {
 		parts.activities.Reviews = worker.Reviews(c, "", cfg.ReviewTimeout)
 	}
+	if gaps, ok := sys.store.(graph.Gaps); ok {
+		parts.activities.Gaps = gaps
+	}
 	return parts, nil
 }
 
@@ -95,8 +100,9 @@ func (p *airlockParts) routes(c client.Client, cfg config.Config) *apiairlock.Ha
 // HealthScheduleID is the schedule that probes onboarded APIs.
 const HealthScheduleID = "toolsmith-airlock-health"
 
-// ensureScanSchedule rescans every source hourly and probes every onboarded
-// API every 15 minutes.
+// ensureScanSchedule rescans every source hourly, probes every onboarded
+// API every 15 minutes and, when enabled, proposes external definitions
+// for recurring gaps every --gap-discovery-every.
 func ensureScanSchedule(ctx context.Context, c client.Client, cfg config.Config) error {
 	err := verbs.EnsureIntervalSchedule(ctx, c, ScanScheduleID, time.Hour, &client.ScheduleWorkflowAction{
 		ID: "sources-scan-scheduled", Workflow: workflows.ScanSourcesWorkflow, TaskQueue: workflows.TaskQueue,
@@ -105,10 +111,31 @@ func ensureScanSchedule(ctx context.Context, c client.Client, cfg config.Config)
 	if err != nil {
 		return err
 	}
-	return verbs.EnsureIntervalSchedule(ctx, c, HealthScheduleID, 15*time.Minute, &client.ScheduleWorkflowAction{
+	err = verbs.EnsureIntervalSchedule(ctx, c, HealthScheduleID, 15*time.Minute, &client.ScheduleWorkflowAction{
 		ID: "airlock-health-scheduled", Workflow: workflows.HealthCheckWorkflow, TaskQueue: workflows.TaskQueue,
 	})
+	if err != nil {
+		return err
+	}
+	if cfg.GapDiscovery.MinCount <= 0 {
+		// Off (the default): a schedule left by an earlier configuration goes.
+		if err := c.ScheduleClient().GetHandle(ctx, GapDiscoveryScheduleID).Delete(ctx); err != nil {
+			var nf *serviceerror.NotFound
+			if !errors.As(err, &nf) {
+				return fmt.Errorf("remove the gap discovery schedule: %w", err)
+			}
+		}
+		return nil
+	}
+	return verbs.EnsureIntervalSchedule(ctx, c, GapDiscoveryScheduleID, cfg.GapDiscovery.Every, &client.ScheduleWorkflowAction{
+		ID: "gap-discovery-scheduled", Workflow: workflows.GapDiscoveryWorkflow, TaskQueue: workflows.TaskQueue,
+		Args: []any{workflows.GapDiscoveryInput{MinCount: cfg.GapDiscovery.MinCount, MinScore: cfg.GapDiscovery.MinScore}},
+	})
 }
+
+// GapDiscoveryScheduleID is the schedule of gap-driven discovery (only
+// with --gap-discovery-min-count).
+const GapDiscoveryScheduleID = "toolsmith-gap-discovery"
 
 // logNotifier logs each notification and keeps it for GET /api/v1/notifications.
 type logNotifier struct {

@@ -113,8 +113,21 @@ type Config struct {
 	SubstituteThreshold float64
 	// ReviewTimeout bounds how long an airlock review waits for a decision.
 	ReviewTimeout time.Duration
+	// GapDiscovery proposes external definitions for recurring gaps (off
+	// while MinCount is 0).
+	GapDiscovery GapDiscovery
 	// Auth configures OIDC bearer tokens, rate limits and body size.
 	Auth Auth
+}
+
+// GapDiscovery configures gap-driven discovery: a schedule that, for each
+// open gap asked at least MinCount times, searches the definitions of the
+// registered sources and proposes the best one scoring at least MinScore
+// for review (a person still approves).
+type GapDiscovery struct {
+	MinCount int
+	MinScore float64
+	Every    time.Duration
 }
 
 // Auth holds the authentication and limit settings of the API.
@@ -157,6 +170,7 @@ func Default() Config {
 		ModuleRefresh: 10 * time.Minute,
 		LLM:           LLM{Provider: "none"},
 		ReviewTimeout: 7 * 24 * time.Hour,
+		GapDiscovery:  GapDiscovery{MinScore: 0.5, Every: time.Hour},
 	}
 }
 
@@ -262,6 +276,15 @@ func (c Config) Validate() error {
 	}
 	if c.ReviewTimeout < time.Minute {
 		errs = append(errs, invalid("review-timeout", "must be at least 1m, got %s", c.ReviewTimeout))
+	}
+	if c.GapDiscovery.MinCount < 0 {
+		errs = append(errs, invalid("gap-discovery-min-count", "must be ≥ 0 (0: off), got %d", c.GapDiscovery.MinCount))
+	}
+	if c.GapDiscovery.MinScore <= 0 || c.GapDiscovery.MinScore > 1 {
+		errs = append(errs, invalid("gap-discovery-min-score", "must be in (0, 1], got %g", c.GapDiscovery.MinScore))
+	}
+	if c.GapDiscovery.Every < time.Minute {
+		errs = append(errs, invalid("gap-discovery-every", "must be at least 1m, got %s", c.GapDiscovery.Every))
 	}
 	switch strings.ToLower(c.LLM.Provider) {
 	case "", "none":
@@ -418,6 +441,9 @@ func (c *Config) Register(fs *pflag.FlagSet, groups Flags) {
 		fs.StringVar(&c.LLM.APIKey, "llm-api-key", c.LLM.APIKey, "language model API key (prefer the environment; also OPENAI_API_KEY)")
 		fs.Float64Var(&c.SubstituteThreshold, "substitute-threshold", c.SubstituteThreshold, "similarity a match needs to substitute a novel verb (0: the embedder's calibrated default)")
 		fs.DurationVar(&c.ReviewTimeout, "review-timeout", c.ReviewTimeout, "how long an airlock review waits for approve/reject before it ends")
+		fs.IntVar(&c.GapDiscovery.MinCount, "gap-discovery-min-count", c.GapDiscovery.MinCount, "propose external definitions for review when a gap (a verb nothing fulfilled) recurs this many times (0: off)")
+		fs.Float64Var(&c.GapDiscovery.MinScore, "gap-discovery-min-score", c.GapDiscovery.MinScore, "similarity a definition needs to be proposed for a gap")
+		fs.DurationVar(&c.GapDiscovery.Every, "gap-discovery-every", c.GapDiscovery.Every, "period of the gap-driven discovery schedule")
 	}
 	fs.VisitAll(func(f *pflag.Flag) {
 		if !before[f.Name] {
