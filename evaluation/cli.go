@@ -18,6 +18,7 @@ import (
 // Usage is the eval command's help text.
 const Usage = `usage:
   toolsmith eval --tools F --queries F [--history F] [--strategy all|hybrid|semantic|keyword] [--k 5] [--json] [--limit N] [--vector-cache F]
+  toolsmith eval --protocol leave-one-out --tools F --queries F [--history F] [--threshold 0.6] [--margin 0] [--calibrate] [--json]
   toolsmith eval split --queries F --history-out F --test-out F
 
 eval indexes the tools into a fresh temporary SQLite store with the built-in
@@ -27,6 +28,19 @@ p50/p95 ranking latency per strategy; --json adds one JSON object as the last
 line. Query texts present in the history are dropped from the queries.
 --vector-cache keeps every embedded text's vector in a file, so repeated runs
 on the same set (tuning weights) skip embedding.
+
+Tools may carry parameters ("parameters": a JSON Schema or a list of
+{name, type, description}); queries may name several relevant tools:
+Recall@k is the fraction found, Completeness@k the share of queries with all
+of them in the top k, and queries with a "subset" are also scored per subset.
+
+--protocol leave-one-out measures the fulfilment decision the novel-verb
+workflow makes (retrieval.SubstituteRule): each query is searched as the
+workflow searches, with its relevant tools present and taken out; it reports
+how often nothing fits when they are out, how often the right tool is
+substituted when they are in, and the substitutions' precision. --json puts
+leaveOneOut.nothingFits, leaveOneOut.recall and leaveOneOut.precision on the
+last line; --calibrate adds the rule with the most recall at precision ≥ 0.95.
 
 eval split divides a query file by an FNV-1a hash of each normalised query
 text into a history half and a test half (no query text in both).
@@ -61,6 +75,10 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, model
 	fs.StringVar(&o.VectorCache, "vector-cache", "", "file keeping embedded texts across runs (for tuning; created when missing)")
 	var weights string
 	fs.StringVar(&weights, "weights", "", "override hybrid weights, e.g. semantic=0.5,keyword=0.2,usage=0.6")
+	fs.StringVar(&o.Protocol, "protocol", ProtocolRank, "rank (retrieval quality) or leave-one-out (the fulfilment decision)")
+	fs.Float64Var(&o.Rule.Threshold, "threshold", retrieval.DefaultSubstituteThreshold, "leave-one-out: the similarity a match needs to be substituted")
+	fs.Float64Var(&o.Rule.Margin, "margin", 0, "leave-one-out: how far the best match must stand above the others (0: off)")
+	fs.BoolVar(&o.Calibrate, "calibrate", false, "leave-one-out: also sweep thresholds and margins for the most recall at precision ≥ 0.95")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err // -h: the usage is printed; not a failure
@@ -81,6 +99,17 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, model
 		o.Strategies = []retrieval.Strategy{st}
 	default:
 		return fault.Malformed("strategy", "must be all, hybrid, semantic or keyword; got %q", strategy)
+	}
+	switch o.Protocol {
+	case ProtocolRank, ProtocolLeaveOneOut:
+	default:
+		return fault.Malformed("protocol", "must be rank or leave-one-out; got %q", o.Protocol)
+	}
+	if o.Rule.Threshold <= 0 || o.Rule.Threshold > 1 {
+		return fault.Malformed("threshold", "must be in (0, 1]; got %g", o.Rule.Threshold)
+	}
+	if o.Rule.Margin < 0 || o.Rule.Margin >= 1 {
+		return fault.Malformed("margin", "must be in [0, 1); got %g", o.Rule.Margin)
 	}
 	if o.Tools == "" || o.Queries == "" {
 		fs.Usage()

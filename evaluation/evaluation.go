@@ -14,6 +14,7 @@
 package evaluation
 
 import (
+	"bytes"
 	"bufio"
 	"context"
 	"encoding/json"
@@ -45,6 +46,68 @@ type ToolRecord struct {
 	Description         string `json:"description"`
 	Category            string `json:"category"`
 	DescriptionForModel string `json:"description_for_model"`
+	// Parameters, when present, are the tool's inputs: a JSON Schema
+	// object, or a list of {name, type, description}.
+	Parameters json.RawMessage `json:"parameters,omitempty"`
+}
+
+// paramSpec is one entry of a parameter list.
+type paramSpec struct {
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+	Description string `json:"description"`
+	Required    *bool  `json:"required"`
+}
+
+// InputSchema reads a tool record's parameters as a JSON Schema object
+// (nil when it has none): a schema is taken as it is, a list of
+// {name, type, description} becomes an object schema whose properties are
+// required unless an entry says otherwise.
+func (r ToolRecord) InputSchema() (json.RawMessage, error) {
+	raw := bytes.TrimSpace(r.Parameters)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	switch raw[0] {
+	case '{':
+		var probe map[string]any
+		if err := json.Unmarshal(raw, &probe); err != nil {
+			return nil, fmt.Errorf("tool %q: parameters: %w", r.ID, err)
+		}
+		return raw, nil
+	case '[':
+		var list []paramSpec
+		if err := json.Unmarshal(raw, &list); err != nil {
+			return nil, fmt.Errorf("tool %q: parameters must be a JSON Schema or a list of {name, type, description}: %w", r.ID, err)
+		}
+		props := map[string]any{}
+		required := []string{}
+		for i, p := range list {
+			if strings.TrimSpace(p.Name) == "" {
+				return nil, fmt.Errorf("tool %q: parameters[%d].name is required", r.ID, i)
+			}
+			prop := map[string]any{}
+			switch t := strings.ToLower(strings.TrimSpace(p.Type)); t {
+			case "string", "number", "integer", "boolean", "array", "object":
+				prop["type"] = t
+			case "int", "long":
+				prop["type"] = "integer"
+			case "float", "double":
+				prop["type"] = "number"
+			case "bool":
+				prop["type"] = "boolean"
+			}
+			if d := strings.TrimSpace(p.Description); d != "" {
+				prop["description"] = d
+			}
+			props[p.Name] = prop
+			if p.Required == nil || *p.Required {
+				required = append(required, p.Name)
+			}
+		}
+		return json.Marshal(map[string]any{"type": "object", "properties": props, "required": required})
+	}
+	return nil, fmt.Errorf("tool %q: parameters must be a JSON Schema object or a list", r.ID)
 }
 
 // QueryRecord is one line of queries.jsonl (and of a history file).
@@ -81,6 +144,14 @@ type Options struct {
 	// description written for the model, so a long instruction text does
 	// not drown the short statement of purpose.
 	ToolText string
+	// Protocol is ProtocolRank (default) or ProtocolLeaveOneOut.
+	Protocol string
+	// Rule is the substitution decision leave-one-out measures (default:
+	// the workflow's, retrieval.SubstituteRule{Threshold: 0.60}).
+	Rule retrieval.SubstituteRule
+	// Calibrate, with leave-one-out, also sweeps thresholds and margins and
+	// reports the rule with the most "nothing fits" at precision ≥ 0.95.
+	Calibrate bool
 	// VectorCache, when set, is a file of vectors kept across runs: texts
 	// embedded once (tools, queries, history) are read back, not embedded
 	// again. It is written when the run ends.
@@ -91,7 +162,10 @@ type Options struct {
 type Metrics struct {
 	Recall1 float64 `json:"recall@1"`
 	RecallK float64 `json:"recall@5"`
-	NDCGK   float64 `json:"ndcg@5"`
+	// CompleteK is Completeness@k: the share of queries with every relevant
+	// tool in the top k (Recall@k counts the fraction found).
+	CompleteK float64 `json:"completeness@5"`
+	NDCGK     float64 `json:"ndcg@5"`
 	MRR     float64 `json:"mrr"`
 	P50     float64 `json:"p50_ms"`
 	P95     float64 `json:"p95_ms"`
@@ -111,6 +185,9 @@ func ReadTools(path string) ([]ToolRecord, error) {
 		}
 		if r.ID == "" {
 			return fault.Malformed(fmt.Sprintf("%s:%d", filepath.Base(path), line), "id is required")
+		}
+		if _, err := r.InputSchema(); err != nil {
+			return fault.Malformed(fmt.Sprintf("%s:%d", filepath.Base(path), line), "%v", err)
 		}
 		out = append(out, r)
 		return nil
@@ -226,10 +303,14 @@ func Manifest(r ToolRecord) tool.Manifest {
 		name = r.ID
 	}
 	name = Words(name)
-	return tool.Manifest{
+	m := tool.Manifest{
 		ToolID: r.ID, Name: name, Description: desc, ShortDescription: short,
 		Category: r.Category, PermissionsRequired: []string{"public"}, Status: graph.StatusActive,
 	}
+	if schema, err := r.InputSchema(); err == nil {
+		m.InputSchema = schema
+	}
+	return m
 }
 
 // Words splits an identifier-like name into words at underscores, hyphens
@@ -457,12 +538,24 @@ func Run(ctx context.Context, o Options, out io.Writer) (Report, error) {
 	}
 
 	rep := Report{}
+	if o.Protocol == ProtocolLeaveOneOut {
+		loo, err := o.leaveOneOut(ctx, svc, caller, queries)
+		if err != nil {
+			return nil, err
+		}
+		return rep, writeLeaveOneOut(out, o, loo, len(queries), len(history))
+	}
 	for _, strat := range o.Strategies {
-		m, err := o.runStrategy(ctx, svc, caller, strat, queries)
+		m, subsets, err := o.runStrategy(ctx, svc, caller, strat, queries)
 		if err != nil {
 			return nil, err
 		}
 		rep[strat] = m
+		if len(subsets) > 1 { // a breakdown says something only with several subsets
+			for name, sub := range subsets {
+				rep[retrieval.Strategy(string(strat)+"/"+name)] = sub
+			}
+		}
 	}
 	if err := write(out, o, rep, len(queries), len(history)); err != nil {
 		return nil, err
@@ -470,15 +563,16 @@ func Run(ctx context.Context, o Options, out io.Writer) (Report, error) {
 	return rep, nil
 }
 
-func (o Options) runStrategy(ctx context.Context, svc *retrieval.Service, caller access.Caller, strat retrieval.Strategy, queries []QueryRecord) (Metrics, error) {
+func (o Options) runStrategy(ctx context.Context, svc *retrieval.Service, caller access.Caller, strat retrieval.Strategy, queries []QueryRecord) (Metrics, map[string]Metrics, error) {
 	p := &progress{w: o.Progress, label: "search " + string(strat), total: len(queries)}
 	var m Metrics
+	subsets := map[string]Metrics{}
 	lat := make([]float64, 0, len(queries))
 	for i, q := range queries {
 		start := time.Now()
 		hits, _, err := svc.Rank(ctx, retrieval.Query{Text: q.Query, Strategy: strat, MaxTools: retrieval.MaxTools, Caller: caller})
 		if err != nil {
-			return Metrics{}, fmt.Errorf("evaluation: %s %q: %w", strat, q.Query, err)
+			return Metrics{}, nil, fmt.Errorf("evaluation: %s %q: %w", strat, q.Query, err)
 		}
 		lat = append(lat, float64(time.Since(start).Microseconds())/1000)
 		ranked := make([]string, len(hits))
@@ -486,18 +580,39 @@ func (o Options) runStrategy(ctx context.Context, svc *retrieval.Service, caller
 			ranked[j] = h.Tool.ID
 		}
 		s := Score(ranked, q.RelevantToolIDs, o.K)
-		m.Recall1 += s.Recall1
-		m.RecallK += s.RecallK
-		m.NDCGK += s.NDCGK
-		m.MRR += s.MRR
+		m.add(s)
+		if q.Subset != "" {
+			sub := subsets[q.Subset]
+			sub.add(s)
+			subsets[q.Subset] = sub
+		}
 		p.set(i + 1)
 	}
-	if n := float64(len(queries)); n > 0 {
-		m.Recall1, m.RecallK, m.NDCGK, m.MRR = m.Recall1/n, m.RecallK/n, m.NDCGK/n, m.MRR/n
+	m.mean()
+	for k, sub := range subsets {
+		sub.mean()
+		subsets[k] = sub
 	}
-	m.N = len(queries)
 	m.P50, m.P95 = percentile(lat, 0.50), percentile(lat, 0.95)
-	return m, nil
+	return m, subsets, nil
+}
+
+// add sums one query's figures; mean turns the sums into means.
+func (m *Metrics) add(s Metrics) {
+	m.Recall1 += s.Recall1
+	m.RecallK += s.RecallK
+	m.CompleteK += s.CompleteK
+	m.NDCGK += s.NDCGK
+	m.MRR += s.MRR
+	m.N++
+}
+
+func (m *Metrics) mean() {
+	if m.N == 0 {
+		return
+	}
+	n := float64(m.N)
+	m.Recall1, m.RecallK, m.CompleteK, m.NDCGK, m.MRR = m.Recall1/n, m.RecallK/n, m.CompleteK/n, m.NDCGK/n, m.MRR/n
 }
 
 // Score computes one query's metrics: Recall@1 and Recall@k as the fraction
@@ -523,6 +638,9 @@ func Score(ranked, relevant []string, k int) Metrics {
 	}
 	m.Recall1 = found(1)
 	m.RecallK = found(k)
+	if m.RecallK == 1 {
+		m.CompleteK = 1
+	}
 	var dcg, idcg float64
 	for i := 0; i < k && i < len(ranked); i++ {
 		if rel[ranked[i]] {
@@ -555,10 +673,24 @@ func percentile(xs []float64, p float64) float64 {
 func write(out io.Writer, o Options, rep Report, nq, nh int) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "queries: %d  history: %d  k: %d  embedder: %s  (latency: ranking with the query embedding precomputed)\n", nq, nh, o.K, o.Embedder.Name())
-	fmt.Fprintf(&b, "%-10s %9s %9s %9s %9s %9s %9s\n", "strategy", "Recall@1", fmt.Sprintf("Recall@%d", o.K), fmt.Sprintf("NDCG@%d", o.K), "MRR", "p50 ms", "p95 ms")
+	fmt.Fprintf(&b, "%-16s %9s %9s %12s %9s %9s %9s %9s\n", "strategy", "Recall@1", fmt.Sprintf("Recall@%d", o.K), fmt.Sprintf("Complete@%d", o.K), fmt.Sprintf("NDCG@%d", o.K), "MRR", "p50 ms", "p95 ms")
+	keys := make([]string, 0, len(rep))
+	for k := range rep {
+		keys = append(keys, string(k))
+	}
+	sort.Strings(keys)
 	for _, s := range o.Strategies {
-		m := rep[s]
-		fmt.Fprintf(&b, "%-10s %9.4f %9.4f %9.4f %9.4f %9.2f %9.2f\n", s, m.Recall1, m.RecallK, m.NDCGK, m.MRR, m.P50, m.P95)
+		for _, k := range keys {
+			if k != string(s) && !strings.HasPrefix(k, string(s)+"/") {
+				continue
+			}
+			m := rep[retrieval.Strategy(k)]
+			lat := fmt.Sprintf("%9.2f %9.2f", m.P50, m.P95)
+			if k != string(s) {
+				lat = fmt.Sprintf("%9s %9s", "", "")
+			}
+			fmt.Fprintf(&b, "%-16s %9.4f %9.4f %12.4f %9.4f %9.4f %s  (n=%d)\n", k, m.Recall1, m.RecallK, m.CompleteK, m.NDCGK, m.MRR, lat, m.N)
+		}
 	}
 	if o.JSON {
 		js, err := json.Marshal(rep)

@@ -257,3 +257,93 @@ func TestVectorCacheEmbedsEachTextOnce(t *testing.T) {
 		t.Fatalf("a cache of another model: %v, want a malformed vector-cache error", err)
 	}
 }
+
+func TestCompletenessSubsetsAndParameters(t *testing.T) {
+	if m := evaluation.Score([]string{"b", "x", "a"}, []string{"a", "b"}, 5); m.CompleteK != 1 || m.RecallK != 1 {
+		t.Fatalf("both found: %+v", m)
+	}
+	if m := evaluation.Score([]string{"b", "x"}, []string{"a", "b"}, 5); m.CompleteK != 0 || m.RecallK != 0.5 {
+		t.Fatalf("one of two: %+v", m)
+	}
+	list := evaluation.ToolRecord{ID: "t", Parameters: json.RawMessage(`[{"name": "city", "type": "string", "description": "where"}, {"name": "days", "type": "int", "required": false}]`)}
+	schema, err := list.InputSchema()
+	if err != nil || !strings.Contains(string(schema), `"required":["city"]`) || !strings.Contains(string(schema), `"days":{"type":"integer"}`) {
+		t.Fatalf("list parameters: %s %v", schema, err)
+	}
+	if s, err := (evaluation.ToolRecord{ID: "t", Parameters: json.RawMessage(`{"type": "object"}`)}).InputSchema(); err != nil || string(s) != `{"type": "object"}` {
+		t.Fatalf("schema parameters: %s %v", s, err)
+	}
+	for _, bad := range []string{`"city"`, `[{"type": "string"}]`, `{`} {
+		if _, err := (evaluation.ToolRecord{ID: "t", Parameters: json.RawMessage(bad)}).InputSchema(); err == nil {
+			t.Errorf("parameters %s accepted", bad)
+		}
+	}
+
+	dir := t.TempDir()
+	tools, queries := filepath.Join(dir, "tools.jsonl"), filepath.Join(dir, "queries.jsonl")
+	writeLines(t, tools,
+		evaluation.ToolRecord{ID: "WeatherNow", Name: "WeatherNow", Description: "Current weather and forecast for a city.",
+			Parameters: json.RawMessage(`[{"name": "city", "type": "string", "description": "the city"}]`)},
+		evaluation.ToolRecord{ID: "ChefBot", Name: "ChefBot", Description: "Recipes and cooking instructions."},
+		evaluation.ToolRecord{ID: "MapsPro", Name: "MapsPro", Description: "Directions and travel routes."},
+	)
+	writeLines(t, queries,
+		evaluation.QueryRecord{Query: "weather forecast for the city", RelevantToolIDs: []string{"WeatherNow"}, Subset: "single"},
+		evaluation.QueryRecord{Query: "cooking recipes and weather forecast", RelevantToolIDs: []string{"ChefBot", "WeatherNow"}, Subset: "multi"},
+	)
+	var out bytes.Buffer
+	rep, err := evaluation.Run(context.Background(), evaluation.Options{Tools: tools, Queries: queries, Embedder: retrievaltest.Words{Dim: 256},
+		Strategies: []retrieval.Strategy{retrieval.StrategyHybrid}, JSON: true}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := rep["hybrid/multi"]; !ok || m.N != 1 || rep["hybrid/single"].N != 1 || rep[retrieval.StrategyHybrid].N != 2 {
+		t.Fatalf("subsets: %+v\n%s", rep, out.String())
+	}
+	if !strings.Contains(out.String(), "Complete@5") || !strings.Contains(out.String(), "hybrid/multi") {
+		t.Fatalf("table:\n%s", out.String())
+	}
+}
+
+func TestLeaveOneOut(t *testing.T) {
+	dir := t.TempDir()
+	tools, queries := filepath.Join(dir, "tools.jsonl"), filepath.Join(dir, "queries.jsonl")
+	writeLines(t, tools,
+		evaluation.ToolRecord{ID: "WeatherNow", Name: "WeatherNow", Description: "Current weather and forecast for a city."},
+		evaluation.ToolRecord{ID: "FxRates", Name: "FxRates", Description: "Currency exchange rates and conversion."},
+		evaluation.ToolRecord{ID: "ChefBot", Name: "ChefBot", Description: "Recipes and cooking instructions."},
+	)
+	writeLines(t, queries,
+		evaluation.QueryRecord{Query: "current weather forecast for a city", RelevantToolIDs: []string{"WeatherNow"}},
+		evaluation.QueryRecord{Query: "currency exchange rates and conversion", RelevantToolIDs: []string{"FxRates"}},
+		evaluation.QueryRecord{Query: "recipes and cooking instructions", RelevantToolIDs: []string{"ChefBot"}},
+	)
+	run := func(o evaluation.Options) map[string]evaluation.LeaveOneOut {
+		t.Helper()
+		o.Tools, o.Queries, o.Embedder, o.JSON, o.Protocol = tools, queries, retrievaltest.Words{Dim: 256}, true, evaluation.ProtocolLeaveOneOut
+		var out bytes.Buffer
+		if _, err := evaluation.Run(context.Background(), o, &out); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		var last map[string]evaluation.LeaveOneOut
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
+			t.Fatalf("last line: %q: %v", lines[len(lines)-1], err)
+		}
+		return last
+	}
+	// Each query is its tool's own description: present, the right tool is
+	// substituted; taken out, the others are far below the bar.
+	got := run(evaluation.Options{Rule: retrieval.SubstituteRule{Threshold: 0.6}, Calibrate: true})
+	loo := got["leaveOneOut"]
+	if loo.N != 3 || loo.NothingFits != 1 || loo.Recall != 1 || loo.Precision != 1 {
+		t.Fatalf("leave-one-out: %+v", got)
+	}
+	if _, ok := got["calibrated"]; !ok {
+		t.Fatalf("no calibrated rule: %+v", got)
+	}
+	// A bar nothing reaches substitutes nothing: all "nothing fits", no recall.
+	if loo := run(evaluation.Options{Rule: retrieval.SubstituteRule{Threshold: 1}})["leaveOneOut"]; loo.NothingFits != 1 || loo.Recall != 0 || loo.Substituted != 0 {
+		t.Fatalf("threshold 1: %+v", loo)
+	}
+}

@@ -259,6 +259,9 @@ type Query struct {
 	IncludeExamples bool   `json:"includeExamples"`
 	// Caller decides visibility; its SessionID feeds the history signal.
 	Caller access.Caller `json:"-"`
+	// Exclude leaves these tools out of the search, as if they were not in
+	// the catalogue (the leave-one-out evaluation uses it).
+	Exclude []string `json:"-"`
 }
 
 // Signal is one component of a hit's score.
@@ -426,6 +429,14 @@ func filterFor(q Query) graph.Filter {
 	f := q.Caller.Filter()
 	if c := strings.TrimSpace(q.Category); c != "" {
 		f.Categories = []string{c}
+	}
+	if len(q.Exclude) > 0 {
+		out := make(map[string]bool, len(q.Exclude))
+		for _, id := range q.Exclude {
+			out[id] = true
+		}
+		allow := f.Allow
+		f.Allow = func(t *graph.ToolSummary) bool { return !out[t.ID] && (allow == nil || allow(t)) }
 	}
 	return f
 }

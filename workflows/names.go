@@ -3,6 +3,8 @@ package workflows
 import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/toolsmith/toolsmith/retrieval"
 )
 
 // TaskQueue is the task queue every Toolsmith workflow and activity uses.
@@ -57,10 +59,10 @@ const (
 	// DefaultThreshold is the cosine similarity the best match must reach
 	// to be substituted, calibrated on MetaTool with the built-in USE-lite
 	// embedder; see CALIBRATION.md.
-	DefaultThreshold = 0.60
+	DefaultThreshold = retrieval.DefaultSubstituteThreshold
 	// DefaultMaxDepth bounds nesting of child NovelVerbWorkflows.
 	DefaultMaxDepth = 3
 	// DefaultSearchLimit is how many candidates the search returns (they
 	// also become the known verbs offered to the planner).
-	DefaultSearchLimit = 10
+	DefaultSearchLimit = retrieval.FulfilmentCandidates
 )

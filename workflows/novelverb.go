@@ -13,6 +13,7 @@ import (
 	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/llm"
+	"github.com/toolsmith/toolsmith/retrieval"
 )
 
 // NovelVerbOptions tune a fulfilment.
@@ -20,6 +21,9 @@ type NovelVerbOptions struct {
 	// Threshold is the similarity the best match needs to be substituted;
 	// 0 means DefaultThreshold.
 	Threshold float64 `json:"threshold,omitempty"`
+	// Margin, when > 0, is how far the best match's similarity must stand
+	// above every other candidate's to be substituted (retrieval.SubstituteRule).
+	Margin float64 `json:"margin,omitempty"`
 	// MaxDepth bounds child workflow nesting: the top-level run is depth 0
 	// and a child may run at depth MaxDepth at most; 0 means DefaultMaxDepth.
 	MaxDepth int `json:"maxDepth,omitempty"`
@@ -252,7 +256,12 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 		f.res.Scores = append(f.res.Scores, ScoredTool{ToolID: c.ToolID, Verb: c.Verb, Score: c.Score, Similarity: c.Similarity})
 	}
 
-	if len(search.Candidates) > 0 && search.Candidates[0].Similarity >= in.Options.Threshold {
+	// The decision `toolsmith eval --protocol leave-one-out` measures.
+	sims := make([]float64, len(search.Candidates))
+	for i, c := range search.Candidates {
+		sims[i] = c.Similarity
+	}
+	if (retrieval.SubstituteRule{Threshold: in.Options.Threshold, Margin: in.Options.Margin}).Substitute(sims) {
 		return f.substitute(search.Candidates[0])
 	}
 	return f.decompose(search.Candidates)

@@ -1,0 +1,176 @@
+package evaluation
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/retrieval"
+)
+
+// Protocols of Run.
+const (
+	// ProtocolRank ranks every query and scores the ranking (the default).
+	ProtocolRank = "rank"
+	// ProtocolLeaveOneOut measures the fulfilment decision: for each query
+	// it searches as a novel verb's workflow does (hybrid, the workflow's
+	// candidate count), once with the catalogue whole and once with the
+	// query's relevant tools taken out, and applies the substitution rule.
+	ProtocolLeaveOneOut = "leave-one-out"
+)
+
+// LeaveOneOut is the decision's figures under one rule.
+type LeaveOneOut struct {
+	Rule retrieval.SubstituteRule `json:"rule"`
+	// NothingFits is the share of queries, their relevant tools taken out,
+	// for which the rule substitutes nothing.
+	NothingFits float64 `json:"nothingFits"`
+	// Recall is the share of queries, relevant tools present, for which it
+	// substitutes a relevant tool.
+	Recall float64 `json:"recall"`
+	// Precision is the share of its substitutions (relevant tools present)
+	// that run a relevant tool.
+	Precision float64 `json:"precision"`
+	// Substituted is the share of queries (relevant tools present) it
+	// substitutes at all.
+	Substituted float64 `json:"substituted"`
+	N           int     `json:"n"`
+}
+
+// looSample is what one query's two searches found: the candidates'
+// similarities in ranking order, and whether the first is relevant.
+type looSample struct {
+	present      []float64
+	presentRight bool
+	absent       []float64
+}
+
+func (o Options) leaveOneOut(ctx context.Context, svc *retrieval.Service, caller access.Caller, queries []QueryRecord) ([]LeaveOneOut, error) {
+	p := &progress{w: o.Progress, label: "leave-one-out", total: len(queries)}
+	samples := make([]looSample, 0, len(queries))
+	search := func(q QueryRecord, exclude []string) ([]float64, string, error) {
+		hits, _, err := svc.Rank(ctx, retrieval.Query{Text: q.Query, Strategy: retrieval.StrategyHybrid,
+			MaxTools: retrieval.FulfilmentCandidates, Caller: caller, Exclude: exclude})
+		if err != nil {
+			return nil, "", fmt.Errorf("evaluation: leave-one-out %q: %w", q.Query, err)
+		}
+		sims := make([]float64, len(hits))
+		for i, h := range hits {
+			sims[i] = h.Breakdown.Semantic.Raw // the workflow's Candidate.Similarity
+		}
+		first := ""
+		if len(hits) > 0 {
+			first = hits[0].Tool.ID
+		}
+		return sims, first, nil
+	}
+	for i, q := range queries {
+		present, first, err := search(q, nil)
+		if err != nil {
+			return nil, err
+		}
+		absent, _, err := search(q, q.RelevantToolIDs)
+		if err != nil {
+			return nil, err
+		}
+		samples = append(samples, looSample{present: present, presentRight: slices.Contains(q.RelevantToolIDs, first), absent: absent})
+		p.set(i + 1)
+	}
+	rule := o.Rule
+	if rule.Threshold == 0 {
+		rule.Threshold = retrieval.DefaultSubstituteThreshold
+	}
+	out := []LeaveOneOut{measureRule(samples, rule)}
+	if o.Calibrate {
+		if best, ok := calibrate(samples, 0.95); ok {
+			out = append(out, best)
+		}
+	}
+	return out, nil
+}
+
+func measureRule(samples []looSample, r retrieval.SubstituteRule) LeaveOneOut {
+	m := LeaveOneOut{Rule: r, N: len(samples)}
+	var nothing, right, subs int
+	for _, s := range samples {
+		if !r.Substitute(s.absent) {
+			nothing++
+		}
+		if r.Substitute(s.present) {
+			subs++
+			if s.presentRight {
+				right++
+			}
+		}
+	}
+	if n := float64(len(samples)); n > 0 {
+		m.NothingFits, m.Recall, m.Substituted = float64(nothing)/n, float64(right)/n, float64(subs)/n
+	}
+	if subs > 0 {
+		m.Precision = float64(right) / float64(subs)
+	} else {
+		m.Precision = 1 // no substitution is never a wrong one
+	}
+	return m
+}
+
+// calibrate sweeps thresholds and margins and returns the rule with the
+// highest recall among those reaching minPrecision (ties: more "nothing
+// fits"); ok is false when none reaches it.
+func calibrate(samples []looSample, minPrecision float64) (LeaveOneOut, bool) {
+	var best LeaveOneOut
+	found := false
+	for t := 0.30; t <= 0.951; t += 0.025 {
+		for _, margin := range []float64{0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15} {
+			m := measureRule(samples, retrieval.SubstituteRule{Threshold: round3(t), Margin: margin})
+			if m.Precision < minPrecision || m.Substituted == 0 {
+				continue
+			}
+			if !found || m.Recall > best.Recall || (m.Recall == best.Recall && m.NothingFits > best.NothingFits) {
+				best, found = m, true
+			}
+		}
+	}
+	return best, found
+}
+
+func round3(x float64) float64 { return float64(int(x*1000+0.5)) / 1000 }
+
+func writeLeaveOneOut(out io.Writer, o Options, res []LeaveOneOut, nq, nh int) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "leave-one-out: queries: %d  history: %d  embedder: %s  (hybrid search, %d candidates, the workflow's rule)\n",
+		nq, nh, o.Embedder.Name(), retrieval.FulfilmentCandidates)
+	fmt.Fprintf(&b, "%-28s %12s %9s %10s %12s\n", "rule", "nothing fits", "recall", "precision", "substituted")
+	for i, r := range res {
+		label := fmt.Sprintf("threshold %.3f margin %.3f", r.Rule.Threshold, r.Rule.Margin)
+		if i == 1 {
+			label += " *"
+		}
+		fmt.Fprintf(&b, "%-28s %12.4f %9.4f %10.4f %12.4f\n", label, r.NothingFits, r.Recall, r.Precision, r.Substituted)
+	}
+	if len(res) > 1 {
+		b.WriteString("* calibrated: the most recall at precision ≥ 0.95\n")
+	} else if o.Calibrate {
+		b.WriteString("no threshold and margin reach precision 0.95 on this set\n")
+	}
+	if o.JSON {
+		last := map[string]any{"leaveOneOut": res[0]}
+		if len(res) > 1 {
+			last["calibrated"] = res[1]
+		}
+		js, err := json.Marshal(last)
+		if err != nil {
+			return fmt.Errorf("evaluation: %w", err)
+		}
+		b.Write(js)
+		b.WriteByte('\n')
+	}
+	if _, err := io.WriteString(out, b.String()); err != nil {
+		return fmt.Errorf("evaluation: write report: %w", err)
+	}
+	return nil
+}
