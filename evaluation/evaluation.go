@@ -14,8 +14,8 @@
 package evaluation
 
 import (
-	"bytes"
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -166,10 +166,10 @@ type Metrics struct {
 	// tool in the top k (Recall@k counts the fraction found).
 	CompleteK float64 `json:"completeness@5"`
 	NDCGK     float64 `json:"ndcg@5"`
-	MRR     float64 `json:"mrr"`
-	P50     float64 `json:"p50_ms"`
-	P95     float64 `json:"p95_ms"`
-	N       int     `json:"-"`
+	MRR       float64 `json:"mrr"`
+	P50       float64 `json:"p50_ms"`
+	P95       float64 `json:"p95_ms"`
+	N         int     `json:"-"`
 }
 
 // Report is Run's outcome by strategy.
