@@ -32,6 +32,8 @@ type CheckRow struct {
 	Excluded []codegen.Exclusion `json:"excluded,omitempty"`
 	// Flaky are generated tests whose result changed between the two runs.
 	Flaky []string `json:"flaky,omitempty"`
+	// Detail is the generated test's failing lines (stage test).
+	Detail []string `json:"detail,omitempty"`
 }
 
 // CheckReport sums up a corpus check.
@@ -116,6 +118,9 @@ func Check(ctx context.Context, ob *Onboarder, dir string, opts CheckOptions, ou
 		secs = append(secs, row.Seconds)
 		fmt.Fprintf(out, "%-60s %-6s %-5d %5d %5d %-5s %-5s %7.1f%s\n", clip(rel, 60), yes(row.Loaded), row.Warnings, row.Operations, row.Tools, yes(row.Built), yes(row.TestPassed), row.Seconds, failNote(row))
 		if opts.Explain {
+			for _, l := range row.Detail {
+				fmt.Fprintf(out, "    test: %s\n", clip(l, 300))
+			}
 			for _, x := range row.Excluded {
 				fmt.Fprintf(out, "    left out %s (%s %s): %s\n", x.Tool.Name, x.Tool.Method, x.Tool.Path, clip(strings.ReplaceAll(x.Reason, "\n", " "), 200))
 			}
@@ -174,6 +179,9 @@ func checkOne(ctx context.Context, ob *Onboarder, path, rel string) CheckRow {
 	row.Excluded = o.Excluded
 	if o.Verification != nil {
 		row.Flaky = o.Verification.Flaky
+		if o.Stage == StageTest {
+			row.Detail = failingLines(o.Verification.Output, 8)
+		}
 	}
 	if o.Verification != nil && o.OK() && o.Verification.Dir != "" && ob.WorkDir == "" {
 		_ = os.RemoveAll(o.Verification.Dir)
@@ -200,4 +208,22 @@ func failNote(r CheckRow) string {
 		return ""
 	}
 	return "  FAILED at " + r.Stage + ": " + clip(strings.ReplaceAll(r.Error, "\n", " "), 160)
+}
+
+// failingLines picks the lines of a test output that say what failed.
+func failingLines(output string, n int) []string {
+	var out []string
+	for _, l := range strings.Split(output, "\n") {
+		t := strings.TrimSpace(l)
+		if t == "" || strings.HasPrefix(t, "=== ") || strings.HasPrefix(t, "--- PASS") || strings.HasPrefix(t, "--- SKIP") || t == "PASS" {
+			continue
+		}
+		if strings.HasPrefix(t, "--- FAIL") || strings.HasPrefix(t, "flaky:") || strings.Contains(t, "_test.go:") || strings.Contains(t, "panic") || strings.Contains(t, "timed out") {
+			out = append(out, t)
+			if len(out) == n {
+				break
+			}
+		}
+	}
+	return out
 }

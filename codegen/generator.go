@@ -148,7 +148,10 @@ func (g *Generator) Generate(n *Normalised, opts Options) (*Wrapper, error) {
 	}
 	if len(tools) == 0 {
 		reason := "none selected"
-		if len(excluded) > 0 {
+		switch {
+		case len(kit.Operations(n.Doc)) == 0:
+			reason = "the spec declares no operations: its paths have no methods, so there is nothing to call"
+		case len(excluded) > 0:
 			reason = fmt.Sprintf("all %d failed preflight; first: %s: %s", len(excluded), excluded[0].Tool.Name, excluded[0].Reason)
 		}
 		return nil, fmt.Errorf("%w: %s", ErrNoOperations, reason)

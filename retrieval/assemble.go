@@ -302,10 +302,30 @@ func rawList(t graph.Tool, field string) []any {
 // visibleRelations lists the caller-visible tools related to t by kind.
 func (s *Service) visibleRelations(ctx context.Context, t graph.Tool, kind graph.RelKind, caller access.Caller) ([]map[string]any, error) {
 	out := []map[string]any{}
+	if kind == graph.RelPairsWith {
+		// Declared pairings and learned ones (tools used together).
+		hits, err := s.pairings(ctx, t.ID, MaxRelated, caller.Filter())
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range hits {
+			if !caller.Allows(&h.Tool) {
+				continue
+			}
+			e := map[string]any{"toolId": h.Tool.ID, "shortDescription": h.Tool.ShortDescription, "cooccurrenceScore": h.Score, "source": h.Source}
+			for _, r := range t.Relations {
+				if r.Kind == kind && r.Target == h.Tool.ID && r.Sequence != "" {
+					e["typicalSequence"] = r.Sequence
+				}
+			}
+			out = append(out, e)
+		}
+		return out, nil
+	}
 	if kind != graph.RelAlternative && !slices.ContainsFunc(t.Relations, func(r graph.Relation) bool { return r.Kind == kind }) {
-		// DEPENDS_ON and PAIRS_WITH are outgoing edges, all listed in
-		// t.Relations: no edge of the kind, no query. ALTERNATIVE_TO is
-		// symmetric, so incoming edges need the store.
+		// DEPENDS_ON edges are outgoing, all listed in t.Relations: no edge
+		// of the kind, no query. ALTERNATIVE_TO is symmetric, so incoming
+		// edges need the store.
 		return out, nil
 	}
 	hits, err := s.store.Related(ctx, t.ID, kind, MaxRelated, caller.Filter())
@@ -316,16 +336,7 @@ func (s *Service) visibleRelations(ctx context.Context, t graph.Tool, kind graph
 		if !caller.Allows(&h.Tool) {
 			continue
 		}
-		e := map[string]any{"toolId": h.Tool.ID, "shortDescription": h.Tool.ShortDescription}
-		if kind == graph.RelPairsWith {
-			e["cooccurrenceScore"] = h.Score
-			for _, r := range t.Relations {
-				if r.Kind == kind && r.Target == h.Tool.ID && r.Sequence != "" {
-					e["typicalSequence"] = r.Sequence
-				}
-			}
-		}
-		out = append(out, e)
+		out = append(out, map[string]any{"toolId": h.Tool.ID, "shortDescription": h.Tool.ShortDescription})
 	}
 	return out, nil
 }

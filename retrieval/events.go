@@ -116,8 +116,64 @@ func (s *Service) RecordEvents(ctx context.Context, caller access.Caller, events
 			}
 		}
 	}
+	if err := s.learnPairs(ctx, out); err != nil {
+		return err
+	}
 	if s.cache != nil {
 		s.cache.clear()
+	}
+	return nil
+}
+
+// PairWindow is how close in time two successful uses in one session must
+// be to count as used together.
+const PairWindow = 10 * time.Minute
+
+// learnPairs strengthens the learned pairing of each new successful event's
+// tool with the other tools its session used successfully within
+// PairWindow before it (or at the same time); each pair counts once per
+// call.
+func (s *Service) learnPairs(ctx context.Context, events []graph.UsageEvent) error {
+	ps, ok := s.store.(graph.Pairings)
+	if !ok {
+		return nil
+	}
+	bySession := map[string][]graph.UsageEvent{}
+	var sessions []string
+	for _, e := range events {
+		if e.Success && e.SessionID != "" {
+			if _, seen := bySession[e.SessionID]; !seen {
+				sessions = append(sessions, e.SessionID)
+			}
+			bySession[e.SessionID] = append(bySession[e.SessionID], e)
+		}
+	}
+	var evidence []graph.PairEvidence
+	for _, sid := range sessions {
+		hist, err := s.store.SessionHistory(ctx, sid, 50)
+		if err != nil {
+			return fmt.Errorf("retrieval: learn pairings: %w", err)
+		}
+		counted := map[[2]string]bool{}
+		for _, e := range bySession[sid] {
+			for _, h := range hist {
+				if !h.Success || h.ToolID == e.ToolID || h.At.After(e.At) || e.At.Sub(h.At) > PairWindow {
+					continue
+				}
+				key := [2]string{min(e.ToolID, h.ToolID), max(e.ToolID, h.ToolID)}
+				if counted[key] {
+					continue
+				}
+				counted[key] = true
+				evidence = append(evidence, graph.PairEvidence{A: key[0], B: key[1], At: e.At})
+			}
+		}
+	}
+	if len(evidence) == 0 {
+		return nil
+	}
+	if err := ps.LearnPairs(ctx, evidence); err != nil {
+		return fmt.Errorf("retrieval: learn pairings: %w", err)
 	}
 	return nil
 }

@@ -253,9 +253,9 @@ func (s *Service) addHistory(ctx context.Context, q Query, f graph.Filter, get f
 		c := get(t)
 		c.history = math.Max(c.history, recency)
 		if pairings {
-			rel, err := s.store.Related(ctx, t.ID, graph.RelPairsWith, 3, f)
+			rel, err := s.pairings(ctx, t.ID, 3, f)
 			if err != nil {
-				return fmt.Errorf("retrieval: pairings of %q: %w", t.ID, err)
+				return err
 			}
 			for _, h := range rel {
 				pc := get(h.Tool)

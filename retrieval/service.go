@@ -550,9 +550,12 @@ func (k RelationKind) graphKind() graph.RelKind {
 
 // RelatedTool is one related tool with its manifest.
 type RelatedTool struct {
-	ToolID            string         `json:"toolId"`
-	RelationshipScore float64        `json:"relationshipScore"`
-	Manifest          map[string]any `json:"manifest"`
+	ToolID            string  `json:"toolId"`
+	RelationshipScore float64 `json:"relationshipScore"`
+	// Source, for pairings, is "declared" (the manifest says so) or
+	// "learned" (the tools were used together).
+	Source   string         `json:"source,omitempty"`
+	Manifest map[string]any `json:"manifest"`
 }
 
 // Related returns up to max (1..10, default 3) tools related to id by kind
@@ -567,9 +570,20 @@ func (s *Service) Related(ctx context.Context, id string, kind RelationKind, max
 	if _, err := s.visibleTool(ctx, id, caller); err != nil {
 		return nil, err
 	}
-	hits, err := s.store.Related(ctx, id, kind.graphKind(), max, caller.Filter())
-	if err != nil {
-		return nil, fmt.Errorf("retrieval: related %q: %w", id, err)
+	var hits []pairHit
+	if kind == RelPairings {
+		var err error
+		if hits, err = s.pairings(ctx, id, max, caller.Filter()); err != nil {
+			return nil, err
+		}
+	} else {
+		plain, err := s.store.Related(ctx, id, kind.graphKind(), max, caller.Filter())
+		if err != nil {
+			return nil, fmt.Errorf("retrieval: related %q: %w", id, err)
+		}
+		for _, h := range plain {
+			hits = append(hits, pairHit{Hit: h})
+		}
 	}
 	out := make([]RelatedTool, 0, len(hits))
 	for _, h := range hits {
@@ -584,7 +598,7 @@ func (s *Service) Related(ctx context.Context, id string, kind RelationKind, max
 		if kind != RelPairings && score == 0 {
 			score = 1
 		}
-		out = append(out, RelatedTool{ToolID: h.Tool.ID, RelationshipScore: score, Manifest: manifestMap(t)})
+		out = append(out, RelatedTool{ToolID: h.Tool.ID, RelationshipScore: score, Source: h.Source, Manifest: manifestMap(t)})
 	}
 	return out, nil
 }

@@ -462,3 +462,41 @@ func TestYoungQueryLogDoesNotSwamp(t *testing.T) {
 		}
 	}
 }
+
+// Tools used together in a session within the window become learned
+// pairings, served beside declared ones and marked; uses far apart, or in
+// different sessions, do not pair.
+func TestLearnedPairings(t *testing.T) {
+	ms := []tool.Manifest{
+		retrievaltest.Manifest("trip.flight", "BOOK_FLIGHT", "travel", "Book a flight."),
+		retrievaltest.Manifest("trip.hotel", "BOOK_HOTEL", "travel", "Book a hotel room."),
+		retrievaltest.Manifest("trip.car", "RENT_CAR", "travel", "Rent a car."),
+	}
+	svc, _ := newService(t, retrieval.Options{}, ms...)
+	ctx := context.Background()
+	t0 := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
+	evs := []retrieval.Event{
+		{ToolID: "trip.flight", SessionID: "s1", Success: true, At: t0},
+		{ToolID: "trip.hotel", SessionID: "s1", Success: true, At: t0.Add(2 * time.Minute)},
+		{ToolID: "trip.car", SessionID: "s1", Success: true, At: t0.Add(2 * time.Hour)}, // too late to pair
+		{ToolID: "trip.car", SessionID: "s2", Success: true, At: t0},                   // another session
+	}
+	if err := svc.RecordEvents(ctx, access.Caller{}, evs); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := svc.Related(ctx, "trip.flight", retrieval.RelPairings, 5, access.Caller{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rel) != 1 || rel[0].ToolID != "trip.hotel" || rel[0].Source != retrieval.PairLearned || rel[0].RelationshipScore <= 0 {
+		t.Fatalf("pairings of trip.flight: %+v", rel)
+	}
+	// Recording the same session's hotel again, later, strengthens the pair.
+	if err := svc.RecordEvents(ctx, access.Caller{}, []retrieval.Event{{ToolID: "trip.flight", SessionID: "s1", Success: true, At: t0.Add(3 * time.Minute)}}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := svc.Related(ctx, "trip.hotel", retrieval.RelPairings, 5, access.Caller{})
+	if err != nil || len(again) != 1 || again[0].ToolID != "trip.flight" || again[0].RelationshipScore <= rel[0].RelationshipScore {
+		t.Fatalf("pairings of trip.hotel: %+v %v (before %v)", again, err, rel[0].RelationshipScore)
+	}
+}

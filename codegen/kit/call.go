@@ -226,8 +226,10 @@ func (w *Wrapper) build(ctx context.Context, t Tool, item *openapi3.PathItem, op
 	pathParams := map[string]string{}
 	query := url.Values{}
 	header := http.Header{}
-	for _, p := range Parameters(item, op) {
-		v, ok := args[p.Name]
+	params := Parameters(item, op)
+	names := ArgNames(params)
+	for i, p := range params {
+		v, ok := args[names[i]]
 		if !ok {
 			continue
 		}

@@ -378,3 +378,37 @@ func TestDeclaredHeadersAcceptAndText(t *testing.T) {
 		}
 	}
 }
+
+// Parameters that share a name in different places are separate arguments
+// (path_token, query_token), each sent where it belongs.
+func TestSameNameParametersKeepTheirValues(t *testing.T) {
+	spec := `{"openapi": "3.0.3", "info": {"title": "T", "version": "1.0.0"}, "servers": [{"url": "https://t.example.com"}],
+	  "paths": {"/tokens/{token}": {"delete": {"operationId": "deleteToken",
+	    "parameters": [{"name": "token", "in": "path", "required": true, "schema": {"type": "string"}},
+	                   {"name": "token", "in": "query", "required": true, "schema": {"type": "string"}}],
+	    "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}}}}}}}`
+	var path, query string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		path, query = r.URL.Path, r.URL.Query().Get("token")
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	doc, err := openapi3.NewLoader().LoadFromData([]byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := Operations(doc)
+	schema, err := InputSchema(doc, ops[0])
+	if err != nil || schema.Properties["path_token"] == nil || schema.Properties["query_token"] == nil || len(schema.Required) != 2 {
+		t.Fatalf("input schema: %+v %v", schema, err)
+	}
+	w, err := New([]byte(spec), ops, Options{BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := w.Call(context.Background(), "delete_token", map[string]any{"path_token": "tok-1", "query_token": "auth-2"})
+	if !res.Success || path != "/tokens/tok-1" || query != "auth-2" {
+		t.Fatalf("call: %+v path %q query %q", res, path, query)
+	}
+}

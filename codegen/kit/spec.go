@@ -191,7 +191,9 @@ func InputSchema(doc *openapi3.T, t Tool) (*openapi3.Schema, error) {
 	s.Properties = openapi3.Schemas{}
 	no := false
 	s.AdditionalProperties = openapi3.AdditionalProperties{Has: &no}
-	for _, p := range Parameters(item, op) {
+	params := Parameters(item, op)
+	names := ArgNames(params)
+	for i, p := range params {
 		ps := p.Schema
 		if ps == nil {
 			for _, mt := range p.Content {
@@ -207,9 +209,9 @@ func InputSchema(doc *openapi3.T, t Tool) (*openapi3.Schema, error) {
 			cp.Description = p.Description
 			ps = openapi3.NewSchemaRef("", &cp)
 		}
-		s.Properties[p.Name] = ps
+		s.Properties[names[i]] = ps
 		if p.Required || p.In == openapi3.ParameterInPath {
-			s.Required = append(s.Required, p.Name)
+			s.Required = append(s.Required, names[i])
 		}
 	}
 	if _, body, required := JSONBody(op); body != nil {
@@ -220,6 +222,24 @@ func InputSchema(doc *openapi3.T, t Tool) (*openapi3.Schema, error) {
 	}
 	sort.Strings(s.Required)
 	return s, nil
+}
+
+// ArgNames are the argument names of an operation's parameters, in order:
+// a parameter's own name, or "<in>_<name>" (path_token, query_token) when
+// parameters in different places share it, so each keeps its own value.
+func ArgNames(params []*openapi3.Parameter) []string {
+	count := map[string]int{}
+	for _, p := range params {
+		count[p.Name]++
+	}
+	out := make([]string, len(params))
+	for i, p := range params {
+		out[i] = p.Name
+		if count[p.Name] > 1 {
+			out[i] = p.In + "_" + p.Name
+		}
+	}
+	return out
 }
 
 // ServerURL returns the first server URL of the spec with its variables set

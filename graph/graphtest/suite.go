@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"Keys", testKeys},
 		{"Audit", testAudit},
 		{"Gaps", testGaps},
+		{"Pairings", testPairings},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

@@ -450,6 +450,9 @@ func Statements() []Statement {
 		"putGap":                cypherPutGap,
 		"coverGap":              cypherCoverGap,
 		"listGaps":              cypherListGaps,
+		"getLearnedPair":        cypherGetLearnedPair,
+		"putLearnedPair":        cypherPutLearnedPair,
+		"learnedPairs":          cypherLearnedPairs,
 		"createKey":             cypherCreateKey,
 		"getKey":                cypherGetKey,
 		"listKeys":              cypherListKeys,
@@ -598,4 +601,21 @@ WHERE $status = '' OR g.status = $status
 RETURN g.record AS record
 ORDER BY g.count DESC, g.lastSeen DESC, g.verb
 LIMIT $limit`
+)
+
+// Learned pairings (graph.Pairings): tools used together, one edge per
+// pair from the smaller id to the larger; weight is as of updatedAt (Unix
+// nanoseconds) and decays with graph.PairHalfLife.
+//
+//	(:Tool)-[:PAIRS_LEARNED {weight, count, updatedAt}]->(:Tool)
+const (
+	cypherGetLearnedPair = `MATCH (:Tool {id: $a})-[p:PAIRS_LEARNED]->(:Tool {id: $b})
+RETURN p.weight AS weight, p.count AS count, p.updatedAt AS updatedAt`
+	cypherPutLearnedPair = `MATCH (a:Tool {id: $a})
+MATCH (b:Tool {id: $b})
+MERGE (a)-[p:PAIRS_LEARNED]->(b)
+SET p.weight = $weight, p.count = $count, p.updatedAt = $updatedAt`
+	cypherLearnedPairs = `MATCH (:Tool {id: $id})-[p:PAIRS_LEARNED]-(t:Tool)
+WHERE t.id <> $id AND ` + filterWhere + `
+RETURN t.summary AS summary, p.weight AS weight, p.updatedAt AS updatedAt`
 )

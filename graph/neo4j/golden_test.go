@@ -352,6 +352,18 @@ func goldenCases() []goldenCase {
 		}, func(ctx context.Context, s *Store) (any, error) {
 			return s.CloseGap(ctx, "SING", "music.sing", goldenNow.Add(time.Hour))
 		}},
+		{"learn_pairs", func(t *testing.T, f *fakeRunner) {
+			f.answer("getLearnedPair", record{"weight": 2.0, "count": int64(2), "updatedAt": goldenNow.UnixNano()})
+			f.answer("getLearnedPair")
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return nil, s.LearnPairs(ctx, []graph.PairEvidence{{A: "trip.hotel", B: "trip.flight", At: goldenNow.Add(graph.PairHalfLife)}, {A: "fx.convert", B: "trip.flight", At: goldenNow}})
+		}},
+		{"learned_pairs", func(t *testing.T, f *fakeRunner) {
+			f.answer("learnedPairs", record{"summary": summaryJSON(t, "trip.hotel", "active"), "weight": 2.0, "updatedAt": goldenNow.UnixNano()},
+				record{"summary": summaryJSON(t, "fx.convert", "active"), "weight": 3.0, "updatedAt": goldenNow.Add(-graph.PairHalfLife).UnixNano()})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return s.LearnedPairs(ctx, "trip.flight", 5, graph.Filter{Categories: []string{"c"}}, goldenNow)
+		}},
 		{"audit_events", func(t *testing.T, f *fakeRunner) {
 			rec, _ := json.Marshal(graph.AuditEvent{ID: "e2", At: goldenNow, Actor: "key:k1", Action: "tools.execute", Outcome: "denied", Status: 403})
 			f.answer("auditEvents", record{"record": string(rec)}, record{"record": string(rec)})

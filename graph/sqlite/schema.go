@@ -199,6 +199,19 @@ CREATE TABLE gaps (
 );
 CREATE INDEX gaps_rank ON gaps(status, count DESC, last_seen DESC);
 `,
+	// v6: learned pairings, one row per pair of tools used together (a < b);
+	// weight is as of updated_at and decays with graph.PairHalfLife.
+	`
+CREATE TABLE learned_pairs (
+	a          TEXT NOT NULL,
+	b          TEXT NOT NULL,
+	weight     REAL NOT NULL,
+	count      INTEGER NOT NULL,
+	updated_at INTEGER NOT NULL,
+	PRIMARY KEY (a, b)
+);
+CREATE INDEX learned_pairs_b ON learned_pairs(b);
+`,
 }
 
 // schemaVersion is the version a fully migrated store has.

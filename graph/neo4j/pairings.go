@@ -1,0 +1,111 @@
+package neo4j
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/toolsmith/toolsmith/graph"
+)
+
+var _ graph.Pairings = (*Store)(nil)
+
+// LearnPairs implements graph.Pairings in one write transaction; evidence
+// about a tool that is not registered is dropped (no edge without both
+// nodes).
+func (s *Store) LearnPairs(ctx context.Context, evidence []graph.PairEvidence) error {
+	for _, e := range evidence {
+		if _, _, err := graph.OrderPair(e); err != nil {
+			return fmt.Errorf("neo4j: learn pairs: %w", err)
+		}
+	}
+	if len(evidence) == 0 {
+		return nil
+	}
+	err := s.r.write(ctx, func(tx txRunner) error {
+		for _, e := range evidence {
+			a, b, _ := graph.OrderPair(e)
+			at := e.At
+			if at.IsZero() {
+				at = s.clock()
+			}
+			recs, err := tx.run(ctx, cypherGetLearnedPair, map[string]any{"a": a, "b": b})
+			if err != nil {
+				return err
+			}
+			w, n, last := 0.0, int64(0), at
+			if len(recs) > 0 {
+				if w, err = getFloat(recs[0], "weight"); err != nil {
+					return err
+				}
+				if n, err = getInt(recs[0], "count"); err != nil {
+					return err
+				}
+				u, err := getInt(recs[0], "updatedAt")
+				if err != nil {
+					return err
+				}
+				last = time.Unix(0, u)
+			}
+			w = graph.DecayPair(w, last, at) + 1
+			if at.Before(last) {
+				at = last
+			}
+			if _, err := tx.run(ctx, cypherPutLearnedPair, map[string]any{"a": a, "b": b, "weight": w, "count": n + 1, "updatedAt": at.UnixNano()}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return wrapErr("learn pairs", err)
+	}
+	return nil
+}
+
+// LearnedPairs implements graph.Pairings.
+func (s *Store) LearnedPairs(ctx context.Context, id string, limit int, f graph.Filter, asOf time.Time) ([]graph.Hit, error) {
+	if limit <= 0 {
+		limit = 10
+	}
+	if asOf.IsZero() {
+		asOf = s.clock()
+	}
+	out := []graph.Hit{}
+	err := s.r.read(ctx, func(tx txRunner) error {
+		recs, err := tx.run(ctx, cypherLearnedPairs, filterParams(f, map[string]any{"id": id}))
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			sum, err := getSummary(r, "summary")
+			if err != nil {
+				return err
+			}
+			if !allow(f, sum) {
+				continue
+			}
+			w, err := getFloat(r, "weight")
+			if err != nil {
+				return err
+			}
+			u, err := getInt(r, "updatedAt")
+			if err != nil {
+				return err
+			}
+			out = append(out, graph.Hit{Tool: sum, Score: graph.DecayPair(w, time.Unix(0, u), asOf)})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrapErr("learned pairs", err)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return out[i].Tool.ID < out[j].Tool.ID
+	})
+	return out[:min(limit, len(out))], nil
+}

@@ -1,0 +1,115 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/toolsmith/toolsmith/graph"
+)
+
+var _ graph.Pairings = (*Store)(nil)
+
+// LearnPairs implements graph.Pairings in one transaction.
+func (s *Store) LearnPairs(ctx context.Context, evidence []graph.PairEvidence) error {
+	if err := s.writable("learn pairs"); err != nil {
+		return err
+	}
+	for _, e := range evidence {
+		if _, _, err := graph.OrderPair(e); err != nil {
+			return fmt.Errorf("sqlite: learn pairs: %w", err)
+		}
+	}
+	if len(evidence) == 0 {
+		return nil
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: learn pairs: %w", err)
+	}
+	defer tx.Rollback()
+	for _, e := range evidence {
+		a, b, _ := graph.OrderPair(e)
+		at := e.At
+		if at.IsZero() {
+			at = s.now()
+		}
+		var w float64
+		var n int
+		var updated int64
+		switch err := tx.QueryRowContext(ctx, `SELECT weight, count, updated_at FROM learned_pairs WHERE a = ? AND b = ?`, a, b).Scan(&w, &n, &updated); {
+		case errors.Is(err, sql.ErrNoRows):
+			updated = nanos(at)
+		case err != nil:
+			return fmt.Errorf("sqlite: learn pairs: %w", err)
+		}
+		last := time.Unix(0, updated)
+		w = graph.DecayPair(w, last, at) + 1
+		if at.Before(last) {
+			at = last // late evidence counts, without moving time back
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO learned_pairs(a, b, weight, count, updated_at) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT(a, b) DO UPDATE SET weight = excluded.weight, count = excluded.count, updated_at = excluded.updated_at`,
+			a, b, w, n+1, nanos(at)); err != nil {
+			return fmt.Errorf("sqlite: learn pairs: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: learn pairs: %w", err)
+	}
+	return nil
+}
+
+// LearnedPairs implements graph.Pairings.
+func (s *Store) LearnedPairs(ctx context.Context, id string, limit int, f graph.Filter, asOf time.Time) ([]graph.Hit, error) {
+	if limit <= 0 {
+		limit = 10
+	}
+	if asOf.IsZero() {
+		asOf = s.now()
+	}
+	where, args := filterSQL(f, "t")
+	rows, err := s.db.QueryContext(ctx, `SELECT t.summary, e.weight, e.updated_at FROM (
+		SELECT b AS peer, weight, updated_at FROM learned_pairs WHERE a = ?
+		UNION ALL
+		SELECT a AS peer, weight, updated_at FROM learned_pairs WHERE b = ?
+	) AS e JOIN tools t ON t.id = e.peer WHERE `+where, append([]any{id, id}, args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: learned pairs of %q: %w", id, err)
+	}
+	defer rows.Close()
+	m := newMatcher(f)
+	out := []graph.Hit{}
+	for rows.Next() {
+		var sj string
+		var w float64
+		var updated int64
+		if err := rows.Scan(&sj, &w, &updated); err != nil {
+			return nil, fmt.Errorf("sqlite: learned pairs of %q: %w", id, err)
+		}
+		var sum graph.ToolSummary
+		if err := json.Unmarshal([]byte(sj), &sum); err != nil {
+			return nil, fmt.Errorf("sqlite: learned pairs of %q: decode: %w", id, err)
+		}
+		if !m.allow(&sum) {
+			continue
+		}
+		out = append(out, graph.Hit{Tool: sum, Score: graph.DecayPair(w, time.Unix(0, updated), asOf)})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: learned pairs of %q: %w", id, err)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return out[i].Tool.ID < out[j].Tool.ID
+	})
+	return out[:min(limit, len(out))], nil
+}
