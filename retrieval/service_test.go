@@ -479,7 +479,7 @@ func TestLearnedPairings(t *testing.T) {
 		{ToolID: "trip.flight", SessionID: "s1", Success: true, At: t0},
 		{ToolID: "trip.hotel", SessionID: "s1", Success: true, At: t0.Add(2 * time.Minute)},
 		{ToolID: "trip.car", SessionID: "s1", Success: true, At: t0.Add(2 * time.Hour)}, // too late to pair
-		{ToolID: "trip.car", SessionID: "s2", Success: true, At: t0},                   // another session
+		{ToolID: "trip.car", SessionID: "s2", Success: true, At: t0},                    // another session
 	}
 	if err := svc.RecordEvents(ctx, access.Caller{}, evs); err != nil {
 		t.Fatal(err)
