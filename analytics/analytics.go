@@ -7,7 +7,9 @@ package analytics
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -56,6 +58,13 @@ type Options struct {
 	// Recent is how many of the newest runs the report lists (default 25,
 	// max 500).
 	Recent int
+	// StaleAfter is how long an active tool may go unused (or, never used,
+	// unchanged) before it is stale (default 30 days).
+	StaleAfter time.Duration
+	// TrendWindow is the recent window of trending queries (default 24h).
+	TrendWindow time.Duration
+	// Now is the report's time (default time.Now).
+	Now func() time.Time
 	// MaxQueries bounds how many served queries are read (default 5000).
 	MaxQueries int
 }
@@ -97,10 +106,48 @@ type Report struct {
 	Unfulfilled []Count `json:"unfulfilled"`
 	// RecentRuns are the newest runs in the window (at most Recent).
 	RecentRuns []RecentRun `json:"recentRuns"`
+	// StaleTools are active tools unused for StaleAfter, the longest idle
+	// first (at most Top); StaleCount counts them all.
+	StaleTools []StaleTool `json:"staleTools"`
+	StaleCount int         `json:"staleCount"`
+	// Trending are the queries served more often in the last TrendWindow
+	// than before it, the most risen first (at most Top).
+	Trending []Trend `json:"trending"`
+	// Gaps counts the capability gaps by status (when the store keeps them).
+	Gaps map[string]int `json:"gaps,omitempty"`
+	// Ranking is what the scheduled analytics give the ranking.
+	Ranking RankingPriors `json:"-"`
 	// RunsAvailable is false when no run listing is configured (the report
 	// then has no fulfilment figures); RunsError says why a listing failed.
 	RunsAvailable bool   `json:"runsAvailable"`
 	RunsError     string `json:"runsError,omitempty"`
+}
+
+// StaleTool is an active tool nobody has used for a while.
+type StaleTool struct {
+	ToolID string `json:"toolId"`
+	// Since is the last use, or the last change for a tool never used.
+	Since    time.Time `json:"since"`
+	IdleDays int       `json:"idleDays"`
+	Uses     int       `json:"uses"`
+}
+
+// Trend is a query served more often lately.
+type Trend struct {
+	Query string `json:"query"`
+	// Recent counts it in the trend window, Before in the rest of the read
+	// history; Rise is Recent minus Before scaled to the window's length.
+	Recent int     `json:"recent"`
+	Before int     `json:"before"`
+	Rise   float64 `json:"rise"`
+}
+
+// RankingPriors are the scheduled analytics' input to ranking: each used
+// tool's popularity in [0, 1] (log-scaled uses over the most used tool's)
+// and the stale tools.
+type RankingPriors struct {
+	Popularity map[string]float64 `json:"popularity"`
+	Stale      []string           `json:"stale"`
 }
 
 // UsageTotals sums usage over every tool.
@@ -120,7 +167,16 @@ type Fulfilments struct {
 
 // Build reads the store (and runs, when non-nil) and returns the report.
 func Build(ctx context.Context, store graph.Store, runs RunLister, o Options) (Report, error) {
-	now := time.Now().UTC()
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	now := o.Now().UTC()
+	if o.StaleAfter <= 0 {
+		o.StaleAfter = 30 * 24 * time.Hour
+	}
+	if o.TrendWindow <= 0 {
+		o.TrendWindow = 24 * time.Hour
+	}
 	if o.Since.IsZero() {
 		o.Since = now.Add(-7 * 24 * time.Hour)
 	}
@@ -140,9 +196,11 @@ func Build(ctx context.Context, store graph.Store, runs RunLister, o Options) (R
 	o.Recent = min(o.Recent, 500)
 	r := Report{GeneratedAt: now, Since: o.Since.UTC(), Tools: map[string]int{}, Groups: map[string]int{},
 		MostUsed: []ToolUsage{}, LowestSuccess: []ToolUsage{}, TopQueries: []Count{}, Unfulfilled: []Count{}, RecentRuns: []RecentRun{},
+		StaleTools: []StaleTool{}, Trending: []Trend{}, Ranking: RankingPriors{Popularity: map[string]float64{}, Stale: []string{}},
 		Fulfilments: Fulfilments{ByBranch: map[string]int{}, ByStatus: map[string]int{}}}
 
 	var ids []string
+	changed := map[string]time.Time{} // active tools' last change
 	after := ""
 	for {
 		page, err := store.ListTools(ctx, graph.ListQuery{After: after, Limit: 1000,
@@ -156,6 +214,7 @@ func Build(ctx context.Context, store graph.Store, runs RunLister, o Options) (R
 			if t.Status != graph.StatusActive {
 				continue
 			}
+			changed[t.ID] = t.UpdatedAt
 			groups := t.Groups
 			if len(groups) == 0 {
 				groups = []string{"default"}
@@ -171,12 +230,14 @@ func Build(ctx context.Context, store graph.Store, runs RunLister, o Options) (R
 	}
 
 	var used []ToolUsage
+	lastUse := map[string]graph.Usage{}
 	for start := 0; start < len(ids); start += 1000 {
 		u, err := store.Usage(ctx, ids[start:min(start+1000, len(ids))])
 		if err != nil {
 			return Report{}, fmt.Errorf("analytics: usage: %w", err)
 		}
 		for _, x := range u {
+			lastUse[x.ToolID] = x
 			if x.Uses == 0 {
 				continue
 			}
@@ -206,17 +267,93 @@ func Build(ctx context.Context, store graph.Store, runs RunLister, o Options) (R
 	sort.SliceStable(rated, func(i, j int) bool { return rated[i].SuccessRate < rated[j].SuccessRate })
 	r.LowestSuccess = append(r.LowestSuccess, rated[:min(o.Top, len(rated))]...)
 
+	// Popularity for ranking: log-scaled uses over the most used tool's.
+	maxUses := 0
+	for _, u := range used {
+		maxUses = max(maxUses, u.Uses)
+	}
+	for _, u := range used {
+		r.Ranking.Popularity[u.ToolID] = math.Log1p(float64(u.Uses)) / math.Log1p(float64(maxUses))
+	}
+	// Stale: active tools idle (or, never used, unchanged) for StaleAfter.
+	var stale []StaleTool
+	for id, ch := range changed {
+		since, uses := ch, 0
+		if u, ok := lastUse[id]; ok {
+			uses = u.Uses
+			if !u.LastUsed.IsZero() {
+				since = u.LastUsed
+			}
+		}
+		if since.IsZero() || now.Sub(since) < o.StaleAfter {
+			continue
+		}
+		stale = append(stale, StaleTool{ToolID: id, Since: since.UTC(), IdleDays: int(now.Sub(since).Hours() / 24), Uses: uses})
+	}
+	sort.Slice(stale, func(i, j int) bool {
+		if !stale[i].Since.Equal(stale[j].Since) {
+			return stale[i].Since.Before(stale[j].Since)
+		}
+		return stale[i].ToolID < stale[j].ToolID
+	})
+	r.StaleCount = len(stale)
+	for _, st := range stale {
+		r.Ranking.Stale = append(r.Ranking.Stale, st.ToolID)
+	}
+	r.StaleTools = append(r.StaleTools, stale[:min(o.Top, len(stale))]...)
+
 	served, err := store.ServedQueries(ctx, o.MaxQueries)
 	if err != nil {
 		return Report{}, fmt.Errorf("analytics: served queries: %w", err)
 	}
 	queries := map[string]int{}
+	recent, before := map[string]int{}, map[string]int{}
+	oldest := now
 	for _, q := range served {
-		if k := strings.ToLower(strings.Join(strings.Fields(q.Query), " ")); k != "" {
-			queries[k]++
+		k := strings.ToLower(strings.Join(strings.Fields(q.Query), " "))
+		if k == "" {
+			continue
+		}
+		queries[k]++
+		if !q.At.IsZero() && q.At.Before(oldest) {
+			oldest = q.At
+		}
+		if now.Sub(q.At) <= o.TrendWindow {
+			recent[k]++
+		} else {
+			before[k]++
 		}
 	}
 	r.TopQueries = top(queries, o.Top)
+	// Trending: the rise over what the window would hold at the earlier rate.
+	span := now.Sub(oldest) - o.TrendWindow
+	for k, n := range recent {
+		expected := 0.0
+		if span > 0 {
+			expected = float64(before[k]) * float64(o.TrendWindow) / float64(span)
+		}
+		if rise := float64(n) - expected; n >= 2 && rise > 0 {
+			r.Trending = append(r.Trending, Trend{Query: k, Recent: n, Before: before[k], Rise: math.Round(rise*100) / 100})
+		}
+	}
+	sort.Slice(r.Trending, func(i, j int) bool {
+		if r.Trending[i].Rise != r.Trending[j].Rise {
+			return r.Trending[i].Rise > r.Trending[j].Rise
+		}
+		return r.Trending[i].Query < r.Trending[j].Query
+	})
+	r.Trending = r.Trending[:min(o.Top, len(r.Trending))]
+
+	if gs, ok := store.(graph.Gaps); ok {
+		r.Gaps = map[string]int{graph.GapOpen: 0, graph.GapClosed: 0}
+		list, err := gs.ListGaps(ctx, graph.GapQuery{Limit: 100000})
+		if err != nil {
+			return Report{}, fmt.Errorf("analytics: gaps: %w", err)
+		}
+		for _, g := range list {
+			r.Gaps[g.Status]++
+		}
+	}
 
 	if runs != nil {
 		r.RunsAvailable = true
@@ -260,4 +397,32 @@ func top(m map[string]int, n int) []Count {
 		return out[i].Key < out[j].Key
 	})
 	return out[:min(n, len(out))]
+}
+
+// Snapshot names of the scheduled analytics (retrieval.RankingSnapshot is
+// SnapshotRanking: ranking reads the priors from it).
+const (
+	SnapshotReport  = "analytics"
+	SnapshotRanking = "ranking"
+)
+
+// Publish stores a report and its ranking priors as the latest snapshots:
+// GET /api/v1/tools/admin/analytics?source=scheduled serves the report,
+// ranking reads the priors.
+func Publish(ctx context.Context, s graph.Snapshots, r Report) error {
+	rep, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("analytics: publish: %w", err)
+	}
+	rank, err := json.Marshal(r.Ranking)
+	if err != nil {
+		return fmt.Errorf("analytics: publish: %w", err)
+	}
+	if err := s.PutSnapshot(ctx, graph.Snapshot{Name: SnapshotReport, At: r.GeneratedAt, Data: rep}); err != nil {
+		return fmt.Errorf("analytics: publish report: %w", err)
+	}
+	if err := s.PutSnapshot(ctx, graph.Snapshot{Name: SnapshotRanking, At: r.GeneratedAt, Data: rank}); err != nil {
+		return fmt.Errorf("analytics: publish ranking priors: %w", err)
+	}
+	return nil
 }

@@ -157,6 +157,7 @@ func newEnv(t testing.TB) *env {
 		Router:    router,
 		Reindexer: reg,
 		Gaps:      activities.StoreGaps{Store: store, Entities: search.Entities},
+		Runs:      verbs.Runs{Temporal: c, Namespace: server.Namespace()},
 		Options:   worker.Options{TaskQueue: e.queue},
 	}
 	e.startWorker()

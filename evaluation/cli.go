@@ -18,7 +18,7 @@ import (
 // Usage is the eval command's help text.
 const Usage = `usage:
   toolsmith eval --tools F --queries F [--history F] [--strategy all|hybrid|semantic|keyword] [--k 5] [--json] [--limit N] [--vector-cache F]
-  toolsmith eval --protocol leave-one-out --tools F --queries F [--history F] [--threshold 0.6] [--margin 0] [--calibrate] [--json]
+  toolsmith eval --protocol leave-one-out --tools F --queries F [--history F] [--threshold 0.6] [--margin 0] [--score-margin 0] [--calibrate] [--json]
   toolsmith eval split --queries F --history-out F --test-out F
 
 eval indexes the tools into a fresh temporary SQLite store with the built-in
@@ -78,6 +78,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, model
 	fs.StringVar(&o.Protocol, "protocol", ProtocolRank, "rank (retrieval quality) or leave-one-out (the fulfilment decision)")
 	fs.Float64Var(&o.Rule.Threshold, "threshold", retrieval.DefaultSubstituteThreshold, "leave-one-out: the similarity a match needs to be substituted")
 	fs.Float64Var(&o.Rule.Margin, "margin", 0, "leave-one-out: how far the best match must stand above the others (0: off)")
+	fs.Float64Var(&o.Rule.ScoreMargin, "score-margin", 0, "leave-one-out: how far the best match's hybrid score must stand above the second's (0: off)")
 	fs.BoolVar(&o.Calibrate, "calibrate", false, "leave-one-out: also sweep thresholds and margins for the most recall at precision ≥ 0.95")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -110,6 +111,9 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, model
 	}
 	if o.Rule.Margin < 0 || o.Rule.Margin >= 1 {
 		return fault.Malformed("margin", "must be in [0, 1); got %g", o.Rule.Margin)
+	}
+	if o.Rule.ScoreMargin < 0 {
+		return fault.Malformed("score-margin", "must be ≥ 0; got %g", o.Rule.ScoreMargin)
 	}
 	if o.Tools == "" || o.Queries == "" {
 		fs.Usage()
@@ -176,13 +180,13 @@ func ParseWeights(s string) (retrieval.Weights, error) {
 	w := retrieval.DefaultWeights()
 	fields := map[string]*float64{
 		"semantic": &w.Semantic, "keyword": &w.Keyword, "subword": &w.Subword, "usage": &w.Usage, "neighbours": &w.Neighbours, "querylog": &w.QueryLog, "verb": &w.Verb, "history": &w.History,
-		"success": &w.Success, "graph": &w.Graph, "complexity": &w.Complexity,
+		"success": &w.Success, "graph": &w.Graph, "complexity": &w.Complexity, "pairing": &w.Pairing, "popularity": &w.Popularity,
 	}
 	for _, part := range strings.Split(s, ",") {
 		name, val, ok := strings.Cut(strings.TrimSpace(part), "=")
 		p, known := fields[strings.ToLower(strings.TrimSpace(name))]
 		if !ok || !known {
-			return w, fault.Malformed("weights", "want name=value with a name among semantic, keyword, subword, usage, neighbours, querylog, verb, history, success, graph, complexity; got %q", part)
+			return w, fault.Malformed("weights", "want name=value with a name among semantic, keyword, subword, usage, neighbours, querylog, verb, history, success, graph, complexity, pairing, popularity; got %q", part)
 		}
 		f, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
 		if err != nil || f < 0 {

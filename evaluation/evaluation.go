@@ -31,6 +31,7 @@ import (
 	"unicode"
 
 	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/analytics"
 	"github.com/toolsmith/toolsmith/embed"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/graph/sqlite"
@@ -522,9 +523,12 @@ func Run(ctx context.Context, o Options, out io.Writer) (Report, error) {
 
 	if len(history) > 0 {
 		var evs []retrieval.Event
-		for _, h := range history {
+		for i, h := range history {
+			// One session per history query: its relevant tools were used
+			// together (learned pairings), nothing else was.
+			sid := fmt.Sprintf("eval-history-%d", i)
 			for _, id := range h.RelevantToolIDs {
-				evs = append(evs, retrieval.Event{ToolID: id, Query: h.Query, Success: true, SessionID: "eval-history"})
+				evs = append(evs, retrieval.Event{ToolID: id, Query: h.Query, Success: true, SessionID: sid})
 			}
 		}
 		p := &progress{w: o.Progress, label: "ingest history", total: len(evs)}
@@ -535,6 +539,16 @@ func Run(ctx context.Context, o Options, out io.Writer) (Report, error) {
 			}
 			p.set(j)
 		}
+		// The scheduled analytics run once over the history, as a server's
+		// would: ranking gets its popularity priors.
+		r, err := analytics.Build(ctx, st, nil, analytics.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("evaluation: analytics: %w", err)
+		}
+		if err := analytics.Publish(ctx, st, r); err != nil {
+			return nil, fmt.Errorf("evaluation: analytics: %w", err)
+		}
+		svc.ForgetPriors()
 	}
 
 	rep := Report{}

@@ -44,23 +44,24 @@ type LeaveOneOut struct {
 // looSample is what one query's two searches found: the candidates'
 // similarities in ranking order, and whether the first is relevant.
 type looSample struct {
-	present      []float64
+	present      []retrieval.Candidate
 	presentRight bool
-	absent       []float64
+	absent       []retrieval.Candidate
 }
 
 func (o Options) leaveOneOut(ctx context.Context, svc *retrieval.Service, caller access.Caller, queries []QueryRecord) ([]LeaveOneOut, error) {
 	p := &progress{w: o.Progress, label: "leave-one-out", total: len(queries)}
 	samples := make([]looSample, 0, len(queries))
-	search := func(q QueryRecord, exclude []string) ([]float64, string, error) {
+	search := func(q QueryRecord, exclude []string) ([]retrieval.Candidate, string, error) {
 		hits, _, err := svc.Rank(ctx, retrieval.Query{Text: q.Query, Strategy: retrieval.StrategyHybrid,
 			MaxTools: retrieval.FulfilmentCandidates, Caller: caller, Exclude: exclude})
 		if err != nil {
 			return nil, "", fmt.Errorf("evaluation: leave-one-out %q: %w", q.Query, err)
 		}
-		sims := make([]float64, len(hits))
+		sims := make([]retrieval.Candidate, len(hits))
 		for i, h := range hits {
-			sims[i] = h.Breakdown.Semantic.Raw // the workflow's Candidate.Similarity
+			// What the workflow's candidates carry (activities.RetrievalSearcher).
+			sims[i] = retrieval.Candidate{Similarity: h.Breakdown.Semantic.Raw, Score: h.Score}
 		}
 		first := ""
 		if len(hits) > 0 {
@@ -125,13 +126,15 @@ func calibrate(samples []looSample, minPrecision float64) (LeaveOneOut, bool) {
 	var best LeaveOneOut
 	found := false
 	for t := 0.30; t <= 0.951; t += 0.025 {
-		for _, margin := range []float64{0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15} {
-			m := measureRule(samples, retrieval.SubstituteRule{Threshold: round3(t), Margin: margin})
-			if m.Precision < minPrecision || m.Substituted == 0 {
-				continue
-			}
-			if !found || m.Recall > best.Recall || (m.Recall == best.Recall && m.NothingFits > best.NothingFits) {
-				best, found = m, true
+		for _, margin := range []float64{0, 0.02, 0.05, 0.1} {
+			for _, sm := range []float64{0, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 4, 6} {
+				m := measureRule(samples, retrieval.SubstituteRule{Threshold: round3(t), Margin: margin, ScoreMargin: sm})
+				if m.Precision < minPrecision || m.Substituted == 0 {
+					continue
+				}
+				if !found || m.Recall > best.Recall || (m.Recall == best.Recall && m.NothingFits > best.NothingFits) {
+					best, found = m, true
+				}
 			}
 		}
 	}
@@ -144,13 +147,13 @@ func writeLeaveOneOut(out io.Writer, o Options, res []LeaveOneOut, nq, nh int) e
 	var b strings.Builder
 	fmt.Fprintf(&b, "leave-one-out: queries: %d  history: %d  embedder: %s  (hybrid search, %d candidates, the workflow's rule)\n",
 		nq, nh, o.Embedder.Name(), retrieval.FulfilmentCandidates)
-	fmt.Fprintf(&b, "%-28s %12s %9s %10s %12s\n", "rule", "nothing fits", "recall", "precision", "substituted")
+	fmt.Fprintf(&b, "%-44s %12s %9s %10s %12s\n", "rule", "nothing fits", "recall", "precision", "substituted")
 	for i, r := range res {
-		label := fmt.Sprintf("threshold %.3f margin %.3f", r.Rule.Threshold, r.Rule.Margin)
+		label := fmt.Sprintf("threshold %.3f margin %.3f score margin %.2f", r.Rule.Threshold, r.Rule.Margin, r.Rule.ScoreMargin)
 		if i == 1 {
 			label += " *"
 		}
-		fmt.Fprintf(&b, "%-28s %12.4f %9.4f %10.4f %12.4f\n", label, r.NothingFits, r.Recall, r.Precision, r.Substituted)
+		fmt.Fprintf(&b, "%-44s %12.4f %9.4f %10.4f %12.4f\n", label, r.NothingFits, r.Recall, r.Precision, r.Substituted)
 	}
 	if len(res) > 1 {
 		b.WriteString("* calibrated: the most recall at precision ≥ 0.95\n")

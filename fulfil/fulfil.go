@@ -67,7 +67,7 @@ func (h *Service) StartVerb(ctx context.Context, caller access.Caller, req VerbR
 	}
 	in := workflows.NovelVerbInput{
 		Verb: req.Verb, Description: req.Description, Inputs: req.Inputs, Context: req.Context, Caller: caller,
-		Options: workflows.NovelVerbOptions{Threshold: threshold, Margin: req.Options.Margin, MaxDepth: req.Options.MaxDepth,
+		Options: workflows.NovelVerbOptions{Threshold: threshold, Margin: req.Options.Margin, ScoreMargin: req.Options.ScoreMargin, MaxDepth: req.Options.MaxDepth,
 			DryRun: req.Options.DryRun, SearchLimit: req.Options.SearchLimit},
 	}
 	run, err := h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
@@ -181,6 +181,7 @@ type VerbRequest struct {
 type VerbOptions struct {
 	Threshold   float64 `json:"threshold,omitempty"`
 	Margin      float64 `json:"margin,omitempty"`
+	ScoreMargin float64 `json:"scoreMargin,omitempty"`
 	MaxDepth    int     `json:"maxDepth,omitempty"`
 	DryRun      bool    `json:"dryRun,omitempty"`
 	SearchLimit int     `json:"searchLimit,omitempty"`
@@ -225,6 +226,9 @@ func (r VerbRequest) Validate() error {
 	}
 	if m := r.Options.Margin; m < 0 || m > 1 {
 		v.Add("options.margin", "must be between 0 and 1, got %g", m)
+	}
+	if m := r.Options.ScoreMargin; m < 0 || m > 100 {
+		v.Add("options.scoreMargin", "must be between 0 and 100, got %g", m)
 	}
 	if d := r.Options.MaxDepth; d < 0 || d > 10 {
 		v.Add("options.maxDepth", "must be between 0 and 10, got %d", d)

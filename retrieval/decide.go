@@ -22,20 +22,31 @@ type SubstituteRule struct {
 	// stand above every other candidate's: a near tie between two tools is
 	// not a confident match.
 	Margin float64 `json:"margin,omitempty"`
+	// ScoreMargin, when > 0, is how far the first candidate's hybrid score
+	// (every signal, usage evidence included) must stand above the
+	// second's.
+	ScoreMargin float64 `json:"scoreMargin,omitempty"`
 }
 
-// Substitute decides on the candidates' similarities, in ranking order
-// (the first is the one that would run).
-func (r SubstituteRule) Substitute(similarities []float64) bool {
-	if len(similarities) == 0 || similarities[0] < r.Threshold {
+// Candidate is what the rule reads of a search hit.
+type Candidate struct {
+	Similarity float64 // the semantic signal's raw cosine
+	Score      float64 // the hybrid ranking score
+}
+
+// Substitute decides on the candidates, in ranking order (the first is the
+// one that would run).
+func (r SubstituteRule) Substitute(cands []Candidate) bool {
+	if len(cands) == 0 || cands[0].Similarity < r.Threshold {
 		return false
 	}
-	if r.Margin > 0 {
-		for _, s := range similarities[1:] {
-			if similarities[0]-s < r.Margin {
-				return false
-			}
+	for _, c := range cands[1:] {
+		if r.Margin > 0 && cands[0].Similarity-c.Similarity < r.Margin {
+			return false
 		}
+	}
+	if r.ScoreMargin > 0 && len(cands) > 1 && cands[0].Score-cands[1].Score < r.ScoreMargin {
+		return false
 	}
 	return true
 }

@@ -3,21 +3,30 @@ package retrieval
 import "testing"
 
 func TestSubstituteRule(t *testing.T) {
-	for _, c := range []struct {
-		rule SubstituteRule
-		sims []float64
-		want bool
+	c := func(pairs ...float64) []Candidate {
+		var out []Candidate
+		for i := 0; i+1 < len(pairs); i += 2 {
+			out = append(out, Candidate{Similarity: pairs[i], Score: pairs[i+1]})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		rule  SubstituteRule
+		cands []Candidate
+		want  bool
 	}{
 		{SubstituteRule{Threshold: 0.6}, nil, false},
-		{SubstituteRule{Threshold: 0.6}, []float64{0.59}, false},
-		{SubstituteRule{Threshold: 0.6}, []float64{0.6, 0.7}, true}, // no margin: the first candidate decides
-		{SubstituteRule{Threshold: 0.6, Margin: 0.05}, []float64{0.7, 0.66}, false},
-		{SubstituteRule{Threshold: 0.6, Margin: 0.05}, []float64{0.7, 0.6, 0.64}, true},
-		{SubstituteRule{Threshold: 0.6, Margin: 0.05}, []float64{0.7, 0.5, 0.68}, false},
-		{SubstituteRule{Threshold: 0.6, Margin: 0.05}, []float64{0.7}, true},
+		{SubstituteRule{Threshold: 0.6}, c(0.59, 3), false},
+		{SubstituteRule{Threshold: 0.6}, c(0.6, 1, 0.7, 0.5), true}, // no margins: the first candidate decides
+		{SubstituteRule{Threshold: 0.6, Margin: 0.05}, c(0.7, 1, 0.66, 0.5), false},
+		{SubstituteRule{Threshold: 0.6, Margin: 0.05}, c(0.7, 1, 0.6, 0.5, 0.64, 0.4), true},
+		{SubstituteRule{Threshold: 0.6, Margin: 0.05}, c(0.7, 1, 0.5, 0.9, 0.68, 0.1), false},
+		{SubstituteRule{Threshold: 0.6, Margin: 0.05}, c(0.7, 1), true},
+		{SubstituteRule{Threshold: 0.6, ScoreMargin: 0.5}, c(0.7, 2, 0.3, 1.6), false},
+		{SubstituteRule{Threshold: 0.6, ScoreMargin: 0.5}, c(0.7, 2, 0.3, 1.4), true},
 	} {
-		if got := c.rule.Substitute(c.sims); got != c.want {
-			t.Errorf("%+v on %v = %v, want %v", c.rule, c.sims, got, c.want)
+		if got := tc.rule.Substitute(tc.cands); got != tc.want {
+			t.Errorf("%+v on %v = %v, want %v", tc.rule, tc.cands, got, tc.want)
 		}
 	}
 }

@@ -28,6 +28,8 @@ type candidate struct {
 	history    float64 // recency in (0,1]
 	graph      float64 // entity boost (+) or damping (−)
 	subword    float64 // character n-gram TF-IDF cosine (addSubword)
+	pairing    float64 // learned pairing with a top hit, in [0,1) (addPairings)
+	popularity float64 // the scheduled analytics' prior, in [0,1]
 	entities   []string
 }
 
@@ -179,11 +181,78 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 			c.verb = true
 		}
 	}
+	if src.usage && w.Popularity > 0 {
+		pop, err := s.popularity(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		for id, c := range cands {
+			c.popularity = pop[id]
+		}
+	}
 	hits := s.score(cands, usage, w, q.Strategy)
+	if src.usage && w.Pairing > 0 { // the learning strategies (hybrid, category, session)
+		var err error
+		if hits, err = s.addPairings(ctx, q, f, qv, hits, cands, get, usage, w); err != nil {
+			return nil, nil, err
+		}
+	}
 	if len(hits) > k {
 		hits = hits[:k]
 	}
 	return hits, found, nil
+}
+
+// addPairings is the pairing signal: the tools learned to pair with the
+// best two hits (used together before) get their pairing strength, halved
+// for the second hit's partners, and the candidates are scored again.
+// Partners that were not candidates join through the caller's filter.
+func (s *Service) addPairings(ctx context.Context, q Query, f graph.Filter, qv []float32, hits []Hit, cands map[string]*candidate,
+	get func(graph.ToolSummary) *candidate, usage map[string]graph.Usage, w Weights) ([]Hit, error) {
+	ps, ok := s.store.(graph.Pairings)
+	if !ok {
+		return hits, nil
+	}
+	changed := false
+	var added []string
+	for i, h := range hits[:min(2, len(hits))] {
+		partners, err := ps.LearnedPairs(ctx, h.Tool.ID, 5, f, s.opts.Now())
+		if err != nil {
+			return nil, fmt.Errorf("retrieval: learned pairings of %q: %w", h.Tool.ID, err)
+		}
+		for _, p := range partners {
+			if _, ok := cands[p.Tool.ID]; !ok {
+				added = append(added, p.Tool.ID)
+			}
+			c := get(p.Tool)
+			if v := learnedStrength(p.Score) / float64(i+1); v > c.pairing {
+				c.pairing, changed = v, true
+			}
+		}
+	}
+	if !changed {
+		return hits, nil
+	}
+	if len(added) > 0 {
+		if s.opts.Normalisation == "z" {
+			if err := s.fillSemantic(ctx, qv, f, cands); err != nil {
+				return nil, err
+			}
+			if err := s.centreSemantic(ctx, qv, f, cands); err != nil {
+				return nil, err
+			}
+		}
+		if usage != nil {
+			more, err := s.store.Usage(ctx, added)
+			if err != nil {
+				return nil, fmt.Errorf("retrieval: usage: %w", err)
+			}
+			for id, u := range more {
+				usage[id] = u
+			}
+		}
+	}
+	return s.score(cands, usage, w, q.Strategy), nil
 }
 
 // feedback is pseudo-relevance feedback (Rocchio) in embedding space: the
@@ -575,6 +644,8 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 		}
 		cx := complexityPenalty(c.sum.Complexity)
 		b.Complexity = Signal{Raw: cx, Norm: cx}
+		b.Pairing = Signal{Raw: c.pairing, Norm: c.pairing}
+		b.Popularity = Signal{Raw: c.popularity, Norm: c.popularity}
 
 		b.Semantic.Weighted = w.Semantic * b.Semantic.Norm
 		b.Keyword.Weighted = w.Keyword * b.Keyword.Norm
@@ -587,8 +658,10 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 		b.Success.Weighted = w.Success * b.Success.Norm
 		b.Graph.Weighted = w.Graph * b.Graph.Norm
 		b.Complexity.Weighted = -w.Complexity * b.Complexity.Norm
+		b.Pairing.Weighted = w.Pairing * b.Pairing.Norm
+		b.Popularity.Weighted = w.Popularity * b.Popularity.Norm
 		score := b.Semantic.Weighted + b.Keyword.Weighted + b.Subword.Weighted + b.Usage.Weighted + b.Neighbours.Weighted + b.QueryLog.Weighted + b.Verb.Weighted + b.History.Weighted +
-			b.Success.Weighted + b.Graph.Weighted + b.Complexity.Weighted
+			b.Success.Weighted + b.Graph.Weighted + b.Complexity.Weighted + b.Pairing.Weighted + b.Popularity.Weighted
 		hits = append(hits, Hit{Tool: c.sum, Score: score, Breakdown: b, Entities: c.entities})
 	}
 	sort.Slice(hits, func(i, j int) bool {

@@ -70,6 +70,12 @@ type Weights struct {
 	Success    float64 `json:"success"`
 	Graph      float64 `json:"graph"`
 	Complexity float64 `json:"complexity"`
+	// Pairing boosts the tools learned to pair with the best two hits
+	// (tools used together): what a multi-tool request needs next.
+	Pairing float64 `json:"pairing"`
+	// Popularity is the scheduled analytics' prior: log-scaled uses over
+	// the most used tool's (0 until the analytics first ran).
+	Popularity float64 `json:"popularity"`
 }
 
 // DefaultWeights are the tuned hybrid weights; see the package README and
@@ -221,6 +227,7 @@ type Service struct {
 	memMu      sync.Mutex // serialises loadMemory
 	memLoaded  atomic.Bool
 	grams      gramCache // per-tool grams of the subword signal
+	priors     priorCache
 }
 
 // New builds a Service over a store and the embedder the store's vectors
@@ -290,6 +297,8 @@ type Breakdown struct {
 	Success    Signal `json:"success"`
 	Graph      Signal `json:"graph"`
 	Complexity Signal `json:"complexity"`
+	Pairing    Signal `json:"pairing"`
+	Popularity Signal `json:"popularity"`
 }
 
 // Hit is a ranked tool.

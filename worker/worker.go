@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolsmith/toolsmith/activities"
+	"github.com/toolsmith/toolsmith/analytics"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/modules"
 	"github.com/toolsmith/toolsmith/workflows"
@@ -37,6 +38,9 @@ type Deps struct {
 	// Reindexer re-embeds tools for ReindexWorkflow (registry.Service); nil
 	// makes a reindex fail with "no registry".
 	Reindexer activities.Reindexer
+	// Runs lists novel-verb runs for the scheduled analytics (nil: the
+	// stored report has no fulfilment figures).
+	Runs analytics.RunLister
 	// Options tune the worker.
 	Options Options
 }
@@ -78,6 +82,7 @@ func Register(r Registry, deps Deps) {
 	r.RegisterWorkflow(workflows.HealthCheckWorkflow)
 	r.RegisterWorkflow(workflows.ReindexWorkflow)
 	r.RegisterWorkflow(workflows.GapDiscoveryWorkflow)
+	r.RegisterWorkflow(workflows.AnalyticsWorkflow)
 	r.RegisterActivity(&activities.Reindex{Tools: deps.Reindexer})
 
 	mods := &activities.Modules{Router: deps.Router, Wrapped: deps.Wrapped}
@@ -90,6 +95,7 @@ func Register(r Registry, deps Deps) {
 		mods.Schemas = deps.Tools
 	}
 	r.RegisterActivity(&activities.Graph{Searcher: deps.Searcher, Gaps: deps.Gaps})
+	r.RegisterActivity(&activities.Analytics{Store: deps.Store, Runs: deps.Runs})
 	r.RegisterActivity(mods)
 	r.RegisterActivity(&activities.LLM{Model: deps.LLM})
 	al := deps.Airlock

@@ -24,6 +24,9 @@ type NovelVerbOptions struct {
 	// Margin, when > 0, is how far the best match's similarity must stand
 	// above every other candidate's to be substituted (retrieval.SubstituteRule).
 	Margin float64 `json:"margin,omitempty"`
+	// ScoreMargin, when > 0, is how far the best match's hybrid score must
+	// stand above the second's (retrieval.SubstituteRule).
+	ScoreMargin float64 `json:"scoreMargin,omitempty"`
 	// MaxDepth bounds child workflow nesting: the top-level run is depth 0
 	// and a child may run at depth MaxDepth at most; 0 means DefaultMaxDepth.
 	MaxDepth int `json:"maxDepth,omitempty"`
@@ -257,11 +260,12 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 	}
 
 	// The decision `toolsmith eval --protocol leave-one-out` measures.
-	sims := make([]float64, len(search.Candidates))
+	cands := make([]retrieval.Candidate, len(search.Candidates))
 	for i, c := range search.Candidates {
-		sims[i] = c.Similarity
+		cands[i] = retrieval.Candidate{Similarity: c.Similarity, Score: c.Score}
 	}
-	if (retrieval.SubstituteRule{Threshold: in.Options.Threshold, Margin: in.Options.Margin}).Substitute(sims) {
+	rule := retrieval.SubstituteRule{Threshold: in.Options.Threshold, Margin: in.Options.Margin, ScoreMargin: in.Options.ScoreMargin}
+	if rule.Substitute(cands) {
 		return f.substitute(search.Candidates[0])
 	}
 	return f.decompose(search.Candidates)

@@ -4,10 +4,12 @@
 // capability gaps the store keeps.
 //
 // Query parameters: since (RFC 3339, default 7 days ago) bounds the runs,
-// top (1–100, default 10) the ranked lists.
+// top (1–100, default 10) the ranked lists; source=scheduled answers the
+// latest report of the scheduled analytics instead of computing one.
 package analytics
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -35,6 +37,27 @@ func New(store graph.Store, runs domain.RunLister) *Handler {
 func (h *Handler) Mount(v1 *gin.RouterGroup) {
 	v1.GET("/tools/admin/analytics", h.report)
 	v1.GET("/gaps", h.gaps)
+}
+
+// scheduled answers the latest report of the scheduled analytics
+// (AnalyticsWorkflow), with when it was made.
+func (h *Handler) scheduled(c *gin.Context) {
+	snaps, ok := h.store.(graph.Snapshots)
+	if !ok {
+		httpx.Error(c, fmt.Errorf("this store keeps no scheduled analytics: %w", fault.ErrUnavailable))
+		return
+	}
+	snap, err := snaps.GetSnapshot(c.Request.Context(), domain.SnapshotReport)
+	if err != nil {
+		if errors.Is(err, graph.ErrNotFound) {
+			httpx.Error(c, fmt.Errorf("no scheduled analytics yet: the analytics workflow runs every --analytics-every (daily by default); use source=live meanwhile: %w", fault.ErrNotFound))
+			return
+		}
+		httpx.Error(c, err)
+		return
+	}
+	c.Header("Last-Modified", snap.At.UTC().Format(http.TimeFormat))
+	httpx.OK(c, http.StatusOK, gin.H{"source": "scheduled", "at": snap.At, "report": snap.Data})
 }
 
 // gaps lists the capability gaps: the verbs nothing fulfilled, the most
@@ -71,6 +94,15 @@ func (h *Handler) gaps(c *gin.Context) {
 var _ httpx.Mounter = (*Handler)(nil)
 
 func (h *Handler) report(c *gin.Context) {
+	switch src := c.DefaultQuery("source", "live"); src {
+	case "live":
+	case "scheduled":
+		h.scheduled(c)
+		return
+	default:
+		httpx.Error(c, fault.Malformed("source", "must be live or scheduled, got %q", src))
+		return
+	}
 	top, err := httpx.QueryInt(c, "top", 10, 1, 100)
 	if err != nil {
 		httpx.Error(c, err)

@@ -247,6 +247,7 @@ func newFulfilment(ctx context.Context, cfg config.Config, sys *system, c client
 	if sys.registry != nil { // a nil *Service would be a non-nil interface
 		deps.Reindexer = sys.registry
 	}
+	deps.Runs = verbs.Runs{Temporal: c, Namespace: cfg.Temporal.Namespace}
 	if gaps, ok := sys.store.(graph.Gaps); ok {
 		sg := activities.StoreGaps{Store: gaps}
 		if sys.retrieval != nil {
@@ -279,7 +280,14 @@ func (f *fulfilment) start(ctx context.Context, cfg config.Config, log *slog.Log
 			return fmt.Errorf("source scan schedule: %w", err)
 		}
 	}
-	_, err := f.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+	err := verbs.EnsureIntervalSchedule(ctx, f.client, AnalyticsScheduleID, cfg.AnalyticsEvery, &client.ScheduleWorkflowAction{
+		ID: "analytics-scheduled", Workflow: workflows.AnalyticsWorkflow, TaskQueue: workflows.TaskQueue,
+		Args: []any{activities.AnalyticsInput{}},
+	})
+	if err != nil {
+		return fmt.Errorf("analytics schedule: %w", err)
+	}
+	_, err = f.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: "toolsmith-modules-refresh-startup", TaskQueue: workflows.TaskQueue,
 	}, workflows.RefreshModulesWorkflow)
 	if err != nil {
@@ -287,6 +295,10 @@ func (f *fulfilment) start(ctx context.Context, cfg config.Config, log *slog.Log
 	}
 	return nil
 }
+
+// AnalyticsScheduleID is the schedule of the analytics workflow
+// (--analytics-every, daily by default).
+const AnalyticsScheduleID = "toolsmith-analytics"
 
 func (f *fulfilment) stop() {
 	if f.worker != nil {

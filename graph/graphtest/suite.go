@@ -46,6 +46,7 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"Audit", testAudit},
 		{"Gaps", testGaps},
 		{"Pairings", testPairings},
+		{"Snapshots", testSnapshots},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

@@ -453,6 +453,8 @@ func Statements() []Statement {
 		"getLearnedPair":        cypherGetLearnedPair,
 		"putLearnedPair":        cypherPutLearnedPair,
 		"learnedPairs":          cypherLearnedPairs,
+		"putSnapshot":           cypherPutSnapshot,
+		"getSnapshot":           cypherGetSnapshot,
 		"createKey":             cypherCreateKey,
 		"getKey":                cypherGetKey,
 		"listKeys":              cypherListKeys,
@@ -618,4 +620,14 @@ SET p.weight = $weight, p.count = $count, p.updatedAt = $updatedAt`
 	cypherLearnedPairs = `MATCH (:Tool {id: $id})-[p:PAIRS_LEARNED]-(t:Tool)
 WHERE t.id <> $id AND ` + filterWhere + `
 RETURN t.summary AS summary, p.weight AS weight, p.updatedAt AS updatedAt`
+)
+
+// Snapshots (graph.Snapshots): the latest document of a periodic
+// computation, kept on a meta node keyed "snapshot:<name>"; record is the
+// JSON graph.Snapshot.
+const (
+	cypherPutSnapshot = `MERGE (m:ToolsmithMeta {key: $key})
+SET m.record = $record`
+	cypherGetSnapshot = `MATCH (m:ToolsmithMeta {key: $key})
+RETURN m.record AS record`
 )

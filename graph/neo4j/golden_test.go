@@ -364,6 +364,15 @@ func goldenCases() []goldenCase {
 		}, func(ctx context.Context, s *Store) (any, error) {
 			return s.LearnedPairs(ctx, "trip.flight", 5, graph.Filter{Categories: []string{"c"}}, goldenNow)
 		}},
+		{"put_snapshot", nil, func(ctx context.Context, s *Store) (any, error) {
+			return nil, s.PutSnapshot(ctx, graph.Snapshot{Name: "analytics", At: goldenNow, Data: json.RawMessage(`{"tools":{"active":3}}`)})
+		}},
+		{"get_snapshot", func(t *testing.T, f *fakeRunner) {
+			rec, _ := json.Marshal(graph.Snapshot{Name: "analytics", At: goldenNow, Data: json.RawMessage(`{"tools":{"active":3}}`)})
+			f.answer("getSnapshot", record{"record": string(rec)})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return s.GetSnapshot(ctx, "analytics")
+		}},
 		{"audit_events", func(t *testing.T, f *fakeRunner) {
 			rec, _ := json.Marshal(graph.AuditEvent{ID: "e2", At: goldenNow, Actor: "key:k1", Action: "tools.execute", Outcome: "denied", Status: 403})
 			f.answer("auditEvents", record{"record": string(rec)}, record{"record": string(rec)})

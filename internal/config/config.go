@@ -116,6 +116,8 @@ type Config struct {
 	// GapDiscovery proposes external definitions for recurring gaps (off
 	// while MinCount is 0).
 	GapDiscovery GapDiscovery
+	// AnalyticsEvery is the period of the scheduled analytics.
+	AnalyticsEvery time.Duration
 	// Auth configures OIDC bearer tokens, rate limits and body size.
 	Auth Auth
 }
@@ -160,17 +162,18 @@ type LLM struct {
 // Default returns the configuration used when nothing is set.
 func Default() Config {
 	return Config{
-		DataDir:       DefaultDataDir,
-		HTTPAddr:      DefaultHTTPAddr,
-		Store:         StoreSQLite,
-		Neo4j:         Neo4j{User: "neo4j", Database: "neo4j"},
-		Embedder:      EmbedderUSELite,
-		LogLevel:      DefaultLogLevel,
-		Temporal:      Temporal{Addr: DefaultTemporalAddr, UIAddr: DefaultUIAddr, Namespace: DefaultNamespace},
-		ModuleRefresh: 10 * time.Minute,
-		LLM:           LLM{Provider: "none"},
-		ReviewTimeout: 7 * 24 * time.Hour,
-		GapDiscovery:  GapDiscovery{MinScore: 0.5, Every: time.Hour},
+		DataDir:        DefaultDataDir,
+		HTTPAddr:       DefaultHTTPAddr,
+		Store:          StoreSQLite,
+		Neo4j:          Neo4j{User: "neo4j", Database: "neo4j"},
+		Embedder:       EmbedderUSELite,
+		LogLevel:       DefaultLogLevel,
+		Temporal:       Temporal{Addr: DefaultTemporalAddr, UIAddr: DefaultUIAddr, Namespace: DefaultNamespace},
+		ModuleRefresh:  10 * time.Minute,
+		LLM:            LLM{Provider: "none"},
+		ReviewTimeout:  7 * 24 * time.Hour,
+		GapDiscovery:   GapDiscovery{MinScore: 0.5, Every: time.Hour},
+		AnalyticsEvery: 24 * time.Hour,
 	}
 }
 
@@ -282,6 +285,9 @@ func (c Config) Validate() error {
 	}
 	if c.GapDiscovery.MinScore <= 0 || c.GapDiscovery.MinScore > 1 {
 		errs = append(errs, invalid("gap-discovery-min-score", "must be in (0, 1], got %g", c.GapDiscovery.MinScore))
+	}
+	if c.AnalyticsEvery < time.Minute {
+		errs = append(errs, invalid("analytics-every", "must be at least 1m, got %s", c.AnalyticsEvery))
 	}
 	if c.GapDiscovery.Every < time.Minute {
 		errs = append(errs, invalid("gap-discovery-every", "must be at least 1m, got %s", c.GapDiscovery.Every))
@@ -443,6 +449,7 @@ func (c *Config) Register(fs *pflag.FlagSet, groups Flags) {
 		fs.DurationVar(&c.ReviewTimeout, "review-timeout", c.ReviewTimeout, "how long an airlock review waits for approve/reject before it ends")
 		fs.IntVar(&c.GapDiscovery.MinCount, "gap-discovery-min-count", c.GapDiscovery.MinCount, "propose external definitions for review when a gap (a verb nothing fulfilled) recurs this many times (0: off)")
 		fs.Float64Var(&c.GapDiscovery.MinScore, "gap-discovery-min-score", c.GapDiscovery.MinScore, "similarity a definition needs to be proposed for a gap")
+		fs.DurationVar(&c.AnalyticsEvery, "analytics-every", c.AnalyticsEvery, "period of the scheduled analytics (success rates, stale tools, trending queries, gaps; ranking's popularity)")
 		fs.DurationVar(&c.GapDiscovery.Every, "gap-discovery-every", c.GapDiscovery.Every, "period of the gap-driven discovery schedule")
 	}
 	fs.VisitAll(func(f *pflag.Flag) {
