@@ -15,7 +15,7 @@ import (
 
 // devReadiness are the parts dev waits for before /healthz answers 200 (the
 // README quotes the 503 reason they make).
-var devReadiness = []string{"demo catalogue", "worker"}
+var devReadiness = []string{"demo catalogue", "search warm-up", "worker"}
 
 // newDevCommand is `toolsmith dev`.
 func newDevCommand(e *env) *cobra.Command {
@@ -73,6 +73,10 @@ func runDev(ctx context.Context, e *env, cfg config.Config) error {
 				return err
 			}
 			ready.done("demo catalogue")
+			if err := warmUp(ctx, sys); err != nil {
+				return err
+			}
+			ready.done("search warm-up")
 			if err := f.start(ctx, cfg, log); err != nil {
 				return err
 			}

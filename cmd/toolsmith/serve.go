@@ -6,9 +6,12 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime/debug"
 
+	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/api"
 	"github.com/toolsmith/toolsmith/api/httpx"
+	"github.com/toolsmith/toolsmith/retrieval"
 	"github.com/toolsmith/toolsmith/web"
 )
 
@@ -38,6 +41,10 @@ func serve(ctx context.Context, e *env, sys *system, log *slog.Logger, opts serv
 	}
 	if err := ensureOwnerKey(ctx, e, sys); err != nil {
 		return err
+	}
+	if _, set := e.lookupEnv("GOMEMLIMIT"); !set && sys.cfg.MemoryLimit > 0 {
+		debug.SetMemoryLimit(sys.cfg.MemoryLimit)
+		log.Info("memory limit", "bytes", sys.cfg.MemoryLimit, "flag", "--memory-limit")
 	}
 	ln, err := net.Listen("tcp", sys.cfg.HTTPAddr)
 	if err != nil {
@@ -107,4 +114,19 @@ func printBanner(w io.Writer, base string, extra func(string) []string) {
 		}
 	}
 	fmt.Fprintln(w, "Press Ctrl+C to stop.")
+}
+
+// warmUp ranks one query before the server reports ready, so the first
+// planner's search does not pay for loading the embedder, the usage memory
+// and the index mirrors (Rank, not Search: nothing enters the result
+// cache).
+func warmUp(ctx context.Context, sys *system) error {
+	if sys.retrieval == nil {
+		return nil
+	}
+	_, _, err := sys.retrieval.Rank(ctx, retrieval.Query{Text: "warm up the search path", Caller: access.Caller{Level: "owner", Groups: []string{access.Wildcard}}})
+	if err != nil {
+		return fmt.Errorf("search warm-up: %w", err)
+	}
+	return nil
 }

@@ -118,6 +118,9 @@ type Config struct {
 	GapDiscovery GapDiscovery
 	// AnalyticsEvery is the period of the scheduled analytics.
 	AnalyticsEvery time.Duration
+	// MemoryLimit is the Go runtime's soft memory limit in bytes
+	// (runtime/debug.SetMemoryLimit; 0: none). GOMEMLIMIT, when set, wins.
+	MemoryLimit int64
 	// Auth configures OIDC bearer tokens, rate limits and body size.
 	Auth Auth
 }
@@ -174,6 +177,7 @@ func Default() Config {
 		ReviewTimeout:  7 * 24 * time.Hour,
 		GapDiscovery:   GapDiscovery{MinScore: 0.5, Every: time.Hour},
 		AnalyticsEvery: 24 * time.Hour,
+		MemoryLimit:    450 << 20,
 	}
 }
 
@@ -285,6 +289,9 @@ func (c Config) Validate() error {
 	}
 	if c.GapDiscovery.MinScore <= 0 || c.GapDiscovery.MinScore > 1 {
 		errs = append(errs, invalid("gap-discovery-min-score", "must be in (0, 1], got %g", c.GapDiscovery.MinScore))
+	}
+	if c.MemoryLimit != 0 && c.MemoryLimit < 64<<20 {
+		errs = append(errs, invalid("memory-limit", "must be 0 (none) or at least 64 MiB, got %d bytes", c.MemoryLimit))
 	}
 	if c.AnalyticsEvery < time.Minute {
 		errs = append(errs, invalid("analytics-every", "must be at least 1m, got %s", c.AnalyticsEvery))
@@ -420,6 +427,7 @@ func (c *Config) Register(fs *pflag.FlagSet, groups Flags) {
 		fs.IntVar(&c.Auth.RateExecute, "rate-execute", c.Auth.RateExecute, "default executions per minute per caller (0: 120; negative: unlimited)")
 		fs.IntVar(&c.Auth.RateVerbs, "rate-verbs", c.Auth.RateVerbs, "default verb fulfilments per minute per caller (0: 60; negative: unlimited)")
 		fs.Int64Var(&c.Auth.MaxBodyBytes, "max-body-bytes", c.Auth.MaxBodyBytes, "largest request body accepted, in bytes (0: 8 MiB)")
+		fs.Int64Var(&c.MemoryLimit, "memory-limit", c.MemoryLimit, "the Go runtime's soft memory limit in bytes (0: none; the GOMEMLIMIT environment variable wins)")
 	}
 	if groups&FlagsDemo != 0 {
 		fs.BoolVar(&c.NoDemo, "no-demo", c.NoDemo, "do not load the demo catalogue on first start")
