@@ -81,7 +81,7 @@ type Weights struct {
 // DefaultWeights are the tuned hybrid weights; see the package README and
 // the evaluation log for how they were chosen.
 func DefaultWeights() Weights {
-	return Weights{Semantic: 1, Keyword: 0.4, Subword: 0.3, Usage: 7, Neighbours: 16, QueryLog: 0.8, Verb: 2, History: 1.5, Success: 0.35, Graph: 2.5, Complexity: 0.7}
+	return Weights{Semantic: 1, Keyword: 0.4, Subword: 0.3, Usage: 7, Neighbours: 16, QueryLog: 0.8, Verb: 2, History: 1.5, Success: 0.35, Graph: 2.5, Complexity: 0.7, Popularity: 1}
 }
 
 // DefaultFeedback is Options.Feedback's default (see evaluation/TUNING.md).
