@@ -97,6 +97,9 @@ type Tool struct {
 	Description string `json:"description"`
 	// UseCases are extra searchable phrases (full-text field).
 	UseCases []string `json:"useCases,omitempty"`
+	// ParamsText is what the tool's inputs are (names and short
+	// descriptions), indexed with the tags (full-text field).
+	ParamsText string `json:"paramsText,omitempty"`
 	// Entities become (Tool)-[:ABOUT]->(Entity) edges.
 	Entities []EntityRef `json:"entities,omitempty"`
 	// Relations become DEPENDS_ON / ALTERNATIVE_TO / PAIRS_WITH edges.

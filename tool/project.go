@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/toolsmith/toolsmith/graph"
 )
@@ -47,6 +48,7 @@ func ToGraph(m Manifest, embedding []float32) graph.Tool {
 		},
 		Description: m.Description,
 		UseCases:    slices.Clone(m.UseCases),
+		ParamsText:  ParamsText(m.InputSchema),
 		Embedding:   embedding,
 		Manifest:    raw,
 	}
@@ -100,6 +102,81 @@ func Params(inputSchema json.RawMessage) (required, optional []string) {
 	return required, optional
 }
 
+// Bounds of ParamsText: long schemas must not drown the description.
+const (
+	maxParamsInText    = 10
+	maxParamDescInText = 80
+	maxParamsText      = 500
+)
+
+// ParamsText says what a tool's inputs are, for the indexes: each
+// parameter's name in words ("from_currency" → "from currency") with the
+// first clause of its description, required parameters first, at most ten
+// and 500 characters, so that a terse tool whose parameters carry the
+// meaning is still found, and a long schema does not drown the description.
+func ParamsText(inputSchema json.RawMessage) string {
+	if isEmptyJSON(inputSchema) {
+		return ""
+	}
+	var s struct {
+		Properties map[string]struct {
+			Description string `json:"description"`
+			Title       string `json:"title"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(inputSchema, &s); err != nil {
+		return ""
+	}
+	req, opt := Params(inputSchema)
+	var parts []string
+	for _, name := range append(req, opt...) {
+		if len(parts) == maxParamsInText {
+			break
+		}
+		p, ok := s.Properties[name]
+		if !ok {
+			continue
+		}
+		text := paramWords(name)
+		desc := strings.TrimSpace(p.Description)
+		if desc == "" {
+			desc = strings.TrimSpace(p.Title)
+		}
+		if i := strings.IndexAny(desc, ".;\n"); i > 0 {
+			desc = desc[:i]
+		}
+		if r := []rune(desc); len(r) > maxParamDescInText {
+			desc = string(r[:maxParamDescInText])
+		}
+		if desc != "" {
+			text += " (" + desc + ")"
+		}
+		parts = append(parts, text)
+	}
+	out := strings.Join(parts, ", ")
+	if r := []rune(out); len(r) > maxParamsText {
+		out = string(r[:maxParamsText])
+	}
+	return out
+}
+
+// paramWords splits a parameter name into lower-case words.
+func paramWords(name string) string {
+	var b strings.Builder
+	rs := []rune(name)
+	for i, r := range rs {
+		switch {
+		case r == '_' || r == '-' || r == '.':
+			b.WriteByte(' ')
+			continue
+		case i > 0 && unicode.IsUpper(r) && unicode.IsLower(rs[i-1]):
+			b.WriteByte(' ')
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
 // EmbeddingText is the text embedded for a tool. Seed 01 §3.2 joins the
 // description, explanation, tags, input guidance and example scenarios; we
 // lead with the name and the verb split into words ("convert currency") and
@@ -134,6 +211,9 @@ func EmbeddingText(m Manifest) string {
 		}
 	}
 	add(strings.Join(ents, " "))
+	if p := ParamsText(m.InputSchema); p != "" {
+		add("Inputs: " + p)
+	}
 	if len(parts) == 0 {
 		return ""
 	}

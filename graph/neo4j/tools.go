@@ -142,7 +142,7 @@ func (s *Store) upsertTx(ctx context.Context, tx txRunner, t graph.Tool) (graph.
 		"name":         t.Name,
 		"verbText":     verbText(t.Verb),
 		"description":  t.ShortDescription + "\n" + t.Description,
-		"tagsText":     strings.Join(t.Tags, " "),
+		"tagsText":     strings.TrimSpace(strings.Join(t.Tags, " ") + " " + t.ParamsText),
 		"useCasesText": strings.Join(t.UseCases, "\n"),
 		"entitiesText": strings.Join(entityNames, "\n"),
 	}

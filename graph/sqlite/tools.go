@@ -257,7 +257,7 @@ func upsertTx(ctx context.Context, tx *sql.Tx, p *prepared, now int64) (graph.Up
 	// Full-text row.
 	p.text = docText{rowid: seq, id: t.ID, cols: [len(ftsColumns)]string{
 		t.Name, verbText(t.Verb), t.ShortDescription + "\n" + t.Description,
-		strings.Join(t.Tags, " "), strings.Join(t.UseCases, "\n"), strings.Join(entityNames, "\n"),
+		strings.TrimSpace(strings.Join(t.Tags, " ") + " " + t.ParamsText), strings.Join(t.UseCases, "\n"), strings.Join(entityNames, "\n"),
 	}}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO tools_fts(rowid, name, verb, description, tags, use_cases, entities) VALUES (?,?,?,?,?,?,?)`,
 		seq, p.text.cols[0], p.text.cols[1], p.text.cols[2], p.text.cols[3], p.text.cols[4], p.text.cols[5]); err != nil {
