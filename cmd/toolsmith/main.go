@@ -92,6 +92,7 @@ func commands() []command {
 		{"keys list", "list API keys (never their secrets) [--url URL]", cobraCommand(newKeysListCommand)},
 		{"keys revoke", "revoke an API key: KEY_ID [--url URL]", cobraCommand(newKeysRevokeCommand)},
 		{"mcp", "serve a running Toolsmith's MCP tools on stdio (for MCP clients): --url URL [--key-file F]", cobraCommand(newMCPCommand)},
+		{"bench", "load N tools into a fresh system through its HTTP API and measure registration, search, fulfilment, memory and restart", cobraCommand(newLoadBenchCommand)},
 		{"eval", "measure retrieval quality on a MetaTool-format set (Recall@k, NDCG, MRR, latency)", runEval},
 		{"healthcheck", "exit 0 when --url answers 200 or --tcp accepts a connection (container health checks)", cobraCommand(newHealthcheckCommand)},
 		{"version", "print the version and exit", cobraCommand(newVersionCommand)},
