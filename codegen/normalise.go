@@ -209,25 +209,19 @@ func textBodiesAsStrings(doc *openapi3.T) []string {
 			where = append(where, label+" "+mt)
 		}
 	}
-	for _, p := range doc.Paths.InMatchingOrder() {
-		item := doc.Paths.Value(p)
-		ops := item.Operations()
-		methods := make([]string, 0, len(ops))
-		for m := range ops {
-			methods = append(methods, m)
+	for _, t := range kit.Operations(doc) {
+		_, op, err := kit.Operation(doc, t)
+		if err != nil {
+			continue
 		}
-		sort.Strings(methods)
-		for _, m := range methods {
-			op := ops[m]
-			label := m + " " + p
-			if op.RequestBody != nil && op.RequestBody.Value != nil {
-				fix(op.RequestBody.Value.Content, label+" request")
-			}
-			if op.Responses != nil {
-				for code, r := range op.Responses.Map() {
-					if r != nil && r.Value != nil {
-						fix(r.Value.Content, label+" "+code)
-					}
+		label := t.Method + " " + t.Path
+		if op.RequestBody != nil && op.RequestBody.Value != nil {
+			fix(op.RequestBody.Value.Content, label+" request")
+		}
+		if op.Responses != nil {
+			for code, r := range op.Responses.Map() {
+				if r != nil && r.Value != nil {
+					fix(r.Value.Content, label+" "+code)
 				}
 			}
 		}

@@ -706,8 +706,18 @@ func write(out io.Writer, o Options, rep Report, nq, nh int) error {
 			fmt.Fprintf(&b, "%-16s %9.4f %9.4f %12.4f %9.4f %9.4f %s  (n=%d)\n", k, m.Recall1, m.RecallK, m.CompleteK, m.NDCGK, m.MRR, lat, m.N)
 		}
 	}
+	var last any
 	if o.JSON {
-		js, err := json.Marshal(rep)
+		last = rep
+	}
+	return writeReport(out, &b, last)
+}
+
+// writeReport writes a report's table and, when last is not nil, last as
+// one JSON object on the last line.
+func writeReport(out io.Writer, b *strings.Builder, last any) error {
+	if last != nil {
+		js, err := json.Marshal(last)
 		if err != nil {
 			return fmt.Errorf("evaluation: %w", err)
 		}

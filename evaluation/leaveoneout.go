@@ -2,7 +2,6 @@ package evaluation
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -160,20 +159,12 @@ func writeLeaveOneOut(out io.Writer, o Options, res []LeaveOneOut, nq, nh int) e
 	} else if o.Calibrate {
 		b.WriteString("no threshold and margin reach precision 0.95 on this set\n")
 	}
-	if o.JSON {
-		last := map[string]any{"leaveOneOut": res[0]}
-		if len(res) > 1 {
-			last["calibrated"] = res[1]
-		}
-		js, err := json.Marshal(last)
-		if err != nil {
-			return fmt.Errorf("evaluation: %w", err)
-		}
-		b.Write(js)
-		b.WriteByte('\n')
+	if !o.JSON {
+		return writeReport(out, &b, nil)
 	}
-	if _, err := io.WriteString(out, b.String()); err != nil {
-		return fmt.Errorf("evaluation: write report: %w", err)
+	last := map[string]any{"leaveOneOut": res[0]}
+	if len(res) > 1 {
+		last["calibrated"] = res[1]
 	}
-	return nil
+	return writeReport(out, &b, last)
 }
