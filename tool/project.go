@@ -109,7 +109,9 @@ const (
 	maxParamsText      = 500
 )
 
-// ParamsText says what a tool's inputs are, for the indexes: each
+// ParamsText says what a tool's inputs are, for the full-text index (not
+// the embedding text, where a parameter's words would outweigh the tool's
+// purpose; evaluation/TUNING.md, fifth round): each
 // parameter's name in words ("from_currency" → "from currency") with the
 // first clause of its description, required parameters first, at most ten
 // and 500 characters, so that a terse tool whose parameters carry the
@@ -211,9 +213,6 @@ func EmbeddingText(m Manifest) string {
 		}
 	}
 	add(strings.Join(ents, " "))
-	if p := ParamsText(m.InputSchema); p != "" {
-		add("Inputs: " + p)
-	}
 	if len(parts) == 0 {
 		return ""
 	}
