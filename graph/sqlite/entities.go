@@ -106,29 +106,7 @@ func (s *Store) ToolsNearEntities(ctx context.Context, keys []string, maxDepth i
 	}
 	js, _ := json.Marshal(norm)
 	where, args := filterSQL(f, "t")
-	q := `WITH RECURSIVE
-		adj(a, b) AS (
-			SELECT entity_key, type_key FROM is_a
-			UNION ALL
-			SELECT type_key, entity_key FROM is_a
-		),
-		reach(key, hops) AS (
-			SELECT value, 0 FROM json_each(?)
-			UNION
-			SELECT adj.b, reach.hops + 1 FROM reach JOIN adj ON adj.a = reach.key
-			WHERE reach.hops + 1 < ?
-		),
-		best(key, hops) AS (SELECT key, min(hops) FROM reach GROUP BY key),
-		hits AS (
-			SELECT te.tool_id AS tool_id, best.key AS key, best.hops + 1 AS depth,
-			       row_number() OVER (PARTITION BY te.tool_id ORDER BY best.hops, best.key) AS rn
-			FROM best
-			JOIN tool_edges te ON te.label = 'Entity' AND te.type = 'ABOUT' AND te.key = best.key
-			JOIN tools t ON t.id = te.tool_id
-			WHERE ` + where + `
-		)
-		SELECT hits.tool_id, hits.key, hits.depth, t.summary FROM hits JOIN tools t ON t.id = hits.tool_id
-		WHERE rn = 1 ORDER BY depth, tool_id`
+	q := nearEntitiesSQL(where)
 	rows, err := s.db.QueryContext(ctx, q, append([]any{string(js), maxDepth}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: tools near entities: %w", err)
@@ -243,4 +221,34 @@ func nodeLess(a, b graph.Node) bool {
 		return a.Label < b.Label
 	}
 	return strings.Compare(a.Key, b.Key) < 0
+}
+
+// nearEntitiesSQL finds the tools ABOUT the entities within the depth
+// (arguments: the keys as a JSON array and the depth), nearest first, that
+// pass where (on tools t). CROSS JOIN keeps the entities the outer loop
+// (plan_test.go checks).
+func nearEntitiesSQL(where string) string {
+	return `WITH RECURSIVE
+		adj(a, b) AS (
+			SELECT entity_key, type_key FROM is_a
+			UNION ALL
+			SELECT type_key, entity_key FROM is_a
+		),
+		reach(key, hops) AS (
+			SELECT value, 0 FROM json_each(?)
+			UNION
+			SELECT adj.b, reach.hops + 1 FROM reach JOIN adj ON adj.a = reach.key
+			WHERE reach.hops + 1 < ?
+		),
+		best(key, hops) AS (SELECT key, min(hops) FROM reach GROUP BY key),
+		hits AS (
+			SELECT te.tool_id AS tool_id, best.key AS key, best.hops + 1 AS depth,
+			       row_number() OVER (PARTITION BY te.tool_id ORDER BY best.hops, best.key) AS rn
+			FROM best
+			CROSS JOIN tool_edges te ON te.label = 'Entity' AND te.type = 'ABOUT' AND te.key = best.key
+			CROSS JOIN tools t ON t.id = te.tool_id
+			WHERE ` + where + `
+		)
+		SELECT hits.tool_id, hits.key, hits.depth, t.summary FROM hits JOIN tools t ON t.id = hits.tool_id
+		WHERE rn = 1 ORDER BY depth, tool_id`
 }

@@ -66,6 +66,18 @@ ON CONFLICT(a, b) DO UPDATE SET weight = excluded.weight, count = excluded.count
 	return nil
 }
 
+// learnedPairsSQL selects a tool's learned partners (two arguments: the id
+// twice) that pass where (on tools t). CROSS JOIN keeps the edges the outer
+// loop: otherwise SQLite may walk every active tool by the status index and
+// probe the edges for each (plan_test.go checks).
+func learnedPairsSQL(where string) string {
+	return `SELECT t.summary, e.weight, e.updated_at FROM (
+		SELECT b AS peer, weight, updated_at FROM learned_pairs WHERE a = ?
+		UNION ALL
+		SELECT a AS peer, weight, updated_at FROM learned_pairs WHERE b = ?
+	) AS e CROSS JOIN tools t ON t.id = e.peer WHERE ` + where
+}
+
 // LearnedPairs implements graph.Pairings.
 func (s *Store) LearnedPairs(ctx context.Context, id string, limit int, f graph.Filter, asOf time.Time) ([]graph.Hit, error) {
 	if limit <= 0 {
@@ -75,11 +87,7 @@ func (s *Store) LearnedPairs(ctx context.Context, id string, limit int, f graph.
 		asOf = s.now()
 	}
 	where, args := filterSQL(f, "t")
-	rows, err := s.db.QueryContext(ctx, `SELECT t.summary, e.weight, e.updated_at FROM (
-		SELECT b AS peer, weight, updated_at FROM learned_pairs WHERE a = ?
-		UNION ALL
-		SELECT a AS peer, weight, updated_at FROM learned_pairs WHERE b = ?
-	) AS e JOIN tools t ON t.id = e.peer WHERE `+where, append([]any{id, id}, args...)...)
+	rows, err := s.db.QueryContext(ctx, learnedPairsSQL(where), append([]any{id, id}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: learned pairs of %q: %w", id, err)
 	}

@@ -149,21 +149,31 @@ func (s *Store) resetDocFreq() {
 	s.dfMu.Unlock()
 }
 
-// Related returns the tools linked from id by kind, best first.
-func (s *Store) Related(ctx context.Context, id string, kind graph.RelKind, limit int, f graph.Filter) ([]graph.Hit, error) {
-	var edgesSQL string
-	var edgeArgs []any
-	switch kind {
-	case graph.RelDependsOn, graph.RelPairsWith:
-		edgesSQL = `SELECT to_id AS peer, score FROM relations WHERE from_id = ? AND kind = ?`
-		edgeArgs = []any{id, string(kind)}
-	case graph.RelAlternative:
+// relatedSQL selects the tools linked by kind (arguments: id and kind, or
+// for alternatives id, kind, id, kind, id) that pass where (on tools t).
+// Joining tools hides edges whose target is not registered yet; CROSS JOIN
+// keeps the edges the outer loop (plan_test.go checks).
+func relatedSQL(kind graph.RelKind, where string) string {
+	edges := `SELECT to_id AS peer, score FROM relations WHERE from_id = ? AND kind = ?`
+	if kind == graph.RelAlternative {
 		// Symmetric: edges in either direction, best score per peer.
-		edgesSQL = `SELECT peer, max(score) AS score FROM (
+		edges = `SELECT peer, max(score) AS score FROM (
 				SELECT to_id AS peer, score FROM relations WHERE from_id = ? AND kind = ?
 				UNION ALL
 				SELECT from_id AS peer, score FROM relations WHERE to_id = ? AND kind = ?
 			) WHERE peer <> ? GROUP BY peer`
+	}
+	return `SELECT t.summary, e.score FROM (` + edges + `) AS e
+		CROSS JOIN tools t ON t.id = e.peer WHERE ` + where + ` ORDER BY e.score DESC, t.id`
+}
+
+// Related returns the tools linked from id by kind, best first.
+func (s *Store) Related(ctx context.Context, id string, kind graph.RelKind, limit int, f graph.Filter) ([]graph.Hit, error) {
+	var edgeArgs []any
+	switch kind {
+	case graph.RelDependsOn, graph.RelPairsWith:
+		edgeArgs = []any{id, string(kind)}
+	case graph.RelAlternative:
 		edgeArgs = []any{id, string(kind), id, string(kind), id}
 	default:
 		return nil, fmt.Errorf("sqlite: related %q: kind %q: %w", id, kind, graph.ErrInvalid)
@@ -179,10 +189,7 @@ func (s *Store) Related(ctx context.Context, id string, kind graph.RelKind, limi
 		return nil, fmt.Errorf("sqlite: related %q: %w", id, graph.ErrNotFound)
 	}
 	where, args := filterSQL(f, "t")
-	// Joining tools hides edges whose target is not registered yet.
-	rows, err := s.db.QueryContext(ctx, `SELECT t.summary, e.score FROM (`+edgesSQL+`) AS e
-		JOIN tools t ON t.id = e.peer WHERE `+where+` ORDER BY e.score DESC, t.id`,
-		append(edgeArgs, args...)...)
+	rows, err := s.db.QueryContext(ctx, relatedSQL(kind, where), append(edgeArgs, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: related %q: %w", id, err)
 	}

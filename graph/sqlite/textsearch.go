@@ -146,6 +146,18 @@ func (s *Store) textSearchIndex(ctx context.Context, words []string, k int, f gr
 	return hits, true, nil
 }
 
+// textSearchSQL ranks on the FTS table alone and keeps the best rows
+// (arguments: the MATCH expression and the limit), then joins them to the
+// tools that pass where (on tools t); CROSS JOIN keeps the FTS rows the
+// outer loop (plan_test.go checks).
+func textSearchSQL(where string) string {
+	return `SELECT t.summary, f.score FROM (
+				SELECT rowid, -bm25(tools_fts, ` + bm25Weights + `) AS score FROM tools_fts
+				WHERE tools_fts MATCH ? ORDER BY score DESC LIMIT ?
+			) AS f CROSS JOIN tools t ON t.seq = f.rowid
+			WHERE ` + where + ` ORDER BY f.score DESC, t.id`
+}
+
 // textSearchFull ranks every row matching the OR of all terms.
 func (s *Store) textSearchFull(ctx context.Context, match string, k int, f graph.Filter) ([]graph.Hit, error) {
 	where, args := filterSQL(f, "t")
@@ -154,12 +166,7 @@ func (s *Store) textSearchFull(ctx context.Context, match string, k int, f graph
 	// `limit` rows; the outer one joins them to tools and filters. When the
 	// filters reject too many, retry with a larger inner limit.
 	for limit := 4*k + 16; ; limit *= 4 {
-		rows, err := s.query(ctx, `SELECT t.summary, f.score FROM (
-				SELECT rowid, -bm25(tools_fts, `+bm25Weights+`) AS score FROM tools_fts
-				WHERE tools_fts MATCH ? ORDER BY score DESC LIMIT ?
-			) AS f JOIN tools t ON t.seq = f.rowid
-			WHERE `+where+` ORDER BY f.score DESC, t.id`,
-			append([]any{match, limit}, args...)...)
+		rows, err := s.query(ctx, textSearchSQL(where), append([]any{match, limit}, args...)...)
 		if err != nil {
 			return nil, err
 		}
