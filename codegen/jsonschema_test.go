@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"testing"
 
@@ -62,6 +63,56 @@ func TestToJSONSchemaCompilesAndAgreesWithTheSpec(t *testing.T) {
 	_ = json.Unmarshal(ToJSONSchema(nullable), &got)
 	if types, _ := got["type"].([]any); len(types) != 2 || got["exclusiveMinimum"] != 1.0 || got["minimum"] != nil {
 		t.Fatalf("nullable/exclusive conversion: %v", got)
+	}
+}
+
+// TestToJSONSchemaStaysSmallWhenReferencesFanOut converts a schema whose
+// objects each refer to eight objects of the next level: inlined to
+// maxSchemaDepth it would hold 8^6 subschemas. The result must stay within
+// maxSchemaNodes, keep the top levels, and compile quickly.
+func TestToJSONSchemaStaysSmallWhenReferencesFanOut(t *testing.T) {
+	level := &openapi3.Schema{Type: &openapi3.Types{"string"}}
+	for d := 0; d < 8; d++ {
+		next := &openapi3.Schema{Type: &openapi3.Types{"object"}, Properties: openapi3.Schemas{}}
+		for p := 0; p < 8; p++ {
+			next.Properties[fmt.Sprintf("p%d", p)] = &openapi3.SchemaRef{Value: level}
+		}
+		level = next
+	}
+	raw := ToJSONSchema(level)
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	nodes := 0
+	var walk func(v any)
+	walk = func(v any) {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		nodes++
+		if props, ok := m["properties"].(map[string]any); ok {
+			for _, p := range props {
+				walk(p)
+			}
+		}
+	}
+	walk(doc)
+	if nodes > maxSchemaNodes || nodes < 8*8 {
+		t.Fatalf("%d subschemas (%d bytes): want between 64 and %d", nodes, len(raw), maxSchemaNodes)
+	}
+	top := doc.(map[string]any)["properties"].(map[string]any)
+	if inner, _ := top["p0"].(map[string]any)["properties"].(map[string]any); len(inner) != 8 {
+		t.Fatalf("the second level was cut: %v", top["p0"])
+	}
+	c := jsonschema.NewCompiler()
+	jd, _ := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err := c.AddResource("input.json", jd); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Compile("input.json"); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -50,6 +50,10 @@ const (
 	MaxShortDescriptionLen = 100 // in characters (runes)
 	MaxNameLen             = 200
 	maxVerbLen             = 64
+	// MaxSchemaBytes bounds inputSchema and outputSchema. Compiling a JSON
+	// Schema costs more than linear time in its subschemas (a 3 MB one
+	// took nearly a minute), and a planner has to read it.
+	MaxSchemaBytes = 512 << 10
 )
 
 var (
@@ -469,6 +473,10 @@ func Validate(m *Manifest) error {
 // returns nil when the field is absent or broken.
 func compileField(v *fault.ValidationError, path string, raw json.RawMessage, mustBeObject bool) *jsonschema.Schema {
 	if isEmptyJSON(raw) {
+		return nil
+	}
+	if len(raw) > MaxSchemaBytes {
+		v.Add(path, "must be at most %d bytes of JSON, got %d; refer to fewer or shallower subschemas", MaxSchemaBytes, len(raw))
 		return nil
 	}
 	if mustBeObject {

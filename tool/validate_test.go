@@ -133,6 +133,10 @@ func TestValidateRules(t *testing.T) {
 			m.InputSchema = json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"file:///etc/passwd"}}}`)
 			m.Examples = nil
 		}, []string{"inputSchema"}, "external $ref"},
+		{"input schema too large", func(m *tool.Manifest) {
+			m.InputSchema = json.RawMessage(`{"type":"object","description":"` + strings.Repeat("x", tool.MaxSchemaBytes) + `"}`)
+			m.Examples = nil
+		}, []string{"inputSchema"}, "at most 524288 bytes"},
 		{"output schema typo", func(m *tool.Manifest) {
 			m.OutputSchema = json.RawMessage(`{"type":"object","required":"converted"}`)
 		}, []string{"outputSchema.required"}, ""},
