@@ -10,17 +10,24 @@ import (
 	"time"
 )
 
-// lru is a small thread-safe least-recently-used map.
+// lru is a small thread-safe least-recently-used map, bounded by a number
+// of entries and, when cost is set, by the sum of the entries' costs.
 type lru[V any] struct {
 	mu    sync.Mutex
 	size  int
 	order *list.List // front = most recent; values are *lruItem[V]
 	items map[string]*list.Element
+	// cost estimates an entry's size in bytes; maxCost bounds their sum
+	// (the most recent entry is always kept).
+	cost    func(V) int
+	maxCost int
+	total   int
 }
 
 type lruItem[V any] struct {
-	key string
-	val V
+	key  string
+	val  V
+	cost int
 }
 
 func newLRU[V any](size int) *lru[V] {
@@ -41,17 +48,30 @@ func (c *lru[V]) get(key string) (V, bool) {
 func (c *lru[V]) put(key string, v V) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	cost := 0
+	if c.cost != nil {
+		cost = c.cost(v)
+	}
 	if e, ok := c.items[key]; ok {
-		e.Value.(*lruItem[V]).val = v
+		it := e.Value.(*lruItem[V])
+		c.total += cost - it.cost
+		it.val, it.cost = v, cost
 		c.order.MoveToFront(e)
-		return
+	} else {
+		c.items[key] = c.order.PushFront(&lruItem[V]{key: key, val: v, cost: cost})
+		c.total += cost
 	}
-	c.items[key] = c.order.PushFront(&lruItem[V]{key: key, val: v})
-	for c.order.Len() > c.size {
-		last := c.order.Back()
-		c.order.Remove(last)
-		delete(c.items, last.Value.(*lruItem[V]).key)
+	for c.order.Len() > c.size || (c.maxCost > 0 && c.total > c.maxCost && c.order.Len() > 1) {
+		c.removeElement(c.order.Back())
 	}
+}
+
+// removeElement drops e; the caller holds mu.
+func (c *lru[V]) removeElement(e *list.Element) {
+	it := e.Value.(*lruItem[V])
+	c.order.Remove(e)
+	delete(c.items, it.key)
+	c.total -= it.cost
 }
 
 // cacheMeta is what invalidation scopes match on.
@@ -76,8 +96,27 @@ type resultCache struct {
 	lru *lru[cacheEntry]
 }
 
-func newResultCache(size int, ttl time.Duration, now func() time.Time) *resultCache {
-	return &resultCache{ttl: ttl, now: now, lru: newLRU[cacheEntry](size)}
+// newResultCache bounds the cache by entries and by maxBytes of estimated
+// result size (0: entries only).
+func newResultCache(size, maxBytes int, ttl time.Duration, now func() time.Time) *resultCache {
+	l := newLRU[cacheEntry](size)
+	l.cost = func(e cacheEntry) int { return resultBytes(e.res) }
+	l.maxCost = maxBytes
+	return &resultCache{ttl: ttl, now: now, lru: l}
+}
+
+// resultBytes estimates the memory a cached result holds: its rendered
+// Markdown (kept for reuse) and about as much again in the structures it
+// was rendered from, plus a fixed share per hit and index entry.
+func resultBytes(r Result) int {
+	n := 512 + 256*len(r.Hits) + 128*(len(r.Context.Index)+len(r.Context.Detailed))
+	for _, md := range r.Context.indexMD {
+		n += 2 * len(md)
+	}
+	for _, md := range r.Context.detailedMD {
+		n += 2 * len(md)
+	}
+	return n
 }
 
 func (c *resultCache) get(key string) (Result, bool) {
@@ -97,6 +136,7 @@ func (c *resultCache) clear() {
 	defer c.lru.mu.Unlock()
 	c.lru.order.Init()
 	c.lru.items = map[string]*list.Element{}
+	c.lru.total = 0
 }
 
 // remove drops every entry whose metadata matches and returns how many.
@@ -104,10 +144,9 @@ func (c *resultCache) remove(match func(cacheMeta) bool) int {
 	c.lru.mu.Lock()
 	defer c.lru.mu.Unlock()
 	n := 0
-	for key, e := range c.lru.items {
+	for _, e := range c.lru.items {
 		if match(e.Value.(*lruItem[cacheEntry]).val.meta) {
-			c.lru.order.Remove(e)
-			delete(c.lru.items, key)
+			c.lru.removeElement(e)
 			n++
 		}
 	}

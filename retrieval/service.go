@@ -116,10 +116,12 @@ type Options struct {
 	// EntityThreshold is the cosine above which a query or context embedding
 	// matches an entity name (default 0.75); 0 keeps the default, <0 disables.
 	EntityThreshold float64
-	// CacheSize and CacheTTL bound the result cache (defaults 1024 and 5m);
-	// CacheSize < 0 disables it.
-	CacheSize int
-	CacheTTL  time.Duration
+	// CacheSize, CacheBytes and CacheTTL bound the result cache (defaults
+	// 1024 results, 32 MiB of estimated result size and 5m); CacheSize < 0
+	// disables it, CacheBytes < 0 lifts the size bound.
+	CacheSize  int
+	CacheBytes int
+	CacheTTL   time.Duration
 	// EmbedCacheSize bounds the query-embedding LRU (default 4096); <0 disables.
 	EmbedCacheSize int
 	// Exemplars bounds the in-process memory of past successful queries:
@@ -191,6 +193,9 @@ func (o Options) withDefaults() Options {
 	if o.CacheSize == 0 {
 		o.CacheSize = 1024
 	}
+	if o.CacheBytes == 0 {
+		o.CacheBytes = 32 << 20
+	}
 	if o.CacheTTL <= 0 {
 		o.CacheTTL = 5 * time.Minute
 	}
@@ -242,7 +247,7 @@ func New(store graph.Store, emb embed.Embedder, opts Options) *Service {
 	opts = opts.withDefaults()
 	s := &Service{store: store, emb: emb, opts: opts, tokens: map[string]int{}}
 	if opts.CacheSize > 0 {
-		s.cache = newResultCache(opts.CacheSize, opts.CacheTTL, opts.Now)
+		s.cache = newResultCache(opts.CacheSize, max(opts.CacheBytes, 0), opts.CacheTTL, opts.Now)
 	}
 	if opts.Exemplars > 0 {
 		s.exemplars = newExemplars(opts.Exemplars)
