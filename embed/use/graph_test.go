@@ -143,6 +143,8 @@ func TestKernels(t *testing.T) {
 	}{
 		{"add broadcast row", "Add", nil, []*tensor{floats([]int{2, 2}, 1, 2, 3, 4), floats([]int{2}, 10, 20)}, []int{2, 2}, []float32{11, 22, 13, 24}, nil},
 		{"mul broadcast column", "Mul", nil, []*tensor{floats([]int{2, 2}, 1, 2, 3, 4), floats([]int{2, 1}, 2, 3)}, []int{2, 2}, []float32{2, 4, 9, 12}, nil},
+		{"sub per-row statistic", "Sub", nil, []*tensor{floats([]int{1, 2, 1, 3}, 1, 2, 3, 4, 5, 6), floats([]int{1, 2, 1, 1}, 1, 4)}, []int{1, 2, 1, 3}, []float32{0, 1, 2, 0, 1, 2}, nil},
+		{"add leading batch column", "Add", nil, []*tensor{floats([]int{2, 2, 2}, 1, 2, 3, 4, 5, 6, 7, 8), floats([]int{2, 1}, 10, 20)}, []int{2, 2, 2}, []float32{11, 12, 23, 24, 15, 16, 27, 28}, nil},
 		{"less ints", "Less", nil, []*tensor{ints([]int{3}, 1, 5, 9), ints(nil, 5)}, []int{3}, nil, []int32{1, 0, 0}},
 		{"maximum ints", "Maximum", nil, []*tensor{ints([]int{2}, 0, 0), ints([]int{2}, 3, -1)}, []int{2}, nil, []int32{3, 0}},
 		{"mean keep", "Mean", map[string]attr{"keep_dims": {B: ptr(true)}}, []*tensor{floats([]int{2, 2}, 1, 2, 3, 5), ints([]int{1}, -1)}, []int{2, 1}, []float32{1.5, 4}, nil},

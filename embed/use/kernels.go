@@ -682,6 +682,29 @@ func batchMatMul(a, b *tensor, bWeight, ta, tb bool) (*tensor, error) {
 		vek32.MatMul_Into(out.f, a.f, b.f, k)
 		return out, nil
 	}
+	if !ta {
+		// Activations times activations (attention scores and their
+		// weighted values): float32 like TF.js, without widening copies.
+		out.f = make([]float32, batch*m*nn)
+		for bi := 0; bi < batch; bi++ {
+			bo := 0
+			if bBatch > 1 {
+				bo = bi * k * nn
+			}
+			A, B, C := a.f[bi*m*k:(bi+1)*m*k], b.f[bo:bo+k*nn], out.f[bi*m*nn:(bi+1)*m*nn]
+			if !tb {
+				vek32.MatMul_Into(C, A, B, k)
+				continue
+			}
+			for i := 0; i < m; i++ { // B is [nn, k]: C[i][j] = A[i]·B[j]
+				row := A[i*k : (i+1)*k]
+				for j := 0; j < nn; j++ {
+					C[i*nn+j] = vek32.Dot(row, B[j*k:(j+1)*k])
+				}
+			}
+		}
+		return out, nil
+	}
 	out.f = gemm(toF64(a), toF64(b), batch, bBatch, m, nn, k, ta, tb)
 	return out, nil
 }

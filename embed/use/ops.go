@@ -43,7 +43,7 @@ func broadcastShape(a, b []int) ([]int, error) {
 // operand: identity, scalar and trailing-suffix operands (biases, scales) take
 // a fast path; anything else uses a precomputed table.
 type indexer struct {
-	mode  uint8 // 0 identity, 1 scalar, 2 modulo, 3 table
+	mode  uint8 // 0 identity, 1 scalar, 2 modulo, 3 table, 4 division
 	mod   int
 	table []int
 }
@@ -56,6 +56,8 @@ func (x *indexer) at(k int) int {
 		return 0
 	case 2:
 		return k % x.mod
+	case 4:
+		return k / x.mod
 	}
 	return x.table[k]
 }
@@ -85,6 +87,28 @@ func newIndexer(out, in []int) indexer {
 		}
 		if same {
 			return indexer{mode: 2, mod: m}
+		}
+	}
+	// A prefix of out's shape followed by ones (a per-row statistic such as
+	// a layer norm's mean): each element repeats over the trailing block.
+	if off := len(out) - len(in); off >= 0 {
+		split := len(in)
+		for split > 0 && in[split-1] == 1 {
+			split--
+		}
+		prefix := true
+		for k := 0; k < split; k++ {
+			if in[k] != out[off+k] {
+				prefix = false
+				break
+			}
+		}
+		lead := 1
+		for k := 0; k < off; k++ {
+			lead *= out[k]
+		}
+		if prefix && lead == 1 && m > 0 {
+			return indexer{mode: 4, mod: n / m}
 		}
 	}
 	return indexer{mode: 3, table: broadcastIndex(out, in)}
