@@ -89,6 +89,9 @@ type pending struct {
 // within the batch fails every occurrence after the first. Results come in
 // request order.
 func (s *Service) BatchRegister(ctx context.Context, reqs []Request, opts BatchOptions) []ItemResult {
+	if s.afterBatch != nil {
+		defer s.afterBatch(len(reqs))
+	}
 	out := make([]ItemResult, len(reqs))
 	done := 0
 	settle := func(i int, r ItemResult) {

@@ -69,6 +69,13 @@ func WithOnChange(f func(toolID string)) Option {
 	return func(s *Service) { s.onChange = f }
 }
 
+// WithAfterBatch sets a hook called after every BatchRegister with the
+// number of items it settled (the process trims its memory after bulk
+// work). It runs synchronously; it must not block for long.
+func WithAfterBatch(f func(items int)) Option {
+	return func(s *Service) { s.afterBatch = f }
+}
+
 // WithClock sets the clock stamping UpdatedAt (tests pin it).
 func WithClock(now func() time.Time) Option {
 	return func(s *Service) { s.now = now }
@@ -80,7 +87,9 @@ type Service struct {
 	store    graph.Store
 	emb      embed.Embedder
 	onChange func(string)
-	now      func() time.Time
+	// afterBatch runs after each BatchRegister (WithAfterBatch).
+	afterBatch func(int)
+	now        func() time.Time
 
 	model string // embedder name, "" when the embedder does not say
 	dim   int    // embedder dimension, 0 when unknown

@@ -445,7 +445,8 @@ func TestBatchRegisterUsesOneTransactionAndIsolatesStoreFailures(t *testing.T) {
 	ctx := context.Background()
 	mem := newMemStore()
 	st := batchStore{mem}
-	svc := registry.New(st, &fakeEmbedder{dim: 16})
+	var afterBatch []int
+	svc := registry.New(st, &fakeEmbedder{dim: 16}, registry.WithAfterBatch(func(n int) { afterBatch = append(afterBatch, n) }))
 	var reqs []registry.Request
 	for i := range 70 {
 		reqs = append(reqs, registry.Request{Manifest: manifest(fmt.Sprintf("bulk.t%03d", i))})
@@ -458,6 +459,9 @@ func TestBatchRegisterUsesOneTransactionAndIsolatesStoreFailures(t *testing.T) {
 	}
 	if !slices.Equal(mem.batches, []int{64, 6}) {
 		t.Fatalf("UpsertTools batches = %v, want [64 6]", mem.batches)
+	}
+	if !slices.Equal(afterBatch, []int{70}) {
+		t.Fatalf("the after-batch hook saw %v, want one call with 70 items", afterBatch)
 	}
 
 	// The store refuses one tool: the transaction fails, the registry retries

@@ -128,5 +128,8 @@ func warmUp(ctx context.Context, sys *system) error {
 	if err != nil {
 		return fmt.Errorf("search warm-up: %w", err)
 	}
+	// Loading the model and the catalogue leaves garbage the size of the
+	// live heap; hand its pages back before reporting ready.
+	debug.FreeOSMemory()
 	return nil
 }

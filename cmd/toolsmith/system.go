@@ -22,6 +22,7 @@ import (
 	"github.com/toolsmith/toolsmith/graph/sqlite"
 	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/internal/config"
+	"github.com/toolsmith/toolsmith/internal/memtrim"
 	"github.com/toolsmith/toolsmith/metrics"
 	"github.com/toolsmith/toolsmith/registry"
 	"github.com/toolsmith/toolsmith/retrieval"
@@ -42,9 +43,25 @@ type system struct {
 	auth    *identity.Authenticator
 	audit   *audit.Log
 	metrics *metrics.Metrics
+	// trim returns freed heap pages to the OS once bulk work has gone
+	// quiet (after batch registrations).
+	trim *memtrim.Trimmer
 
 	hooksMu sync.RWMutex
 	hooks   []func(toolID string)
+}
+
+// trimmingObserver records search metrics and, after a query embedding
+// (the allocation-heavy part of a search), arms the memory trim: when
+// searches stop for a moment, the freed pages go back to the OS.
+type trimmingObserver struct {
+	*metrics.Metrics
+	trim *memtrim.Trimmer
+}
+
+func (o trimmingObserver) Embedding(d time.Duration) {
+	o.Metrics.Embedding(d)
+	o.trim.Soon()
 }
 
 // toolChanged runs after every registry write: the retrieval caches that
@@ -87,9 +104,11 @@ func openSystem(ctx context.Context, cfg config.Config, log *slog.Logger, progre
 		store.Close()
 		return nil, err
 	}
-	sys.retrieval = retrieval.New(store, model, retrieval.Options{Observer: sys.metrics})
+	sys.trim = memtrim.New(2 * time.Second)
+	sys.retrieval = retrieval.New(store, model, retrieval.Options{Observer: trimmingObserver{sys.metrics, sys.trim}})
 	// Every registry write invalidates the retrieval caches that may hold the tool.
-	sys.registry = registry.New(store, model, registry.WithOnChange(sys.toolChanged))
+	sys.registry = registry.New(store, model, registry.WithOnChange(sys.toolChanged),
+		registry.WithAfterBatch(func(int) { sys.trim.Soon() }))
 	sys.metrics.WatchGroups(sys.groupCounts, 15*time.Second)
 	return sys, nil
 }
@@ -159,6 +178,7 @@ func (s *system) mounters() []httpx.Mounter {
 
 // Close releases the store.
 func (s *system) Close() error {
+	s.trim.Stop()
 	if s.audit != nil {
 		s.audit.Close() // writes the queued audit events first
 	}
