@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,6 +48,7 @@ func newLoadBenchCommand(e *env) *cobra.Command {
 	dataDir := c.Flags().String("data-dir", "", "data dir of the benchmarked system (default: a new temporary one, removed afterwards)")
 	embedder := c.Flags().String("embedder", config.EmbedderUSELite, "embedder of the benchmarked system: use-lite or hashing")
 	modelDir := c.Flags().String("model-dir", "", "USE-Lite weights (default TOOLSMITH_MODEL_DIR, then <data-dir>/models/use-lite-0.2.0)")
+	profile := c.Flags().String("profile", "", "write pprof profiles to this folder: CPU of the registration and of the search phases, heap after the searches")
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		switch {
 		case *n <= 0:
@@ -59,7 +62,12 @@ func newLoadBenchCommand(e *env) *cobra.Command {
 		case *embedder != config.EmbedderUSELite && *embedder != "hashing":
 			return fmt.Errorf("bench: --embedder must be use-lite or hashing, got %q: %w", *embedder, config.ErrInvalid)
 		}
-		b := &bench{e: e, n: *n, queries: *queries, clients: *clients, embedder: *embedder, modelDir: *modelDir}
+		b := &bench{e: e, n: *n, queries: *queries, clients: *clients, embedder: *embedder, modelDir: *modelDir, profile: *profile}
+		if b.profile != "" {
+			if err := os.MkdirAll(b.profile, 0o755); err != nil {
+				return fmt.Errorf("bench: --profile: %w", err)
+			}
+		}
 		if b.modelDir == "" {
 			if d, ok := e.lookupEnv("TOOLSMITH_MODEL_DIR"); ok {
 				b.modelDir = d
@@ -104,6 +112,7 @@ type bench struct {
 	clients            int
 	embedder, modelDir string
 	dir                string
+	profile            string // folder for pprof profiles, "" for none
 	catalogue          []tool.Manifest
 	spare              []string // texts of tools not loaded: never-seen queries
 	base, auth         string
@@ -133,17 +142,37 @@ type benchReport struct {
 	Search              map[string]latency `json:"search"`
 	Substitute          latency            `json:"substitute"`
 	RSSMB               map[string]float64 `json:"rssMB"`
-	StartSeconds        float64            `json:"startToReadySeconds"`
-	RestartSeconds      float64            `json:"restartToReadySeconds"`
-	FirstSearchMs       float64            `json:"firstSearchAfterRestartMs"`
-	Cores               int                `json:"cores"`
-	phases              []string
+	// SteadyMB is the resident set three seconds after the phase, with no
+	// requests in between.
+	SteadyMB map[string]float64 `json:"rssSteadyMB"`
+	// AnonMB is the anonymous part of the resident set (the rest is the
+	// executable's file-backed pages, which the kernel can drop and reread).
+	AnonMB map[string]float64 `json:"rssAnonMB"`
+	// GoHeapMB is the Go heap's live objects after a collection, per phase:
+	// what the process holds, as opposed to what the OS has not taken back.
+	GoHeapMB map[string]float64 `json:"goHeapMB"`
+	// GoMappedMB is the memory the Go runtime holds from the OS (mapped and
+	// not released) per phase; the resident set beyond it is outside Go
+	// (SQLite's page caches).
+	GoMappedMB     map[string]float64 `json:"goMappedMB"`
+	StartSeconds   float64            `json:"startToReadySeconds"`
+	RestartSeconds float64            `json:"restartToReadySeconds"`
+	FirstSearchMs  float64            `json:"firstSearchAfterRestartMs"`
+	Cores          int                `json:"cores"`
+	phases         []string
 }
 
 func (b *bench) run(ctx context.Context) (*benchReport, error) {
-	rep := &benchReport{Tools: len(b.catalogue), Embedder: b.embedder, Search: map[string]latency{}, RSSMB: map[string]float64{}, Cores: runtime.NumCPU()}
+	rep := &benchReport{Tools: len(b.catalogue), Embedder: b.embedder, Search: map[string]latency{}, RSSMB: map[string]float64{}, AnonMB: map[string]float64{}, SteadyMB: map[string]float64{}, GoHeapMB: map[string]float64{}, GoMappedMB: map[string]float64{}, Cores: runtime.NumCPU()}
 	rss := func(phase string) {
-		rep.RSSMB[phase] = residentMB()
+		rep.RSSMB[phase] = residentMB("VmRSS:")
+		rep.AnonMB[phase] = residentMB("RssAnon:")
+		// Steady: after a few quiet seconds (the server hands freed pages
+		// back two seconds after the last batch or query embedding).
+		time.Sleep(3 * time.Second)
+		rep.SteadyMB[phase] = residentMB("VmRSS:")
+		rep.GoMappedMB[phase] = goMappedMB()
+		rep.GoHeapMB[phase] = liveHeapMB()
 		rep.phases = append(rep.phases, phase)
 	}
 	start := time.Now()
@@ -155,6 +184,7 @@ func (b *bench) run(ctx context.Context) (*benchReport, error) {
 	rss("ready")
 
 	// Registration through batch-register, 100 a call.
+	stopProfile := b.cpuProfile("cpu-register.pprof")
 	start = time.Now()
 	var slowest time.Duration
 	for i := 0; i < len(b.catalogue); i += 100 {
@@ -187,6 +217,7 @@ func (b *bench) run(ctx context.Context) (*benchReport, error) {
 	fmt.Fprintln(b.e.stderr)
 	rep.RegisterPerSec = float64(len(b.catalogue)) / time.Since(start).Seconds()
 	rep.SlowestBatchSeconds = slowest.Seconds()
+	stopProfile()
 	runtime.GC()
 	rss("registered")
 
@@ -198,13 +229,16 @@ func (b *bench) run(ctx context.Context) (*benchReport, error) {
 		next += k
 		return out
 	}
+	stopProfile = b.cpuProfile("cpu-search.pprof")
 	for _, strat := range []string{"keyword", "semantic", "hybrid"} {
 		rep.Search[strat+"/unseen/1"] = b.searches(ctx, strat, take(b.queries), 1)
 		rep.Search[strat+"/unseen/"+strconv.Itoa(b.clients)] = b.searches(ctx, strat, take(b.queries), b.clients)
 		rep.Search[strat+"/repeated/1"] = b.searches(ctx, strat, repeatedQueries(unseen[:20], b.queries), 1)
 		fmt.Fprintf(b.e.stderr, "searched %s\n", strat)
 	}
+	stopProfile()
 	rss("searched")
+	b.heapProfile("heap-searched.pprof")
 
 	// Substitute fulfilment through Temporal.
 	body := map[string]any{"verb": "CONVERT_CURRENCY", "description": "convert an amount of money between currencies",
@@ -238,6 +272,43 @@ func (b *bench) run(ctx context.Context) (*benchReport, error) {
 	rep.FirstSearchMs = first.P50
 	rss("restarted")
 	return rep, nil
+}
+
+// cpuProfile starts a CPU profile into the profile folder and returns its
+// stop; without --profile both do nothing.
+func (b *bench) cpuProfile(name string) func() {
+	if b.profile == "" {
+		return func() {}
+	}
+	f, err := os.Create(filepath.Join(b.profile, name))
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(b.e.stderr, "bench: profile %s: %v\n", name, err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
+}
+
+// heapProfile writes the live heap (after a collection) into the profile
+// folder.
+func (b *bench) heapProfile(name string) {
+	if b.profile == "" {
+		return
+	}
+	runtime.GC()
+	f, err := os.Create(filepath.Join(b.profile, name))
+	if err == nil {
+		err = pprof.WriteHeapProfile(f)
+		f.Close()
+	}
+	if err != nil {
+		fmt.Fprintf(b.e.stderr, "bench: profile %s: %v\n", name, err)
+	}
 }
 
 // start runs dev in this process on the bench's data dir and waits until
@@ -385,19 +456,50 @@ func (r *benchReport) print(w io.Writer) {
 	}
 	s := r.Substitute
 	fmt.Fprintf(w, "%-22s %6d %8.1f %8.1f %8.1f %9.1f %6d\n", "substitute (Temporal)", s.N, s.P50, s.P95, s.P99, s.PerSec, s.Errors)
-	fmt.Fprint(w, "resident memory MB:")
+	fmt.Fprint(w, "resident memory MB, at the end of each phase:")
 	for _, p := range r.phases {
 		fmt.Fprintf(w, " %s %.0f", p, r.RSSMB[p])
+	}
+	fmt.Fprint(w, "\n3 s later (steady) MB:")
+	for _, p := range r.phases {
+		fmt.Fprintf(w, " %s %.0f", p, r.SteadyMB[p])
+	}
+	fmt.Fprint(w, "\nof which anonymous at the end MB:")
+	for _, p := range r.phases {
+		fmt.Fprintf(w, " %s %.0f", p, r.AnonMB[p])
+	}
+	fmt.Fprint(w, "\nheld by the Go runtime MB:")
+	for _, p := range r.phases {
+		fmt.Fprintf(w, " %s %.0f", p, r.GoMappedMB[p])
+	}
+	fmt.Fprint(w, "\nlive Go heap MB:")
+	for _, p := range r.phases {
+		fmt.Fprintf(w, " %s %.0f", p, r.GoHeapMB[p])
 	}
 	fmt.Fprintln(w)
 }
 
-// residentMB is this process's resident set (VmRSS), or the Go runtime's
+// goMappedMB is the memory the Go runtime has mapped and not released.
+func goMappedMB() float64 {
+	samples := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(samples)
+	return float64(samples[0].Value.Uint64()-samples[1].Value.Uint64()) / (1 << 20)
+}
+
+// liveHeapMB collects garbage and returns the bytes of live heap objects.
+func liveHeapMB() float64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return float64(m.HeapAlloc) / (1 << 20)
+}
+
+// residentMB reads a field of /proc/self/status (VmRSS:, RssAnon:), or the Go runtime's
 // view of its memory where /proc is missing.
-func residentMB() float64 {
+func residentMB(field string) float64 {
 	if raw, err := os.ReadFile("/proc/self/status"); err == nil {
 		for _, l := range strings.Split(string(raw), "\n") {
-			if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
+			if f := strings.Fields(l); len(f) >= 2 && f[0] == field {
 				kb, _ := strconv.ParseFloat(f[1], 64)
 				return kb / 1024
 			}
