@@ -106,15 +106,17 @@ func newResultCache(size, maxBytes int, ttl time.Duration, now func() time.Time)
 }
 
 // resultBytes estimates the memory a cached result holds: its rendered
-// Markdown (kept for reuse) and about as much again in the structures it
-// was rendered from, plus a fixed share per hit and index entry.
+// Markdown (kept for reuse), the structures it was rendered from (about
+// three times as much again) and a share per hit and index entry. Checked
+// against heap profiles at 10,000 tools, where a half-size estimate let the
+// cache hold twice its budget.
 func resultBytes(r Result) int {
-	n := 512 + 256*len(r.Hits) + 128*(len(r.Context.Index)+len(r.Context.Detailed))
+	n := 1024 + 1024*len(r.Hits) + 256*(len(r.Context.Index)+len(r.Context.Detailed))
 	for _, md := range r.Context.indexMD {
-		n += 2 * len(md)
+		n += 4 * len(md)
 	}
 	for _, md := range r.Context.detailedMD {
-		n += 2 * len(md)
+		n += 4 * len(md)
 	}
 	return n
 }

@@ -37,13 +37,13 @@ func TestLRUBoundsEntriesAndCost(t *testing.T) {
 
 func TestResultCacheBoundsBytes(t *testing.T) {
 	now := time.Unix(0, 0)
-	c := newResultCache(1000, 64<<10, time.Minute, func() time.Time { return now })
+	c := newResultCache(1000, 128<<10, time.Minute, func() time.Time { return now })
 	res := Result{Context: AssembledTools{indexMD: []string{strings.Repeat("m", 10<<10)}}}
 	for k := 0; k < 20; k++ {
 		c.put(string(rune('a'+k)), cacheMeta{}, res)
 	}
 	if n := c.len(); n < 2 || n > 4 {
-		t.Fatalf("%d results of about 21 KB cached under 64 KB", n)
+		t.Fatalf("%d results of about 41 KB cached under 128 KB", n)
 	}
 	if _, ok := c.get(string(rune('a' + 19))); !ok {
 		t.Fatal("the newest result was evicted")
