@@ -3,7 +3,9 @@ package registry_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/toolsmith/toolsmith/graph"
@@ -105,5 +107,68 @@ func TestRegistrationClosesAGap(t *testing.T) {
 	}
 	if open, _ := st.ListGaps(ctx, graph.GapQuery{Status: graph.GapOpen}); len(open) != 1 || open[0].Verb != "CONVERT_UNITS" {
 		t.Fatalf("open gaps: %+v", open)
+	}
+}
+
+// TestConcurrentBatchesOnSQLite runs overlapping batch registrations at once
+// against the real store: every item settles (created, updated or
+// unchanged, never failed), each tool is stored once, and its text and
+// vector indexes hold it once.
+func TestConcurrentBatchesOnSQLite(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "g.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	svc := registry.New(st, &fakeEmbedder{dim: 16})
+	const batches, size, stride = 4, 50, 25 // neighbouring batches share 25 ids
+	results := make([][]registry.ItemResult, batches)
+	var wg sync.WaitGroup
+	for b := range batches {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var reqs []registry.Request
+			for i := b * stride; i < b*stride+size; i++ {
+				reqs = append(reqs, registry.Request{Manifest: manifest(fmt.Sprintf("bulk.t%03d", i))})
+			}
+			results[b] = svc.BatchRegister(ctx, reqs, registry.BatchOptions{Upsert: true})
+		}()
+	}
+	wg.Wait()
+	created := 0
+	for b, res := range results {
+		for _, r := range res {
+			switch r.Status {
+			case registry.StatusCreated:
+				created++
+			case registry.StatusUpdated, registry.StatusUnchanged:
+			default:
+				t.Errorf("batch %d item %d: %+v", b, r.Index, r)
+			}
+		}
+	}
+	want := (batches-1)*stride + size
+	page, err := st.ListTools(ctx, graph.ListQuery{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page.Total != want || created != want {
+		t.Fatalf("%d tools stored and %d created, want %d of each", page.Total, created, want)
+	}
+	hits, err := st.TextSearch(ctx, "converter", 1000, graph.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, h := range hits {
+		if seen[h.Tool.ID] {
+			t.Fatalf("%s twice in the text index", h.Tool.ID)
+		}
+		seen[h.Tool.ID] = true
+	}
+	if len(seen) != want {
+		t.Fatalf("the text index holds %d tools, want %d", len(seen), want)
 	}
 }
