@@ -43,8 +43,8 @@ type system struct {
 	auth    *identity.Authenticator
 	audit   *audit.Log
 	metrics *metrics.Metrics
-	// trim returns freed heap pages to the OS once bulk work has gone
-	// quiet (after batch registrations).
+	// trim returns freed heap pages to the OS once work has gone quiet
+	// (after batch registrations and query embeddings).
 	trim *memtrim.Trimmer
 
 	hooksMu sync.RWMutex

@@ -1,8 +1,9 @@
 // Package memtrim hands the Go heap's free pages back to the operating
-// system after bulk work. The runtime keeps freed pages for reuse and
-// returns them slowly; after a batch registration (embedding buffers, decoded
-// manifests) that leaves the resident set hundreds of megabytes above the
-// live heap until the next burst reuses them.
+// system after bursts of work. The runtime keeps freed pages for reuse and
+// returns them slowly; after a batch registration or a burst of searches
+// (embedding buffers, decoded manifests) that leaves the resident set
+// hundreds of megabytes above the live heap until the next burst reuses
+// them.
 package memtrim
 
 import (
@@ -13,21 +14,31 @@ import (
 
 // Trimmer frees memory once work has been quiet for a while: Soon arms it,
 // and every further Soon within the quiet period postpones it, so a stream
-// of batches is trimmed once, after the last.
+// of batches is trimmed once, after the last. A trim (a full collection)
+// runs at most once per minGap, so a client that searches every few seconds
+// does not pay for one after each search.
 type Trimmer struct {
 	quiet time.Duration
-	free  func()
+	// minGap is the least time between two trims (New sets 10 s).
+	minGap time.Duration
+	free   func()
 
 	mu      sync.Mutex
 	timer   *time.Timer
 	stopped bool
 	runs    int
+	last    time.Time
 }
 
 // New returns a Trimmer that frees after quiet without a Soon (at least
-// 100 ms).
+// 100 ms), and at most every 10 seconds.
 func New(quiet time.Duration) *Trimmer {
-	return &Trimmer{quiet: max(quiet, 100*time.Millisecond), free: debug.FreeOSMemory}
+	return &Trimmer{quiet: max(quiet, 100*time.Millisecond), minGap: 10 * time.Second, free: debug.FreeOSMemory}
+}
+
+// delay is how long a trim armed now waits; the caller holds mu.
+func (t *Trimmer) delay() time.Duration {
+	return max(t.quiet, time.Until(t.last.Add(t.minGap)))
 }
 
 // Soon schedules a trim after the quiet period. It is safe on a nil
@@ -42,10 +53,10 @@ func (t *Trimmer) Soon() {
 		return
 	}
 	if t.timer != nil {
-		t.timer.Reset(t.quiet)
+		t.timer.Reset(t.delay())
 		return
 	}
-	t.timer = time.AfterFunc(t.quiet, t.run)
+	t.timer = time.AfterFunc(t.delay(), t.run)
 }
 
 func (t *Trimmer) run() {
@@ -57,6 +68,9 @@ func (t *Trimmer) run() {
 	t.runs++
 	t.mu.Unlock()
 	t.free()
+	t.mu.Lock()
+	t.last = time.Now()
+	t.mu.Unlock()
 }
 
 // Runs reports how many trims have run.

@@ -9,6 +9,7 @@ import (
 func TestSoonTrimsOnceAfterTheLastCall(t *testing.T) {
 	var freed atomic.Int32
 	tr := New(time.Second) // far longer than the gaps between calls, even on a loaded machine
+	tr.minGap = 0
 	tr.free = func() { freed.Add(1) }
 	for k := 0; k < 5; k++ {
 		tr.Soon()
@@ -30,6 +31,29 @@ func TestSoonTrimsOnceAfterTheLastCall(t *testing.T) {
 	}
 	if freed.Load() != 2 {
 		t.Fatalf("freed %d times after a second burst, want 2", freed.Load())
+	}
+}
+
+func TestTrimsAreSpacedByMinGap(t *testing.T) {
+	var freed atomic.Int32
+	tr := New(100 * time.Millisecond)
+	tr.minGap = 2 * time.Second
+	tr.free = func() { freed.Add(1) }
+	tr.Soon()
+	deadline := time.Now().Add(10 * time.Second)
+	for freed.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	first := time.Now()
+	tr.Soon() // within the gap: waits for it
+	for freed.Load() == 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if freed.Load() != 2 {
+		t.Fatalf("freed %d times, want 2", freed.Load())
+	}
+	if gap := time.Since(first); gap < 1500*time.Millisecond {
+		t.Fatalf("the second trim ran %v after the first, want about the 2 s gap", gap)
 	}
 }
 
