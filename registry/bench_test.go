@@ -3,11 +3,9 @@ package registry_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/toolsmith/toolsmith/graph/sqlite"
 	"github.com/toolsmith/toolsmith/registry"
 )
 
@@ -16,19 +14,9 @@ import (
 // SQLite write — with a cheap fake embedder; add the real embedder's
 // per-text cost to get end-to-end figures. They report registrations/s.
 
-func openBenchStore(b *testing.B) *sqlite.Store {
-	b.Helper()
-	st, err := sqlite.Open(filepath.Join(b.TempDir(), "g.db"), sqlite.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
-	return st
-}
-
 func BenchmarkRegister(b *testing.B) {
 	ctx := context.Background()
-	svc := registry.New(openBenchStore(b), &fakeEmbedder{dim: 384})
+	svc := registry.New(openSQLite(b), &fakeEmbedder{dim: 384})
 	reqs := make([]registry.Request, b.N)
 	for i := range reqs {
 		reqs[i] = registry.Request{Manifest: manifest(fmt.Sprintf("bench.t%07d", i),
@@ -47,7 +35,7 @@ func BenchmarkRegister(b *testing.B) {
 func BenchmarkBatchRegister(b *testing.B) {
 	ctx := context.Background()
 	const batch = 256
-	svc := registry.New(openBenchStore(b), &fakeEmbedder{dim: 384})
+	svc := registry.New(openSQLite(b), &fakeEmbedder{dim: 384})
 	n := 0
 	b.ResetTimer()
 	start := time.Now()

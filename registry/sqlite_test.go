@@ -82,11 +82,7 @@ func TestWithSQLiteStore(t *testing.T) {
 // fulfil closes that verb's gap and says so; a deprecated one does not.
 func TestRegistrationClosesAGap(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "g.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openSQLite(t)
 	svc := registry.New(st, &fakeEmbedder{dim: 16})
 	for _, verb := range []string{"CONVERT_CURRENCY", "CONVERT_UNITS"} {
 		if _, err := st.RecordGap(ctx, graph.GapEvent{Verb: verb}); err != nil {
@@ -112,15 +108,11 @@ func TestRegistrationClosesAGap(t *testing.T) {
 
 // TestConcurrentBatchesOnSQLite runs overlapping batch registrations at once
 // against the real store: every item settles (created, updated or
-// unchanged, never failed), each tool is stored once, and its text and
-// vector indexes hold it once.
+// unchanged, never failed), each tool is stored once, and the text index
+// holds it once.
 func TestConcurrentBatchesOnSQLite(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "g.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openSQLite(t)
 	svc := registry.New(st, &fakeEmbedder{dim: 16})
 	const batches, size, stride = 4, 50, 25 // neighbouring batches share 25 ids
 	results := make([][]registry.ItemResult, batches)
@@ -171,4 +163,16 @@ func TestConcurrentBatchesOnSQLite(t *testing.T) {
 	if len(seen) != want {
 		t.Fatalf("the text index holds %d tools, want %d", len(seen), want)
 	}
+}
+
+// openSQLite opens a store in a temporary folder, closed when the test or
+// benchmark ends.
+func openSQLite(t testing.TB) *sqlite.Store {
+	t.Helper()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "g.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }

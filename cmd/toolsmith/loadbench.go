@@ -456,25 +456,23 @@ func (r *benchReport) print(w io.Writer) {
 	}
 	s := r.Substitute
 	fmt.Fprintf(w, "%-22s %6d %8.1f %8.1f %8.1f %9.1f %6d\n", "substitute (Temporal)", s.N, s.P50, s.P95, s.P99, s.PerSec, s.Errors)
-	fmt.Fprint(w, "resident memory MB, at the end of each phase:")
-	for _, p := range r.phases {
-		fmt.Fprintf(w, " %s %.0f", p, r.RSSMB[p])
-	}
-	fmt.Fprint(w, "\n3 s later (steady) MB:")
-	for _, p := range r.phases {
-		fmt.Fprintf(w, " %s %.0f", p, r.SteadyMB[p])
-	}
-	fmt.Fprint(w, "\nof which anonymous at the end MB:")
-	for _, p := range r.phases {
-		fmt.Fprintf(w, " %s %.0f", p, r.AnonMB[p])
-	}
-	fmt.Fprint(w, "\nheld by the Go runtime MB:")
-	for _, p := range r.phases {
-		fmt.Fprintf(w, " %s %.0f", p, r.GoMappedMB[p])
-	}
-	fmt.Fprint(w, "\nlive Go heap MB:")
-	for _, p := range r.phases {
-		fmt.Fprintf(w, " %s %.0f", p, r.GoHeapMB[p])
+	for i, line := range []struct {
+		label string
+		mb    map[string]float64
+	}{
+		{"resident memory MB, at the end of each phase:", r.RSSMB},
+		{"3 s later (steady) MB:", r.SteadyMB},
+		{"of which anonymous at the end MB:", r.AnonMB},
+		{"held by the Go runtime MB:", r.GoMappedMB},
+		{"live Go heap MB:", r.GoHeapMB},
+	} {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprint(w, line.label)
+		for _, p := range r.phases {
+			fmt.Fprintf(w, " %s %.0f", p, line.mb[p])
+		}
 	}
 	fmt.Fprintln(w)
 }
