@@ -27,13 +27,18 @@ func TestNeighbourQueriesStartFromTheirEdges(t *testing.T) {
 	}
 	for fname, f := range filters {
 		where, args := filterSQL(f, "t")
-		queries := map[string]struct {
+		type query struct {
 			sql  string
 			args []any
-		}{
+		}
+		related := func(kind graph.RelKind) query {
+			sql, args := relatedSQL("a", kind, where)
+			return query{sql, args}
+		}
+		queries := map[string]query{
 			"learned pairs":        {learnedPairsSQL(where), []any{"a", "a"}},
-			"related depends_on":   {relatedSQL(graph.RelDependsOn, where), []any{"a", "DEPENDS_ON"}},
-			"related alternatives": {relatedSQL(graph.RelAlternative, where), []any{"a", "ALTERNATIVE_TO", "a", "ALTERNATIVE_TO", "a"}},
+			"related depends_on":   related(graph.RelDependsOn),
+			"related alternatives": related(graph.RelAlternative),
 			"text search":          {textSearchSQL(where), []any{"currency", 20}},
 			"entities":             {nearEntitiesSQL(where), []any{`["currency"]`, 3}},
 		}

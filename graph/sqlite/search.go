@@ -149,12 +149,13 @@ func (s *Store) resetDocFreq() {
 	s.dfMu.Unlock()
 }
 
-// relatedSQL selects the tools linked by kind (arguments: id and kind, or
-// for alternatives id, kind, id, kind, id) that pass where (on tools t).
-// Joining tools hides edges whose target is not registered yet; CROSS JOIN
-// keeps the edges the outer loop (plan_test.go checks).
-func relatedSQL(kind graph.RelKind, where string) string {
+// relatedSQL is the query for the tools linked from id by kind that pass
+// where (on tools t), and its arguments before where's. Joining tools hides
+// edges whose target is not registered yet; CROSS JOIN keeps the edges the
+// outer loop (plan_test.go checks).
+func relatedSQL(id string, kind graph.RelKind, where string) (string, []any) {
 	edges := `SELECT to_id AS peer, score FROM relations WHERE from_id = ? AND kind = ?`
+	args := []any{id, string(kind)}
 	if kind == graph.RelAlternative {
 		// Symmetric: edges in either direction, best score per peer.
 		edges = `SELECT peer, max(score) AS score FROM (
@@ -162,19 +163,16 @@ func relatedSQL(kind graph.RelKind, where string) string {
 				UNION ALL
 				SELECT from_id AS peer, score FROM relations WHERE to_id = ? AND kind = ?
 			) WHERE peer <> ? GROUP BY peer`
+		args = []any{id, string(kind), id, string(kind), id}
 	}
 	return `SELECT t.summary, e.score FROM (` + edges + `) AS e
-		CROSS JOIN tools t ON t.id = e.peer WHERE ` + where + ` ORDER BY e.score DESC, t.id`
+		CROSS JOIN tools t ON t.id = e.peer WHERE ` + where + ` ORDER BY e.score DESC, t.id`, args
 }
 
 // Related returns the tools linked from id by kind, best first.
 func (s *Store) Related(ctx context.Context, id string, kind graph.RelKind, limit int, f graph.Filter) ([]graph.Hit, error) {
-	var edgeArgs []any
 	switch kind {
-	case graph.RelDependsOn, graph.RelPairsWith:
-		edgeArgs = []any{id, string(kind)}
-	case graph.RelAlternative:
-		edgeArgs = []any{id, string(kind), id, string(kind), id}
+	case graph.RelDependsOn, graph.RelPairsWith, graph.RelAlternative:
 	default:
 		return nil, fmt.Errorf("sqlite: related %q: kind %q: %w", id, kind, graph.ErrInvalid)
 	}
@@ -189,7 +187,8 @@ func (s *Store) Related(ctx context.Context, id string, kind graph.RelKind, limi
 		return nil, fmt.Errorf("sqlite: related %q: %w", id, graph.ErrNotFound)
 	}
 	where, args := filterSQL(f, "t")
-	rows, err := s.db.QueryContext(ctx, relatedSQL(kind, where), append(edgeArgs, args...)...)
+	q, edgeArgs := relatedSQL(id, kind, where)
+	rows, err := s.db.QueryContext(ctx, q, append(edgeArgs, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: related %q: %w", id, err)
 	}
