@@ -66,6 +66,29 @@ func (c *lru[V]) put(key string, v V) {
 	}
 }
 
+// reset drops every entry.
+func (c *lru[V]) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.order.Init()
+	c.items = map[string]*list.Element{}
+	c.total = 0
+}
+
+// removeIf drops every entry whose value matches and returns how many.
+func (c *lru[V]) removeIf(match func(V) bool) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, e := range c.items {
+		if match(e.Value.(*lruItem[V]).val) {
+			c.removeElement(e)
+			n++
+		}
+	}
+	return n
+}
+
 // removeElement drops e; the caller holds mu.
 func (c *lru[V]) removeElement(e *list.Element) {
 	it := e.Value.(*lruItem[V])
@@ -134,25 +157,12 @@ func (c *resultCache) put(key string, m cacheMeta, r Result) {
 }
 
 func (c *resultCache) clear() {
-	c.lru.mu.Lock()
-	defer c.lru.mu.Unlock()
-	c.lru.order.Init()
-	c.lru.items = map[string]*list.Element{}
-	c.lru.total = 0
+	c.lru.reset()
 }
 
 // remove drops every entry whose metadata matches and returns how many.
 func (c *resultCache) remove(match func(cacheMeta) bool) int {
-	c.lru.mu.Lock()
-	defer c.lru.mu.Unlock()
-	n := 0
-	for _, e := range c.lru.items {
-		if match(e.Value.(*lruItem[cacheEntry]).val.meta) {
-			c.lru.removeElement(e)
-			n++
-		}
-	}
-	return n
+	return c.lru.removeIf(func(e cacheEntry) bool { return match(e.meta) })
 }
 
 // len counts live and expired entries (tests).
