@@ -29,55 +29,36 @@ const maxSchemaNodes = 2000
 // maxSchemaDepth, at least 1) whose result has at most maxSchemaNodes
 // subschemas.
 func ToJSONSchema(s *openapi3.Schema) json.RawMessage {
-	limit := maxSchemaDepth
-	for limit > 1 {
-		budget := maxSchemaNodes
-		if countNodes(s, 0, limit, &budget) {
-			break
+	for limit := maxSchemaDepth; ; limit-- {
+		c := converter{limit: limit, budget: maxSchemaNodes, bounded: limit > 1}
+		out := c.convert(s, 0)
+		if c.budget >= 0 {
+			b, _ := json.Marshal(out)
+			return b
 		}
-		limit--
 	}
-	b, _ := json.Marshal(convert(s, 0, limit))
-	return b
 }
 
-// countNodes counts the subschemas convert would emit at this depth limit
-// against budget and reports whether they fit; it stops as soon as they do
-// not.
-func countNodes(s *openapi3.Schema, depth, limit int, budget *int) bool {
-	if s == nil {
-		return true
-	}
-	if *budget--; *budget < 0 {
-		return false
-	}
-	if depth > limit { // emitted as {}
-		return true
-	}
-	next := func(r *openapi3.SchemaRef) bool {
-		return r == nil || countNodes(r.Value, depth+1, limit, budget)
-	}
-	if !next(s.Items) || !next(s.Not) || !next(s.AdditionalProperties.Schema) {
-		return false
-	}
-	for _, r := range s.Properties {
-		if !next(r) {
-			return false
-		}
-	}
-	for _, group := range []openapi3.SchemaRefs{s.AllOf, s.OneOf, s.AnyOf} {
-		for _, r := range group {
-			if !next(r) {
-				return false
-			}
-		}
-	}
-	return true
+// converter converts one schema at a depth limit. While bounded, every
+// subschema it emits spends one of budget; once budget is below zero the
+// result is incomplete and the conversion stops early.
+type converter struct {
+	limit   int
+	budget  int
+	bounded bool
 }
 
-func convert(s *openapi3.Schema, depth, limit int) map[string]any {
+func (c *converter) convert(s *openapi3.Schema, depth int) map[string]any {
 	out := map[string]any{}
-	if s == nil || depth > limit {
+	if s == nil {
+		return out
+	}
+	if c.bounded {
+		if c.budget--; c.budget < 0 {
+			return out
+		}
+	}
+	if depth > c.limit {
 		return out
 	}
 	if s.Type != nil {
@@ -148,7 +129,7 @@ func convert(s *openapi3.Schema, depth, limit int) map[string]any {
 		out["uniqueItems"] = true
 	}
 	if s.Items != nil {
-		out["items"] = convert(s.Items.Value, depth+1, limit)
+		out["items"] = c.convert(s.Items.Value, depth+1)
 	}
 	if len(s.Properties) > 0 {
 		props := map[string]any{}
@@ -159,7 +140,7 @@ func convert(s *openapi3.Schema, depth, limit int) map[string]any {
 		sort.Strings(names)
 		for _, k := range names {
 			if ref := s.Properties[k]; ref != nil {
-				props[k] = convert(ref.Value, depth+1, limit)
+				props[k] = c.convert(ref.Value, depth+1)
 			}
 		}
 		out["properties"] = props
@@ -170,7 +151,7 @@ func convert(s *openapi3.Schema, depth, limit int) map[string]any {
 	if s.AdditionalProperties.Has != nil && !*s.AdditionalProperties.Has {
 		out["additionalProperties"] = false
 	} else if s.AdditionalProperties.Schema != nil {
-		out["additionalProperties"] = convert(s.AdditionalProperties.Schema.Value, depth+1, limit)
+		out["additionalProperties"] = c.convert(s.AdditionalProperties.Schema.Value, depth+1)
 	}
 	for key, group := range map[string]openapi3.SchemaRefs{"allOf": s.AllOf, "oneOf": s.OneOf, "anyOf": s.AnyOf} {
 		if len(group) == 0 {
@@ -179,13 +160,13 @@ func convert(s *openapi3.Schema, depth, limit int) map[string]any {
 		list := make([]any, 0, len(group))
 		for _, r := range group {
 			if r != nil {
-				list = append(list, convert(r.Value, depth+1, limit))
+				list = append(list, c.convert(r.Value, depth+1))
 			}
 		}
 		out[key] = list
 	}
 	if s.Not != nil {
-		out["not"] = convert(s.Not.Value, depth+1, limit)
+		out["not"] = c.convert(s.Not.Value, depth+1)
 	}
 	return out
 }
