@@ -636,19 +636,19 @@ func kMatMul(n *node, in []*tensor, konst []bool) ([]*tensor, error) {
 		return nil, fmt.Errorf("matmul of %v and %v", a.shape, b.shape)
 	}
 	ta, tb := n.boolAttr("transpose_a"), n.boolAttr("transpose_b")
-	return one(batchMatMul(a, b, konst[1], ta, tb))
+	return one(batchMatMul(a, b, ta, tb))
 }
 
 func kBatchMatMul(n *node, in []*tensor, konst []bool) ([]*tensor, error) {
 	if len(in) != 2 {
 		return nil, errArity
 	}
-	return one(batchMatMul(in[0], in[1], konst[1], n.boolAttr("adj_x"), n.boolAttr("adj_y")))
+	return one(batchMatMul(in[0], in[1], n.boolAttr("adj_x"), n.boolAttr("adj_y")))
 }
 
 // batchMatMul multiplies the last two axes; leading axes are batch axes that
-// must match, or b has none. bWeight marks b as a constant weight matrix.
-func batchMatMul(a, b *tensor, bWeight, ta, tb bool) (*tensor, error) {
+// must match, or b has none.
+func batchMatMul(a, b *tensor, ta, tb bool) (*tensor, error) {
 	ra, rb := a.rank(), b.rank()
 	if ra < 2 || rb < 2 || a.dt != dtFloat || b.dt != dtFloat {
 		return nil, fmt.Errorf("batch matmul of %v and %v", a.shape, b.shape)
@@ -675,16 +675,11 @@ func batchMatMul(a, b *tensor, bWeight, ta, tb bool) (*tensor, error) {
 		out.f = make([]float32, batch*m*nn)
 		return out, nil
 	}
-	if bWeight && bBatch == 1 && !ta && !tb {
-		// A weight matrix: the AVX2 float32 kernel is several times faster
-		// than float64 and stays within ~3e-7 of TF.js on the final vector.
-		out.f = make([]float32, batch*m*nn)
-		vek32.MatMul_Into(out.f, a.f, b.f, k)
-		return out, nil
-	}
 	if !ta {
-		// Activations times activations (attention scores and their
-		// weighted values): float32 like TF.js, without widening copies.
+		// Float32 like TF.js, without widening copies: weight matrices and
+		// attention products alike. The AVX2 float32 kernel is several
+		// times faster than float64 and stays within ~3e-7 of TF.js on the
+		// final vector.
 		out.f = make([]float32, batch*m*nn)
 		for bi := 0; bi < batch; bi++ {
 			bo := 0
@@ -734,7 +729,7 @@ func kConv2D(n *node, in []*tensor, konst []bool) ([]*tensor, error) {
 	c, o := w.shape[2], w.shape[3]
 	rows := x.shape[0] * x.shape[1] * x.shape[2]
 	flat := x.reshaped([]int{rows, c})
-	res, err := batchMatMul(flat, w.reshaped([]int{c, o}), konst[1], false, false)
+	res, err := batchMatMul(flat, w.reshaped([]int{c, o}), false, false)
 	if err != nil {
 		return nil, err
 	}
