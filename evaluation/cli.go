@@ -76,9 +76,11 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, model
 	var weights string
 	fs.StringVar(&weights, "weights", "", "override hybrid weights, e.g. semantic=0.5,keyword=0.2,usage=0.6")
 	fs.StringVar(&o.Protocol, "protocol", ProtocolRank, "rank (retrieval quality) or leave-one-out (the fulfilment decision)")
-	fs.Float64Var(&o.Rule.Threshold, "threshold", retrieval.DefaultSubstituteThreshold, "leave-one-out: the similarity a match needs to be substituted")
-	fs.Float64Var(&o.Rule.Margin, "margin", 0, "leave-one-out: how far the best match must stand above the others (0: off)")
-	fs.Float64Var(&o.Rule.ScoreMargin, "score-margin", 0, "leave-one-out: how far the best match's hybrid score must stand above the second's (0: off)")
+	def := retrieval.DefaultSubstituteRule()
+	fs.Float64Var(&o.Rule.Threshold, "threshold", def.Threshold, "leave-one-out: the similarity a close match needs to be substituted")
+	fs.Float64Var(&o.Rule.Margin, "margin", def.Margin, "leave-one-out: how far a close match's similarity must stand above the others' (0: off)")
+	fs.Float64Var(&o.Rule.ScoreMargin, "score-margin", def.ScoreMargin, "leave-one-out: how far a close match's hybrid score must stand above the second's (0: off)")
+	fs.Float64Var(&o.Rule.EvidenceMargin, "evidence-margin", def.EvidenceMargin, "leave-one-out: a hybrid-score lead over the second that substitutes whatever the similarity (0: off)")
 	fs.BoolVar(&o.Calibrate, "calibrate", false, "leave-one-out: also sweep thresholds and margins for the most recall at precision ≥ 0.95")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -81,8 +81,8 @@ func (o Options) leaveOneOut(ctx context.Context, svc *retrieval.Service, caller
 		p.set(i + 1)
 	}
 	rule := o.Rule
-	if rule.Threshold == 0 {
-		rule.Threshold = retrieval.DefaultSubstituteThreshold
+	if rule.IsZero() {
+		rule = retrieval.DefaultSubstituteRule()
 	}
 	out := []LeaveOneOut{measureRule(samples, rule)}
 	if o.Calibrate {
@@ -118,21 +118,30 @@ func measureRule(samples []looSample, r retrieval.SubstituteRule) LeaveOneOut {
 	return m
 }
 
-// calibrate sweeps thresholds and margins and returns the rule with the
-// highest recall among those reaching minPrecision (ties: more "nothing
-// fits"); ok is false when none reaches it.
+// calibrate sweeps the rule's parameters (a threshold, a similarity margin
+// and a score margin for the close-match clause, and an evidence margin)
+// and returns the rule with the highest recall among those reaching
+// minPrecision (ties: more "nothing fits"); ok is false when none reaches
+// it. The evidence margins start above the close-match score margins: a
+// lead that substitutes on its own must be wider than one that merely
+// confirms a close match.
 func calibrate(samples []looSample, minPrecision float64) (LeaveOneOut, bool) {
 	var best LeaveOneOut
 	found := false
-	for t := 0.30; t <= 0.951; t += 0.025 {
-		for _, margin := range []float64{0, 0.02, 0.05, 0.1} {
-			for _, sm := range []float64{0, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 4, 6} {
-				m := measureRule(samples, retrieval.SubstituteRule{Threshold: round3(t), Margin: margin, ScoreMargin: sm})
-				if m.Precision < minPrecision || m.Substituted == 0 {
-					continue
-				}
-				if !found || m.Recall > best.Recall || (m.Recall == best.Recall && m.NothingFits > best.NothingFits) {
-					best, found = m, true
+	for t := 0.50; t <= 0.801; t += 0.01 {
+		for _, margin := range []float64{0, 0.03, 0.05, 0.1} {
+			for sm := 0.0; sm <= 6.01; sm += 0.25 {
+				for _, em := range []float64{0, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30} {
+					if em > 0 && em <= sm {
+						continue
+					}
+					m := measureRule(samples, retrieval.SubstituteRule{Threshold: round3(t), Margin: margin, ScoreMargin: sm, EvidenceMargin: em})
+					if m.Precision < minPrecision || m.Substituted == 0 {
+						continue
+					}
+					if !found || m.Recall > best.Recall || (m.Recall == best.Recall && m.NothingFits > best.NothingFits) {
+						best, found = m, true
+					}
 				}
 			}
 		}
@@ -146,13 +155,13 @@ func writeLeaveOneOut(out io.Writer, o Options, res []LeaveOneOut, nq, nh int) e
 	var b strings.Builder
 	fmt.Fprintf(&b, "leave-one-out: queries: %d  history: %d  embedder: %s  (hybrid search, %d candidates, the workflow's rule)\n",
 		nq, nh, o.Embedder.Name(), retrieval.FulfilmentCandidates)
-	fmt.Fprintf(&b, "%-44s %12s %9s %10s %12s\n", "rule", "nothing fits", "recall", "precision", "substituted")
+	fmt.Fprintf(&b, "%-58s %12s %9s %10s %12s\n", "rule", "nothing fits", "recall", "precision", "substituted")
 	for i, r := range res {
-		label := fmt.Sprintf("threshold %.3f margin %.3f score margin %.2f", r.Rule.Threshold, r.Rule.Margin, r.Rule.ScoreMargin)
+		label := fmt.Sprintf("threshold %.3f margin %.3f score margin %.2f evidence %.0f", r.Rule.Threshold, r.Rule.Margin, r.Rule.ScoreMargin, r.Rule.EvidenceMargin)
 		if i == 1 {
 			label += " *"
 		}
-		fmt.Fprintf(&b, "%-44s %12.4f %9.4f %10.4f %12.4f\n", label, r.NothingFits, r.Recall, r.Precision, r.Substituted)
+		fmt.Fprintf(&b, "%-58s %12.4f %9.4f %10.4f %12.4f\n", label, r.NothingFits, r.Recall, r.Precision, r.Substituted)
 	}
 	if len(res) > 1 {
 		b.WriteString("* calibrated: the most recall at precision ≥ 0.95\n")

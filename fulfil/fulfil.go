@@ -27,6 +27,7 @@ import (
 	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/retrieval"
 	"github.com/toolsmith/toolsmith/workflows"
 )
 
@@ -61,15 +62,11 @@ func (h *Service) StartVerb(ctx context.Context, caller access.Caller, req VerbR
 	if err := req.Validate(); err != nil {
 		return nil, Run{}, err
 	}
-	threshold := req.Options.Threshold
-	if threshold == 0 {
-		threshold = h.cfg.DefaultThreshold
-	}
 	in := workflows.NovelVerbInput{
 		Verb: req.Verb, Description: req.Description, Inputs: req.Inputs, Context: req.Context, Caller: caller,
-		Options: workflows.NovelVerbOptions{Threshold: threshold, Margin: req.Options.Margin, ScoreMargin: req.Options.ScoreMargin, MaxDepth: req.Options.MaxDepth,
-			DryRun: req.Options.DryRun, SearchLimit: req.Options.SearchLimit},
+		Options: workflows.NovelVerbOptions{MaxDepth: req.Options.MaxDepth, DryRun: req.Options.DryRun, SearchLimit: req.Options.SearchLimit},
 	}
+	in.Options.SetRule(h.rule(req.Options))
 	run, err := h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:        "verb-" + req.Verb + "-" + ShortID(),
 		TaskQueue: h.cfg.TaskQueue,
@@ -162,10 +159,25 @@ type Config struct {
 	// UIBaseURL is the Temporal Web UI (http://127.0.0.1:8233); empty
 	// leaves uiUrl out of responses.
 	UIBaseURL string
-	// DefaultThreshold applies to requests that set no threshold: the
-	// substitution threshold calibrated for the server's embedder. 0 leaves
-	// the workflow's own default (workflows.DefaultThreshold).
-	DefaultThreshold float64
+	// DefaultRule is the substitution rule calibrated for the server's
+	// embedder. A request that sets none of threshold, margin, scoreMargin
+	// and evidenceMargin gets it whole; one that sets any gets exactly what
+	// it set (an unset margin is off) and, without a threshold, this
+	// rule's. The zero rule leaves the workflow's own default
+	// (retrieval.DefaultSubstituteRule).
+	DefaultRule retrieval.SubstituteRule
+}
+
+// rule is the substitution rule a verb request runs with (Config.DefaultRule).
+func (h *Service) rule(o VerbOptions) retrieval.SubstituteRule {
+	r := retrieval.SubstituteRule{Threshold: o.Threshold, Margin: o.Margin, ScoreMargin: o.ScoreMargin, EvidenceMargin: o.EvidenceMargin}
+	if r.IsZero() {
+		return h.cfg.DefaultRule
+	}
+	if r.Threshold == 0 {
+		r.Threshold = h.cfg.DefaultRule.Threshold
+	}
+	return r
 }
 
 // VerbRequest is the body of POST /verbs.
@@ -182,9 +194,11 @@ type VerbOptions struct {
 	Threshold   float64 `json:"threshold,omitempty"`
 	Margin      float64 `json:"margin,omitempty"`
 	ScoreMargin float64 `json:"scoreMargin,omitempty"`
-	MaxDepth    int     `json:"maxDepth,omitempty"`
-	DryRun      bool    `json:"dryRun,omitempty"`
-	SearchLimit int     `json:"searchLimit,omitempty"`
+	// EvidenceMargin is retrieval.SubstituteRule.EvidenceMargin.
+	EvidenceMargin float64 `json:"evidenceMargin,omitempty"`
+	MaxDepth       int     `json:"maxDepth,omitempty"`
+	DryRun         bool    `json:"dryRun,omitempty"`
+	SearchLimit    int     `json:"searchLimit,omitempty"`
 }
 
 // Run is the response of the verbs routes.
@@ -229,6 +243,9 @@ func (r VerbRequest) Validate() error {
 	}
 	if m := r.Options.ScoreMargin; m < 0 || m > 100 {
 		v.Add("options.scoreMargin", "must be between 0 and 100, got %g", m)
+	}
+	if m := r.Options.EvidenceMargin; m < 0 || m > 1000 {
+		v.Add("options.evidenceMargin", "must be between 0 and 1000, got %g", m)
 	}
 	if d := r.Options.MaxDepth; d < 0 || d > 10 {
 		v.Add("options.maxDepth", "must be between 0 and 10, got %d", d)

@@ -30,3 +30,27 @@ func TestSubstituteRule(t *testing.T) {
 		}
 	}
 }
+
+func TestSubstituteRuleEvidence(t *testing.T) {
+	r := SubstituteRule{Threshold: 0.67, ScoreMargin: 4.25, EvidenceMargin: 22}
+	for _, tc := range []struct {
+		name  string
+		cands []Candidate
+		want  bool
+	}{
+		{"close and clear", []Candidate{{0.72, 10}, {0.5, 5}}, true},
+		{"close but a near tie in score", []Candidate{{0.72, 10}, {0.7, 6}}, false},
+		{"far from the description, small lead", []Candidate{{0.4, 20}, {0.5, 2}}, false},
+		{"far from the description, evidence lead", []Candidate{{0.4, 30}, {0.5, 8}}, true},
+		{"alone and close", []Candidate{{0.7, 3}}, true},
+		{"alone and far", []Candidate{{0.5, 40}}, false},
+	} {
+		ok, reason := r.Decide(tc.cands)
+		if ok != tc.want || reason == "" {
+			t.Errorf("%s: Decide = %v %q, want %v", tc.name, ok, reason, tc.want)
+		}
+	}
+	if !(SubstituteRule{}).IsZero() || DefaultSubstituteRule().IsZero() {
+		t.Fatal("IsZero")
+	}
+}

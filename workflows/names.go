@@ -58,8 +58,13 @@ const (
 const (
 	// DefaultThreshold is the cosine similarity the best match must reach
 	// to be substituted, calibrated on MetaTool with the built-in USE-lite
-	// embedder; see CALIBRATION.md.
+	// embedder; see CALIBRATION.md. It is the threshold of
+	// retrieval.DefaultSubstituteRule, which a run with no rule of its own
+	// uses whole.
 	DefaultThreshold = retrieval.DefaultSubstituteThreshold
+	// legacyDefaultThreshold is the default of runs started before the
+	// calibrated rule (workflow version "default-substitute-rule" 0).
+	legacyDefaultThreshold = 0.60
 	// DefaultMaxDepth bounds nesting of child NovelVerbWorkflows.
 	DefaultMaxDepth = 3
 	// DefaultSearchLimit is how many candidates the search returns (they

@@ -18,15 +18,22 @@ import (
 
 // NovelVerbOptions tune a fulfilment.
 type NovelVerbOptions struct {
-	// Threshold is the similarity the best match needs to be substituted;
-	// 0 means DefaultThreshold.
+	// Threshold, Margin, ScoreMargin and EvidenceMargin are the
+	// substitution rule (retrieval.SubstituteRule). They come as a whole:
+	// with none set the run uses retrieval.DefaultSubstituteRule; with any
+	// set, an unset margin is off and an unset threshold is DefaultThreshold.
+	//
+	// Threshold is the similarity the best match needs to be substituted.
 	Threshold float64 `json:"threshold,omitempty"`
 	// Margin, when > 0, is how far the best match's similarity must stand
-	// above every other candidate's to be substituted (retrieval.SubstituteRule).
+	// above every other candidate's to be substituted.
 	Margin float64 `json:"margin,omitempty"`
 	// ScoreMargin, when > 0, is how far the best match's hybrid score must
-	// stand above the second's (retrieval.SubstituteRule).
+	// stand above the second's.
 	ScoreMargin float64 `json:"scoreMargin,omitempty"`
+	// EvidenceMargin, when > 0, is a lead of the best match's hybrid score
+	// over the second's that substitutes whatever the similarity.
+	EvidenceMargin float64 `json:"evidenceMargin,omitempty"`
 	// MaxDepth bounds child workflow nesting: the top-level run is depth 0
 	// and a child may run at depth MaxDepth at most; 0 means DefaultMaxDepth.
 	MaxDepth int `json:"maxDepth,omitempty"`
@@ -109,11 +116,14 @@ type NovelVerbResult struct {
 	// was under way when the workflow failed).
 	Branch string `json:"branch"`
 	// Reason explains the branch in one sentence.
-	Reason    string       `json:"reason"`
-	Threshold float64      `json:"threshold"`
-	Depth     int          `json:"depth"`
-	Query     string       `json:"query,omitempty"`
-	Scores    []ScoredTool `json:"scores"`
+	Reason    string  `json:"reason"`
+	Threshold float64 `json:"threshold"`
+	// Rule is the substitution rule the run decided with (Threshold is
+	// its threshold).
+	Rule   retrieval.SubstituteRule `json:"rule"`
+	Depth  int                      `json:"depth"`
+	Query  string                   `json:"query,omitempty"`
+	Scores []ScoredTool             `json:"scores"`
 	// Tools lists every tool executed (children's included), in order.
 	Tools     []string          `json:"tools"`
 	Arguments map[string]any    `json:"arguments,omitempty"`
@@ -188,7 +198,16 @@ type fulfilment struct {
 func NovelVerbWorkflow(ctx workflow.Context, in NovelVerbInput) (NovelVerbResult, error) {
 	in.Verb = llm.NormalizeVerb(in.Verb)
 	if in.Options.Threshold <= 0 {
-		in.Options.Threshold = DefaultThreshold
+		// Runs started before the calibrated rule keep the threshold they
+		// were started under, so their histories replay.
+		switch v := workflow.GetVersion(ctx, "default-substitute-rule", workflow.DefaultVersion, 1); {
+		case v == workflow.DefaultVersion:
+			in.Options.Threshold = legacyDefaultThreshold
+		case in.Options.Rule().IsZero():
+			in.Options.SetRule(retrieval.DefaultSubstituteRule())
+		default:
+			in.Options.Threshold = DefaultThreshold
+		}
 	}
 	if in.Options.MaxDepth <= 0 {
 		in.Options.MaxDepth = DefaultMaxDepth
@@ -198,7 +217,7 @@ func NovelVerbWorkflow(ctx workflow.Context, in NovelVerbInput) (NovelVerbResult
 	}
 	f := &fulfilment{ctx: ctx, in: in, caller: in.Caller}
 	f.res = NovelVerbResult{
-		Verb: in.Verb, Branch: BranchSearch, Threshold: in.Options.Threshold, Depth: len(in.Options.Chain),
+		Verb: in.Verb, Branch: BranchSearch, Threshold: in.Options.Threshold, Rule: in.Options.Rule(), Depth: len(in.Options.Chain),
 		Scores: []ScoredTool{}, Tools: []string{}, State: in.Caller.EffectiveState(), DryRun: in.Options.DryRun,
 	}
 	f.progress = Progress{Verb: in.Verb, Status: StatusRunning, Stage: BranchSearch, Depth: f.res.Depth}
@@ -264,17 +283,26 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 	for i, c := range search.Candidates {
 		cands[i] = retrieval.Candidate{Similarity: c.Similarity, Score: c.Score}
 	}
-	rule := retrieval.SubstituteRule{Threshold: in.Options.Threshold, Margin: in.Options.Margin, ScoreMargin: in.Options.ScoreMargin}
-	if rule.Substitute(cands) {
-		return f.substitute(search.Candidates[0])
+	ok, why := in.Options.Rule().Decide(cands)
+	if ok {
+		return f.substitute(search.Candidates[0], why)
 	}
-	return f.decompose(search.Candidates)
+	return f.decompose(search.Candidates, why)
+}
+
+// Rule is the options' substitution rule.
+func (o NovelVerbOptions) Rule() retrieval.SubstituteRule {
+	return retrieval.SubstituteRule{Threshold: o.Threshold, Margin: o.Margin, ScoreMargin: o.ScoreMargin, EvidenceMargin: o.EvidenceMargin}
+}
+
+// SetRule sets the options' substitution rule.
+func (o *NovelVerbOptions) SetRule(r retrieval.SubstituteRule) {
+	o.Threshold, o.Margin, o.ScoreMargin, o.EvidenceMargin = r.Threshold, r.Margin, r.ScoreMargin, r.EvidenceMargin
 }
 
 // substitute executes the best match with the original inputs.
-func (f *fulfilment) substitute(best activities.Candidate) (NovelVerbResult, error) {
-	f.res.Reason = fmt.Sprintf("%s matches %s (%s) with similarity %.3f ≥ threshold %.3f",
-		f.in.Verb, best.ToolID, best.Verb, best.Similarity, f.in.Options.Threshold)
+func (f *fulfilment) substitute(best activities.Candidate, why string) (NovelVerbResult, error) {
+	f.res.Reason = fmt.Sprintf("%s matches %s (%s): %s", f.in.Verb, best.ToolID, best.Verb, why)
 	f.stage(BranchSubstitute, SABranch.ValueSet(BranchSubstitute), SAToolID.ValueSet(best.ToolID))
 	out, err := f.execute(best.ToolID, f.in.Inputs)
 	if err != nil {
@@ -306,13 +334,12 @@ func (f *fulfilment) execute(toolID string, inputs map[string]any) (activities.E
 }
 
 // decompose asks the LLM for a plan and runs it.
-func (f *fulfilment) decompose(cands []activities.Candidate) (NovelVerbResult, error) {
+func (f *fulfilment) decompose(cands []activities.Candidate, why string) (NovelVerbResult, error) {
 	in := f.in
-	best := "no candidate"
 	if len(cands) > 0 {
-		best = fmt.Sprintf("best %s (score %.3f) at similarity %.3f", cands[0].ToolID, cands[0].Score, cands[0].Similarity)
+		why = fmt.Sprintf("best %s (score %.3f): %s", cands[0].ToolID, cands[0].Score, why)
 	}
-	f.res.Reason = fmt.Sprintf("no tool clears threshold %.3f (%s); decomposing", in.Options.Threshold, best)
+	f.res.Reason = fmt.Sprintf("no tool is a confident match (%s); decomposing", why)
 	f.stage(BranchDecompose, SABranch.ValueSet(BranchDecompose))
 
 	// Known verbs: the visible candidates, one tool per verb (best first).
@@ -566,7 +593,7 @@ func (f *fulfilment) airlock(why string) (NovelVerbResult, bool, error) {
 	}
 	for _, c := range search.Candidates {
 		if slices.Contains(outcome.ToolIDs, c.ToolID) {
-			res, err := f.substitute(c)
+			res, err := f.substitute(c, fmt.Sprintf("onboarded for this verb by review %s", reviewID))
 			return res, true, err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/modules"
+	"github.com/toolsmith/toolsmith/retrieval"
 	"github.com/toolsmith/toolsmith/tool"
 	"github.com/toolsmith/toolsmith/workflows/workflowstest"
 )
@@ -72,8 +73,10 @@ func eurInputs() map[string]any { return map[string]any{"amount": 100, "from": "
 
 func TestSubstitute(t *testing.T) {
 	f := workflowstest.New(t, nil)
-	f.Hit("convert currency", "currency.convert", 0.82)
-	f.Hit("convert currency", "units.convert", 0.41)
+	// Hybrid scores on the ranking's scale: a clear lead, as the demo
+	// catalogue gives CONVERT_CURRENCY.
+	f.ScoredHit("convert currency", "currency.convert", 0.82, 13.3)
+	f.ScoredHit("convert currency", "units.convert", 0.41, 6.7)
 	res, err, p := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Description: "change money", Inputs: eurInputs()})
 	if err != nil {
 		t.Fatal(err)
@@ -375,6 +378,43 @@ func TestDryRun(t *testing.T) {
 	}
 	if len(res.Steps) != 3 || res.Steps[0].Kind != StepTool || res.Steps[1].Kind != StepNovel || res.Steps[1].ChildID != "" {
 		t.Fatalf("dry-run steps = %+v", res.Steps)
+	}
+}
+
+// TestDefaultRule: with no rule of its own a run decides with
+// retrieval.DefaultSubstituteRule, the rule `toolsmith eval --protocol
+// leave-one-out` measures.
+func TestDefaultRule(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		sim, lead        float64
+		substitute       bool
+		reasonContaining string
+	}{
+		{"close with a clear lead", 0.75, 6, true, "score lead 6.00"},
+		{"close but a near tie (another tool scores alike)", 0.75, 2, false, "score lead 2.00 < score margin 4.25"},
+		{"below the threshold with an ordinary lead", 0.55, 8, false, "similarity 0.550 < threshold 0.670"},
+		{"below the threshold with the lead of usage evidence", 0.55, 25, true, "evidence margin"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := workflowstest.New(t, nil)
+			f.ScoredHit("convert currency", "currency.convert", tc.sim, 10+tc.lead)
+			f.ScoredHit("convert currency", "units.convert", 0.4, 10)
+			res, err, _ := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: eurInputs()})
+			if tc.substitute {
+				if err != nil || res.Branch != BranchSubstitute {
+					t.Fatalf("branch %q err %v, want substitute", res.Branch, err)
+				}
+			} else {
+				wantType(t, err, activities.ErrTypeLLMUnavailable) // decomposition was tried
+			}
+			if res.Rule != retrieval.DefaultSubstituteRule() || res.Threshold != DefaultThreshold {
+				t.Fatalf("rule %+v threshold %v, want the default rule", res.Rule, res.Threshold)
+			}
+			if !strings.Contains(res.Reason, tc.reasonContaining) {
+				t.Fatalf("reason %q lacks %q", res.Reason, tc.reasonContaining)
+			}
+		})
 	}
 }
 

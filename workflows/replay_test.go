@@ -12,8 +12,9 @@ import (
 )
 
 // TestReplay replays recorded histories (substitute, decompose with a child
-// workflow, no_capability, schema mismatch) against the current workflow
-// code: a nondeterministic change fails here before it breaks running
+// workflow, no_capability, schema mismatch, all started before the calibrated
+// substitution rule; and a substitution by that rule's evidence clause)
+// against the current workflow code: a nondeterministic change fails here before it breaks running
 // workflows. Re-record with workflows/replay (go test -tags record; see its
 // package comment),
 // which names each run "replay-<file>"; child workflow IDs derive from the
@@ -23,8 +24,8 @@ func TestReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) < 4 {
-		t.Fatalf("found %d recorded histories in testdata, want 4", len(files))
+	if len(files) < 5 {
+		t.Fatalf("found %d recorded histories in testdata, want 5", len(files))
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {

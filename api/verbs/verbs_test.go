@@ -23,6 +23,7 @@ import (
 	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/api/verbs"
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/retrieval"
 	"github.com/toolsmith/toolsmith/workflows"
 )
 
@@ -242,6 +243,9 @@ func TestStartVerbValidation(t *testing.T) {
 		{"lower verb", "/api/v1/verbs", `{"verb":"convert"}`, 422, "verb"},
 		{"long verb", "/api/v1/verbs", `{"verb":"` + strings.Repeat("A", 65) + `"}`, 422, "verb"},
 		{"threshold", "/api/v1/verbs", `{"verb":"A_B","options":{"threshold":-0.1}}`, 422, "options.threshold"},
+		{"margin", "/api/v1/verbs", `{"verb":"A_B","options":{"margin":2}}`, 422, "options.margin"},
+		{"score margin", "/api/v1/verbs", `{"verb":"A_B","options":{"scoreMargin":-1}}`, 422, "options.scoreMargin"},
+		{"evidence margin", "/api/v1/verbs", `{"verb":"A_B","options":{"evidenceMargin":-1}}`, 422, "options.evidenceMargin"},
 		{"depth", "/api/v1/verbs", `{"verb":"A_B","options":{"maxDepth":11}}`, 422, "options.maxDepth"},
 		{"limit", "/api/v1/verbs", `{"verb":"A_B","options":{"searchLimit":101}}`, 422, "options.searchLimit"},
 	}
@@ -257,6 +261,40 @@ func TestStartVerbValidation(t *testing.T) {
 			}
 			if len(f.started) != 0 {
 				t.Errorf("a workflow was started for an invalid request")
+			}
+		})
+	}
+}
+
+// TestStartVerbRule: the substitution rule comes as a whole. A request with
+// none of its fields gets the server's calibrated rule; one with any gets
+// what it set, the unset margins off and, without a threshold, the
+// server's threshold.
+func TestStartVerbRule(t *testing.T) {
+	def := retrieval.SubstituteRule{Threshold: 0.67, ScoreMargin: 4.25, EvidenceMargin: 22}
+	for _, tc := range []struct {
+		name, options string
+		want          retrieval.SubstituteRule
+	}{
+		{"none", `{}`, def},
+		{"only other options", `{"maxDepth":2}`, def},
+		{"threshold", `{"threshold":0.8}`, retrieval.SubstituteRule{Threshold: 0.8}},
+		{"a margin", `{"scoreMargin":2}`, retrieval.SubstituteRule{Threshold: 0.67, ScoreMargin: 2}},
+		{"all", `{"threshold":0.5,"margin":0.1,"scoreMargin":1,"evidenceMargin":9}`, retrieval.SubstituteRule{Threshold: 0.5, Margin: 0.1, ScoreMargin: 1, EvidenceMargin: 9}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gin.SetMode(gin.TestMode)
+			r := gin.New()
+			r.Use(httpxtest.HeaderIdentity())
+			f := &fakeTemporal{run: &fakeRun{runID: "run-1"}}
+			verbs.New(f, nil, verbs.Config{DefaultRule: def}).Mount(r.Group("/api/v1"))
+			rec := httptest.NewRecorder()
+			r.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/api/v1/verbs", strings.NewReader(`{"verb":"A_B","options":`+tc.options+`}`)))
+			if rec.Code != http.StatusAccepted || len(f.args) != 1 {
+				t.Fatalf("HTTP %d: %s", rec.Code, rec.Body)
+			}
+			if got := f.args[0].(workflows.NovelVerbInput).Options.Rule(); got != tc.want {
+				t.Fatalf("rule = %+v, want %+v", got, tc.want)
 			}
 		})
 	}

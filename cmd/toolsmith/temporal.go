@@ -28,26 +28,28 @@ import (
 	"github.com/toolsmith/toolsmith/llm"
 	"github.com/toolsmith/toolsmith/mcp"
 	"github.com/toolsmith/toolsmith/modules"
+	"github.com/toolsmith/toolsmith/retrieval"
 	"github.com/toolsmith/toolsmith/web"
 	"github.com/toolsmith/toolsmith/worker"
 	"github.com/toolsmith/toolsmith/workflows"
 )
 
 // hashingThreshold is the substitution threshold calibrated for the hashing
-// embedder (workflows/CALIBRATION.md); USE-Lite uses workflows.DefaultThreshold.
+// embedder (workflows/CALIBRATION.md), which decides on similarity alone;
+// USE-Lite uses retrieval.DefaultSubstituteRule.
 const hashingThreshold = 0.30
 
-// substituteThreshold is --substitute-threshold, else the default
-// calibrated for the configured embedder.
-func substituteThreshold(cfg config.Config) float64 {
-	switch {
-	case cfg.SubstituteThreshold > 0:
-		return cfg.SubstituteThreshold
-	case cfg.Embedder == config.EmbedderHashing:
-		return hashingThreshold
-	default:
-		return workflows.DefaultThreshold
+// substituteRule is the configured embedder's calibrated substitution rule,
+// with --substitute-threshold in place of its threshold when set.
+func substituteRule(cfg config.Config) retrieval.SubstituteRule {
+	r := retrieval.DefaultSubstituteRule()
+	if cfg.Embedder == config.EmbedderHashing {
+		r = retrieval.SubstituteRule{Threshold: hashingThreshold}
 	}
+	if cfg.SubstituteThreshold > 0 {
+		r.Threshold = cfg.SubstituteThreshold
+	}
+	return r
 }
 
 // startDevTemporal starts the in-process Temporal server (SQLite under the
@@ -217,7 +219,7 @@ func (f *fulfilment) mounters(cfg config.Config) []httpx.Mounter {
 func newFulfilment(ctx context.Context, cfg config.Config, sys *system, c client.Client, uiURL string, mc modules.Config, runWorker bool) (*fulfilment, error) {
 	f := &fulfilment{client: c, uiURL: strings.TrimRight(uiURL, "/"), namespace: cfg.Temporal.Namespace}
 	f.analytics = apianalytics.New(sys.store, verbs.Runs{Temporal: c, Namespace: cfg.Temporal.Namespace})
-	f.verbs = verbs.New(c, sys.store, verbs.Config{Namespace: cfg.Temporal.Namespace, UIBaseURL: strings.TrimRight(uiURL, "/"), DefaultThreshold: substituteThreshold(cfg)})
+	f.verbs = verbs.New(c, sys.store, verbs.Config{Namespace: cfg.Temporal.Namespace, UIBaseURL: strings.TrimRight(uiURL, "/"), DefaultRule: substituteRule(cfg)})
 	al, err := newAirlock(ctx, cfg, sys, c, sys.log)
 	if err != nil {
 		sys.log.Warn("airlock disabled", "err", err)

@@ -453,7 +453,7 @@ func (c *Config) Register(fs *pflag.FlagSet, groups Flags) {
 		fs.StringVar(&c.LLM.URL, "llm-url", c.LLM.URL, "language model base URL (openai: including /v1)")
 		fs.StringVar(&c.LLM.Model, "llm-model", c.LLM.Model, "language model name")
 		fs.StringVar(&c.LLM.APIKey, "llm-api-key", c.LLM.APIKey, "language model API key (prefer the environment; also OPENAI_API_KEY)")
-		fs.Float64Var(&c.SubstituteThreshold, "substitute-threshold", c.SubstituteThreshold, "similarity a match needs to substitute a novel verb (0: the embedder's calibrated default)")
+		fs.Float64Var(&c.SubstituteThreshold, "substitute-threshold", c.SubstituteThreshold, "similarity a close match needs to substitute a novel verb (0: the embedder's calibrated rule; set, it replaces the rule's threshold and its margins stay)")
 		fs.DurationVar(&c.ReviewTimeout, "review-timeout", c.ReviewTimeout, "how long an airlock review waits for approve/reject before it ends")
 		fs.IntVar(&c.GapDiscovery.MinCount, "gap-discovery-min-count", c.GapDiscovery.MinCount, "propose external definitions for review when a gap (a verb nothing fulfilled) recurs this many times (0: off)")
 		fs.Float64Var(&c.GapDiscovery.MinScore, "gap-discovery-min-score", c.GapDiscovery.MinScore, "similarity a definition needs to be proposed for a gap")

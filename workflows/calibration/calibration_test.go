@@ -9,11 +9,16 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/demo"
 	"github.com/toolsmith/toolsmith/embed/use"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/graph/sqlite"
+	"github.com/toolsmith/toolsmith/retrieval"
 	"github.com/toolsmith/toolsmith/tool"
 	"github.com/toolsmith/toolsmith/workflows"
 )
@@ -164,10 +169,10 @@ func report(t *testing.T, samples []sample) {
 	}
 }
 
-// TestDemoVerbsClearDefault checks, on the demo catalogue, that verbs a
-// planner would write for catalogue tools reach workflows.DefaultThreshold
-// against the right tool, and that the right tool is the most similar one.
-func TestDemoVerbsClearDefault(t *testing.T) {
+// demoCatalogue loads USE-Lite (skipping without TOOLSMITH_MODEL_DIR) and
+// embeds the demo catalogue's manifests as the registry does.
+func demoCatalogue(t *testing.T) (*use.Model, []tool.Manifest, [][]float32) {
+	t.Helper()
 	modelDir := os.Getenv("TOOLSMITH_MODEL_DIR")
 	if modelDir == "" {
 		t.Skip("set TOOLSMITH_MODEL_DIR (USE-lite weights) to run")
@@ -189,6 +194,15 @@ func TestDemoVerbsClearDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return model, mans, vecs
+}
+
+// TestDemoVerbsClearDefault checks, on the demo catalogue, that verbs a
+// planner would write for catalogue tools reach workflows.DefaultThreshold
+// against the right tool, and that the right tool is the most similar one.
+func TestDemoVerbsClearDefault(t *testing.T) {
+	model, mans, vecs := demoCatalogue(t)
+	ctx := context.Background()
 	cases := []struct{ verb, desc, want string }{
 		{"CONVERT_CURRENCY", "convert an amount of money from US dollars to euros", "currency.convert"},
 		{"CONVERT_CURRENCY", "", "currency.convert"},
@@ -216,6 +230,64 @@ func TestDemoVerbsClearDefault(t *testing.T) {
 		t.Logf("%s %q: %s %.3f (best %s %.3f)", c.verb, c.desc, c.want, wantSim, best, bestSim)
 		if best != c.want || wantSim < workflows.DefaultThreshold {
 			t.Errorf("%s %q: want %s ≥ %.2f, got %.3f (best %s %.3f)", c.verb, c.desc, c.want, workflows.DefaultThreshold, wantSim, best, bestSim)
+		}
+	}
+}
+
+// TestDemoVerbsDecision runs the whole decision on the demo catalogue as a
+// server does (SQLite store, hybrid retrieval, retrieval.DefaultSubstituteRule
+// on the searcher's candidates): verbs a planner would write for one tool
+// substitute it, and a verb three tools share (cancelling a flight, hotel
+// or restaurant reservation) is a near tie that substitutes nothing, though
+// its best candidate clears the similarity threshold.
+func TestDemoVerbsDecision(t *testing.T) {
+	model, mans, vecs := demoCatalogue(t)
+	ctx := context.Background()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "graph.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.EnsureEmbedder(ctx, graph.EmbedderInfo{Model: model.Name(), Dimension: model.Dimension()}); err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range mans {
+		if _, err := st.UpsertTool(ctx, tool.ToGraph(m, vecs[i])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	searcher := activities.RetrievalSearcher{Service: retrieval.New(st, model, retrieval.Options{})}
+	caller := access.Caller{UserID: "planner", Level: "owner", Groups: []string{access.Wildcard}}
+	rule := retrieval.DefaultSubstituteRule()
+	cases := []struct{ verb, desc, want string }{
+		{"CONVERT_CURRENCY", "convert an amount of money from US dollars to euros", "currency.convert"},
+		{"CONVERT_CURRENCY", "convert an amount of money between currencies", "currency.convert"}, // the README's example
+		{"CONVERT_CURRENCY", "", "currency.convert"},
+		{"CONVERT_UNITS", "convert miles to kilometres", "units.convert"},
+		{"CONVERT_TIMEZONE", "what time is a Denver meeting in Berlin", "timezone.convert_time"},
+		{"CANCEL_RESERVATION", "cancel a reservation", ""},
+		{"CANCEL_RESERVATION", "cancel my booking", ""},
+	}
+	for _, c := range cases {
+		hits, err := searcher.Search(ctx, activities.SearchRequest{Query: activities.VerbQuery(c.verb, c.desc), Limit: workflows.DefaultSearchLimit, Caller: caller})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cands := make([]retrieval.Candidate, len(hits))
+		for i, h := range hits {
+			cands[i] = retrieval.Candidate{Similarity: h.Similarity, Score: h.Score}
+		}
+		ok, why := rule.Decide(cands)
+		first := ""
+		if len(hits) > 0 {
+			first = hits[0].Tool.ID
+		}
+		t.Logf("%s %q: first %s, substitute %v (%s)", c.verb, c.desc, first, ok, why)
+		switch {
+		case c.want == "" && (ok || !strings.Contains(why, "< score margin")):
+			t.Errorf("%s %q: substitute %v with %s (%s), want nothing for a near tie in score", c.verb, c.desc, ok, first, why)
+		case c.want != "" && (!ok || first != c.want):
+			t.Errorf("%s %q: substitute %v with %s (%s), want %s", c.verb, c.desc, ok, first, why, c.want)
 		}
 	}
 }

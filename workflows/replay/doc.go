@@ -7,6 +7,9 @@
 //
 //	TOOLSMITH_RECORD_HISTORY=1 go test -tags record ./workflows/replay -run TestRecord -v
 //
-// Re-record after an intentional, versioned change to a workflow; a replay
-// failure without such a change means the change breaks running workflows.
+// It writes the histories that are missing and keeps the others, which
+// stand for runs started under older code (TOOLSMITH_RECORD_OVERWRITE=1
+// re-records them). After an intentional, versioned change to a workflow,
+// add a run that takes the new path; a replay failure without such a change
+// means the change breaks running workflows.
 package replay

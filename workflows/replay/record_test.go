@@ -47,6 +47,10 @@ func TestRecord(t *testing.T) {
 	f.Hit("plan trip budget", "currency.convert", 0.35)
 	f.Hit("measure distance in miles", "units.convert", 0.77)
 	f.Hit("reserve lutece table", "currency.convert", 0.12)
+	// Far from the description but with the score lead of usage evidence:
+	// the default rule's evidence clause (version default-substitute-rule 1).
+	f.ScoredHit("exchange money", "currency.convert", 0.55, 31)
+	f.ScoredHit("exchange money", "units.convert", 0.41, 5)
 	f.LLM = &workflowstest.ScriptedLLM{Answers: map[string]string{
 		"PLAN_TRIP_BUDGET":     tripPlan,
 		"RESERVE_LUTECE_TABLE": `{"steps":[],"reason":"no restaurant booking verb is known"}`,
@@ -65,8 +69,15 @@ func TestRecord(t *testing.T) {
 		{"decompose_child.json", workflows.NovelVerbInput{Verb: "PLAN_TRIP_BUDGET", Inputs: map[string]any{"budget": 1000, "currency": "USD", "distance_km": 42.195}}},
 		{"no_capability.json", workflows.NovelVerbInput{Verb: "RESERVE_LUTECE_TABLE", Description: "book dinner at Lutèce"}},
 		{"schema_mismatch.json", workflows.NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: map[string]any{"amount": "ten", "from": "USD", "to": "EUR"}}},
+		{"substitute_evidence.json", workflows.NovelVerbInput{Verb: "EXCHANGE_MONEY", Inputs: map[string]any{"amount": 100, "from": "USD", "to": "EUR"}}},
 	}
 	for _, r := range runs {
+		// A recorded history is evidence that the runs started under older
+		// code still replay: keep it unless asked to overwrite.
+		if _, err := os.Stat(filepath.Join("..", "testdata", r.file)); err == nil && os.Getenv("TOOLSMITH_RECORD_OVERWRITE") != "1" {
+			t.Logf("%s: kept (TOOLSMITH_RECORD_OVERWRITE=1 re-records it)", r.file)
+			continue
+		}
 		id := "replay-" + r.file
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.NovelVerbWorkflow, r.in)
 		if err != nil {

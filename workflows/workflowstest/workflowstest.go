@@ -86,11 +86,15 @@ func (f *Fixture) EditTool(id string, edit func(*tool.Manifest)) {
 
 // Hit makes the searcher answer query words (e.g. "convert currency") with
 // the tool at that similarity.
-func (f *Fixture) Hit(words, toolID string, sim float64) {
+func (f *Fixture) Hit(words, toolID string, sim float64) { f.ScoredHit(words, toolID, sim, sim) }
+
+// ScoredHit is Hit with a hybrid score of its own (the substitution rule
+// reads the lead of the first score over the second).
+func (f *Fixture) ScoredHit(words, toolID string, sim, score float64) {
 	t := f.Tools[toolID]
 	f.Searcher.mu.Lock()
 	defer f.Searcher.mu.Unlock()
-	f.Searcher.hits[words] = append(f.Searcher.hits[words], activities.SearchHit{Tool: t.ToolSummary, Similarity: sim, Score: sim})
+	f.Searcher.hits[words] = append(f.Searcher.hits[words], activities.SearchHit{Tool: t.ToolSummary, Similarity: sim, Score: score})
 }
 
 // GetTool implements activities.ToolSource.
