@@ -80,11 +80,8 @@ func (o Options) leaveOneOut(ctx context.Context, svc *retrieval.Service, caller
 		samples = append(samples, looSample{present: present, presentRight: slices.Contains(q.RelevantToolIDs, first), absent: absent})
 		p.set(i + 1)
 	}
-	rule := o.Rule
-	if rule.IsZero() {
-		rule = retrieval.DefaultSubstituteRule()
-	}
-	out := []LeaveOneOut{measureRule(samples, rule)}
+	// Completed as the workflow completes a run's rule.
+	out := []LeaveOneOut{measureRule(samples, o.Rule.Or(retrieval.DefaultSubstituteRule()))}
 	if o.Calibrate {
 		if best, ok := calibrate(samples, 0.95); ok {
 			out = append(out, best)

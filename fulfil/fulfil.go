@@ -171,13 +171,7 @@ type Config struct {
 // rule is the substitution rule a verb request runs with (Config.DefaultRule).
 func (h *Service) rule(o VerbOptions) retrieval.SubstituteRule {
 	r := retrieval.SubstituteRule{Threshold: o.Threshold, Margin: o.Margin, ScoreMargin: o.ScoreMargin, EvidenceMargin: o.EvidenceMargin}
-	if r.IsZero() {
-		return h.cfg.DefaultRule
-	}
-	if r.Threshold == 0 {
-		r.Threshold = h.cfg.DefaultRule.Threshold
-	}
-	return r
+	return r.Or(h.cfg.DefaultRule)
 }
 
 // VerbRequest is the body of POST /verbs.

@@ -61,6 +61,18 @@ type SubstituteRule struct {
 // its own, so the calibrated default applies).
 func (r SubstituteRule) IsZero() bool { return r == SubstituteRule{} }
 
+// Or completes r from def: a rule is set as a whole, so a zero r is def,
+// and an r without a threshold takes def's (its unset margins stay off).
+func (r SubstituteRule) Or(def SubstituteRule) SubstituteRule {
+	switch {
+	case r.IsZero():
+		return def
+	case r.Threshold == 0:
+		r.Threshold = def.Threshold
+	}
+	return r
+}
+
 // Candidate is what the rule reads of a search hit.
 type Candidate struct {
 	Similarity float64 // the semantic signal's raw cosine

@@ -54,3 +54,17 @@ func TestSubstituteRuleEvidence(t *testing.T) {
 		t.Fatal("IsZero")
 	}
 }
+
+func TestSubstituteRuleOr(t *testing.T) {
+	def := DefaultSubstituteRule()
+	for _, tc := range []struct{ r, want SubstituteRule }{
+		{SubstituteRule{}, def},
+		{SubstituteRule{Threshold: 0.8}, SubstituteRule{Threshold: 0.8}},
+		{SubstituteRule{ScoreMargin: 2}, SubstituteRule{Threshold: def.Threshold, ScoreMargin: 2}},
+		{SubstituteRule{Threshold: 0.5, EvidenceMargin: 9}, SubstituteRule{Threshold: 0.5, EvidenceMargin: 9}},
+	} {
+		if got := tc.r.Or(def); got != tc.want {
+			t.Errorf("%+v.Or(default) = %+v, want %+v", tc.r, got, tc.want)
+		}
+	}
+}

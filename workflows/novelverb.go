@@ -200,13 +200,10 @@ func NovelVerbWorkflow(ctx workflow.Context, in NovelVerbInput) (NovelVerbResult
 	if in.Options.Threshold <= 0 {
 		// Runs started before the calibrated rule keep the threshold they
 		// were started under, so their histories replay.
-		switch v := workflow.GetVersion(ctx, "default-substitute-rule", workflow.DefaultVersion, 1); {
-		case v == workflow.DefaultVersion:
+		if workflow.GetVersion(ctx, "default-substitute-rule", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 			in.Options.Threshold = legacyDefaultThreshold
-		case in.Options.Rule().IsZero():
-			in.Options.SetRule(retrieval.DefaultSubstituteRule())
-		default:
-			in.Options.Threshold = DefaultThreshold
+		} else {
+			in.Options.SetRule(in.Options.Rule().Or(retrieval.DefaultSubstituteRule()))
 		}
 	}
 	if in.Options.MaxDepth <= 0 {
