@@ -8,9 +8,10 @@ import (
 )
 
 // RetrievalSearcher adapts retrieval.Service (hybrid ranking: semantic,
-// keyword, graph, usage and history signals) to Searcher. Hits keep the
-// service's order; Similarity is the raw semantic signal (cosine), the scale
-// the substitution threshold is calibrated on.
+// keyword, graph, usage and history signals) to Searcher, with the
+// fulfilment decision's query (retrieval.FulfilmentQuery: the verb's query
+// as a whole). Hits keep the service's order; Similarity is the raw semantic
+// signal (cosine), the scale the substitution threshold is calibrated on.
 type RetrievalSearcher struct {
 	Service *retrieval.Service
 }
@@ -24,7 +25,9 @@ func (r RetrievalSearcher) Search(ctx context.Context, req SearchRequest) ([]Sea
 	if n <= 0 || n > maxRetrievalTools {
 		n = min(max(n, 10), maxRetrievalTools)
 	}
-	res, err := r.Service.Search(ctx, retrieval.Query{Text: req.Query, Context: req.Context, MaxTools: n, Caller: req.Caller})
+	q := retrieval.FulfilmentQuery(req.Query, req.Context, req.Caller, nil)
+	q.MaxTools = n
+	res, err := r.Service.Search(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("activities: retrieval search: %w", err)
 	}

@@ -70,6 +70,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, model
 	fs.StringVar(&o.Retrieval.Normalisation, "norm", "", "signal normalisation: z (default), minmax or rank")
 	fs.Float64Var(&o.Retrieval.RankConstant, "rank-c", 0, "rank normalisation constant (default 10)")
 	fs.IntVar(&o.Retrieval.Neighbours, "neighbours-k", 0, "k of the neighbours signal's kNN vote (default 3)")
+	fs.IntVar(&o.Retrieval.PhraseWords, "phrase-words", 0, "window of the phrase signal in words (default 3; -1 disables it)")
 	fs.Float64Var(&o.Retrieval.Feedback, "feedback", 0, "pseudo-relevance feedback weight (0 = default, <0 = off)")
 	fs.IntVar(&o.Retrieval.FeedbackDocs, "feedback-docs", 0, "best matches averaged by the feedback (default 3)")
 	fs.StringVar(&o.VectorCache, "vector-cache", "", "file keeping embedded texts across runs (for tuning; created when missing)")
@@ -176,19 +177,19 @@ func splitCommand(args []string, stdout, stderr io.Writer) error {
 }
 
 // ParseWeights reads "name=value,…" over retrieval.DefaultWeights; names are
-// semantic, keyword, subword, usage, neighbours, querylog, verb, history,
+// semantic, phrase, keyword, subword, usage, neighbours, querylog, verb, history,
 // success, graph and complexity.
 func ParseWeights(s string) (retrieval.Weights, error) {
 	w := retrieval.DefaultWeights()
 	fields := map[string]*float64{
-		"semantic": &w.Semantic, "keyword": &w.Keyword, "subword": &w.Subword, "usage": &w.Usage, "neighbours": &w.Neighbours, "querylog": &w.QueryLog, "verb": &w.Verb, "history": &w.History,
+		"semantic": &w.Semantic, "phrase": &w.Phrase, "keyword": &w.Keyword, "subword": &w.Subword, "usage": &w.Usage, "neighbours": &w.Neighbours, "querylog": &w.QueryLog, "verb": &w.Verb, "history": &w.History,
 		"success": &w.Success, "graph": &w.Graph, "complexity": &w.Complexity, "pairing": &w.Pairing, "popularity": &w.Popularity,
 	}
 	for _, part := range strings.Split(s, ",") {
 		name, val, ok := strings.Cut(strings.TrimSpace(part), "=")
 		p, known := fields[strings.ToLower(strings.TrimSpace(name))]
 		if !ok || !known {
-			return w, fault.Malformed("weights", "want name=value with a name among semantic, keyword, subword, usage, neighbours, querylog, verb, history, success, graph, complexity, pairing, popularity; got %q", part)
+			return w, fault.Malformed("weights", "want name=value with a name among semantic, phrase, keyword, subword, usage, neighbours, querylog, verb, history, success, graph, complexity, pairing, popularity; got %q", part)
 		}
 		f, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
 		if err != nil || f < 0 {

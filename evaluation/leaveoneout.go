@@ -52,8 +52,7 @@ func (o Options) leaveOneOut(ctx context.Context, svc *retrieval.Service, caller
 	p := &progress{w: o.Progress, label: "leave-one-out", total: len(queries)}
 	samples := make([]looSample, 0, len(queries))
 	search := func(q QueryRecord, exclude []string) ([]retrieval.Candidate, string, error) {
-		hits, _, err := svc.Rank(ctx, retrieval.Query{Text: q.Query, Strategy: retrieval.StrategyHybrid,
-			MaxTools: retrieval.FulfilmentCandidates, Caller: caller, Exclude: exclude})
+		hits, _, err := svc.Rank(ctx, retrieval.FulfilmentQuery(q.Query, "", caller, exclude))
 		if err != nil {
 			return nil, "", fmt.Errorf("evaluation: leave-one-out %q: %w", q.Query, err)
 		}

@@ -177,7 +177,7 @@ func (c *resultCache) len() int {
 // it in hybrid ranking too, not only in the session strategy.
 func cacheKey(q Query) string {
 	h := sha256.New()
-	for _, part := range []string{q.Text, q.Context, q.Category, string(q.Phase), strconv.Itoa(q.MaxTools), strconv.FormatBool(q.IncludeExamples), strings.Join(q.Exclude, ",")} {
+	for _, part := range []string{q.Text, q.Context, q.Category, string(q.Phase), strconv.Itoa(q.MaxTools), strconv.FormatBool(q.IncludeExamples), strings.Join(q.Exclude, ","), strconv.FormatBool(q.WholeQuery)} {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
 	}

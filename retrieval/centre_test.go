@@ -48,18 +48,23 @@ func TestCentreSemantic(t *testing.T) {
 	if err := s.centreSemantic(context.Background(), q, graph.Filter{}, cands); err != nil {
 		t.Fatal(err)
 	}
-	mean, _ := st.MeanVector(context.Background())
 	for id, v := range st.vecs {
-		u := graph.Normalize(v)
-		d := make([]float32, 3)
-		for i := range d {
-			d[i] = u[i] - mean[i]
-		}
+		d := st.centred(v)
 		want := dot(graph.Normalize(q), d) / math.Sqrt(dot(d, d))
 		if c := cands[id]; !c.hasCentred || math.Abs(c.centred-want) > 1e-5 {
 			t.Errorf("%s: centred = %v (set %v), want %v", id, c.centred, c.hasCentred, want)
 		}
 	}
+}
+
+// centred is v's unit vector minus the store's mean vector.
+func (m meanStore) centred(v []float32) []float32 {
+	mean, _ := m.MeanVector(context.Background())
+	d := graph.Normalize(v)
+	for i := range d {
+		d[i] -= mean[i]
+	}
+	return d
 }
 
 func dot(a, b []float32) float64 {

@@ -12,7 +12,9 @@
 //
 // Signals and their scales (default Options.Normalisation "z"): semantic
 // (cosine, centred on the catalogue's mean tool vector when the store has
-// graph.MeanVectorer, z-scored over the candidates), keyword (bm25,
+// graph.MeanVectorer, z-scored over the candidates), phrase (the same
+// centred cosine for the query's best window of Options.PhraseWords words,
+// z-scored; only queries longer than a window have it), keyword (bm25,
 // z-scored), subword (character 3–5-gram TF-IDF cosine, z-scored), usage
 // (cosine to the tool's centroid of served queries, min-max, times the
 // confidence n/(n+3) of its n queries), neighbours (a kNN vote over the

@@ -17,6 +17,9 @@ type candidate struct {
 	sum        graph.ToolSummary
 	semantic   float64 // cosine; valid when hasSem
 	centred    float64 // cosine after centring (centreSemantic); valid when hasCentred
+	spread     float64 // |t − m|, the tool vector's length after centring; valid when hasCentred
+	phrase     float64 // the best query phrase's cosine (addPhrases); valid when hasPhrase
+	hasPhrase  bool
 	hasSem     bool
 	hasCentred bool
 	keyword    float64 // bm25-like, > 0 when matched
@@ -170,6 +173,11 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 			return nil, nil, err
 		}
 		if err := s.centreSemantic(ctx, qv, f, cands); err != nil {
+			return nil, nil, err
+		}
+	}
+	if w.Phrase != 0 && src.semantic && q.Strategy != StrategySemantic && !q.WholeQuery {
+		if err := s.addPhrases(ctx, q.Text, f, cands); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -513,11 +521,7 @@ func (s *Service) centreSemantic(ctx context.Context, qv []float32, f graph.Filt
 	if err != nil {
 		return fmt.Errorf("retrieval: vector search: %w", err)
 	}
-	q := graph.Normalize(qv)
-	var qm float64
-	for i, x := range q {
-		qm += float64(x) * float64(mean[i])
-	}
+	qm := dot64(graph.Normalize(qv), mean)
 	for _, h := range hits {
 		c, ok := cands[h.Tool.ID]
 		if !ok {
@@ -525,7 +529,8 @@ func (s *Service) centreSemantic(ctx context.Context, qv []float32, f graph.Filt
 		}
 		tm := h.Score * mm // VectorSearch normalises the mean: score = t·m/|m|
 		if d := 1 - 2*tm + mm*mm; d > 1e-12 {
-			c.centred, c.hasCentred = (c.semantic-qm)/math.Sqrt(d), true
+			c.spread = math.Sqrt(d)
+			c.centred, c.hasCentred = (c.semantic-qm)/c.spread, true
 		}
 	}
 	return nil
@@ -554,9 +559,12 @@ func rankNorm(vals map[string]float64, c float64) map[string]float64 {
 
 // score normalises each signal within the candidate set and combines them.
 func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usage, w Weights, st Strategy) []Hit {
-	sem, use := map[string]float64{}, map[string]float64{}
+	sem, use, phr := map[string]float64{}, map[string]float64{}, map[string]float64{}
 	maxKw, maxGraph := 0.0, 0.0
 	for id, c := range cands {
+		if c.hasPhrase {
+			phr[id] = c.phrase
+		}
 		if c.hasSem {
 			sem[id] = c.semantic
 			if c.hasCentred {
@@ -569,7 +577,7 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 		maxKw = math.Max(maxKw, c.keyword)
 		maxGraph = math.Max(maxGraph, math.Abs(c.graph))
 	}
-	semN, useN := minMax(sem), minMax(use)
+	semN, useN, phrN := minMax(sem), minMax(use), minMax(phr)
 	var kwN, subN map[string]float64
 	switch s.opts.Normalisation {
 	case "z":
@@ -577,7 +585,7 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 		for id, c := range cands {
 			kw[id], sub[id] = c.keyword, c.subword
 		}
-		semN, kwN, subN = zScores(sem, cands), zScores(kw, cands), zScores(sub, cands)
+		semN, kwN, subN, phrN = zScores(sem, cands), zScores(kw, cands), zScores(sub, cands), zScores(phr, cands)
 	case "rank":
 		kw := map[string]float64{}
 		for id, c := range cands {
@@ -585,7 +593,7 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 				kw[id] = c.keyword
 			}
 		}
-		semN, useN, kwN = rankNorm(sem, s.opts.RankConstant), rankNorm(use, s.opts.RankConstant), rankNorm(kw, s.opts.RankConstant)
+		semN, useN, kwN, phrN = rankNorm(sem, s.opts.RankConstant), rankNorm(use, s.opts.RankConstant), rankNorm(kw, s.opts.RankConstant), rankNorm(phr, s.opts.RankConstant)
 	}
 	if subN == nil {
 		// The subword cosine lies in [0,1] with a natural zero, like bm25.
@@ -610,6 +618,7 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 	for id, c := range cands {
 		var b Breakdown
 		b.Semantic = Signal{Raw: c.semantic, Norm: semN[id]}
+		b.Phrase = Signal{Raw: c.phrase, Norm: phrN[id]}
 		// bm25 has a natural zero (no match), so it is scaled by the best
 		// score rather than min-maxed: a weak lone match stays weak.
 		b.Subword = Signal{Raw: c.subword, Norm: subN[id]}
@@ -648,6 +657,7 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 		b.Popularity = Signal{Raw: c.popularity, Norm: c.popularity}
 
 		b.Semantic.Weighted = w.Semantic * b.Semantic.Norm
+		b.Phrase.Weighted = w.Phrase * b.Phrase.Norm
 		b.Keyword.Weighted = w.Keyword * b.Keyword.Norm
 		b.Subword.Weighted = w.Subword * b.Subword.Norm
 		b.Usage.Weighted = w.Usage * b.Usage.Norm
@@ -660,7 +670,7 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 		b.Complexity.Weighted = -w.Complexity * b.Complexity.Norm
 		b.Pairing.Weighted = w.Pairing * b.Pairing.Norm
 		b.Popularity.Weighted = w.Popularity * b.Popularity.Norm
-		score := b.Semantic.Weighted + b.Keyword.Weighted + b.Subword.Weighted + b.Usage.Weighted + b.Neighbours.Weighted + b.QueryLog.Weighted + b.Verb.Weighted + b.History.Weighted +
+		score := b.Semantic.Weighted + b.Phrase.Weighted + b.Keyword.Weighted + b.Subword.Weighted + b.Usage.Weighted + b.Neighbours.Weighted + b.QueryLog.Weighted + b.Verb.Weighted + b.History.Weighted +
 			b.Success.Weighted + b.Graph.Weighted + b.Complexity.Weighted + b.Pairing.Weighted + b.Popularity.Weighted
 		hits = append(hits, Hit{Tool: c.sum, Score: score, Breakdown: b, Entities: c.entities})
 	}
@@ -704,4 +714,13 @@ func topScores(scores map[string]float64, n int) map[string]float64 {
 		out[id] = scores[id]
 	}
 	return out
+}
+
+// dot64 is a·b in float64 over the shorter of the two.
+func dot64(a, b []float32) float64 {
+	var s float64
+	for i := range min(len(a), len(b)) {
+		s += float64(a[i]) * float64(b[i])
+	}
+	return s
 }

@@ -59,7 +59,11 @@ const MaxRelated = 10
 // can add to a score. Complexity is subtracted: low 0, medium ½, high 1 times
 // the weight (seed 01 §4.3 uses 0, 0.05, 0.1).
 type Weights struct {
-	Semantic   float64 `json:"semantic"`
+	Semantic float64 `json:"semantic"`
+	// Phrase is the cosine to the query's best-matching phrase (a window of
+	// Options.PhraseWords words), for queries too long for one embedding
+	// to keep their task in view.
+	Phrase     float64 `json:"phrase"`
 	Keyword    float64 `json:"keyword"`
 	Subword    float64 `json:"subword"`
 	Usage      float64 `json:"usage"`
@@ -81,7 +85,7 @@ type Weights struct {
 // DefaultWeights are the tuned hybrid weights; see the package README and
 // the evaluation log for how they were chosen.
 func DefaultWeights() Weights {
-	return Weights{Semantic: 1, Keyword: 0.4, Subword: 0.3, Usage: 7, Neighbours: 16, QueryLog: 0.8, Verb: 2, History: 1.5, Success: 0.35, Graph: 2.5, Complexity: 0.7, Popularity: 1}
+	return Weights{Semantic: 1, Phrase: 1, Keyword: 0.4, Subword: 0.3, Usage: 7, Neighbours: 16, QueryLog: 0.8, Verb: 2, History: 1.5, Success: 0.35, Graph: 2.5, Complexity: 0.7, Popularity: 1}
 }
 
 // DefaultFeedback is Options.Feedback's default (see evaluation/TUNING.md).
@@ -136,6 +140,10 @@ type Options struct {
 	// 0 means the default (see DefaultFeedback); < 0 disables it.
 	Feedback     float64
 	FeedbackDocs int
+	// PhraseWords is the window of the phrase signal, in words (default
+	// DefaultPhraseWords); queries of fewer than MinPhraseQueryWords or at
+	// most PhraseWords+2 words have no phrases. < 0 disables the signal.
+	PhraseWords int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Observer, when set, is told every search's latency and cache outcome
@@ -208,6 +216,9 @@ func (o Options) withDefaults() Options {
 	if o.Neighbours <= 0 {
 		o.Neighbours = 3
 	}
+	if o.PhraseWords == 0 {
+		o.PhraseWords = DefaultPhraseWords
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -274,6 +285,21 @@ type Query struct {
 	// Exclude leaves these tools out of the search, as if they were not in
 	// the catalogue (the leave-one-out evaluation uses it).
 	Exclude []string `json:"-"`
+	// WholeQuery ranks by the query as a whole, without the phrase signal.
+	// The fulfilment decision uses it (FulfilmentQuery): it asks whether
+	// one tool fits the whole verb, and a phrase's match speaks for a part
+	// of it (evaluation/TUNING.md, eighth round).
+	WholeQuery bool `json:"-"`
+}
+
+// FulfilmentQuery is the search a novel verb's fulfilment decides on: the
+// hybrid ranking of the verb's query as a whole, FulfilmentCandidates
+// deep. The workflow's searcher (activities.RetrievalSearcher) and the
+// leave-one-out evaluation both search with it, so the decision measured is
+// the decision made.
+func FulfilmentQuery(text, context string, caller access.Caller, exclude []string) Query {
+	return Query{Text: text, Context: context, Strategy: StrategyHybrid, MaxTools: FulfilmentCandidates,
+		Caller: caller, Exclude: exclude, WholeQuery: true}
 }
 
 // Signal is one component of a hit's score.
@@ -292,6 +318,7 @@ type Signal struct {
 // Breakdown explains a hit's score signal by signal.
 type Breakdown struct {
 	Semantic   Signal `json:"semantic"`
+	Phrase     Signal `json:"phrase"`
 	Keyword    Signal `json:"keyword"`
 	Subword    Signal `json:"subword"`
 	Usage      Signal `json:"usage"`

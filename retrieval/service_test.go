@@ -82,7 +82,7 @@ func TestSearchStrategiesAndBreakdown(t *testing.T) {
 				t.Fatalf("hits = %v, want fx.convert first", ids(res.Hits))
 			}
 			b := res.Hits[0].Breakdown
-			sum := b.Semantic.Weighted + b.Keyword.Weighted + b.Subword.Weighted + b.Usage.Weighted + b.Neighbours.Weighted + b.QueryLog.Weighted + b.Verb.Weighted + b.History.Weighted + b.Success.Weighted + b.Graph.Weighted + b.Complexity.Weighted
+			sum := b.Semantic.Weighted + b.Phrase.Weighted + b.Keyword.Weighted + b.Subword.Weighted + b.Usage.Weighted + b.Neighbours.Weighted + b.QueryLog.Weighted + b.Verb.Weighted + b.History.Weighted + b.Success.Weighted + b.Graph.Weighted + b.Complexity.Weighted
 			if d := sum - res.Hits[0].Score; d > 1e-9 || d < -1e-9 {
 				t.Fatalf("breakdown sums to %v, score %v", sum, res.Hits[0].Score)
 			}
@@ -498,5 +498,58 @@ func TestLearnedPairings(t *testing.T) {
 	again, err := svc.Related(ctx, "trip.hotel", retrieval.RelPairings, 5, access.Caller{})
 	if err != nil || len(again) != 1 || again[0].ToolID != "trip.flight" || again[0].RelationshipScore <= rel[0].RelationshipScore {
 		t.Fatalf("pairings of trip.hotel: %+v %v (before %v)", again, err, rel[0].RelationshipScore)
+	}
+}
+
+// TestPhraseSignal: a long query's phrase that names a tool's task counts
+// for that tool although the whole query's words, spread over its framing,
+// match another tool's description more often.
+func TestPhraseSignal(t *testing.T) {
+	ms := []tool.Manifest{
+		retrievaltest.Manifest("trip.plan", "PLAN_TRIP", "travel", "Itinerary planner for holidays: plan a family trip next month."),
+		retrievaltest.Manifest("weather.forecast", "GET_FORECAST", "weather", "Weather forecast."),
+	}
+	w := retrieval.DefaultWeights()
+	w.Phrase = 1
+	svc, _ := newService(t, retrieval.Options{Weights: &w}, ms...)
+	query := "Next month the kids and I go on a family trip to Lisbon, can you tell me the weather forecast"
+	res, err := svc.Search(context.Background(), retrieval.Query{Text: query})
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]retrieval.Breakdown{}
+	for _, h := range res.Hits {
+		by[h.Tool.ID] = h.Breakdown
+	}
+	trip, weather := by["trip.plan"], by["weather.forecast"]
+	if trip.Semantic.Raw <= weather.Semantic.Raw {
+		t.Fatalf("set-up: the whole query should match the trip planner better (%.3f vs %.3f)", trip.Semantic.Raw, weather.Semantic.Raw)
+	}
+	if weather.Phrase.Raw <= trip.Phrase.Raw || weather.Phrase.Norm <= trip.Phrase.Norm || weather.Phrase.Weighted <= 0 {
+		t.Fatalf("phrase signal: weather %+v, trip %+v; want weather's higher", weather.Phrase, trip.Phrase)
+	}
+	// The fulfilment decision ranks by the whole query: no phrases (and its
+	// result is not the cached one above).
+	whole, err := svc.Search(context.Background(), retrieval.FulfilmentQuery(query, "", access.Caller{}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range whole.Hits {
+		if h.Breakdown.Phrase != (retrieval.Signal{}) {
+			t.Fatalf("whole query: %s has phrase %+v", h.Tool.ID, h.Breakdown.Phrase)
+		}
+	}
+	if whole.Metadata.CacheHit || len(whole.Hits) == 0 || whole.Hits[0].Tool.ID != "trip.plan" {
+		t.Fatalf("whole query: cache hit %v, hits %v; want a fresh ranking with trip.plan first", whole.Metadata.CacheHit, ids(whole.Hits))
+	}
+	// A short query is its own phrase: the signal adds nothing.
+	res, err = svc.Search(context.Background(), retrieval.Query{Text: "weather forecast for tomorrow"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range res.Hits {
+		if h.Breakdown.Phrase != (retrieval.Signal{}) {
+			t.Fatalf("short query: %s has phrase %+v", h.Tool.ID, h.Breakdown.Phrase)
+		}
 	}
 }
