@@ -45,7 +45,7 @@ func TestCentreSemantic(t *testing.T) {
 	for id, v := range st.vecs {
 		cands[id] = &candidate{sum: graph.ToolSummary{ID: id}, semantic: graph.Cosine(q, v), hasSem: true}
 	}
-	if err := s.centreSemantic(context.Background(), q, graph.Filter{}, cands); err != nil {
+	if _, err := s.centreSemantic(context.Background(), q, graph.Filter{}, cands); err != nil {
 		t.Fatal(err)
 	}
 	for id, v := range st.vecs {

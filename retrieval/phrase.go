@@ -47,12 +47,13 @@ func phrases(text string, size int) []string {
 
 // addPhrases is the phrase signal: each candidate's cosine to the query's
 // best-matching phrase (a window of Options.PhraseWords words), centred like
-// the semantic signal when the store has a mean vector. A sentence embedding
+// the semantic signal on mean, the mean vector centreSemantic used (nil: the
+// cosines are not centred). A sentence embedding
 // averages a long query's words, so the words that name the task are
 // diluted by its framing and details; a short window keeps them together
 // (max-passage matching, applied to the query). Queries too short for a
 // window leave the signal empty, which scores every candidate alike.
-func (s *Service) addPhrases(ctx context.Context, text string, f graph.Filter, cands map[string]*candidate) error {
+func (s *Service) addPhrases(ctx context.Context, text string, f graph.Filter, cands map[string]*candidate, mean []float32) error {
 	windows := phrases(text, s.opts.PhraseWords)
 	if len(windows) == 0 || len(cands) == 0 {
 		return nil
@@ -60,12 +61,6 @@ func (s *Service) addPhrases(ctx context.Context, text string, f graph.Filter, c
 	vecs, err := s.phraseVectors(ctx, windows)
 	if err != nil {
 		return err
-	}
-	var mean []float32
-	if mv, ok := s.store.(graph.MeanVectorer); ok {
-		if mean, err = mv.MeanVector(ctx); err != nil {
-			return fmt.Errorf("retrieval: mean vector: %w", err)
-		}
 	}
 	ids := make([]string, 0, len(cands))
 	for id := range cands {

@@ -102,10 +102,11 @@ func TestAddPhrasesCentred(t *testing.T) {
 		for id, v := range st.vecs {
 			cands[id] = &candidate{sum: graph.ToolSummary{ID: id}, semantic: graph.Cosine(q, v), hasSem: true}
 		}
-		if err := s.centreSemantic(context.Background(), q, graph.Filter{}, cands); err != nil {
-			t.Fatal(err)
+		mean, err := s.centreSemantic(context.Background(), q, graph.Filter{}, cands)
+		if err != nil || mean == nil {
+			t.Fatalf("centring: mean %v, err %v", mean, err)
 		}
-		if err := s.addPhrases(context.Background(), text, graph.Filter{}, cands); err != nil {
+		if err := s.addPhrases(context.Background(), text, graph.Filter{}, cands, mean); err != nil {
 			t.Fatal(err)
 		}
 		return cands
@@ -130,7 +131,7 @@ func TestAddPhrasesCentred(t *testing.T) {
 	}
 	// A short query has no phrases: the signal stays unset.
 	short := map[string]*candidate{"a": {sum: graph.ToolSummary{ID: "a"}}}
-	if err := s.addPhrases(context.Background(), strings.Join(windows[:1], ""), graph.Filter{}, short); err != nil || short["a"].hasPhrase {
+	if err := s.addPhrases(context.Background(), strings.Join(windows[:1], ""), graph.Filter{}, short, nil); err != nil || short["a"].hasPhrase {
 		t.Fatalf("short query: err %v, phrase set %v", err, short["a"].hasPhrase)
 	}
 }

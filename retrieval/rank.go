@@ -166,18 +166,20 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 	if w.Subword != 0 && q.Strategy != StrategySemantic && q.Strategy != StrategyKeyword {
 		s.addSubword(q.Text, cands)
 	}
+	var mean []float32 // the catalogue's mean vector, when the cosines are centred
 	if s.opts.Normalisation == "z" && src.semantic {
 		// z-scores need every candidate's cosine, not only those the
 		// vector search returned.
 		if err := s.fillSemantic(ctx, qv, f, cands); err != nil {
 			return nil, nil, err
 		}
-		if err := s.centreSemantic(ctx, qv, f, cands); err != nil {
+		var err error
+		if mean, err = s.centreSemantic(ctx, qv, f, cands); err != nil {
 			return nil, nil, err
 		}
 	}
 	if w.Phrase != 0 && src.semantic && q.Strategy != StrategySemantic && !q.WholeQuery {
-		if err := s.addPhrases(ctx, q.Text, f, cands); err != nil {
+		if err := s.addPhrases(ctx, q.Text, f, cands, mean); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -246,7 +248,7 @@ func (s *Service) addPairings(ctx context.Context, q Query, f graph.Filter, qv [
 			if err := s.fillSemantic(ctx, qv, f, cands); err != nil {
 				return nil, err
 			}
-			if err := s.centreSemantic(ctx, qv, f, cands); err != nil {
+			if _, err := s.centreSemantic(ctx, qv, f, cands); err != nil {
 				return nil, err
 			}
 		}
@@ -486,18 +488,20 @@ func (s *Service) fillSemantic(ctx context.Context, qv []float32, f graph.Filter
 // embeddings share a common direction that lifts every cosine alike; taking
 // it out lets the differences between tools decide (evaluation/TUNING.md,
 // third round). t·m for the candidates comes from one vector search
-// restricted to them. Stores without graph.MeanVectorer are left as they are.
-func (s *Service) centreSemantic(ctx context.Context, qv []float32, f graph.Filter, cands map[string]*candidate) error {
+// restricted to them. It returns the mean it centred on (the phrase signal
+// centres with it too); stores without graph.MeanVectorer are left as they
+// are, and the mean is nil.
+func (s *Service) centreSemantic(ctx context.Context, qv []float32, f graph.Filter, cands map[string]*candidate) ([]float32, error) {
 	mv, ok := s.store.(graph.MeanVectorer)
 	if !ok || qv == nil {
-		return nil
+		return nil, nil
 	}
 	mean, err := mv.MeanVector(ctx)
 	if err != nil {
-		return fmt.Errorf("retrieval: mean vector: %w", err)
+		return nil, fmt.Errorf("retrieval: mean vector: %w", err)
 	}
 	if len(mean) != len(qv) {
-		return nil
+		return nil, nil
 	}
 	var mm float64
 	for _, x := range mean {
@@ -505,7 +509,7 @@ func (s *Service) centreSemantic(ctx context.Context, qv []float32, f graph.Filt
 	}
 	mm = math.Sqrt(mm)
 	if mm < 1e-9 {
-		return nil
+		return nil, nil
 	}
 	var ids []string
 	for id, c := range cands {
@@ -514,12 +518,12 @@ func (s *Service) centreSemantic(ctx context.Context, qv []float32, f graph.Filt
 		}
 	}
 	if len(ids) == 0 {
-		return nil
+		return nil, nil
 	}
 	f.IDs = ids
 	hits, err := s.store.VectorSearch(ctx, mean, len(ids), f)
 	if err != nil {
-		return fmt.Errorf("retrieval: vector search: %w", err)
+		return nil, fmt.Errorf("retrieval: vector search: %w", err)
 	}
 	qm := dot64(graph.Normalize(qv), mean)
 	for _, h := range hits {
@@ -533,7 +537,7 @@ func (s *Service) centreSemantic(ctx context.Context, qv []float32, f graph.Filt
 			c.centred, c.hasCentred = (c.semantic-qm)/c.spread, true
 		}
 	}
-	return nil
+	return mean, nil
 }
 
 // rankNorm maps values to (c+1)/(c+rank), rank 1 = highest: reciprocal-rank
