@@ -33,7 +33,8 @@ func (r RetrievalSearcher) Search(ctx context.Context, req SearchRequest) ([]Sea
 	}
 	out := make([]SearchHit, 0, len(res.Hits))
 	for _, h := range res.Hits {
-		out = append(out, SearchHit{Tool: h.Tool, Similarity: h.Breakdown.Semantic.Raw, Score: h.Score})
+		c := h.Candidate()
+		out = append(out, SearchHit{Tool: h.Tool, Similarity: c.Similarity, Score: c.Score})
 	}
 	return out, nil
 }

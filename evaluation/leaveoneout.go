@@ -58,8 +58,7 @@ func (o Options) leaveOneOut(ctx context.Context, svc *retrieval.Service, caller
 		}
 		sims := make([]retrieval.Candidate, len(hits))
 		for i, h := range hits {
-			// What the workflow's candidates carry (activities.RetrievalSearcher).
-			sims[i] = retrieval.Candidate{Similarity: h.Breakdown.Semantic.Raw, Score: h.Score}
+			sims[i] = h.Candidate() // what the workflow's candidates carry
 		}
 		first := ""
 		if len(hits) > 0 {

@@ -6,7 +6,8 @@ import "fmt"
 const FulfilmentCandidates = 10
 
 // The fulfilment rule calibrated for the built-in USE-Lite embedder and
-// DefaultWeights (evaluation/TUNING.md, "The decision"; workflows/CALIBRATION.md):
+// DefaultWeights, on the ranking of FulfilmentQuery (the query as a whole)
+// (evaluation/TUNING.md, "The decision"; workflows/CALIBRATION.md):
 // a match substitutes when its description is close (cosine ≥ .67) and its
 // hybrid score leads the second candidate's by 4.25, or when its score leads
 // by 22 whatever its similarity, a lead that only usage evidence opens. On
@@ -77,6 +78,13 @@ func (r SubstituteRule) Or(def SubstituteRule) SubstituteRule {
 type Candidate struct {
 	Similarity float64 // the semantic signal's raw cosine
 	Score      float64 // the hybrid ranking score
+}
+
+// Candidate is what the rule reads of a ranked hit: its raw cosine and its
+// hybrid score. The workflow's searcher (activities.RetrievalSearcher) and
+// the leave-one-out evaluation both read hits through it.
+func (h Hit) Candidate() Candidate {
+	return Candidate{Similarity: h.Breakdown.Semantic.Raw, Score: h.Score}
 }
 
 // Substitute decides on the candidates, in ranking order (the first is the
