@@ -269,6 +269,17 @@ type MeanVectorer interface {
 	MeanVector(ctx context.Context) ([]float32, error)
 }
 
+// VectorScorer is an optional Store capability: the cosine similarity of
+// each of several vectors with each tool that f allows and that has an
+// embedding, in one call. f.IDs must list the tools (an empty list scores
+// none). scores[id][i] is the cosine with vecs[i], as VectorSearch scores
+// it. Retrieval's phrase signal scores its candidates with it instead of one
+// VectorSearch per phrase; stores without it (the Neo4j store) take that
+// path, with the same result.
+type VectorScorer interface {
+	VectorScores(ctx context.Context, vecs [][]float32, f Filter) (map[string][]float64, error)
+}
+
 // Store is Toolsmith's property graph of tools. Every method is safe for
 // concurrent use. Implementations: graph/sqlite (embedded default) and
 // graph/neo4j (production); graph/graphtest holds their shared contract suite.

@@ -14,7 +14,7 @@
 // (cosine, centred on the catalogue's mean tool vector when the store has
 // graph.MeanVectorer, z-scored over the candidates), phrase (the same
 // centred cosine for the query's best window of Options.PhraseWords words,
-// z-scored; only queries longer than a window have it), keyword (bm25,
+// z-scored; only queries of more than PhraseWords+2 words have it), keyword (bm25,
 // z-scored), subword (character 3–5-gram TF-IDF cosine, z-scored), usage
 // (cosine to the tool's centroid of served queries, min-max, times the
 // confidence n/(n+3) of its n queries), neighbours (a kNN vote over the

@@ -3,6 +3,7 @@ package retrieval
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/toolsmith/toolsmith/graph"
@@ -12,27 +13,24 @@ import (
 // eighth round).
 const DefaultPhraseWords = 3
 
-// MaxPhrases bounds the windows of one query: each is an embedding (about
-// 1.1 ms on two cores for USE-Lite), so a long query's windows are spread
-// further apart instead of growing in number.
-const MaxPhrases = 16
-
-// MinPhraseQueryWords is the shortest query with phrases. Shorter queries,
-// which is what planners send (a verb, maybe a short description), are
-// ranked by their own embedding and pay nothing for the signal.
-const MinPhraseQueryWords = 11
+// MaxPhrases bounds the windows of one query: each is an embedding (USE-Lite
+// embeds 22 three-word windows in about 8 ms on two cores), so a very long
+// query's windows are spread further apart instead of growing in number.
+// Queries of up to 66 words (all but one in two hundred of MetaTool's)
+// still get a window at every word.
+const MaxPhrases = 64
 
 // phrases cuts a long query into overlapping windows of size words, half a
 // window apart (one word for windows of up to three), the last one ending
 // at the query's last word; at most MaxPhrases of them, further apart for
-// long queries. A query of fewer than MinPhraseQueryWords words, or of at
-// most size+2, has none.
+// very long queries. A query of at most size+2 words has none: it is
+// nearly a phrase itself.
 func phrases(text string, size int) []string {
 	if size <= 0 {
 		return nil
 	}
 	words := strings.Fields(strings.Trim(strings.TrimSpace(text), `"'`))
-	if len(words) <= size+2 || len(words) < MinPhraseQueryWords {
+	if len(words) <= size+2 {
 		return nil
 	}
 	step := max(1, size/2, (len(words)-size+MaxPhrases-2)/(MaxPhrases-1))
@@ -54,33 +52,65 @@ func phrases(text string, size int) []string {
 // (max-passage matching, applied to the query). Queries too short for a
 // window leave the signal empty, which scores every candidate alike.
 func (s *Service) addPhrases(ctx context.Context, text string, f graph.Filter, cands map[string]*candidate, mean []float32) error {
+	return s.scorePhrases(ctx, s.startPhrases(ctx, text), f, cands, mean)
+}
+
+// phraseJob embeds a query's windows in the background, so that rank's
+// other work (the query's own embedding, the index searches) overlaps it.
+type phraseJob struct {
+	done chan struct{}
+	vecs [][]float32
+	err  error
+}
+
+// startPhrases starts embedding text's windows; nil when it has none.
+// Cancelling ctx stops the job between batches.
+func (s *Service) startPhrases(ctx context.Context, text string) *phraseJob {
 	windows := phrases(text, s.opts.PhraseWords)
-	if len(windows) == 0 || len(cands) == 0 {
+	if len(windows) == 0 {
 		return nil
 	}
-	vecs, err := s.phraseVectors(ctx, windows)
-	if err != nil {
-		return err
+	j := &phraseJob{done: make(chan struct{})}
+	go func() {
+		defer close(j.done)
+		j.vecs, j.err = s.phraseVectors(ctx, windows)
+	}()
+	return j
+}
+
+// scorePhrases waits for j and sets each candidate's phrase signal.
+func (s *Service) scorePhrases(ctx context.Context, j *phraseJob, f graph.Filter, cands map[string]*candidate, mean []float32) error {
+	if j == nil {
+		return nil
+	}
+	<-j.done
+	if j.err != nil || len(cands) == 0 {
+		return j.err
 	}
 	ids := make([]string, 0, len(cands))
 	for id := range cands {
 		ids = append(ids, id)
 	}
 	f.IDs = ids
-	for _, v := range vecs {
-		hits, err := s.store.VectorSearch(ctx, v, len(ids), f)
-		if err != nil {
-			return fmt.Errorf("retrieval: phrase search: %w", err)
+	scores, err := s.phraseScores(ctx, j.vecs, f)
+	if err != nil {
+		return fmt.Errorf("retrieval: phrase search: %w", err)
+	}
+	proj := make([]float64, len(j.vecs)) // each phrase's projection on the mean, as centreSemantic's q·m
+	for i, v := range j.vecs {
+		proj[i] = dot64(v, mean)
+	}
+	for id, sc := range scores {
+		c, ok := cands[id]
+		if !ok {
+			continue
 		}
-		vm := dot64(v, mean) // the phrase's projection on the mean, as centreSemantic's q·m
-		for _, h := range hits {
-			c, ok := cands[h.Tool.ID]
-			if !ok {
+		for i, sim := range sc {
+			if math.IsInf(sim, -1) {
 				continue
 			}
-			sim := h.Score
-			if c.hasCentred && c.spread > 1e-9 && len(mean) == len(v) {
-				sim = (h.Score - vm) / c.spread
+			if c.hasCentred && c.spread > 1e-9 && len(mean) == len(j.vecs[i]) {
+				sim = (sim - proj[i]) / c.spread
 			}
 			if !c.hasPhrase || sim > c.phrase {
 				c.phrase, c.hasPhrase = sim, true
@@ -88,6 +118,34 @@ func (s *Service) addPhrases(ctx context.Context, text string, f graph.Filter, c
 		}
 	}
 	return nil
+}
+
+// phraseScores is every listed candidate's cosine with each phrase vector:
+// in one call where the store can (graph.VectorScorer), else one
+// VectorSearch per phrase over the candidates.
+func (s *Service) phraseScores(ctx context.Context, vecs [][]float32, f graph.Filter) (map[string][]float64, error) {
+	if vs, ok := s.store.(graph.VectorScorer); ok {
+		return vs.VectorScores(ctx, vecs, f)
+	}
+	out := make(map[string][]float64, len(f.IDs))
+	for i, v := range vecs {
+		hits, err := s.store.VectorSearch(ctx, v, len(f.IDs), f)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range hits {
+			sc, ok := out[h.Tool.ID]
+			if !ok {
+				sc = make([]float64, len(vecs))
+				for k := range sc {
+					sc[k] = math.Inf(-1) // not returned for that phrase
+				}
+				out[h.Tool.ID] = sc
+			}
+			sc[i] = h.Score
+		}
+	}
+	return out, nil
 }
 
 // phraseVectors embeds the windows, through the query-embedding cache, the

@@ -17,8 +17,9 @@ func TestPhrases(t *testing.T) {
 		size int
 		want []string
 	}{
-		{"convert money to another currency", 3, nil},                       // 5 words: the query is a phrase
-		{"one two three four five six seven eight nine ten", 3, nil},        // fewer than MinPhraseQueryWords
+		{"convert money to another currency", 3, nil}, // 5 words: the query is a phrase
+		{"one two three four five", 3, nil},           // size+2 words: still none
+		{"one two three four five six", 3, []string{"one two three", "two three four", "three four five", "four five six"}},
 		{"one two three four five six seven eight nine ten eleven", 9, nil}, // size+2 words: still none
 		{`"one two three four five six seven eight nine ten eleven"`, 8, []string{
 			"one two three four five six seven eight", "four five six seven eight nine ten eleven",
@@ -34,7 +35,7 @@ func TestPhrases(t *testing.T) {
 	}
 	// A long query: at most MaxPhrases windows, still from its first word
 	// to its last, none longer than the window.
-	for _, n := range []int{18, 19, 26, 27, 40, 60, 200} {
+	for _, n := range []int{18, 19, 26, 27, 40, 60, 65, 66, 67, 100, 200, 1000} {
 		words := make([]string, n)
 		for i := range words {
 			words[i] = fmt.Sprintf("w%d", i)

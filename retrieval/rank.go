@@ -70,6 +70,18 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 		return c
 	}
 
+	w := *s.opts.Weights
+	if q.Strategy == StrategySession {
+		w = *s.opts.SessionWeights
+	}
+	var phraseWork *phraseJob
+	if w.Phrase != 0 && src.semantic && q.Strategy != StrategySemantic && !q.WholeQuery {
+		// The windows are embedded while the rest of the ranking runs.
+		pctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		phraseWork = s.startPhrases(pctx, q.Text)
+	}
+
 	var qv []float32
 	if src.semantic || src.usage {
 		var err error
@@ -159,10 +171,6 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 			return nil, nil, fmt.Errorf("retrieval: usage: %w", err)
 		}
 	}
-	w := *s.opts.Weights
-	if q.Strategy == StrategySession {
-		w = *s.opts.SessionWeights
-	}
 	if w.Subword != 0 && q.Strategy != StrategySemantic && q.Strategy != StrategyKeyword {
 		s.addSubword(q.Text, cands)
 	}
@@ -178,10 +186,8 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 			return nil, nil, err
 		}
 	}
-	if w.Phrase != 0 && src.semantic && q.Strategy != StrategySemantic && !q.WholeQuery {
-		if err := s.addPhrases(ctx, q.Text, f, cands, mean); err != nil {
-			return nil, nil, err
-		}
+	if err := s.scorePhrases(ctx, phraseWork, f, cands, mean); err != nil {
+		return nil, nil, err
 	}
 	qWords := normPhrase(q.Text)
 	for _, c := range cands {

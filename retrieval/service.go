@@ -141,8 +141,8 @@ type Options struct {
 	Feedback     float64
 	FeedbackDocs int
 	// PhraseWords is the window of the phrase signal, in words (default
-	// DefaultPhraseWords); queries of fewer than MinPhraseQueryWords or at
-	// most PhraseWords+2 words have no phrases. < 0 disables the signal.
+	// DefaultPhraseWords); queries of at most PhraseWords+2 words have no
+	// phrases. < 0 disables the signal.
 	PhraseWords int
 	// Now is the clock (default time.Now).
 	Now func() time.Time

@@ -501,18 +501,25 @@ func TestLearnedPairings(t *testing.T) {
 	}
 }
 
+// phraseTools and phraseQuery: a long query whose framing matches the trip
+// planner and whose last words name the forecast.
+func phraseTools() []tool.Manifest {
+	return []tool.Manifest{
+		retrievaltest.Manifest("trip.plan", "PLAN_TRIP", "travel", "Itinerary planner for holidays: plan a family trip next month."),
+		retrievaltest.Manifest("weather.forecast", "GET_FORECAST", "weather", "Weather forecast."),
+	}
+}
+
+const phraseQuery = "Next month the kids and I go on a family trip to Lisbon, can you tell me the weather forecast"
+
 // TestPhraseSignal: a long query's phrase that names a tool's task counts
 // for that tool although the whole query's words, spread over its framing,
 // match another tool's description more often.
 func TestPhraseSignal(t *testing.T) {
-	ms := []tool.Manifest{
-		retrievaltest.Manifest("trip.plan", "PLAN_TRIP", "travel", "Itinerary planner for holidays: plan a family trip next month."),
-		retrievaltest.Manifest("weather.forecast", "GET_FORECAST", "weather", "Weather forecast."),
-	}
 	w := retrieval.DefaultWeights()
 	w.Phrase = 1
-	svc, _ := newService(t, retrieval.Options{Weights: &w}, ms...)
-	query := "Next month the kids and I go on a family trip to Lisbon, can you tell me the weather forecast"
+	svc, _ := newService(t, retrieval.Options{Weights: &w}, phraseTools()...)
+	query := phraseQuery
 	res, err := svc.Search(context.Background(), retrieval.Query{Text: query})
 	if err != nil {
 		t.Fatal(err)
@@ -550,6 +557,44 @@ func TestPhraseSignal(t *testing.T) {
 	for _, h := range res.Hits {
 		if h.Breakdown.Phrase != (retrieval.Signal{}) {
 			t.Fatalf("short query: %s has phrase %+v", h.Tool.ID, h.Breakdown.Phrase)
+		}
+	}
+}
+
+// noScorer hides the store's graph.VectorScorer, and only that.
+type noScorer struct{ graph.Store }
+
+func (n noScorer) MeanVector(ctx context.Context) ([]float32, error) {
+	return n.Store.(graph.MeanVectorer).MeanVector(ctx)
+}
+
+// TestPhraseScoresWithoutScorer: the phrase signal is the same whether the
+// store scores every phrase in one call (graph.VectorScorer) or retrieval
+// runs a vector search per phrase, as it does on the Neo4j store.
+func TestPhraseScoresWithoutScorer(t *testing.T) {
+	ms := phraseTools()
+	_, st := newService(t, retrieval.Options{}, ms...)
+	if _, ok := st.(graph.VectorScorer); !ok {
+		t.Fatalf("%T: the embedded store should score vectors in one call", st)
+	}
+	phrase := func(s graph.Store) map[string]retrieval.Signal {
+		res, err := retrieval.New(s, emb, retrieval.Options{}).Search(context.Background(), retrieval.Query{Text: phraseQuery})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]retrieval.Signal{}
+		for _, h := range res.Hits {
+			out[h.Tool.ID] = h.Breakdown.Phrase
+		}
+		return out
+	}
+	one, each := phrase(st), phrase(noScorer{st})
+	if len(one) != len(ms) {
+		t.Fatalf("hits %v", one)
+	}
+	for id, sig := range one {
+		if sig.Raw == 0 || math.Abs(sig.Raw-each[id].Raw) > 1e-9 || math.Abs(sig.Weighted-each[id].Weighted) > 1e-9 {
+			t.Errorf("%s: phrase %+v in one call, %+v per phrase", id, sig, each[id])
 		}
 	}
 }

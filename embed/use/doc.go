@@ -11,4 +11,11 @@
 // 2e-7 per dimension; the test in model_test.go checks this against numbers
 // recorded with TF.js (testdata/reference.json, made by the dev-only script
 // testdata/reference.mjs).
+//
+// Nearly all of the arithmetic is in the dense layers. Their weights are
+// packed at load into 16-column panels, and an AVX2/FMA assembly kernel
+// (sgemm_amd64.s) multiplies four tokens at a time against a panel held in
+// cache; without AVX2 and FMA the portable path runs instead. EmbedDocuments
+// groups texts of similar length into one pass of the graph, which reads
+// each weight once for all of them, and runs passes on every core.
 package use

@@ -72,6 +72,10 @@ type graph struct {
 	order  []int // topological execution order
 	inputs map[string]int
 	output int
+	// release[s] lists the nodes whose outputs no step after order[s]
+	// reads: run drops them there, so a run holds only what is still
+	// needed instead of every intermediate tensor.
+	release [][]int
 }
 
 func (a attr) int() (int, error) {
@@ -318,6 +322,19 @@ func compile(defs []nodeDef, weights map[string]*tensor) (*graph, error) {
 	if err := visit(g.output); err != nil {
 		return nil, err
 	}
+	last := make([]int, len(g.nodes))
+	for s, k := range g.order {
+		for _, in := range g.nodes[k].inputs {
+			last[in.node] = s
+		}
+	}
+	g.release = make([][]int, len(g.order))
+	for s, k := range g.order {
+		if k != g.output && last[k] > s { // a consumer runs after its inputs
+			g.release[last[k]] = append(g.release[last[k]], k)
+		}
+	}
+	g.packWeights()
 	return g, nil
 }
 
@@ -325,7 +342,7 @@ func compile(defs []nodeDef, weights map[string]*tensor) (*graph, error) {
 // output tensor.
 func (g *graph) run(feeds map[string]*tensor) (*tensor, error) {
 	vals := make([][]*tensor, len(g.nodes))
-	for _, k := range g.order {
+	for step, k := range g.order {
 		n := &g.nodes[k]
 		switch n.op {
 		case "Const":
@@ -353,9 +370,10 @@ func (g *graph) run(feeds map[string]*tensor) (*tensor, error) {
 		if err != nil {
 			return nil, fmt.Errorf("run: %s %q: %w", n.op, n.name, err)
 		}
-		// Intermediate tensors are kept until the run ends: freeing them
-		// early is not worth the bookkeeping for a 300-node graph.
 		vals[k] = outs
+		for _, j := range g.release[step] {
+			vals[j] = nil
+		}
 	}
 	return vals[g.output][0], nil
 }

@@ -71,7 +71,7 @@ func init() {
 		"Tanh":          unaryKernel(math.Tanh),
 		"Square":        unaryKernel(func(x float64) float64 { return x * x }),
 		"Rsqrt":         unaryKernel(func(x float64) float64 { return 1 / math.Sqrt(x) }),
-		"Relu":          unaryKernel(func(x float64) float64 { return math.Max(x, 0) }),
+		"Relu":          kRelu,
 		"Sum":           reduceKernel(redSum),
 		"Mean":          reduceKernel(redMean),
 		"Max":           reduceKernel(redMax),
@@ -636,6 +636,9 @@ func kMatMul(n *node, in []*tensor, konst []bool) ([]*tensor, error) {
 		return nil, fmt.Errorf("matmul of %v and %v", a.shape, b.shape)
 	}
 	ta, tb := n.boolAttr("transpose_a"), n.boolAttr("transpose_b")
+	if konst[1] && !ta && !tb {
+		return one(dense(a, b))
+	}
 	return one(batchMatMul(a, b, ta, tb))
 }
 
@@ -670,6 +673,9 @@ func batchMatMul(a, b *tensor, ta, tb bool) (*tensor, error) {
 		return nil, fmt.Errorf("matmul batch dims %v and %v", a.shape, b.shape)
 	}
 	shape := append(cloneInts(a.shape[:ra-2]), m, nn)
+	if DebugMM != nil {
+		DebugMM(batch, m, k, nn, ta, tb, bBatch)
+	}
 	out := &tensor{dt: dtFloat, shape: shape}
 	if batch*m*nn == 0 || k == 0 {
 		out.f = make([]float32, batch*m*nn)
@@ -729,7 +735,11 @@ func kConv2D(n *node, in []*tensor, konst []bool) ([]*tensor, error) {
 	c, o := w.shape[2], w.shape[3]
 	rows := x.shape[0] * x.shape[1] * x.shape[2]
 	flat := x.reshaped([]int{rows, c})
-	res, err := batchMatMul(flat, w.reshaped([]int{c, o}), false, false)
+	mul := batchMatMulPlain
+	if konst[1] {
+		mul = dense
+	}
+	res, err := mul(flat, w.reshaped([]int{c, o}))
 	if err != nil {
 		return nil, err
 	}
@@ -742,4 +752,46 @@ func bytesOf(s []int) []byte {
 		b[k] = byte(v)
 	}
 	return b
+}
+
+var DebugMM func(batch, m, k, n int, ta, tb bool, bb int)
+
+func batchMatMulPlain(a, b *tensor) (*tensor, error) { return batchMatMul(a, b, false, false) }
+
+// dense multiplies a [m, k] by a constant weight matrix w [k, n]: with the
+// assembly kernel when w is packed (graph.packWeights), else as
+// batchMatMul does.
+func dense(a, w *tensor) (*tensor, error) {
+	p := w.packed
+	if p == nil {
+		return batchMatMul(a, w, false, false)
+	}
+	if a.rank() != 2 || a.dt != dtFloat || a.shape[1] != p.k || w.rank() != 2 || w.shape[0] != p.k || w.shape[1] != p.n {
+		return nil, fmt.Errorf("matmul of %v and %v", a.shape, w.shape)
+	}
+	m := a.shape[0]
+	out := newFloat([]int{m, p.n})
+	if m > 0 && p.k > 0 {
+		denseMatMul(out.f, a.f, m, p)
+	}
+	return out, nil
+}
+
+// kRelu is max(x, 0) in float32, as unaryKernel(math.Max) would round it:
+// NaN stays NaN and -0 becomes 0.
+func kRelu(_ *node, in []*tensor, _ []bool) ([]*tensor, error) {
+	if len(in) != 1 {
+		return nil, errArity
+	}
+	a := in[0]
+	if a.dt != dtFloat {
+		return nil, fmt.Errorf("want float32, got %s", a.dt)
+	}
+	out := newFloat(cloneInts(a.shape))
+	for k, v := range a.f {
+		if v > 0 || v != v {
+			out.f[k] = v
+		}
+	}
+	return one(out, nil)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"sync"
 )
 
@@ -78,35 +79,52 @@ func (m *Model) EmbedQuery(ctx context.Context, text string) ([]float32, error) 
 	return m.embed(text)
 }
 
-// EmbedDocuments embeds texts in order, running up to GOMAXPROCS texts at
-// once. It stops at the first error, including ctx's.
+// EmbedDocuments embeds texts in order. Texts of similar token counts run
+// together in one pass of the graph (it pads and masks, so each vector is
+// the one EmbedQuery gives), and up to GOMAXPROCS passes run at once. It
+// stops at the first error, including ctx's.
 func (m *Model) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	ids := make([][]int, len(texts))
+	for k, text := range texts {
+		ids[k] = m.tok.Encode(text)
+		if len(ids[k]) == 0 {
+			return nil, fmt.Errorf("use: embed: document %d: %w", k, ErrEmptyText)
+		}
+	}
+	batches := planBatches(ids, m.workers)
 	out := make([][]float32, len(texts))
 	jobs := make(chan int)
-	errs := make([]error, len(texts))
+	errs := make([]error, len(batches))
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	for w := 0; w < min(m.workers, len(texts)); w++ {
+	for w := 0; w < min(m.workers, len(batches)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for k := range jobs {
-				v, err := m.embed(texts[k])
+			for b := range jobs {
+				batch := batches[b]
+				seqs := make([][]int, len(batch))
+				for j, k := range batch {
+					seqs[j] = ids[k]
+				}
+				vs, err := m.run(seqs)
 				if err != nil {
-					errs[k] = fmt.Errorf("document %d: %w", k, err)
+					errs[b] = fmt.Errorf("documents %v: %w", batch, err)
 					cancel()
 					continue
 				}
-				out[k] = v
+				for j, k := range batch {
+					out[k] = vs[j]
+				}
 			}
 		}()
 	}
 feed:
-	for k := range texts {
+	for b := range batches {
 		select {
-		case jobs <- k:
+		case jobs <- b:
 		case <-ctx.Done():
 			break feed
 		}
@@ -124,23 +142,78 @@ feed:
 	return out, nil
 }
 
+// maxBatchTokens bounds one pass of the graph: its texts times the longest
+// one's token count. Within it, batching reads each weight once for many
+// tokens instead of once per text.
+const maxBatchTokens = 256
+
+// planBatches groups text indices for passes of the graph: by token count,
+// so that padding to the longest wastes little, at most maxBatchTokens
+// padded tokens each, and into at least workers groups when there are that
+// many texts, so every core has one.
+func planBatches(ids [][]int, workers int) [][]int {
+	order := make([]int, len(ids))
+	for k := range order {
+		order[k] = k
+	}
+	sort.SliceStable(order, func(a, b int) bool { return len(ids[order[a]]) < len(ids[order[b]]) })
+	per := max(1, (len(ids)+workers-1)/max(1, workers))
+	var batches [][]int
+	var cur []int
+	for _, k := range order {
+		// Sorted ascending, so the newcomer is the longest.
+		if len(cur) > 0 && (len(cur) == per || (len(cur)+1)*len(ids[k]) > maxBatchTokens) {
+			batches = append(batches, cur)
+			cur = nil
+		}
+		cur = append(cur, k)
+	}
+	if len(cur) > 0 {
+		batches = append(batches, cur)
+	}
+	return batches
+}
+
 func (m *Model) embed(text string) ([]float32, error) {
 	ids := m.tok.Encode(text)
 	if len(ids) == 0 {
 		return nil, fmt.Errorf("use: embed: %w", ErrEmptyText)
 	}
-	indices := newInt([]int{len(ids), 2})
-	values := newInt([]int{len(ids)})
-	for k, id := range ids {
-		indices.i[2*k+1] = int32(k)
-		values.i[k] = int32(id)
+	vs, err := m.run([][]int{ids})
+	if err != nil {
+		return nil, err
+	}
+	return vs[0], nil
+}
+
+// run embeds token sequences, none empty, in one pass of the graph: one
+// sparse row per sequence.
+func (m *Model) run(seqs [][]int) ([][]float32, error) {
+	total := 0
+	for _, ids := range seqs {
+		total += len(ids)
+	}
+	indices := newInt([]int{total, 2})
+	values := newInt([]int{total})
+	at := 0
+	for s, ids := range seqs {
+		for k, id := range ids {
+			indices.i[2*at] = int32(s)
+			indices.i[2*at+1] = int32(k)
+			values.i[at] = int32(id)
+			at++
+		}
 	}
 	res, err := m.g.run(map[string]*tensor{"indices": indices, "values": values})
 	if err != nil {
 		return nil, fmt.Errorf("use: embed: %w", err)
 	}
-	if res.dt != dtFloat || res.size() != Dimension {
+	if res.dt != dtFloat || res.size() != Dimension*len(seqs) {
 		return nil, fmt.Errorf("use: embed: %w: output %s %v", ErrBadModel, res.dt, res.shape)
 	}
-	return append([]float32(nil), res.f...), nil
+	out := make([][]float32, len(seqs))
+	for s := range out {
+		out[s] = append([]float32(nil), res.f[s*Dimension:(s+1)*Dimension]...)
+	}
+	return out, nil
 }

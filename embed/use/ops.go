@@ -11,9 +11,11 @@ import (
 // The kernels below follow TF.js' CPU backend semantics: element values are
 // float32, and reductions and activation-by-activation products accumulate in
 // float64 (as JavaScript numbers do) before one rounding to float32. The one
-// deliberate exception is the product with a weight matrix, which uses vek's
-// AVX2 float32 kernel for speed; the final vectors still agree with TF.js to
-// about 2e-7 per dimension (see TestReferenceEmbeddings).
+// deliberate exception is the product with a weight matrix, which
+// accumulates in float32 with fused multiply-adds for speed (the packed
+// assembly kernel of sgemm.go, or vek's AVX2 kernel; both add the products
+// in the same order and give the same bits); the final vectors still
+// agree with TF.js to about 2e-7 per dimension (see TestReferenceEmbeddings).
 
 // broadcastShape returns the NumPy-style broadcast of a and b.
 func broadcastShape(a, b []int) ([]int, error) {
@@ -179,6 +181,9 @@ func binaryOp(kind binKind, a, b *tensor) (*tensor, error) {
 			return out, nil
 		}
 		out := newFloat(shape)
+		if binFloatFast(kind, out.f, a.f, b.f, ia, ib) {
+			return out, nil
+		}
 		for k := range out.f {
 			x, y := a.f[ia.at(k)], b.f[ib.at(k)]
 			var v float32
@@ -256,6 +261,20 @@ const (
 	redProd
 )
 
+// fold adds v to the running reduction acc.
+func fold(kind reduceKind, acc *float64, v float64) {
+	switch kind {
+	case redSum, redMean:
+		*acc += v
+	case redProd:
+		*acc *= v
+	case redMax:
+		if v > *acc {
+			*acc = v
+		}
+	}
+}
+
 // reduce reduces a over axes (negative allowed). Empty reductions give the
 // identity (0 for sum, 1 for prod, the lowest value for max).
 func reduce(kind reduceKind, a *tensor, axes []int, keep bool) (*tensor, error) {
@@ -307,8 +326,24 @@ func reduce(kind reduceKind, a *tensor, axes []int, keep bool) (*tensor, error) 
 			}
 		}
 	}
+	// Reducing trailing axes of a float tensor (a layer norm's statistics)
+	// sums contiguous blocks, in the same order as the general loop.
+	trailing := a.dt == dtFloat && count > 0
+	for d := 1; d < r && trailing; d++ {
+		trailing = red[d] || !red[d-1]
+	}
+	if trailing {
+		for o := range acc {
+			for _, x := range a.f[o*count : (o+1)*count] {
+				fold(kind, &acc[o], float64(x))
+			}
+		}
+	}
 	ctr := make([]int, r)
 	n := a.size()
+	if trailing {
+		n = 0
+	}
 	for k := 0; k < n; k++ {
 		o := 0
 		for d := 0; d < r; d++ {
@@ -316,21 +351,10 @@ func reduce(kind reduceKind, a *tensor, axes []int, keep bool) (*tensor, error) 
 				o += ctr[d] * ost[d]
 			}
 		}
-		var v float64
 		if a.dt == dtFloat {
-			v = float64(a.f[k])
+			fold(kind, &acc[o], float64(a.f[k]))
 		} else {
-			v = float64(a.i[k])
-		}
-		switch kind {
-		case redSum, redMean:
-			acc[o] += v
-		case redProd:
-			acc[o] *= v
-		case redMax:
-			if v > acc[o] {
-				acc[o] = v
-			}
+			fold(kind, &acc[o], float64(a.i[k]))
 		}
 		for d := r - 1; d >= 0; d-- {
 			ctr[d]++
@@ -457,18 +481,24 @@ func sliceBox(a *tensor, begin, size, step []int) *tensor {
 	if n == 0 {
 		return out
 	}
+	// With unit steps along the last axis, whole runs are copied at once
+	// and the counter walks the axes before it.
+	run, walk := 1, r
+	if r > 0 && step[r-1] == 1 {
+		run, walk = size[r-1], r-1
+	}
 	ctr := make([]int, r)
-	for k := 0; k < n; k++ {
+	for k := 0; k < n; k += run {
 		pos := 0
 		for d := 0; d < r; d++ {
 			pos += (begin[d] + ctr[d]*step[d]) * ist[d]
 		}
 		if a.dt == dtFloat {
-			out.f[k] = a.f[pos]
+			copy(out.f[k:k+run], a.f[pos:pos+run])
 		} else {
-			out.i[k] = a.i[pos]
+			copy(out.i[k:k+run], a.i[pos:pos+run])
 		}
-		for d := r - 1; d >= 0; d-- {
+		for d := walk - 1; d >= 0; d-- {
 			ctr[d]++
 			if ctr[d] < size[d] {
 				break
@@ -659,4 +689,114 @@ func softmax(a *tensor) (*tensor, error) {
 		}
 	}
 	return out, nil
+}
+
+// binFloatFast computes a float binary op without per-element dispatch for
+// the layouts the Transformer uses: same shapes, a scalar, a repeating
+// trailing operand (a bias) or a per-row one (a layer norm's statistics).
+// It reports false, having done nothing, for any other layout. Results are
+// the same float32 operations as binaryOp's general loop, element by element.
+func binFloatFast(kind binKind, out, a, b []float32, ia, ib indexer) bool {
+	n := len(out)
+	switch {
+	case ia.mode == 0 && ib.mode == 0:
+		binSlices(kind, out, a[:n], b[:n])
+	case ia.mode == 0 && ib.mode == 1:
+		binScalar(kind, out, a[:n], b[0], false)
+	case ia.mode == 1 && ib.mode == 0:
+		binScalar(kind, out, b[:n], a[0], true)
+	case ia.mode == 0 && ib.mode == 2:
+		for lo := 0; lo < n; lo += ib.mod {
+			binSlices(kind, out[lo:lo+ib.mod], a[lo:lo+ib.mod], b[:ib.mod])
+		}
+	case ia.mode == 2 && ib.mode == 0:
+		for lo := 0; lo < n; lo += ia.mod {
+			binSlices(kind, out[lo:lo+ia.mod], a[:ia.mod], b[lo:lo+ia.mod])
+		}
+	case ia.mode == 0 && ib.mode == 4:
+		for lo, row := 0, 0; lo < n; lo, row = lo+ib.mod, row+1 {
+			binScalar(kind, out[lo:lo+ib.mod], a[lo:lo+ib.mod], b[row], false)
+		}
+	case ia.mode == 4 && ib.mode == 0:
+		for lo, row := 0, 0; lo < n; lo, row = lo+ia.mod, row+1 {
+			binScalar(kind, out[lo:lo+ia.mod], b[lo:lo+ia.mod], a[row], true)
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+func maxNaN(x, y float32) float32 {
+	if y > x || y != y {
+		return y
+	}
+	return x
+}
+
+// binSlices sets out[k] = x[k] op y[k].
+func binSlices(kind binKind, out, x, y []float32) {
+	y = y[:len(x)]
+	out = out[:len(x)]
+	switch kind {
+	case binAdd:
+		for k := range x {
+			out[k] = x[k] + y[k]
+		}
+	case binSub:
+		for k := range x {
+			out[k] = x[k] - y[k]
+		}
+	case binMul:
+		for k := range x {
+			out[k] = x[k] * y[k]
+		}
+	case binDiv:
+		for k := range x {
+			out[k] = x[k] / y[k]
+		}
+	case binMax:
+		for k := range x {
+			out[k] = maxNaN(x[k], y[k])
+		}
+	}
+}
+
+// binScalar sets out[k] = x[k] op s, or s op x[k] when swapped.
+func binScalar(kind binKind, out, x []float32, s float32, swapped bool) {
+	out = out[:len(x)]
+	switch {
+	case kind == binAdd:
+		for k := range x {
+			out[k] = x[k] + s
+		}
+	case kind == binMul:
+		for k := range x {
+			out[k] = x[k] * s
+		}
+	case kind == binSub && !swapped:
+		for k := range x {
+			out[k] = x[k] - s
+		}
+	case kind == binSub:
+		for k := range x {
+			out[k] = s - x[k]
+		}
+	case kind == binDiv && !swapped:
+		for k := range x {
+			out[k] = x[k] / s
+		}
+	case kind == binDiv:
+		for k := range x {
+			out[k] = s / x[k]
+		}
+	case kind == binMax && !swapped:
+		for k := range x {
+			out[k] = maxNaN(x[k], s)
+		}
+	case kind == binMax:
+		for k := range x {
+			out[k] = maxNaN(s, x[k])
+		}
+	}
 }

@@ -33,6 +33,10 @@ type tensor struct {
 	shape []int
 	f     []float32
 	i     []int32
+	// packed is set, and f is nil, for a constant weight matrix that only
+	// dense layers read: it is held packed for the assembly kernel
+	// (sgemm.go) instead.
+	packed *panels
 }
 
 func numElems(shape []int) int {
@@ -96,7 +100,7 @@ func (t *tensor) scalarInt() (int, error) {
 
 // reshaped returns a tensor sharing t's data with a new shape.
 func (t *tensor) reshaped(shape []int) *tensor {
-	return &tensor{dt: t.dt, shape: shape, f: t.f, i: t.i}
+	return &tensor{dt: t.dt, shape: shape, f: t.f, i: t.i, packed: t.packed}
 }
 
 func strides(shape []int) []int {

@@ -33,6 +33,7 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"Related", testRelated},
 		{"VectorSearch", testVectorSearch},
 		{"MeanVector", testMeanVector},
+		{"VectorScores", testVectorScores},
 		{"TextSearch", testTextSearch},
 		{"TextSearchHostileInput", testTextSearchHostile},
 		{"Entities", testEntities},

@@ -285,3 +285,52 @@ func testMeanVector(t *testing.T, open func(*testing.T) graph.Store) {
 		}
 	}
 }
+
+// testVectorScores: the optional graph.VectorScorer capability scores the
+// listed tools the filter allows against several vectors at once, with the
+// scores VectorSearch gives, and nothing else.
+func testVectorScores(t *testing.T, open func(*testing.T) graph.Store) {
+	s := fresh(t, open)
+	vs, ok := s.(graph.VectorScorer)
+	if !ok {
+		t.Skipf("%T has no VectorScores (optional capability)", s)
+	}
+	put(t, s,
+		mk("a", "DO_A", "A", "x", "d", unit(0)),
+		mk("b", "DO_B", "B", "x", "d", mix(0, 3, 1, 1)),
+		mk("c", "DO_C", "C", "y", "d", mix(0, 1, 1, 1)),
+		mk("d", "DO_D", "D", "x", "d", unit(1), status(graph.StatusDeprecated)),
+	)
+	qs := [][]float32{{2, 0, 0, 0, 0, 0, 0, 0}, mix(0, 1, 1, 2)}
+	ids := []string{"a", "b", "c", "d", "nope"}
+	got, err := vs.VectorScores(ctx, qs, graph.Filter{IDs: ids})
+	if err != nil {
+		t.Fatalf("VectorScores: %v", err)
+	}
+	if len(got) != 3 || got["d"] != nil || got["nope"] != nil {
+		t.Fatalf("VectorScores = %v, want the active listed tools a, b and c", got)
+	}
+	for i, q := range qs {
+		hits, err := s.VectorSearch(ctx, q, 10, graph.Filter{IDs: ids})
+		if err != nil {
+			t.Fatalf("VectorSearch: %v", err)
+		}
+		for _, h := range hits {
+			if sc := got[h.Tool.ID]; len(sc) != len(qs) || !approx(sc[i], h.Score, 1e-6) {
+				t.Errorf("vector %d, %s: VectorScores %v, VectorSearch %v", i, h.Tool.ID, sc, h.Score)
+			}
+		}
+	}
+	// The filter applies as it does to a search: categories, the caller's
+	// visibility, and an empty list scores nothing.
+	f := graph.Filter{IDs: ids, Categories: []string{"x"}, Allow: func(sum *graph.ToolSummary) bool { return sum.ID != "b" }}
+	if got, err := vs.VectorScores(ctx, qs, f); err != nil || len(got) != 1 || got["a"] == nil {
+		t.Errorf("filtered VectorScores = %v, %v; want only a", got, err)
+	}
+	if got, err := vs.VectorScores(ctx, qs, graph.Filter{}); err != nil || len(got) != 0 {
+		t.Errorf("no ids: VectorScores = %v, %v; want none", got, err)
+	}
+	if _, err := vs.VectorScores(ctx, [][]float32{{1, 2, 3}}, graph.Filter{IDs: ids}); !errors.Is(err, graph.ErrDimension) {
+		t.Errorf("wrong dimension: err = %v, want ErrDimension", err)
+	}
+}

@@ -122,6 +122,31 @@ func (m *memIndex) meanVector() []float32 {
 	return mean
 }
 
+// scores returns, for each of ids that f passes and that has a vector, its
+// dot product with each of qs (unit vectors), computed as search does.
+func (m *memIndex) scores(qs [][]float32, ids []string, f *matcher) map[string][]float64 {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make(map[string][]float64, len(ids))
+	for _, id := range ids {
+		i, ok := m.pos[id]
+		if !ok {
+			continue
+		}
+		e := m.entries[i]
+		if _, done := out[id]; done || e.row < 0 || !f.pushed(&e.sum) || !f.allow(&e.sum) {
+			continue
+		}
+		row := m.vecs[e.row*m.dim : (e.row+1)*m.dim]
+		sc := make([]float64, len(qs))
+		for k, q := range qs {
+			sc[k] = float64(vek32.Dot(q, row))
+		}
+		out[id] = sc
+	}
+	return out
+}
+
 // summary returns a tool's summary (shared: callers must not modify it).
 func (m *memIndex) summary(id string) (graph.ToolSummary, bool) {
 	m.mu.RLock()

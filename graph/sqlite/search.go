@@ -24,6 +24,22 @@ func (s *Store) VectorSearch(ctx context.Context, vec []float32, k int, f graph.
 	return s.mem.search(graph.Normalize(vec), k, newMatcher(f), false), nil
 }
 
+// VectorScores scores every listed tool f allows against each of vecs (see
+// graph.VectorScorer), from memory.
+func (s *Store) VectorScores(ctx context.Context, vecs [][]float32, f graph.Filter) (map[string][]float64, error) {
+	unit := make([][]float32, len(vecs))
+	for i, v := range vecs {
+		if err := s.checkDim("vector scores", v); err != nil {
+			return nil, err
+		}
+		unit[i] = graph.Normalize(v)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: vector scores: %w", err)
+	}
+	return s.mem.scores(unit, f.IDs, newMatcher(f)), nil
+}
+
 // MeanVector returns the mean of the normalised embeddings of active tools
 // (nil when there are none), for retrieval to centre cosine scores on (see
 // graph.MeanVectorer). It is served from memory.
