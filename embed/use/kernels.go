@@ -673,9 +673,6 @@ func batchMatMul(a, b *tensor, ta, tb bool) (*tensor, error) {
 		return nil, fmt.Errorf("matmul batch dims %v and %v", a.shape, b.shape)
 	}
 	shape := append(cloneInts(a.shape[:ra-2]), m, nn)
-	if DebugMM != nil {
-		DebugMM(batch, m, k, nn, ta, tb, bBatch)
-	}
 	out := &tensor{dt: dtFloat, shape: shape}
 	if batch*m*nn == 0 || k == 0 {
 		out.f = make([]float32, batch*m*nn)
@@ -753,8 +750,6 @@ func bytesOf(s []int) []byte {
 	}
 	return b
 }
-
-var DebugMM func(batch, m, k, n int, ta, tb bool, bb int)
 
 func batchMatMulPlain(a, b *tensor) (*tensor, error) { return batchMatMul(a, b, false, false) }
 

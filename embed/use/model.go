@@ -148,9 +148,9 @@ feed:
 const maxBatchTokens = 256
 
 // planBatches groups text indices for passes of the graph: by token count,
-// so that padding to the longest wastes little, at most maxBatchTokens
-// padded tokens each, and into at least workers groups when there are that
-// many texts, so every core has one.
+// so that padding to the longest wastes little; at most maxBatchTokens
+// padded tokens each; and none with more than an even share of the texts
+// across workers, so that the passes spread over the cores.
 func planBatches(ids [][]int, workers int) [][]int {
 	order := make([]int, len(ids))
 	for k := range order {

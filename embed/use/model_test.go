@@ -300,3 +300,45 @@ func BenchmarkEmbedPhrases(b *testing.B) {
 	b.ReportMetric(float64(len(phrases)), "phrases")
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/op")
 }
+
+// TestPlanBatches: every text is in exactly one pass; a pass holds texts of
+// neighbouring lengths, at most maxBatchTokens padded tokens (a longer text
+// runs alone) and at most an even share of the texts per worker.
+func TestPlanBatches(t *testing.T) {
+	lengths := []int{3, 300, 5, 4, 40, 41, 3, 90, 7, 64, 64, 2, 120, 6}
+	ids := make([][]int, len(lengths))
+	for i, n := range lengths {
+		ids[i] = make([]int, n)
+	}
+	for _, workers := range []int{1, 2, 4, 16} {
+		batches := planBatches(ids, workers)
+		share := (len(ids) + workers - 1) / workers
+		seen := make([]int, len(ids))
+		prevMax := 0
+		for _, b := range batches {
+			longest := 0
+			for j, k := range b {
+				seen[k]++
+				longest = max(longest, lengths[k])
+				if j > 0 && lengths[k] < lengths[b[j-1]] {
+					t.Fatalf("workers %d: pass %v is not ordered by length", workers, b)
+				}
+				if lengths[k] < prevMax {
+					t.Fatalf("workers %d: pass %v starts shorter than the last pass ended", workers, b)
+				}
+			}
+			prevMax = longest
+			if len(b) > share || (len(b) > 1 && len(b)*longest > maxBatchTokens) {
+				t.Fatalf("workers %d: pass %v (lengths up to %d) is too big", workers, b, longest)
+			}
+		}
+		for k, n := range seen {
+			if n != 1 {
+				t.Fatalf("workers %d: text %d is in %d passes", workers, k, n)
+			}
+		}
+	}
+	if got := planBatches(nil, 2); len(got) != 0 {
+		t.Fatalf("no texts: %v", got)
+	}
+}

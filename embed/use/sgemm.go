@@ -43,8 +43,8 @@ func (g *graph) packWeights() {
 	if !hasSgemmAsm {
 		return
 	}
-	dense := make([]bool, len(g.nodes)) // a constant with dense readers only
-	other := make([]bool, len(g.nodes))
+	weight := make([]bool, len(g.nodes)) // read as a dense layer's weights
+	other := make([]bool, len(g.nodes))  // read any other way
 	for k := range g.nodes {
 		n := &g.nodes[k]
 		for j, in := range n.inputs {
@@ -53,14 +53,14 @@ func (g *graph) packWeights() {
 				continue
 			}
 			if j == 1 && denseWeight(n, src.konst) {
-				dense[in.node] = true
+				weight[in.node] = true
 			} else {
 				other[in.node] = true
 			}
 		}
 	}
 	for k := range g.nodes {
-		if !dense[k] || other[k] {
+		if !weight[k] || other[k] {
 			continue
 		}
 		t := g.nodes[k].konst
@@ -133,8 +133,8 @@ func denseMatMul(out, a []float32, m int, w *panels) {
 		return
 	}
 	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		p0, p1 := w*np/workers, (w+1)*np/workers
+	for part := 0; part < workers; part++ {
+		p0, p1 := part*np/workers, (part+1)*np/workers
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
