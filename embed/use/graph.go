@@ -357,16 +357,14 @@ func (g *graph) run(feeds map[string]*tensor) (*tensor, error) {
 			continue
 		}
 		args := make([]*tensor, len(n.inputs))
-		konst := make([]bool, len(n.inputs))
 		for j, in := range n.inputs {
 			outs := vals[in.node]
 			if in.out >= len(outs) {
 				return nil, fmt.Errorf("run: node %q: input %d has no output %d", n.name, j, in.out)
 			}
 			args[j] = outs[in.out]
-			konst[j] = g.nodes[in.node].konst != nil
 		}
-		outs, err := kernels[n.op](n, args, konst)
+		outs, err := kernels[n.op](n, args)
 		if err != nil {
 			return nil, fmt.Errorf("run: %s %q: %w", n.op, n.name, err)
 		}

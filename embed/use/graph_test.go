@@ -174,8 +174,7 @@ func TestKernels(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			n := &node{name: tc.name, op: tc.op, attrs: tc.attrs, nOut: 1}
-			konst := make([]bool, len(tc.in))
-			outs, err := kernels[tc.op](n, tc.in, konst)
+			outs, err := kernels[tc.op](n, tc.in)
 			if tc.shape == nil { // expected failure
 				if err == nil {
 					t.Fatalf("want an error, got %v", outs[0])

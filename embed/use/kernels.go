@@ -8,9 +8,8 @@ import (
 	"github.com/viterin/vek/vek32"
 )
 
-// kernel runs one op. konst says, per input, whether it is a graph constant
-// (a weight).
-type kernel func(n *node, in []*tensor, konst []bool) ([]*tensor, error)
+// kernel runs one op on its inputs.
+type kernel func(n *node, in []*tensor) ([]*tensor, error)
 
 var errArity = errors.New("wrong number of inputs")
 
@@ -22,7 +21,7 @@ func one(t *tensor, err error) ([]*tensor, error) {
 }
 
 func binKernel(kind binKind) kernel {
-	return func(_ *node, in []*tensor, _ []bool) ([]*tensor, error) {
+	return func(_ *node, in []*tensor) ([]*tensor, error) {
 		if len(in) != 2 {
 			return nil, errArity
 		}
@@ -31,7 +30,7 @@ func binKernel(kind binKind) kernel {
 }
 
 func unaryKernel(f func(float64) float64) kernel {
-	return func(_ *node, in []*tensor, _ []bool) ([]*tensor, error) {
+	return func(_ *node, in []*tensor) ([]*tensor, error) {
 		if len(in) != 1 {
 			return nil, errArity
 		}
@@ -40,7 +39,7 @@ func unaryKernel(f func(float64) float64) kernel {
 }
 
 func reduceKernel(kind reduceKind) kernel {
-	return func(n *node, in []*tensor, _ []bool) ([]*tensor, error) {
+	return func(n *node, in []*tensor) ([]*tensor, error) {
 		if len(in) != 2 {
 			return nil, errArity
 		}
@@ -76,7 +75,7 @@ func init() {
 		"Mean":          reduceKernel(redMean),
 		"Max":           reduceKernel(redMax),
 		"Prod":          reduceKernel(redProd),
-		"Softmax":       func(_ *node, in []*tensor, _ []bool) ([]*tensor, error) { return one(softmax(in[0])) },
+		"Softmax":       func(_ *node, in []*tensor) ([]*tensor, error) { return one(softmax(in[0])) },
 		"LogicalNot":    kLogicalNot,
 		"Cast":          kCast,
 		"Shape":         kShape,
@@ -102,7 +101,7 @@ func init() {
 	}
 }
 
-func kLogicalNot(_ *node, in []*tensor, _ []bool) ([]*tensor, error) {
+func kLogicalNot(_ *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 1 || in[0].dt != dtBool {
 		return nil, errors.New("want one bool input")
 	}
@@ -115,7 +114,7 @@ func kLogicalNot(_ *node, in []*tensor, _ []bool) ([]*tensor, error) {
 	return one(out, nil)
 }
 
-func kCast(n *node, in []*tensor, _ []bool) ([]*tensor, error) {
+func kCast(n *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 1 {
 		return nil, errArity
 	}
@@ -153,7 +152,7 @@ func kCast(n *node, in []*tensor, _ []bool) ([]*tensor, error) {
 	return one(out, nil)
 }
 
-func kShape(_ *node, in []*tensor, _ []bool) ([]*tensor, error) {
+func kShape(_ *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 1 {
 		return nil, errArity
 	}
@@ -164,7 +163,7 @@ func kShape(_ *node, in []*tensor, _ []bool) ([]*tensor, error) {
 	return one(out, nil)
 }
 
-func kReshape(_ *node, in []*tensor, _ []bool) ([]*tensor, error) {
+func kReshape(_ *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 2 {
 		return nil, errArity
 	}
@@ -196,7 +195,7 @@ func kReshape(_ *node, in []*tensor, _ []bool) ([]*tensor, error) {
 	return one(in[0].reshaped(shape), nil)
 }
 
-func kExpandDims(_ *node, in []*tensor, _ []bool) ([]*tensor, error) {
+func kExpandDims(_ *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 2 {
 		return nil, errArity
 	}
@@ -215,7 +214,7 @@ func kExpandDims(_ *node, in []*tensor, _ []bool) ([]*tensor, error) {
 	return one(in[0].reshaped(shape), nil)
 }
 
-func kSqueeze(n *node, in []*tensor, _ []bool) ([]*tensor, error) {
+func kSqueeze(n *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 1 {
 		return nil, errArity
 	}
@@ -245,7 +244,7 @@ func kSqueeze(n *node, in []*tensor, _ []bool) ([]*tensor, error) {
 	return one(a.reshaped(shape), nil)
 }
 
-func kTranspose(_ *node, in []*tensor, _ []bool) ([]*tensor, error) {
+func kTranspose(_ *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 2 {
 		return nil, errArity
 	}
@@ -256,7 +255,7 @@ func kTranspose(_ *node, in []*tensor, _ []bool) ([]*tensor, error) {
 	return one(transpose(in[0], perm))
 }
 
-func kConcat(_ *node, in []*tensor, _ []bool) ([]*tensor, error) {
+func kConcat(_ *node, in []*tensor) ([]*tensor, error) {
 	if len(in) < 2 {
 		return nil, errArity
 	}
@@ -267,7 +266,7 @@ func kConcat(_ *node, in []*tensor, _ []bool) ([]*tensor, error) {
 	return one(concat(in[:len(in)-1], axis))
 }
 
-func kPack(n *node, in []*tensor, _ []bool) ([]*tensor, error) {
+func kPack(n *node, in []*tensor) ([]*tensor, error) {
 	if len(in) == 0 {
 		return nil, errArity
 	}
@@ -295,7 +294,7 @@ func kPack(n *node, in []*tensor, _ []bool) ([]*tensor, error) {
 	return one(concat(parts, axis))
 }
 
-func kSplitV(n *node, in []*tensor, _ []bool) ([]*tensor, error) {
+func kSplitV(n *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 3 {
 		return nil, errArity
 	}
@@ -345,7 +344,7 @@ func kSplitV(n *node, in []*tensor, _ []bool) ([]*tensor, error) {
 	return outs, nil
 }
 
-func kSlice(_ *node, in []*tensor, _ []bool) ([]*tensor, error) {
+func kSlice(_ *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 3 {
 		return nil, errArity
 	}
@@ -374,7 +373,7 @@ func kSlice(_ *node, in []*tensor, _ []bool) ([]*tensor, error) {
 	return one(sliceBox(a, begin, size, step), nil)
 }
 
-func kStridedSlice(n *node, in []*tensor, _ []bool) ([]*tensor, error) {
+func kStridedSlice(n *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 4 {
 		return nil, errArity
 	}
@@ -481,7 +480,7 @@ func sign(v int) int {
 	return 1
 }
 
-func kGather(n *node, in []*tensor, _ []bool) ([]*tensor, error) {
+func kGather(n *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 3 {
 		return nil, errArity
 	}
@@ -495,14 +494,14 @@ func kGather(n *node, in []*tensor, _ []bool) ([]*tensor, error) {
 	return one(gather(in[0], in[1], axis))
 }
 
-func kGatherNd(_ *node, in []*tensor, _ []bool) ([]*tensor, error) {
+func kGatherNd(_ *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 2 {
 		return nil, errArity
 	}
 	return one(gatherNd(in[0], in[1]))
 }
 
-func kScatterNd(_ *node, in []*tensor, _ []bool) ([]*tensor, error) {
+func kScatterNd(_ *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 3 {
 		return nil, errArity
 	}
@@ -513,7 +512,7 @@ func kScatterNd(_ *node, in []*tensor, _ []bool) ([]*tensor, error) {
 	return one(scatterNd(in[0], in[1], shape))
 }
 
-func kSparseToDense(_ *node, in []*tensor, _ []bool) ([]*tensor, error) {
+func kSparseToDense(_ *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 4 {
 		return nil, errArity
 	}
@@ -565,7 +564,7 @@ func kSparseToDense(_ *node, in []*tensor, _ []bool) ([]*tensor, error) {
 	return one(out, nil)
 }
 
-func kWhere(_ *node, in []*tensor, _ []bool) ([]*tensor, error) {
+func kWhere(_ *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 1 {
 		return nil, errArity
 	}
@@ -599,7 +598,7 @@ func kWhere(_ *node, in []*tensor, _ []bool) ([]*tensor, error) {
 	return one(out, nil)
 }
 
-func kRange(_ *node, in []*tensor, _ []bool) ([]*tensor, error) {
+func kRange(_ *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 3 {
 		return nil, errArity
 	}
@@ -627,7 +626,7 @@ func kRange(_ *node, in []*tensor, _ []bool) ([]*tensor, error) {
 	return one(out, nil)
 }
 
-func kMatMul(n *node, in []*tensor, konst []bool) ([]*tensor, error) {
+func kMatMul(n *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 2 {
 		return nil, errArity
 	}
@@ -636,13 +635,13 @@ func kMatMul(n *node, in []*tensor, konst []bool) ([]*tensor, error) {
 		return nil, fmt.Errorf("matmul of %v and %v", a.shape, b.shape)
 	}
 	ta, tb := n.boolAttr("transpose_a"), n.boolAttr("transpose_b")
-	if konst[1] && !ta && !tb {
+	if !ta && !tb {
 		return one(dense(a, b))
 	}
 	return one(batchMatMul(a, b, ta, tb))
 }
 
-func kBatchMatMul(n *node, in []*tensor, konst []bool) ([]*tensor, error) {
+func kBatchMatMul(n *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 2 {
 		return nil, errArity
 	}
@@ -709,7 +708,7 @@ func batchMatMul(a, b *tensor, ta, tb bool) (*tensor, error) {
 
 // kConv2D supports the 1x1, stride-1 NHWC convolutions the Transformer uses
 // as dense layers.
-func kConv2D(n *node, in []*tensor, konst []bool) ([]*tensor, error) {
+func kConv2D(n *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 2 {
 		return nil, errArity
 	}
@@ -732,11 +731,7 @@ func kConv2D(n *node, in []*tensor, konst []bool) ([]*tensor, error) {
 	c, o := w.shape[2], w.shape[3]
 	rows := x.shape[0] * x.shape[1] * x.shape[2]
 	flat := x.reshaped([]int{rows, c})
-	mul := batchMatMulPlain
-	if konst[1] {
-		mul = dense
-	}
-	res, err := mul(flat, w.reshaped([]int{c, o}))
+	res, err := dense(flat, w.reshaped([]int{c, o}))
 	if err != nil {
 		return nil, err
 	}
@@ -751,11 +746,8 @@ func bytesOf(s []int) []byte {
 	return b
 }
 
-func batchMatMulPlain(a, b *tensor) (*tensor, error) { return batchMatMul(a, b, false, false) }
-
-// dense multiplies a [m, k] by a constant weight matrix w [k, n]: with the
-// assembly kernel when w is packed (graph.packWeights), else as
-// batchMatMul does.
+// dense multiplies a [m, k] by w [k, n]: with the assembly kernel when w
+// is a packed weight matrix (graph.packWeights), else as batchMatMul does.
 func dense(a, w *tensor) (*tensor, error) {
 	p := w.packed
 	if p == nil {
@@ -774,7 +766,7 @@ func dense(a, w *tensor) (*tensor, error) {
 
 // kRelu is max(x, 0) in float32, as unaryKernel(math.Max) would round it:
 // NaN stays NaN and -0 becomes 0.
-func kRelu(_ *node, in []*tensor, _ []bool) ([]*tensor, error) {
+func kRelu(_ *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 1 {
 		return nil, errArity
 	}

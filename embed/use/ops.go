@@ -338,30 +338,27 @@ func reduce(kind reduceKind, a *tensor, axes []int, keep bool) (*tensor, error) 
 				fold(kind, &acc[o], float64(x))
 			}
 		}
-	}
-	ctr := make([]int, r)
-	n := a.size()
-	if trailing {
-		n = 0
-	}
-	for k := 0; k < n; k++ {
-		o := 0
-		for d := 0; d < r; d++ {
-			if !red[d] {
-				o += ctr[d] * ost[d]
+	} else {
+		ctr := make([]int, r)
+		for k := range a.size() {
+			o := 0
+			for d := 0; d < r; d++ {
+				if !red[d] {
+					o += ctr[d] * ost[d]
+				}
 			}
-		}
-		if a.dt == dtFloat {
-			fold(kind, &acc[o], float64(a.f[k]))
-		} else {
-			fold(kind, &acc[o], float64(a.i[k]))
-		}
-		for d := r - 1; d >= 0; d-- {
-			ctr[d]++
-			if ctr[d] < in[d] {
-				break
+			if a.dt == dtFloat {
+				fold(kind, &acc[o], float64(a.f[k]))
+			} else {
+				fold(kind, &acc[o], float64(a.i[k]))
 			}
-			ctr[d] = 0
+			for d := r - 1; d >= 0; d-- {
+				ctr[d]++
+				if ctr[d] < in[d] {
+					break
+				}
+				ctr[d] = 0
+			}
 		}
 	}
 	if a.dt == dtFloat {
