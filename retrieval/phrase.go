@@ -43,18 +43,6 @@ func phrases(text string, size int) []string {
 	}
 }
 
-// addPhrases is the phrase signal: each candidate's cosine to the query's
-// best-matching phrase (a window of Options.PhraseWords words), centred like
-// the semantic signal on mean, the mean vector centreSemantic used (nil: the
-// cosines are not centred). A sentence embedding
-// averages a long query's words, so the words that name the task are
-// diluted by its framing and details; a short window keeps them together
-// (max-passage matching, applied to the query). Queries too short for a
-// window leave the signal empty, which scores every candidate alike.
-func (s *Service) addPhrases(ctx context.Context, text string, f graph.Filter, cands map[string]*candidate, mean []float32) error {
-	return s.scorePhrases(ctx, s.startPhrases(ctx, text), f, cands, mean)
-}
-
 // phraseJob embeds a query's windows in the background, so that rank's
 // other work (the query's own embedding, the index searches) overlaps it.
 type phraseJob struct {
@@ -78,7 +66,15 @@ func (s *Service) startPhrases(ctx context.Context, text string) *phraseJob {
 	return j
 }
 
-// scorePhrases waits for j and sets each candidate's phrase signal.
+// scorePhrases waits for j and sets the phrase signal: each candidate's
+// cosine to the query's best-matching phrase (a window of
+// Options.PhraseWords words), centred like the semantic signal on mean, the
+// mean vector centreSemantic used (nil: the cosines are not centred). A
+// sentence embedding averages a long query's words, so the words that name
+// the task are diluted by its framing and details; a short window keeps
+// them together (max-passage matching, applied to the query). A query too
+// short for a window (j nil) leaves the signal empty, which scores every
+// candidate alike.
 func (s *Service) scorePhrases(ctx context.Context, j *phraseJob, f graph.Filter, cands map[string]*candidate, mean []float32) error {
 	if j == nil {
 		return nil
@@ -96,6 +92,7 @@ func (s *Service) scorePhrases(ctx context.Context, j *phraseJob, f graph.Filter
 	if err != nil {
 		return fmt.Errorf("retrieval: phrase search: %w", err)
 	}
+	centre := len(mean) > 0 && len(mean) == len(j.vecs[0])
 	proj := make([]float64, len(j.vecs)) // each phrase's projection on the mean, as centreSemantic's q·m
 	for i, v := range j.vecs {
 		proj[i] = dot64(v, mean)
@@ -109,7 +106,7 @@ func (s *Service) scorePhrases(ctx context.Context, j *phraseJob, f graph.Filter
 			if math.IsInf(sim, -1) {
 				continue
 			}
-			if c.hasCentred && c.spread > 1e-9 && len(mean) == len(j.vecs[i]) {
+			if centre && c.hasCentred && c.spread > 1e-9 {
 				sim = (sim - proj[i]) / c.spread
 			}
 			if !c.hasPhrase || sim > c.phrase {

@@ -18,7 +18,7 @@ type candidate struct {
 	semantic   float64 // cosine; valid when hasSem
 	centred    float64 // cosine after centring (centreSemantic); valid when hasCentred
 	spread     float64 // |t − m|, the tool vector's length after centring; valid when hasCentred
-	phrase     float64 // the best query phrase's cosine (addPhrases); valid when hasPhrase
+	phrase     float64 // the best query phrase's cosine (scorePhrases); valid when hasPhrase
 	hasPhrase  bool
 	hasSem     bool
 	hasCentred bool
