@@ -274,8 +274,8 @@ type MeanVectorer interface {
 // embedding, in one call. f.IDs must list the tools (an empty list scores
 // none). scores[id][i] is the cosine with vecs[i], as VectorSearch scores
 // it. Retrieval's phrase signal scores its candidates with it instead of one
-// VectorSearch per phrase; stores without it (the Neo4j store) take that
-// path, with the same result.
+// VectorSearch per phrase. Both stores have it; a store without it takes
+// that path, with the same result.
 type VectorScorer interface {
 	VectorScores(ctx context.Context, vecs [][]float32, f Filter) (map[string][]float64, error)
 }

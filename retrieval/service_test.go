@@ -570,7 +570,8 @@ func (n noScorer) MeanVector(ctx context.Context) ([]float32, error) {
 
 // TestPhraseScoresWithoutScorer: the phrase signal is the same whether the
 // store scores every phrase in one call (graph.VectorScorer) or retrieval
-// runs a vector search per phrase, as it does on the Neo4j store.
+// runs a vector search per phrase, as it does on a store without the
+// capability.
 func TestPhraseScoresWithoutScorer(t *testing.T) {
 	ms := phraseTools()
 	_, st := newService(t, retrieval.Options{}, ms...)

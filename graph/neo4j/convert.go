@@ -92,25 +92,40 @@ func getStrings(r record, key string) ([]string, error) {
 
 // getVector decodes a LIST<FLOAT> into float32s (nil for null).
 func getVector(r record, key string) ([]float32, error) {
+	xs, err := getFloats(r, key)
+	if xs == nil || err != nil {
+		return nil, err
+	}
+	out := make([]float32, len(xs))
+	for i, x := range xs {
+		out[i] = float32(x)
+	}
+	return out, nil
+}
+
+// getFloats decodes a LIST<FLOAT> (nil for null; a null element is 0, as
+// getFloat reads a null).
+func getFloats(r record, key string) ([]float64, error) {
 	switch v := r[key].(type) {
 	case nil:
 		return nil, nil
 	case []float64:
-		out := make([]float32, len(v))
+		return append([]float64(nil), v...), nil
+	case []float32:
+		out := make([]float64, len(v))
 		for i, x := range v {
-			out[i] = float32(x)
+			out[i] = float64(x)
 		}
 		return out, nil
-	case []float32:
-		return append([]float32(nil), v...), nil
 	case []any:
-		out := make([]float32, len(v))
+		out := make([]float64, len(v))
 		for i, x := range v {
 			switch f := x.(type) {
+			case nil:
 			case float64:
-				out[i] = float32(f)
+				out[i] = f
 			case int64:
-				out[i] = float32(f)
+				out[i] = float64(f)
 			default:
 				return nil, fmt.Errorf("field %q[%d]: want float, got %T", key, i, x)
 			}

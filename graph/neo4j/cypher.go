@@ -218,6 +218,13 @@ RETURN scanned, hits`
 MATCH (t:Tool {id: id})
 WHERE t.embedding IS NOT NULL AND ` + filterWhere + `
 RETURN t.summary AS summary, vector.similarity.cosine(t.embedding, $vector) AS score`
+	// cypherVectorScoresIDs scores the listed tools against several vectors
+	// in one statement (graph.VectorScorer: the phrase signal's windows),
+	// each score as cypherVectorScoreIDs gives it.
+	cypherVectorScoresIDs = `UNWIND $ids AS id
+MATCH (t:Tool {id: id})
+WHERE t.embedding IS NOT NULL AND ` + filterWhere + `
+RETURN t.summary AS summary, [v IN $vectors | vector.similarity.cosine(t.embedding, v)] AS scores`
 	cypherUsageScoreIDs = `UNWIND $ids AS id
 MATCH (t:Tool {id: id})
 WHERE t.usageCentroid IS NOT NULL AND ` + filterWhere + `
@@ -404,6 +411,7 @@ func Statements() []Statement {
 		"usageSearch":           cypherUsageSearch,
 		"textSearch":            cypherTextSearch,
 		"vectorScoreIDs":        cypherVectorScoreIDs,
+		"vectorScoresIDs":       cypherVectorScoresIDs,
 		"usageScoreIDs":         cypherUsageScoreIDs,
 		"activeEmbeddings":      cypherActiveEmbeddings,
 		"relatedDependsOn":      cypherRelatedDependsOn,

@@ -13,8 +13,9 @@
 // names. Vector scores are converted back from Neo4j's (1+cos)/2 to cosine,
 // so they compare with the SQLite store's. A vector search restricted to an
 // id list (retrieval's candidates) scores those tools exactly with
-// vector.similarity.cosine instead of walking the approximate index.
-// MeanVector (graph.MeanVectorer) reads the active embeddings and is cached.
+// vector.similarity.cosine instead of walking the approximate index, and
+// VectorScores (graph.VectorScorer) scores such a list against several
+// vectors (the query's phrases) in one statement. MeanVector (graph.MeanVectorer) reads the active embeddings and is cached.
 //
 // All Cypher lives in cypher.go as named constants. Without a server the
 // package is proven by golden tests of every statement and its parameters

@@ -178,6 +178,30 @@ func goldenCases() []goldenCase {
 				Allow: func(ts *graph.ToolSummary) bool { return len(ts.Tags) == 0 },
 			})
 		}},
+		{"vector_scores", func(t *testing.T, f *fakeRunner) {
+			f.answer("getEmbedder", embedderRecord())
+			// Every listed tool against every vector, one statement; Allow
+			// drops "a", and a null score (a zero vector) reads as 0.
+			f.answer("vectorScoresIDs",
+				record{"summary": summaryJSON(t, "a", "active", "secret"), "scores": list(1.0, 0.5)},
+				record{"summary": summaryJSON(t, "b", "active"), "scores": list[any](0.75, nil)})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return s.VectorScores(ctx, [][]float32{{1, 0, 0, 0}, {0, 0.5, 0, 0}}, graph.Filter{
+				IDs:   []string{"a", "b", "missing"},
+				Allow: func(ts *graph.ToolSummary) bool { return len(ts.Tags) == 0 },
+			})
+		}},
+		{"vector_scores_no_ids", func(t *testing.T, f *fakeRunner) {
+			f.answer("getEmbedder", embedderRecord())
+		}, func(ctx context.Context, s *Store) (any, error) {
+			// No ids: nothing to score and no statement beyond the dimension check.
+			return s.VectorScores(ctx, [][]float32{{1, 0, 0, 0}}, graph.Filter{})
+		}},
+		{"vector_scores_wrong_dimension", func(t *testing.T, f *fakeRunner) {
+			f.answer("getEmbedder", embedderRecord())
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return s.VectorScores(ctx, [][]float32{{1, 0, 0, 0}, {1, 0}}, graph.Filter{IDs: []string{"a"}})
+		}},
 		{"usage_search_ids", func(t *testing.T, f *fakeRunner) {
 			f.answer("getEmbedder", embedderRecord())
 			f.answer("usageScoreIDs", record{"summary": summaryJSON(t, "a", "active"), "score": 0.25})
@@ -435,16 +459,17 @@ func TestGolden(t *testing.T) {
 // TestGoldenErrors checks the sentinel errors of the golden cases.
 func TestGoldenErrors(t *testing.T) {
 	want := map[string]error{
-		"ensure_embedder_mismatch":     graph.ErrEmbedderMismatch,
-		"embedder_missing":             graph.ErrNotFound,
-		"upsert_wrong_dimension":       graph.ErrDimension,
-		"get_tool_missing":             graph.ErrNotFound,
-		"set_status_missing":           graph.ErrNotFound,
-		"related_alternatives_missing": graph.ErrNotFound,
-		"record_usage_unknown_tool":    graph.ErrNotFound,
-		"delete_source_missing":        graph.ErrNotFound,
-		"set_spec_status_missing":      graph.ErrNotFound,
-		"create_key_conflict":          graph.ErrConflict,
+		"ensure_embedder_mismatch":      graph.ErrEmbedderMismatch,
+		"embedder_missing":              graph.ErrNotFound,
+		"upsert_wrong_dimension":        graph.ErrDimension,
+		"vector_scores_wrong_dimension": graph.ErrDimension,
+		"get_tool_missing":              graph.ErrNotFound,
+		"set_status_missing":            graph.ErrNotFound,
+		"related_alternatives_missing":  graph.ErrNotFound,
+		"record_usage_unknown_tool":     graph.ErrNotFound,
+		"delete_source_missing":         graph.ErrNotFound,
+		"set_spec_status_missing":       graph.ErrNotFound,
+		"create_key_conflict":           graph.ErrConflict,
 	}
 	for _, tc := range goldenCases() {
 		f := newFakeRunner(goldenDim)

@@ -33,6 +33,56 @@ func (s *Store) VectorSearch(ctx context.Context, vec []float32, k int, f graph.
 	return hits, nil
 }
 
+// VectorScores is graph.VectorScorer: the cosine of each listed tool that
+// f allows with each of vecs, in one statement, as VectorSearch scores it.
+// Retrieval's phrase signal scores its candidates against every window of
+// the query this way, instead of one search per window.
+func (s *Store) VectorScores(ctx context.Context, vecs [][]float32, f graph.Filter) (map[string][]float64, error) {
+	vs := make([]any, len(vecs))
+	for i, v := range vecs {
+		if err := s.checkDim(ctx, "vector scores", v); err != nil {
+			return nil, err
+		}
+		vs[i] = vectorParam(v)
+	}
+	out := map[string][]float64{}
+	if len(f.IDs) == 0 || len(vecs) == 0 {
+		return out, nil
+	}
+	err := s.r.read(ctx, func(tx txRunner) error {
+		clear(out)
+		recs, err := tx.run(ctx, cypherVectorScoresIDs, filterParams(f, map[string]any{"vectors": vs}))
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			sum, err := getSummary(r, "summary")
+			if err != nil {
+				return err
+			}
+			if !allow(f, sum) {
+				continue
+			}
+			scores, err := getFloats(r, "scores")
+			if err != nil {
+				return err
+			}
+			if len(scores) != len(vecs) {
+				return fmt.Errorf("tool %q: %d scores for %d vectors", sum.ID, len(scores), len(vecs))
+			}
+			for i, x := range scores {
+				scores[i] = fromCosineScore(x)
+			}
+			out[sum.ID] = scores
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrapErr("vector scores", err)
+	}
+	return out, nil
+}
+
 // UsageSearch is VectorSearch over usage centroids (tool_usage_centroid).
 func (s *Store) UsageSearch(ctx context.Context, vec []float32, k int, f graph.Filter) ([]graph.Hit, error) {
 	if err := s.checkDim(ctx, "usage search", vec); err != nil {

@@ -55,6 +55,7 @@ type Store struct {
 var (
 	_ graph.Store        = (*Store)(nil)
 	_ graph.MeanVectorer = (*Store)(nil)
+	_ graph.VectorScorer = (*Store)(nil)
 )
 
 // New returns a store on driver and database ("" = default database). It
