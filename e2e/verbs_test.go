@@ -13,9 +13,11 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
+	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/api/verbs"
 	"github.com/toolsmith/toolsmith/internal/demomodule"
+	"github.com/toolsmith/toolsmith/retrieval"
 	"github.com/toolsmith/toolsmith/workflows"
 )
 
@@ -106,6 +108,30 @@ func TestConvertCurrencySubstitutes(t *testing.T) {
 
 	// The run is found by its search attributes through the visibility API.
 	assertVisible(t, e, `ToolsmithVerb = "CONVERT_CURRENCY" AND ToolsmithBranch = "substitute" AND ToolsmithToolId = "currency.convert"`, run.WorkflowID)
+
+	// The worker recorded the execution with the verb's words; retrieval
+	// learns them from the store without a restart (the query log).
+	q := activities.VerbQuery("CONVERT_CURRENCY", convertBody["description"].(string))
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		res, err := e.search.Search(context.Background(), retrieval.Query{Text: q, MaxTools: 10, Caller: access.Caller{UserID: "e2e", Level: "admin", Groups: []string{access.Wildcard}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		learned := 0.0
+		for _, h := range res.Hits {
+			if h.Tool.ID == "currency.convert" {
+				learned = h.Breakdown.QueryLog.Raw
+			}
+		}
+		if learned > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the substituted run's query never reached the query log: hits %+v", res.Hits)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 func assertVisible(t *testing.T, e *env, query, id string) {

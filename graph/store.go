@@ -258,6 +258,9 @@ type ServedQuery struct {
 	Query     string    `json:"query"`
 	Embedding []float32 `json:"-"`
 	At        time.Time `json:"at"`
+	// Seq is the event's place in the store's order of writes (from 1,
+	// increasing): ServedQueriesAfter continues from it.
+	Seq int64 `json:"seq"`
 }
 
 // MeanVectorer is an optional Store capability: the mean of the normalised
@@ -343,6 +346,13 @@ type Store interface {
 	// the query embeddings the events carried: what retrieval rebuilds its
 	// query-log and neighbours signals from after a restart.
 	ServedQueries(ctx context.Context, limit int) ([]ServedQuery, error)
+	// ServedQueriesAfter returns the served queries written after the one
+	// with Seq after (0: from the first), oldest first, at most limit
+	// (limit <= 0 means 100). Events are visible in Seq order: once one is
+	// returned, none with a smaller Seq can appear later. Retrieval follows
+	// with it the events other processes write (a worker's executions,
+	// another API replica).
+	ServedQueriesAfter(ctx context.Context, after int64, limit int) ([]ServedQuery, error)
 
 	// Stats counts nodes, edges and usage.
 	Stats(ctx context.Context) (Stats, error)

@@ -39,6 +39,10 @@
 // log come from the same events. The neighbours' exemplars and the query log
 // live in process memory and are rebuilt from the store's served queries and
 // their embeddings (graph.Store.ServedQueries) on first use after a start.
+// From then on they follow the store (graph.Store.ServedQueriesAfter, at
+// most every Options.FollowEvery), so the executions a worker records and
+// another replica's events count without a restart, each once: even this
+// process's own events reach the memory through the store.
 //
 // Results are cached in-process by strategy, query hash, caller hash and
 // session; Invalidate (wired to registry.WithOnChange) and the admin scopes

@@ -101,20 +101,13 @@ func (s *Service) RecordEvents(ctx context.Context, caller access.Caller, events
 			Query: strings.TrimSpace(e.Query), QueryEmbedding: vecs[i], Success: e.Success, LatencyMs: e.LatencyMs, At: at,
 		}
 	}
-	// The usage memory is rebuilt from the store's served queries on first
-	// use; load it before writing, so these events are not counted twice.
-	if err := s.loadMemory(ctx); err != nil {
-		return err
-	}
 	if err := s.store.RecordUsage(ctx, out); err != nil {
 		return fmt.Errorf("retrieval: record usage: %w", err)
 	}
-	if s.exemplars != nil {
-		for _, e := range out {
-			if e.Success {
-				s.exemplars.add(e.ToolID, e.QueryEmbedding, e.Query)
-			}
-		}
+	// The memory takes these events from the store, as it takes everyone
+	// else's, so each is counted once.
+	if err := s.followMemory(ctx, true); err != nil {
+		return err
 	}
 	if err := s.learnPairs(ctx, out); err != nil {
 		return err
@@ -185,8 +178,7 @@ func isNotFound(err error) bool {
 // loadMemory fills the in-process usage memory (the neighbours' exemplars
 // and their query log) from the store's latest served queries, once per
 // Service; a failed load is retried on the next call. Every path that adds
-// to the memory (RecordEvents) or reads it (ranking) calls it first, so an
-// event is never counted twice.
+// to the memory (followMemory) or reads it (ranking) calls it first.
 func (s *Service) loadMemory(ctx context.Context) error {
 	if s.memLoaded.Load() || s.exemplars == nil {
 		return nil
@@ -201,13 +193,67 @@ func (s *Service) loadMemory(ctx context.Context) error {
 		return fmt.Errorf("retrieval: load served queries: %w", err)
 	}
 	for i := len(qs) - 1; i >= 0; i-- { // oldest first, as they arrived
-		q := qs[i]
-		var vec []float32
-		if q.Embedding != nil {
-			vec = graph.Normalize(q.Embedding)
-		}
-		s.exemplars.add(q.ToolID, vec, q.Query)
+		s.remember(qs[i])
 	}
+	s.memRead.Store(s.opts.Now().UnixNano())
 	s.memLoaded.Store(true)
 	return nil
+}
+
+// followPage is how many served queries followMemory reads per statement.
+const followPage = 1000
+
+// followMemory adds to the usage memory the served queries written to the
+// store since it last looked, by this process or another: a worker
+// recording the tools its workflows ran, another API replica's events. A
+// search calls it: it reads at most every FollowEvery and never waits for
+// another search's read. RecordEvents forces a read after its write.
+func (s *Service) followMemory(ctx context.Context, force bool) error {
+	if s.exemplars == nil {
+		return nil
+	}
+	if err := s.loadMemory(ctx); err != nil {
+		return err
+	}
+	due := func() bool {
+		return s.opts.Now().UnixNano()-s.memRead.Load() >= int64(s.opts.FollowEvery)
+	}
+	if force {
+		s.memMu.Lock()
+	} else if s.opts.FollowEvery < 0 || !due() || !s.memMu.TryLock() {
+		return nil
+	}
+	defer s.memMu.Unlock()
+	if !force && !due() { // another search read while this one waited for the lock
+		return nil
+	}
+	added := 0
+	for {
+		qs, err := s.store.ServedQueriesAfter(ctx, s.memSeq, followPage)
+		if err != nil {
+			return fmt.Errorf("retrieval: follow served queries: %w", err)
+		}
+		for _, q := range qs {
+			s.remember(q)
+		}
+		added += len(qs)
+		if len(qs) < followPage {
+			break
+		}
+	}
+	s.memRead.Store(s.opts.Now().UnixNano())
+	if added > 0 && s.cache != nil {
+		s.cache.clear() // ranking evidence changed
+	}
+	return nil
+}
+
+// remember adds one served query to the memory; the caller holds memMu.
+func (s *Service) remember(q graph.ServedQuery) {
+	var vec []float32
+	if q.Embedding != nil {
+		vec = graph.Normalize(q.Embedding)
+	}
+	s.exemplars.add(q.ToolID, vec, q.Query)
+	s.memSeq = max(s.memSeq, q.Seq)
 }

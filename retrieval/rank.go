@@ -131,7 +131,7 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 	}
 	var usage map[string]graph.Usage
 	if src.usage && s.exemplars != nil {
-		if err := s.loadMemory(ctx); err != nil {
+		if err := s.followMemory(ctx, false); err != nil {
 			return nil, nil, err
 		}
 		votes := s.exemplars.vote(qv, s.opts.Neighbours)

@@ -132,6 +132,11 @@ type Options struct {
 	// their embeddings behind the neighbours signal and their words behind
 	// the query-log signal (default 20000 of each; <0 disables both).
 	Exemplars int
+	// FollowEvery is how often a search reads the served queries that
+	// were written to the store since the memory last looked, by this
+	// process or another (a worker's executions, another replica): default
+	// 2s, < 0 never (then only this process's RecordEvents add to it).
+	FollowEvery time.Duration
 	// Neighbours is k of the neighbours signal's kNN vote (default 3).
 	Neighbours int
 	// Feedback is the weight of pseudo-relevance feedback (Rocchio) on the
@@ -213,6 +218,9 @@ func (o Options) withDefaults() Options {
 	if o.Exemplars == 0 {
 		o.Exemplars = 20000
 	}
+	if o.FollowEvery == 0 {
+		o.FollowEvery = 2 * time.Second
+	}
 	if o.Neighbours <= 0 {
 		o.Neighbours = 3
 	}
@@ -240,9 +248,11 @@ type Service struct {
 	tokens     map[string]int // tool id → estimated manifest tokens
 	catalogues *lru[catalogue]
 	exemplars  *exemplars // nil when disabled
-	memMu      sync.Mutex // serialises loadMemory
+	memMu      sync.Mutex // serialises loadMemory and followMemory
 	memLoaded  atomic.Bool
-	grams      gramCache // per-tool grams of the subword signal
+	memSeq     int64        // the last served query in the memory (graph.ServedQuery.Seq); under memMu
+	memRead    atomic.Int64 // when followMemory last read the store, in Unix nanoseconds
+	grams      gramCache    // per-tool grams of the subword signal
 	priors     priorCache
 }
 
@@ -373,6 +383,11 @@ type Result struct {
 func (s *Service) Search(ctx context.Context, q Query) (Result, error) {
 	start := time.Now()
 	if err := normaliseQuery(&q); err != nil {
+		return Result{}, err
+	}
+	// Usage written since the memory last looked clears the cache, so it
+	// is read before a cached result is served.
+	if err := s.followMemory(ctx, false); err != nil {
 		return Result{}, err
 	}
 	key := cacheKey(q)

@@ -436,6 +436,75 @@ func TestQueryLogSignal(t *testing.T) {
 	}
 }
 
+// TestMemoryFollowsTheStore: the query log and the neighbours' exemplars
+// learn the served queries that other processes write to the store (a
+// worker recording the tools its workflows ran, another API replica) within
+// FollowEvery, without a restart, and count each event once.
+func TestMemoryFollowsTheStore(t *testing.T) {
+	ms := []tool.Manifest{
+		retrievaltest.Manifest("a.tool", "DO_A", "misc", "Alpha utility for things."),
+		retrievaltest.Manifest("b.tool", "DO_B", "misc", "Beta utility for things."),
+	}
+	ctx := context.Background()
+	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	clock := func() time.Time { return now }
+	opts := retrieval.Options{FollowEvery: 2 * time.Second, Now: clock}
+	replica, st := newService(t, opts, ms...)
+	other := retrieval.New(st, emb, opts)
+	queryLog := func(s *retrieval.Service, id string) float64 {
+		t.Helper()
+		res, err := s.Search(ctx, retrieval.Query{Text: "zebra migration", MaxTools: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range res.Hits {
+			if h.Tool.ID == id {
+				return h.Breakdown.QueryLog.Raw
+			}
+		}
+		return 0
+	}
+	if got := queryLog(replica, "b.tool"); got != 0 {
+		t.Fatalf("query log before any event = %v", got)
+	}
+	// Another replica records an event; a worker writes one straight to the
+	// store, without an embedding, as the execute activity does.
+	if err := other.RecordEvents(ctx, access.Caller{}, []retrieval.Event{{ToolID: "b.tool", Query: "track the zebra migration", Success: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.RecordUsage(ctx, []graph.UsageEvent{{ToolID: "b.tool", Query: "zebra herds on the move", Success: true, At: now}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := queryLog(replica, "b.tool"); got != 0 {
+		t.Fatalf("the memory read the store before FollowEvery passed: query log %v", got)
+	}
+	now = now.Add(2 * time.Second)
+	followed := queryLog(replica, "b.tool")
+	rebuilt := queryLog(retrieval.New(st, emb, opts), "b.tool")
+	if followed <= 0 || math.Abs(followed-rebuilt) > 1e-12 {
+		t.Fatalf("after FollowEvery: query log %v, rebuilt from the store %v; want the same, > 0", followed, rebuilt)
+	}
+	// The replica that recorded an event learned the worker's too, each once.
+	if got := queryLog(other, "b.tool"); math.Abs(got-rebuilt) > 1e-12 {
+		t.Fatalf("recording replica: query log %v, rebuilt %v", got, rebuilt)
+	}
+	// Later reads add only what is new.
+	now = now.Add(time.Minute)
+	if got := queryLog(replica, "b.tool"); math.Abs(got-rebuilt) > 1e-12 {
+		t.Fatalf("a second read counted events again: %v, want %v", got, rebuilt)
+	}
+	// FollowEvery < 0: only this process's own events.
+	own := retrieval.New(st, emb, retrieval.Options{FollowEvery: -1, Now: clock})
+	before := queryLog(own, "b.tool")
+	if err := st.RecordUsage(ctx, []graph.UsageEvent{{ToolID: "b.tool", Query: "zebra stripes", Success: true, At: now}}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Hour)
+	if got := queryLog(own, "b.tool"); got != before {
+		t.Fatalf("FollowEvery -1 followed the store: %v, was %v", got, before)
+	}
+}
+
 // TestYoungQueryLogDoesNotSwamp: while few tools have served queries, bm25's
 // idf is small, so one past query sharing a common word with a new query
 // does not outrank the tool that matches the new query.

@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"ToolsNearEntities", testToolsNearEntities},
 		{"Neighbourhood", testNeighbourhood},
 		{"Usage", testUsage},
+		{"ServedQueriesAfter", testServedQueriesAfter},
 		{"Stats", testStats},
 		{"Concurrency", testConcurrency},
 		{"Definitions", testDefinitions},

@@ -286,6 +286,82 @@ func testMeanVector(t *testing.T, open func(*testing.T) graph.Store) {
 	}
 }
 
+// testServedQueriesAfter: served queries carry their place in the order
+// of writes, and a reader continues from the last one it saw, oldest first,
+// seeing each once, whatever times the events carry.
+func testServedQueriesAfter(t *testing.T, open func(*testing.T) graph.Store) {
+	s := fresh(t, open)
+	put(t, s,
+		mk("fx", "CONVERT_CURRENCY", "FX", "finance", "d", unit(0)),
+		mk("wx", "GET_WEATHER", "Weather", "weather", "d", unit(1)),
+	)
+	if got, err := s.ServedQueriesAfter(ctx, 0, 10); err != nil || len(got) != 0 {
+		t.Fatalf("ServedQueriesAfter on an empty log = %+v, %v", got, err)
+	}
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	// Written in this order; the times run backwards, as a client's own
+	// clocks may.
+	if err := s.RecordUsage(ctx, []graph.UsageEvent{
+		{ToolID: "fx", Query: "euros", QueryEmbedding: unit(3), Success: true, At: base.Add(time.Hour)},
+		{ToolID: "fx", Query: "failed", Success: false, At: base},
+		{ToolID: "wx", Query: "", Success: true, At: base},
+		{ToolID: "wx", Query: "rain", Success: true, At: base.Add(time.Minute)},
+	}); err != nil {
+		t.Fatalf("RecordUsage: %v", err)
+	}
+	if err := s.RecordUsage(ctx, []graph.UsageEvent{{ToolID: "fx", Query: "yen", Success: true, At: base}}); err != nil {
+		t.Fatalf("RecordUsage: %v", err)
+	}
+	all, err := s.ServedQueriesAfter(ctx, 0, 10)
+	if err != nil {
+		t.Fatalf("ServedQueriesAfter: %v", err)
+	}
+	var got []string
+	for i, q := range all {
+		got = append(got, q.ToolID+"/"+q.Query)
+		if q.Seq < 1 || (i > 0 && q.Seq <= all[i-1].Seq) {
+			t.Errorf("Seq %d after %v: want increasing from 1", q.Seq, all[:i])
+		}
+	}
+	if !sameStrings(got, []string{"fx/euros", "wx/rain", "fx/yen"}) {
+		t.Fatalf("ServedQueriesAfter(0) = %v, want [fx/euros wx/rain fx/yen] in the order written", got)
+	}
+	if !approx(graph.Cosine(all[0].Embedding, unit(3)), 1, 1e-5) || all[1].Embedding != nil || !all[0].At.Equal(base.Add(time.Hour)) {
+		t.Errorf("euros = %+v, rain = %+v; want the embedding and time written", all[0], all[1])
+	}
+	// ServedQueries (newest by time first) carries the same Seq.
+	latest, err := s.ServedQueries(ctx, 10)
+	if err != nil {
+		t.Fatalf("ServedQueries: %v", err)
+	}
+	seqs := map[string]int64{}
+	for _, q := range all {
+		seqs[q.Query] = q.Seq
+	}
+	for _, q := range latest {
+		if q.Seq != seqs[q.Query] {
+			t.Errorf("ServedQueries: %s has Seq %d, ServedQueriesAfter %d", q.Query, q.Seq, seqs[q.Query])
+		}
+	}
+	// Continuing from a Seq, and paging with a limit.
+	if rest, err := s.ServedQueriesAfter(ctx, all[0].Seq, 10); err != nil || len(rest) != 2 || rest[0].Query != "rain" || rest[1].Query != "yen" {
+		t.Errorf("ServedQueriesAfter(euros) = %+v, %v; want rain, yen", rest, err)
+	}
+	if page, err := s.ServedQueriesAfter(ctx, 0, 1); err != nil || len(page) != 1 || page[0].Query != "euros" {
+		t.Errorf("ServedQueriesAfter limit 1 = %+v, %v; want euros", page, err)
+	}
+	if rest, err := s.ServedQueriesAfter(ctx, all[2].Seq, 10); err != nil || len(rest) != 0 {
+		t.Errorf("ServedQueriesAfter(last) = %+v, %v; want none", rest, err)
+	}
+	// A later write comes after everything already read.
+	if err := s.RecordUsage(ctx, []graph.UsageEvent{{ToolID: "wx", Query: "snow", Success: true, At: base}}); err != nil {
+		t.Fatalf("RecordUsage: %v", err)
+	}
+	if rest, err := s.ServedQueriesAfter(ctx, all[2].Seq, 10); err != nil || len(rest) != 1 || rest[0].Query != "snow" || rest[0].Seq <= all[2].Seq {
+		t.Errorf("after a new write: %+v, %v; want snow", rest, err)
+	}
+}
+
 // testVectorScores: the optional graph.VectorScorer capability scores the
 // listed tools the filter allows against several vectors at once, with the
 // scores VectorSearch gives, and nothing else.

@@ -58,6 +58,7 @@ const (
 	cypherIndexRevision      = `CREATE INDEX revision_tool IF NOT EXISTS FOR (r:Revision) ON (r.toolId, r.revision)`
 	cypherIndexUsageSession  = `CREATE INDEX usage_event_session IF NOT EXISTS FOR (e:UsageEvent) ON (e.sessionId)`
 	cypherIndexUsageAt       = `CREATE INDEX usage_event_at IF NOT EXISTS FOR (e:UsageEvent) ON (e.at)`
+	cypherIndexUsageOrdinal  = `CREATE INDEX usage_event_ordinal IF NOT EXISTS FOR (e:UsageEvent) ON (e.ordinal)`
 	// The english analyzer stems ("reservations" finds "reservation"), as the
 	// SQLite store's porter tokenizer does.
 	cypherIndexToolText = `CREATE FULLTEXT INDEX tool_text IF NOT EXISTS
@@ -335,10 +336,19 @@ ORDER BY id`
 RETURN e.toolId AS toolId, e.success AS success, e.at AS at
 ORDER BY e.at DESC, e.ordinal DESC
 LIMIT $limit`
+	// A served query's Seq is its ordinal + 1 (ordinals start at 0, Seq at 1).
 	cypherServedQueries = `MATCH (e:UsageEvent)
 WHERE e.success AND e.query IS NOT NULL AND e.query <> ''
-RETURN e.toolId AS toolId, e.query AS query, e.queryEmbedding AS embedding, e.at AS at
+RETURN e.toolId AS toolId, e.query AS query, e.queryEmbedding AS embedding, e.at AS at, e.ordinal + 1 AS seq
 ORDER BY e.at DESC, e.ordinal DESC
+LIMIT $limit`
+	// cypherServedQueriesAfter continues after Seq $after: ordinals are
+	// reserved in the transaction that creates the events, under the
+	// sequence node's lock, so they become visible in ordinal order.
+	cypherServedQueriesAfter = `MATCH (e:UsageEvent)
+WHERE e.ordinal >= $after AND e.success AND e.query IS NOT NULL AND e.query <> ''
+RETURN e.toolId AS toolId, e.query AS query, e.queryEmbedding AS embedding, e.at AS at, e.ordinal + 1 AS seq
+ORDER BY e.ordinal
 LIMIT $limit`
 )
 
@@ -385,6 +395,7 @@ func Statements() []Statement {
 		"indexRevision":         cypherIndexRevision,
 		"indexUsageSession":     cypherIndexUsageSession,
 		"indexUsageAt":          cypherIndexUsageAt,
+		"indexUsageOrdinal":     cypherIndexUsageOrdinal,
 		"indexToolText":         cypherIndexToolText,
 		"awaitIndexes":          cypherAwaitIndexes,
 		"indexToolVector":       fmt.Sprintf(cypherIndexToolVectorFmt, 384),
@@ -430,6 +441,7 @@ func Statements() []Statement {
 		"usage":                 cypherUsage,
 		"sessionHistory":        cypherSessionHistory,
 		"servedQueries":         cypherServedQueries,
+		"servedQueriesAfter":    cypherServedQueriesAfter,
 		"statsStatus":           cypherStatsStatus,
 		"statsCounts":           cypherStatsCounts,
 		"dropAllNodes":          cypherDropAllNodes,

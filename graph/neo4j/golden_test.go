@@ -298,9 +298,14 @@ func goldenCases() []goldenCase {
 		}, func(ctx context.Context, s *Store) (any, error) { return s.SessionHistory(ctx, "s1", 0) }},
 		{"served_queries", func(t *testing.T, f *fakeRunner) {
 			f.answer("servedQueries",
-				record{"toolId": "b", "query": "rain tomorrow", "embedding": list(0.0, 1.0, 0.0, 0.0), "at": int64(2)},
-				record{"toolId": "a", "query": "euros to yen", "at": int64(1)})
+				record{"toolId": "b", "query": "rain tomorrow", "embedding": list(0.0, 1.0, 0.0, 0.0), "at": int64(2), "seq": int64(8)},
+				record{"toolId": "a", "query": "euros to yen", "at": int64(1), "seq": int64(3)})
 		}, func(ctx context.Context, s *Store) (any, error) { return s.ServedQueries(ctx, 0) }},
+		{"served_queries_after", func(t *testing.T, f *fakeRunner) {
+			f.answer("servedQueriesAfter",
+				record{"toolId": "a", "query": "euros to yen", "at": int64(5), "seq": int64(4)},
+				record{"toolId": "b", "query": "rain tomorrow", "embedding": list(0.0, 1.0, 0.0, 0.0), "at": int64(2), "seq": int64(8)})
+		}, func(ctx context.Context, s *Store) (any, error) { return s.ServedQueriesAfter(ctx, 3, 50) }},
 		{"stats", func(t *testing.T, f *fakeRunner) {
 			f.answer("statsStatus", record{"status": "active", "n": int64(3)}, record{"status": "disabled", "n": int64(1)})
 			f.answer("statsCounts", record{"verbs": int64(4), "entities": int64(2), "categories": int64(1), "tags": int64(5),

@@ -143,6 +143,7 @@ var schemaStatements = []string{
 	cypherIndexRevision,
 	cypherIndexUsageSession,
 	cypherIndexUsageAt,
+	cypherIndexUsageOrdinal,
 	cypherIndexToolText,
 }
 

@@ -197,10 +197,23 @@ func (s *Store) ServedQueries(ctx context.Context, limit int) ([]graph.ServedQue
 	if limit <= 0 {
 		limit = 100
 	}
+	return s.servedQueries(ctx, "served queries", cypherServedQueries, map[string]any{"limit": int64(limit)})
+}
+
+// ServedQueriesAfter returns the served queries after Seq after, oldest
+// first (see graph.Store). Seq is the event's ordinal + 1.
+func (s *Store) ServedQueriesAfter(ctx context.Context, after int64, limit int) ([]graph.ServedQuery, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	return s.servedQueries(ctx, "served queries after", cypherServedQueriesAfter, map[string]any{"after": max(after, 0), "limit": int64(limit)})
+}
+
+func (s *Store) servedQueries(ctx context.Context, op, cypher string, params map[string]any) ([]graph.ServedQuery, error) {
 	var out []graph.ServedQuery
 	err := s.r.read(ctx, func(tx txRunner) error {
 		out = []graph.ServedQuery{}
-		recs, err := tx.run(ctx, cypherServedQueries, map[string]any{"limit": int64(limit)})
+		recs, err := tx.run(ctx, cypher, params)
 		if err != nil {
 			return err
 		}
@@ -220,12 +233,15 @@ func (s *Store) ServedQueries(ctx context.Context, limit int) ([]graph.ServedQue
 				return err
 			}
 			q.At = fromNanos(at)
+			if q.Seq, err = getInt(r, "seq"); err != nil {
+				return err
+			}
 			out = append(out, q)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, wrapErr("served queries", err)
+		return nil, wrapErr(op, err)
 	}
 	return out, nil
 }

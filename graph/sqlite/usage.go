@@ -174,9 +174,24 @@ func (s *Store) ServedQueries(ctx context.Context, limit int) ([]graph.ServedQue
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT tool_id, query, at, query_vec FROM usage_events WHERE success AND query <> '' ORDER BY at DESC, id DESC LIMIT ?`, limit)
+	return s.servedQueries(ctx, "served queries", `SELECT id, tool_id, query, at, query_vec FROM usage_events WHERE success AND query <> '' ORDER BY at DESC, id DESC LIMIT ?`, limit)
+}
+
+// ServedQueriesAfter returns the served queries after Seq after, oldest
+// first (see graph.Store). Seq is the event's rowid: events are never
+// deleted and one writer at a time appends them, so rowids only grow and a
+// reader sees them in that order.
+func (s *Store) ServedQueriesAfter(ctx context.Context, after int64, limit int) ([]graph.ServedQuery, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	return s.servedQueries(ctx, "served queries after", `SELECT id, tool_id, query, at, query_vec FROM usage_events WHERE id > ? AND success AND query <> '' ORDER BY id LIMIT ?`, after, limit)
+}
+
+func (s *Store) servedQueries(ctx context.Context, op, query string, args ...any) ([]graph.ServedQuery, error) {
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: served queries: %w", err)
+		return nil, fmt.Errorf("sqlite: %s: %w", op, err)
 	}
 	defer rows.Close()
 	out := []graph.ServedQuery{}
@@ -184,8 +199,8 @@ func (s *Store) ServedQueries(ctx context.Context, limit int) ([]graph.ServedQue
 		var q graph.ServedQuery
 		var at int64
 		var vec []byte
-		if err := rows.Scan(&q.ToolID, &q.Query, &at, &vec); err != nil {
-			return nil, fmt.Errorf("sqlite: served queries: %w", err)
+		if err := rows.Scan(&q.Seq, &q.ToolID, &q.Query, &at, &vec); err != nil {
+			return nil, fmt.Errorf("sqlite: %s: %w", op, err)
 		}
 		q.At = fromNanos(at)
 		if vec != nil {
@@ -194,7 +209,7 @@ func (s *Store) ServedQueries(ctx context.Context, limit int) ([]graph.ServedQue
 		out = append(out, q)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: served queries: %w", err)
+		return nil, fmt.Errorf("sqlite: %s: %w", op, err)
 	}
 	return out, nil
 }
