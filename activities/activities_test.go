@@ -44,10 +44,18 @@ func (m memTools) add(man tool.Manifest, edit func(*graph.Tool)) {
 	m[man.ToolID] = t
 }
 
-type usageLog struct{ events []graph.UsageEvent }
+type usageLog struct {
+	events []graph.UsageEvent
+	pairs  []graph.PairEvidence
+}
 
 func (u *usageLog) RecordUsage(_ context.Context, ev []graph.UsageEvent) error {
 	u.events = append(u.events, ev...)
+	return nil
+}
+
+func (u *usageLog) LearnPairs(_ context.Context, ev []graph.PairEvidence) error {
+	u.pairs = append(u.pairs, ev...)
 	return nil
 }
 
@@ -145,9 +153,13 @@ func TestExecuteTool(t *testing.T) {
 			usage := &usageLog{}
 			var s testsuite.WorkflowTestSuite
 			env := s.NewTestActivityEnvironment()
-			a := &Modules{Router: modules.NewRouter(cfg), Schemas: tools, Usage: usage}
+			a := &Modules{Router: modules.NewRouter(cfg), Schemas: tools, Usage: usage, Pairs: usage}
 			env.RegisterActivity(a)
-			val, err := env.ExecuteActivity(a.ExecuteTool, c.in)
+			// An earlier step of the same plan ran units.convert (and this
+			// tool): a success pairs the two once.
+			in := c.in
+			in.PairWith = []string{"units.convert", in.ToolID, "units.convert"}
+			val, err := env.ExecuteActivity(a.ExecuteTool, in)
 			mu.Lock()
 			called, key := calls, key
 			mu.Unlock()
@@ -163,8 +175,8 @@ func TestExecuteTool(t *testing.T) {
 					t.Fatal(err)
 				}
 				if c.in.DryRun {
-					if !out.DryRun || out.Output != nil || out.Arguments["amount"] != 10.0 {
-						t.Fatalf("dry run = %+v", out)
+					if !out.DryRun || out.Output != nil || out.Arguments["amount"] != 10.0 || len(usage.events) != 0 || len(usage.pairs) != 0 {
+						t.Fatalf("dry run = %+v, usage %+v, pairs %+v", out, usage.events, usage.pairs)
 					}
 					return
 				}
@@ -177,7 +189,13 @@ func TestExecuteTool(t *testing.T) {
 				if len(usage.events) != 1 || !usage.events[0].Success {
 					t.Fatalf("usage = %+v", usage.events)
 				}
+				if p := usage.pairs; len(p) != 1 || p[0].A != "currency.convert" || p[0].B != "units.convert" {
+					t.Fatalf("plan pairs = %+v, want currency.convert with units.convert once", p)
+				}
 				return
+			}
+			if len(usage.pairs) != 0 {
+				t.Fatalf("a failed execution paired tools: %+v", usage.pairs)
 			}
 			appErr := appError(t, err)
 			if appErr.Type() != c.wantType || appErr.NonRetryable() == c.retryable {

@@ -22,9 +22,18 @@ type ToolSource interface {
 	GetTool(ctx context.Context, id string) (graph.Tool, error)
 }
 
-// UsageRecorder records tool usage; graph.Store satisfies it.
+// UsageRecorder records tool usage. retrieval.Service satisfies it and
+// learns from each event as from a planner's (query embedding, session
+// pairings, the query log); graph.Store satisfies it by storing the event
+// only.
 type UsageRecorder interface {
 	RecordUsage(ctx context.Context, events []graph.UsageEvent) error
+}
+
+// PairLearner strengthens learned pairings; graph.Pairings (both stores)
+// satisfies it.
+type PairLearner interface {
+	LearnPairs(ctx context.Context, evidence []graph.PairEvidence) error
 }
 
 // WrappedRunner runs tools onboarded through the airlock (generated
@@ -42,6 +51,9 @@ type Modules struct {
 	Schemas ToolSource
 	// Usage, when set, receives a usage event per execution (best effort).
 	Usage UsageRecorder
+	// Pairs, when set, learns that a plan's tools were used together
+	// (ExecuteInput.PairWith; best effort).
+	Pairs PairLearner
 }
 
 // ExecuteInput asks to execute one tool.
@@ -51,6 +63,10 @@ type ExecuteInput struct {
 	Caller access.Caller  `json:"caller"`
 	// Query is the verb text the tool serves (for usage history).
 	Query string `json:"query,omitempty"`
+	// PairWith are the tools that ran successfully earlier in the same plan
+	// (a decomposition): a success pairs this tool with each of them, as
+	// tools used together in one session are paired.
+	PairWith []string `json:"pairWith,omitempty"`
 	// DryRun maps and validates the inputs but does not call the module.
 	DryRun bool `json:"dryRun,omitempty"`
 }
@@ -216,15 +232,33 @@ func (m *Modules) executeWrapped(ctx context.Context, in ExecuteInput, man tool.
 }
 
 func (m *Modules) recordUsage(ctx context.Context, in ExecuteInput, ok bool, ms int64) {
-	if m.Usage == nil {
+	now := time.Now().UTC()
+	if m.Usage != nil {
+		ev := graph.UsageEvent{ToolID: in.ToolID, SessionID: in.Caller.SessionID, UserID: in.Caller.UserID,
+			Query: in.Query, Success: ok, LatencyMs: ms, At: now}
+		if err := m.Usage.RecordUsage(ctx, []graph.UsageEvent{ev}); err != nil {
+			// Usage is evidence for ranking, not part of the execution: a failed
+			// write must not fail (and so repeat) a call that already happened.
+			activity.GetLogger(ctx).Warn("record_usage_failed", "tool", in.ToolID, "error", err)
+		}
+	}
+	if !ok || m.Pairs == nil {
 		return
 	}
-	ev := graph.UsageEvent{ToolID: in.ToolID, SessionID: in.Caller.SessionID, UserID: in.Caller.UserID,
-		Query: in.Query, Success: ok, LatencyMs: ms, At: time.Now().UTC()}
-	if err := m.Usage.RecordUsage(ctx, []graph.UsageEvent{ev}); err != nil {
-		// Usage is evidence for ranking, not part of the execution: a failed
-		// write must not fail (and so repeat) a call that already happened.
-		activity.GetLogger(ctx).Warn("record_usage_failed", "tool", in.ToolID, "error", err)
+	var evidence []graph.PairEvidence
+	seen := map[string]bool{}
+	for _, other := range in.PairWith {
+		if other == "" || other == in.ToolID || seen[other] {
+			continue
+		}
+		seen[other] = true
+		evidence = append(evidence, graph.PairEvidence{A: min(in.ToolID, other), B: max(in.ToolID, other), At: now})
+	}
+	if len(evidence) == 0 {
+		return
+	}
+	if err := m.Pairs.LearnPairs(ctx, evidence); err != nil {
+		activity.GetLogger(ctx).Warn("learn_plan_pairs_failed", "tool", in.ToolID, "with", in.PairWith, "error", err)
 	}
 }
 

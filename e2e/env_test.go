@@ -154,6 +154,7 @@ func newEnv(t testing.TB) *env {
 	e.deps = worker.Deps{
 		Store:     store,
 		Searcher:  activities.RetrievalSearcher{Service: search},
+		Usage:     search,
 		Router:    router,
 		Reindexer: reg,
 		Gaps:      activities.StoreGaps{Store: store, Entities: search.Entities},

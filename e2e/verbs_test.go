@@ -134,6 +134,37 @@ func TestConvertCurrencySubstitutes(t *testing.T) {
 	}
 }
 
+// TestSessionRunsLearnPairings: two verbs a planner fulfils in one session
+// (X-Session-ID) substitute two tools; the worker records both executions
+// through retrieval's learning path, so the tools pair (learned), and the
+// pairing is served by related?relationshipType=pairings.
+func TestSessionRunsLearnPairings(t *testing.T) {
+	e := newEnv(t)
+	session := http.Header{"X-Session-ID": []string{"trip-42"}}
+	var run verbRun
+	if code := e.do(http.MethodPost, "/api/v1/verbs?wait=30s", convertBody, session, &run); code != http.StatusOK || run.Result.Branch != workflows.BranchSubstitute {
+		t.Fatalf("convert: HTTP %d %+v", code, run.Result)
+	}
+	units := map[string]any{
+		"verb": "CONVERT_UNITS", "description": "convert a length from kilometres to miles",
+		"inputs":  map[string]any{"value": 42.195, "from_unit": "km", "to_unit": "mi"},
+		"options": map[string]any{"threshold": hashingThreshold},
+	}
+	if code := e.do(http.MethodPost, "/api/v1/verbs?wait=30s", units, session, &run); code != http.StatusOK || run.Result.Branch != workflows.BranchSubstitute || len(run.Result.Tools) != 1 || run.Result.Tools[0] != "units.convert" {
+		t.Fatalf("units: HTTP %d %+v", code, run.Result)
+	}
+	rel, err := e.search.Related(context.Background(), "currency.convert", retrieval.RelPairings, 10, access.Caller{UserID: "e2e", Level: "admin", Groups: []string{access.Wildcard}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rel {
+		if r.ToolID == "units.convert" && r.Source == retrieval.PairLearned && r.RelationshipScore > 0 {
+			return
+		}
+	}
+	t.Fatalf("pairings of currency.convert = %+v; want units.convert, learned from the session's two runs", rel)
+}
+
 func assertVisible(t *testing.T, e *env, query, id string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)

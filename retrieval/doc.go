@@ -35,8 +35,9 @@
 //
 // Learning from use: RecordEvents turns successful selections (query text →
 // tool) into graph.UsageEvents with the query's embedding, so the store keeps
-// a running centroid per tool; success rates, session history and the query
-// log come from the same events. The neighbours' exemplars and the query log
+// a running centroid per tool; success rates, session history, learned
+// pairings and the query log come from the same events. RecordUsage is the
+// same path for the tools Toolsmith runs itself (the execute activity). The neighbours' exemplars and the query log
 // live in process memory and are rebuilt from the store's served queries and
 // their embeddings (graph.Store.ServedQueries) on first use after a start.
 // From then on they follow the store (graph.Store.ServedQueriesAfter, at

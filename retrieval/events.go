@@ -31,8 +31,8 @@ const MaxEvents = 10000
 
 // RecordEvents validates events, checks that the caller may see every tool
 // named, embeds the queries of successful events in one batch (they feed the
-// tools' usage centroids) and writes them atomically. Ranking evidence
-// changed, so the result cache is cleared.
+// tools' usage centroids) and writes them atomically (record). Ranking
+// evidence changed, so the result cache is cleared.
 func (s *Service) RecordEvents(ctx context.Context, caller access.Caller, events []Event) error {
 	if len(events) == 0 {
 		return fault.Malformed("events", "must not be empty")
@@ -68,27 +68,6 @@ func (s *Service) RecordEvents(ctx context.Context, caller access.Caller, events
 	if err := verr.Err(); err != nil {
 		return fmt.Errorf("retrieval: record events: %w", err)
 	}
-	var texts []string
-	var idx []int
-	for i, e := range events {
-		if q := strings.TrimSpace(e.Query); e.Success && q != "" {
-			texts = append(texts, q)
-			idx = append(idx, i)
-		}
-	}
-	vecs := make([][]float32, len(events))
-	if len(texts) > 0 {
-		got, err := s.emb.EmbedDocuments(ctx, texts)
-		if err != nil {
-			return fmt.Errorf("retrieval: embed event queries: %w", err)
-		}
-		if len(got) != len(texts) {
-			return fmt.Errorf("retrieval: embed event queries: got %d vectors for %d texts", len(got), len(texts))
-		}
-		for j, i := range idx {
-			vecs[i] = graph.Normalize(got[j])
-		}
-	}
 	now := s.opts.Now()
 	out := make([]graph.UsageEvent, len(events))
 	for i, e := range events {
@@ -98,14 +77,81 @@ func (s *Service) RecordEvents(ctx context.Context, caller access.Caller, events
 		}
 		out[i] = graph.UsageEvent{
 			ToolID: strings.TrimSpace(e.ToolID), SessionID: e.SessionID, UserID: e.UserID,
-			Query: strings.TrimSpace(e.Query), QueryEmbedding: vecs[i], Success: e.Success, LatencyMs: e.LatencyMs, At: at,
+			Query: strings.TrimSpace(e.Query), Success: e.Success, LatencyMs: e.LatencyMs, At: at,
 		}
 	}
+	if err := s.embedQueries(ctx, out); err != nil {
+		return err
+	}
+	return s.record(ctx, out)
+}
+
+// RecordUsage is the learning path of the tool runs Toolsmith makes itself
+// (activities.Modules records each execution through it, and so satisfies
+// activities.UsageRecorder): what RecordEvents does, without the caller's
+// checks, which the execution already passed. A run recorded this way
+// teaches the ranking as a planner's event does: its query feeds the
+// usage centroid, the neighbours and the query log, and its session's
+// other recent tools pair with it. If the queries cannot be embedded, the
+// events are still written, without embeddings, and the error says so.
+func (s *Service) RecordUsage(ctx context.Context, events []graph.UsageEvent) error {
+	if len(events) == 0 {
+		return nil
+	}
+	now := s.opts.Now()
+	out := make([]graph.UsageEvent, len(events))
+	for i, e := range events {
+		e.ToolID, e.Query = strings.TrimSpace(e.ToolID), strings.TrimSpace(e.Query)
+		if e.At.IsZero() {
+			e.At = now
+		}
+		out[i] = e
+	}
+	embedErr := s.embedQueries(ctx, out)
+	if err := s.record(ctx, out); err != nil {
+		return err
+	}
+	if embedErr != nil {
+		return fmt.Errorf("retrieval: usage recorded without query embeddings: %w", embedErr)
+	}
+	return nil
+}
+
+// embedQueries gives each successful event with a query and no embedding
+// its query's unit embedding (one batch): they feed the tools' usage
+// centroids and the neighbours signal.
+func (s *Service) embedQueries(ctx context.Context, events []graph.UsageEvent) error {
+	var texts []string
+	var idx []int
+	for i, e := range events {
+		if e.Success && e.Query != "" && e.QueryEmbedding == nil {
+			texts = append(texts, e.Query)
+			idx = append(idx, i)
+		}
+	}
+	if len(texts) == 0 {
+		return nil
+	}
+	got, err := s.emb.EmbedDocuments(ctx, texts)
+	if err != nil {
+		return fmt.Errorf("retrieval: embed event queries: %w", err)
+	}
+	if len(got) != len(texts) {
+		return fmt.Errorf("retrieval: embed event queries: got %d vectors for %d texts", len(got), len(texts))
+	}
+	for j, i := range idx {
+		events[i].QueryEmbedding = graph.Normalize(got[j])
+	}
+	return nil
+}
+
+// record writes events and learns from them: the memory reads them back
+// from the store (as it reads everyone else's, so each counts once), the
+// session pairings grow, and the result cache is cleared.
+func (s *Service) record(ctx context.Context, out []graph.UsageEvent) error {
 	if err := s.store.RecordUsage(ctx, out); err != nil {
 		return fmt.Errorf("retrieval: record usage: %w", err)
 	}
-	// The memory takes these events from the store, as it takes everyone
-	// else's, so each is counted once.
 	if err := s.followMemory(ctx, true); err != nil {
 		return err
 	}

@@ -505,6 +505,62 @@ func TestMemoryFollowsTheStore(t *testing.T) {
 	}
 }
 
+// TestRecordUsageLearns: an execution Toolsmith ran itself (the execute
+// activity's event, without an embedding) teaches the ranking as a
+// planner's event does: the query is embedded into the usage centroid and
+// the neighbours, its words reach the query log, and the session's tools
+// pair. Without an embedder the event is still stored, and the error says
+// what was lost.
+func TestRecordUsageLearns(t *testing.T) {
+	ms := []tool.Manifest{
+		retrievaltest.Manifest("trip.flight", "BOOK_FLIGHT", "travel", "Book a flight."),
+		retrievaltest.Manifest("trip.hotel", "BOOK_HOTEL", "travel", "Book a hotel room."),
+	}
+	svc, st := newService(t, retrieval.Options{}, ms...)
+	ctx := context.Background()
+	t0 := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
+	if err := svc.RecordUsage(ctx, []graph.UsageEvent{
+		{ToolID: "trip.flight", SessionID: "s1", Query: " BOOK FLIGHT: zebra airways ", Success: true, At: t0},
+		{ToolID: "trip.hotel", SessionID: "s1", Query: "BOOK HOTEL", Success: true, At: t0.Add(time.Minute)},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	u, err := st.Usage(ctx, []string{"trip.flight"})
+	if err != nil || u["trip.flight"].CentroidN != 1 {
+		t.Fatalf("usage = %+v, %v; want the query embedded into the centroid", u, err)
+	}
+	res, err := svc.Search(ctx, retrieval.Query{Text: "zebra airways", MaxTools: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) == 0 || res.Hits[0].Tool.ID != "trip.flight" || res.Hits[0].Breakdown.QueryLog.Raw <= 0 || res.Hits[0].Breakdown.Neighbours.Raw <= 0 {
+		t.Fatalf("hits %v (first %+v); want trip.flight by its served query", ids(res.Hits), res.Hits)
+	}
+	rel, err := svc.Related(ctx, "trip.flight", retrieval.RelPairings, 5, access.Caller{})
+	if err != nil || len(rel) != 1 || rel[0].ToolID != "trip.hotel" || rel[0].Source != retrieval.PairLearned {
+		t.Fatalf("pairings of trip.flight = %+v, %v; want trip.hotel, learned", rel, err)
+	}
+
+	broken := retrieval.New(st, failingEmbedder{}, retrieval.Options{})
+	err = broken.RecordUsage(ctx, []graph.UsageEvent{{ToolID: "trip.hotel", Query: "book hotel", Success: true}})
+	if err == nil || !strings.Contains(err.Error(), "without query embeddings") {
+		t.Fatalf("RecordUsage without an embedder: err = %v, want it to say the embeddings are missing", err)
+	}
+	if served, _ := st.ServedQueriesAfter(ctx, 0, 10); len(served) != 3 || served[2].Query != "book hotel" || served[2].Embedding != nil {
+		t.Fatalf("served queries = %+v; want the event stored without an embedding", served)
+	}
+}
+
+type failingEmbedder struct{}
+
+func (failingEmbedder) EmbedDocuments(context.Context, []string) ([][]float32, error) {
+	return nil, errors.New("no model")
+}
+
+func (failingEmbedder) EmbedQuery(context.Context, string) ([]float32, error) {
+	return nil, errors.New("no model")
+}
+
 // TestYoungQueryLogDoesNotSwamp: while few tools have served queries, bm25's
 // idf is small, so one past query sharing a common word with a new query
 // does not outrank the tool that matches the new query.

@@ -23,6 +23,10 @@ type Deps struct {
 	// Searcher finds candidate tools; retrieval.Service or
 	// activities.StoreSearcher.
 	Searcher activities.Searcher
+	// Usage records each execution and learns from it (retrieval.Service:
+	// query embedding, session pairings, query log). Nil: Store records it
+	// without learning until retrieval next reads the store.
+	Usage activities.UsageRecorder
 	// Router routes tool calls to modules and discovers them.
 	Router *modules.Router
 	// LLM decomposes novel verbs; nil means none configured.
@@ -90,6 +94,12 @@ func Register(r Registry, deps Deps) {
 		// Assigned only when non-nil so the interfaces stay nil (not a
 		// typed nil) and the activities report "not configured".
 		mods.Schemas, mods.Usage = deps.Store, deps.Store
+		if p, ok := deps.Store.(activities.PairLearner); ok {
+			mods.Pairs = p
+		}
+	}
+	if deps.Usage != nil {
+		mods.Usage = deps.Usage
 	}
 	if deps.Tools != nil {
 		mods.Schemas = deps.Tools

@@ -301,7 +301,7 @@ func (o *NovelVerbOptions) SetRule(r retrieval.SubstituteRule) {
 func (f *fulfilment) substitute(best activities.Candidate, why string) (NovelVerbResult, error) {
 	f.res.Reason = fmt.Sprintf("%s matches %s (%s): %s", f.in.Verb, best.ToolID, best.Verb, why)
 	f.stage(BranchSubstitute, SABranch.ValueSet(BranchSubstitute), SAToolID.ValueSet(best.ToolID))
-	out, err := f.execute(best.ToolID, f.in.Inputs)
+	out, err := f.execute(best.ToolID, f.in.Inputs, activities.VerbQuery(f.in.Verb, f.in.Description))
 	if err != nil {
 		return f.fail(typeOr(err, activities.ErrTypeToolFailed), "substitute %s for %s: %s", best.ToolID, f.in.Verb, activities.Message(err))
 	}
@@ -309,14 +309,17 @@ func (f *fulfilment) substitute(best activities.Candidate, why string) (NovelVer
 	return f.res, nil
 }
 
-// execute runs one tool and applies its state transition.
-func (f *fulfilment) execute(toolID string, inputs map[string]any) (activities.ExecuteOutput, error) {
+// execute runs one tool for query (the verb it serves, which its usage
+// records) and applies its state transition. The tools this run executed
+// before it (a plan's earlier steps, its children's) are paired with it
+// when it succeeds.
+func (f *fulfilment) execute(toolID string, inputs map[string]any, query string) (activities.ExecuteOutput, error) {
 	var m *activities.Modules
 	var out activities.ExecuteOutput
 	ectx := workflow.WithActivityOptions(f.ctx, executeOptions)
 	err := workflow.ExecuteActivity(ectx, m.ExecuteTool, activities.ExecuteInput{
 		ToolID: toolID, Inputs: inputs, Caller: f.caller, DryRun: f.in.Options.DryRun,
-		Query: activities.VerbQuery(f.in.Verb, f.in.Description),
+		Query: query, PairWith: slices.Clone(f.res.Tools),
 	}).Get(f.ctx, &out)
 	if err != nil {
 		return out, err
@@ -407,7 +410,8 @@ func (f *fulfilment) decompose(cands []activities.Candidate, why string) (NovelV
 		if toolID := known[s.Verb]; toolID != "" {
 			sr.Kind, sr.ToolID = StepTool, toolID
 			_ = workflow.UpsertTypedSearchAttributes(f.ctx, SAToolID.ValueSet(toolID)) // best-effort visibility
-			out, err := f.execute(toolID, args)
+			// The step's tool served the step's verb, not the whole plan's.
+			out, err := f.execute(toolID, args, activities.VerbQuery(s.Verb, s.Description))
 			if err != nil {
 				sr.Error, sr.ErrorType = activities.Message(err), activities.ErrorType(err)
 				f.res.Steps = append(f.res.Steps, sr)

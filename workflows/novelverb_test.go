@@ -27,7 +27,7 @@ func run(t *testing.T, f *workflowstest.Fixture, in NovelVerbInput) (NovelVerbRe
 	env.SetTestTimeout(30 * time.Second)
 	env.RegisterWorkflow(NovelVerbWorkflow)
 	env.RegisterActivity(&activities.Graph{Searcher: f.Searcher, Gaps: f.Gaps})
-	env.RegisterActivity(&activities.Modules{Router: f.Router, Schemas: f})
+	env.RegisterActivity(&activities.Modules{Router: f.Router, Schemas: f, Usage: f.Usage, Pairs: f.Usage})
 	env.RegisterActivity(&activities.LLM{Model: f.LLM})
 	// No airlock configured: find-or-build finds no external definition.
 	env.RegisterActivity(&activities.Airlock{})
@@ -100,6 +100,10 @@ func TestSubstitute(t *testing.T) {
 	calls := f.Mods["currency"].Calls()
 	if !strings.Contains(calls[0].IdempotencyKey, "/") {
 		t.Fatalf("idempotency key %q is not workflowID/activityID", calls[0].IdempotencyKey)
+	}
+	// The substitute served the verb: its usage carries the verb's words.
+	if ev := f.Usage.Events; len(ev) != 1 || ev[0].ToolID != "currency.convert" || ev[0].Query != activities.VerbQuery("CONVERT_CURRENCY", "change money") || !ev[0].Success || len(f.Usage.Pairs) != 0 {
+		t.Fatalf("usage = %+v, pairs %+v; want one success serving the verb, no pairs", ev, f.Usage.Pairs)
 	}
 }
 
@@ -264,6 +268,24 @@ func TestDecomposeWithNestedNovelVerb(t *testing.T) {
 	}
 	if p.StepsDone != 3 || p.StepsTotal != 3 || p.Status != StatusCompleted {
 		t.Fatalf("progress = %+v", p)
+	}
+	// Each step's tool served the step's verb (the child's too), and the
+	// plan's tools were used together: the last step pairs with the first
+	// two (currency.convert once, with units.convert).
+	var served []string
+	for _, e := range f.Usage.Events {
+		served = append(served, e.ToolID+" <- "+e.Query)
+	}
+	wantServed := []string{
+		"currency.convert <- " + activities.VerbQuery("CONVERT_CURRENCY", "budget in euros"),
+		"units.convert <- " + activities.VerbQuery("MEASURE_DISTANCE_IN_MILES", "distance in miles"),
+		"currency.convert <- " + activities.VerbQuery("CONVERT_CURRENCY", "euros to yen"),
+	}
+	if strings.Join(served, "\n") != strings.Join(wantServed, "\n") {
+		t.Fatalf("usage recorded:\n%s\nwant:\n%s", strings.Join(served, "\n"), strings.Join(wantServed, "\n"))
+	}
+	if len(f.Usage.Pairs) != 1 || f.Usage.Pairs[0].A != "currency.convert" || f.Usage.Pairs[0].B != "units.convert" {
+		t.Fatalf("plan pairings = %+v, want currency.convert with units.convert once", f.Usage.Pairs)
 	}
 }
 

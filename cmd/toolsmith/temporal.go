@@ -249,6 +249,9 @@ func newFulfilment(ctx context.Context, cfg config.Config, sys *system, c client
 	if sys.registry != nil { // a nil *Service would be a non-nil interface
 		deps.Reindexer = sys.registry
 	}
+	if sys.retrieval != nil { // executions teach the ranking as planners' events do
+		deps.Usage = sys.retrieval
+	}
 	deps.Runs = verbs.Runs{Temporal: c, Namespace: cfg.Temporal.Namespace}
 	if gaps, ok := sys.store.(graph.Gaps); ok {
 		sg := activities.StoreGaps{Store: gaps}

@@ -34,6 +34,7 @@ type Fixture struct {
 	Mods     map[string]*demomodule.Module
 	LLM      llms.Model
 	Gaps     *GapLog
+	Usage    *UsageLog
 }
 
 // New starts the demo modules on httptest and returns a fixture over them.
@@ -53,7 +54,7 @@ func New(t testing.TB, cfgEdit func(*modules.Config)) *Fixture {
 		cfgEdit(&cfg)
 	}
 	f := &Fixture{Tools: map[string]graph.Tool{}, Searcher: &ScriptedSearcher{hits: map[string][]activities.SearchHit{}},
-		Router: modules.NewRouter(cfg), Mods: mods, Gaps: &GapLog{}}
+		Router: modules.NewRouter(cfg), Mods: mods, Gaps: &GapLog{}, Usage: &UsageLog{}}
 	for _, m := range mods {
 		for _, man := range m.Manifests() {
 			f.AddTool(man)
@@ -137,6 +138,29 @@ func (g *GapLog) RecordGap(_ context.Context, gap activities.Gap) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.Gaps = append(g.Gaps, gap)
+	return nil
+}
+
+// UsageLog records usage events and pairing evidence in memory.
+type UsageLog struct {
+	mu     sync.Mutex
+	Events []graph.UsageEvent
+	Pairs  []graph.PairEvidence
+}
+
+// RecordUsage implements activities.UsageRecorder.
+func (u *UsageLog) RecordUsage(_ context.Context, events []graph.UsageEvent) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.Events = append(u.Events, events...)
+	return nil
+}
+
+// LearnPairs implements activities.PairLearner.
+func (u *UsageLog) LearnPairs(_ context.Context, evidence []graph.PairEvidence) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.Pairs = append(u.Pairs, evidence...)
 	return nil
 }
 
