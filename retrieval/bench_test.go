@@ -244,3 +244,34 @@ func BenchmarkSearch10kParallel8(b *testing.B) {
 }
 
 func testingProcs() int { return runtime.GOMAXPROCS(0) }
+
+// BenchmarkRecordUsage10k is what one execution's learning costs over
+// 10,000 tools (the execute activity's retrieval.Service.RecordUsage): a
+// query the run searched before (its embedding cached), the write, the
+// centroid, the memory's read-back and the session's pairings. It writes
+// to the shared catalogue, so it runs after the searches.
+func BenchmarkRecordUsage10k(b *testing.B) {
+	st := benchCatalogue(b)
+	qs := benchQueries(64)
+	ctx := context.Background()
+	svc := retrieval.New(st, benchEmb, retrieval.Options{})
+	caller := access.Caller{UserID: "u", SessionID: "bench-record"}
+	for _, q := range qs {
+		if _, err := svc.Search(ctx, retrieval.Query{Text: q, Caller: caller}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	durs := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ev := graph.UsageEvent{ToolID: fmt.Sprintf("bench.t%05d", (i*37)%benchTools), SessionID: caller.SessionID, UserID: caller.UserID,
+			Query: qs[i%len(qs)], Success: true}
+		start := time.Now()
+		if err := svc.RecordUsage(ctx, []graph.UsageEvent{ev}); err != nil {
+			b.Fatal(err)
+		}
+		durs = append(durs, time.Since(start))
+	}
+	b.StopTimer()
+	reportLatency(b, durs)
+}

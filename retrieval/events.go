@@ -118,16 +118,25 @@ func (s *Service) RecordUsage(ctx context.Context, events []graph.UsageEvent) er
 }
 
 // embedQueries gives each successful event with a query and no embedding
-// its query's unit embedding (one batch): they feed the tools' usage
-// centroids and the neighbours signal.
+// its query's unit embedding: they feed the tools' usage centroids and the
+// neighbours signal. A query searched lately (a verb's run searched its
+// own text) comes from the query-embedding cache; the rest are embedded in
+// one batch.
 func (s *Service) embedQueries(ctx context.Context, events []graph.UsageEvent) error {
 	var texts []string
 	var idx []int
 	for i, e := range events {
-		if e.Success && e.Query != "" && e.QueryEmbedding == nil {
-			texts = append(texts, e.Query)
-			idx = append(idx, i)
+		if !e.Success || e.Query == "" || e.QueryEmbedding != nil {
+			continue
 		}
+		if s.qvecs != nil {
+			if v, ok := s.qvecs.get(e.Query); ok {
+				events[i].QueryEmbedding = v
+				continue
+			}
+		}
+		texts = append(texts, e.Query)
+		idx = append(idx, i)
 	}
 	if len(texts) == 0 {
 		return nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/embed"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/retrieval"
@@ -549,6 +550,43 @@ func TestRecordUsageLearns(t *testing.T) {
 	if served, _ := st.ServedQueriesAfter(ctx, 0, 10); len(served) != 3 || served[2].Query != "book hotel" || served[2].Embedding != nil {
 		t.Fatalf("served queries = %+v; want the event stored without an embedding", served)
 	}
+}
+
+// TestRecordUsageReusesTheSearchEmbedding: a run records the query it
+// searched, whose embedding the search cached; recording it embeds
+// nothing again.
+func TestRecordUsageReusesTheSearchEmbedding(t *testing.T) {
+	ms := []tool.Manifest{retrievaltest.Manifest("trip.flight", "BOOK_FLIGHT", "travel", "Book a flight.")}
+	st := retrievaltest.Store(t, emb)
+	retrievaltest.Register(t, st, emb, ms...)
+	counted := &countingEmbedder{Embedder: emb}
+	svc := retrieval.New(st, counted, retrieval.Options{})
+	ctx := context.Background()
+	if _, err := svc.Search(ctx, retrieval.Query{Text: "BOOK FLIGHT: to Oslo"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.RecordUsage(ctx, []graph.UsageEvent{{ToolID: "trip.flight", Query: "BOOK FLIGHT: to Oslo", Success: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if counted.docs != 0 {
+		t.Fatalf("RecordUsage embedded %d texts; the search had cached the query's embedding", counted.docs)
+	}
+	if u, _ := st.Usage(ctx, []string{"trip.flight"}); u["trip.flight"].CentroidN != 1 {
+		t.Fatalf("usage = %+v; want the cached embedding in the centroid", u)
+	}
+	if err := svc.RecordUsage(ctx, []graph.UsageEvent{{ToolID: "trip.flight", Query: "never searched", Success: true}}); err != nil || counted.docs != 1 {
+		t.Fatalf("a query never searched: err %v, embedded %d texts, want 1", err, counted.docs)
+	}
+}
+
+type countingEmbedder struct {
+	embed.Embedder
+	docs int
+}
+
+func (c *countingEmbedder) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	c.docs += len(texts)
+	return c.Embedder.EmbedDocuments(ctx, texts)
 }
 
 type failingEmbedder struct{}
