@@ -262,7 +262,7 @@ const followPage = 1000
 // store since it last looked, by this process or another: a worker
 // recording the tools its workflows ran, another API replica's events. A
 // search calls it: it reads at most every FollowEvery and never waits for
-// another search's read. RecordEvents forces a read after its write.
+// another search's read. Recording (record) forces a read after its write.
 func (s *Service) followMemory(ctx context.Context, force bool) error {
 	if s.exemplars == nil {
 		return nil

@@ -135,7 +135,8 @@ type Options struct {
 	// FollowEvery is how often a search reads the served queries that
 	// were written to the store since the memory last looked, by this
 	// process or another (a worker's executions, another replica): default
-	// 2s, < 0 never (then only this process's RecordEvents add to it).
+	// 2s. < 0: searches never read it; the memory then catches up only
+	// when this process records events (RecordEvents, RecordUsage).
 	FollowEvery time.Duration
 	// Neighbours is k of the neighbours signal's kNN vote (default 3).
 	Neighbours int
