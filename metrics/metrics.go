@@ -193,6 +193,18 @@ func (g *groupCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// WatchTrims registers toolsmith_memory_trims_total, the number of times
+// the server handed freed heap pages back to the OS (internal/memtrim),
+// read through runs at each scrape.
+func (m *Metrics) WatchTrims(runs func() int) {
+	if m == nil || runs == nil {
+		return
+	}
+	m.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "toolsmith_memory_trims_total", Help: "Times freed heap pages were handed back to the OS after a burst of work.",
+	}, func() float64 { return float64(runs()) }))
+}
+
 // MCPCall records one MCP tool call: its tool, outcome (success, error,
 // denied) and duration.
 func (m *Metrics) MCPCall(tool, outcome string, d time.Duration) {

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -142,8 +144,9 @@ type benchReport struct {
 	Search              map[string]latency `json:"search"`
 	Substitute          latency            `json:"substitute"`
 	RSSMB               map[string]float64 `json:"rssMB"`
-	// SteadyMB is the resident set three seconds after the phase, with no
-	// requests in between.
+	// SteadyMB is the resident set once the server has handed the phase's
+	// freed pages back (its next memory trim), 3 to 12 seconds after the
+	// phase, with no requests in between.
 	SteadyMB map[string]float64 `json:"rssSteadyMB"`
 	// AnonMB is the anonymous part of the resident set (the rest is the
 	// executable's file-backed pages, which the kernel can drop and reread).
@@ -167,9 +170,7 @@ func (b *bench) run(ctx context.Context) (*benchReport, error) {
 	rss := func(phase string) {
 		rep.RSSMB[phase] = residentMB("VmRSS:")
 		rep.AnonMB[phase] = residentMB("RssAnon:")
-		// Steady: after a few quiet seconds (the server hands freed pages
-		// back two seconds after the last batch or query embedding).
-		time.Sleep(3 * time.Second)
+		b.awaitTrim(ctx)
 		rep.SteadyMB[phase] = residentMB("VmRSS:")
 		rep.GoMappedMB[phase] = goMappedMB()
 		rep.GoHeapMB[phase] = liveHeapMB()
@@ -342,6 +343,58 @@ func (b *bench) start(ctx context.Context) error {
 	return nil
 }
 
+// Steady memory waits for the server's memory trim: internal/memtrim
+// hands freed pages back two seconds after the last burst of work, and at
+// most every ten seconds.
+const (
+	steadyMin = 3 * time.Second
+	steadyMax = 12 * time.Second
+)
+
+// awaitTrim waits, quietly, until a memory trim has run to its end after
+// the call (toolsmith_memory_trims_total grew), at least steadyMin and at
+// most steadyMax. Without the metric it waits steadyMin.
+func (b *bench) awaitTrim(ctx context.Context) {
+	start := time.Now()
+	before, err := b.trims(ctx)
+	time.Sleep(steadyMin)
+	for err == nil && time.Since(start) < steadyMax {
+		n, err2 := b.trims(ctx)
+		if err2 != nil || n > before {
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// trims reads toolsmith_memory_trims_total from the server's /metrics.
+func (b *bench) trims(ctx context.Context) (float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.base+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Authorization", b.auth)
+	resp, err := benchClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("GET /metrics: HTTP %d", resp.StatusCode)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "toolsmith_memory_trims_total "); ok {
+			return strconv.ParseFloat(strings.TrimSpace(v), 64)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, errors.New("GET /metrics: no toolsmith_memory_trims_total")
+}
+
 func (b *bench) stop() {
 	if b.cancel == nil {
 		return
@@ -461,7 +514,7 @@ func (r *benchReport) print(w io.Writer) {
 		mb    map[string]float64
 	}{
 		{"resident memory MB, at the end of each phase:", r.RSSMB},
-		{"3 s later (steady) MB:", r.SteadyMB},
+		{"steady, after the next memory trim (3-12 s) MB:", r.SteadyMB},
 		{"of which anonymous at the end MB:", r.AnonMB},
 		{"held by the Go runtime MB:", r.GoMappedMB},
 		{"live Go heap MB:", r.GoHeapMB},

@@ -345,7 +345,8 @@ func TestDevEndToEnd(t *testing.T) {
 	}
 	_ = cs.Close()
 
-	// /metrics carries the HTTP, retrieval and Temporal SDK client metrics.
+	// /metrics carries the HTTP, retrieval and Temporal SDK client metrics,
+	// and the memory trims (which `toolsmith bench` waits for).
 	req, _ := http.NewRequest(http.MethodGet, in.base+"/metrics", nil)
 	req.Header.Set("Authorization", in.auth)
 	resp, err := http.DefaultClient.Do(req)
@@ -354,7 +355,7 @@ func TestDevEndToEnd(t *testing.T) {
 	}
 	scraped, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, family := range []string{"toolsmith_http_requests_total", "toolsmith_search_duration_seconds", "temporal_request_total", "toolsmith_fulfilments_total", "agent_tool_group_availability"} {
+	for _, family := range []string{"toolsmith_http_requests_total", "toolsmith_search_duration_seconds", "temporal_request_total", "toolsmith_fulfilments_total", "agent_tool_group_availability", "toolsmith_memory_trims_total"} {
 		if resp.StatusCode != http.StatusOK || !strings.Contains(string(scraped), "\n"+family) {
 			t.Errorf("/metrics (%d) lacks %s", resp.StatusCode, family)
 		}

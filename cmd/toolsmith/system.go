@@ -44,7 +44,7 @@ type system struct {
 	audit   *audit.Log
 	metrics *metrics.Metrics
 	// trim returns freed heap pages to the OS once work has gone quiet
-	// (after batch registrations and query embeddings).
+	// (after batch registrations, query embeddings and rankings).
 	trim *memtrim.Trimmer
 
 	hooksMu sync.RWMutex
@@ -52,8 +52,11 @@ type system struct {
 }
 
 // trimmingObserver records search metrics and, after a query embedding
-// (the allocation-heavy part of a search), arms the memory trim: when
-// searches stop for a moment, the freed pages go back to the OS.
+// (the allocation-heavy part of a search) or a ranking that the result
+// cache did not answer, arms the memory trim: when searches stop for a
+// moment, the freed pages go back to the OS. Rankings count on their own:
+// a repeated verb's query embedding is cached, but each run's recorded use
+// clears the result cache, so the verb ranks again every time.
 type trimmingObserver struct {
 	*metrics.Metrics
 	trim *memtrim.Trimmer
@@ -62,6 +65,13 @@ type trimmingObserver struct {
 func (o trimmingObserver) Embedding(d time.Duration) {
 	o.Metrics.Embedding(d)
 	o.trim.Soon()
+}
+
+func (o trimmingObserver) Search(strategy string, d time.Duration, cacheHit bool) {
+	o.Metrics.Search(strategy, d, cacheHit)
+	if !cacheHit {
+		o.trim.Soon()
+	}
 }
 
 // toolChanged runs after every registry write: the retrieval caches that
@@ -105,6 +115,7 @@ func openSystem(ctx context.Context, cfg config.Config, log *slog.Logger, progre
 		return nil, err
 	}
 	sys.trim = memtrim.New(2 * time.Second)
+	sys.metrics.WatchTrims(sys.trim.Runs)
 	sys.retrieval = retrieval.New(store, model, retrieval.Options{Observer: trimmingObserver{sys.metrics, sys.trim}})
 	// Every registry write invalidates the retrieval caches that may hold the tool.
 	sys.registry = registry.New(store, model, registry.WithOnChange(sys.toolChanged),

@@ -65,15 +65,15 @@ func (t *Trimmer) run() {
 		t.mu.Unlock()
 		return
 	}
-	t.runs++
 	t.mu.Unlock()
 	t.free()
 	t.mu.Lock()
+	t.runs++
 	t.last = time.Now()
 	t.mu.Unlock()
 }
 
-// Runs reports how many trims have run.
+// Runs reports how many trims have run to the end.
 func (t *Trimmer) Runs() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
