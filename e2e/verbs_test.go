@@ -21,6 +21,10 @@ import (
 	"github.com/toolsmith/toolsmith/workflows"
 )
 
+// searchCaller is who the tests search as when they read the env's
+// retrieval service directly: an admin who sees every group.
+var searchCaller = access.Caller{UserID: "e2e", Level: "admin", Groups: []string{access.Wildcard}}
+
 // verbRun is verbs.Run with the result typed.
 type verbRun struct {
 	verbs.Run
@@ -114,7 +118,7 @@ func TestConvertCurrencySubstitutes(t *testing.T) {
 	q := activities.VerbQuery("CONVERT_CURRENCY", convertBody["description"].(string))
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		res, err := e.search.Search(context.Background(), retrieval.Query{Text: q, MaxTools: 10, Caller: access.Caller{UserID: "e2e", Level: "admin", Groups: []string{access.Wildcard}}})
+		res, err := e.search.Search(context.Background(), retrieval.Query{Text: q, MaxTools: 10, Caller: searchCaller})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +157,7 @@ func TestSessionRunsLearnPairings(t *testing.T) {
 	if code := e.do(http.MethodPost, "/api/v1/verbs?wait=30s", units, session, &run); code != http.StatusOK || run.Result.Branch != workflows.BranchSubstitute || len(run.Result.Tools) != 1 || run.Result.Tools[0] != "units.convert" {
 		t.Fatalf("units: HTTP %d %+v", code, run.Result)
 	}
-	rel, err := e.search.Related(context.Background(), "currency.convert", retrieval.RelPairings, 10, access.Caller{UserID: "e2e", Level: "admin", Groups: []string{access.Wildcard}})
+	rel, err := e.search.Related(context.Background(), "currency.convert", retrieval.RelPairings, 10, searchCaller)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,11 +138,11 @@ func (s *Store) ToolsNearEntities(ctx context.Context, keys []string, maxDepth i
 			}
 			done[id] = true
 			if f.Allow != nil {
-				sum, err := getSummary(r, "summary")
+				_, ok, err := allowedSummary(r, f)
 				if err != nil {
 					return err
 				}
-				if !allow(f, sum) {
+				if !ok {
 					continue
 				}
 			}

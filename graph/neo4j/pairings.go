@@ -79,11 +79,11 @@ func (s *Store) LearnedPairs(ctx context.Context, id string, limit int, f graph.
 			return err
 		}
 		for _, r := range recs {
-			sum, err := getSummary(r, "summary")
+			sum, ok, err := allowedSummary(r, f)
 			if err != nil {
 				return err
 			}
-			if !allow(f, sum) {
+			if !ok {
 				continue
 			}
 			w, err := getFloat(r, "weight")

@@ -56,11 +56,11 @@ func (s *Store) VectorScores(ctx context.Context, vecs [][]float32, f graph.Filt
 			return err
 		}
 		for _, r := range recs {
-			sum, err := getSummary(r, "summary")
+			sum, ok, err := allowedSummary(r, f)
 			if err != nil {
 				return err
 			}
-			if !allow(f, sum) {
+			if !ok {
 				continue
 			}
 			scores, err := getFloats(r, "scores")
@@ -187,11 +187,11 @@ func (s *Store) scoreIDs(ctx context.Context, cypher string, vec []float32, k in
 // score converted by score.
 func appendHits(out []graph.Hit, rows []record, f graph.Filter, score func(float64) float64) ([]graph.Hit, error) {
 	for _, r := range rows {
-		sum, err := getSummary(r, "summary")
+		sum, ok, err := allowedSummary(r, f)
 		if err != nil {
 			return nil, err
 		}
-		if !allow(f, sum) {
+		if !ok {
 			continue
 		}
 		sc, err := getFloat(r, "score")
@@ -380,11 +380,11 @@ func (s *Store) Related(ctx context.Context, id string, kind graph.RelKind, limi
 			return err
 		}
 		for _, r := range recs {
-			sum, err := getSummary(r, "summary")
+			sum, ok, err := allowedSummary(r, f)
 			if err != nil {
 				return err
 			}
-			if !allow(f, sum) {
+			if !ok {
 				continue
 			}
 			sc, err := getFloat(r, "score")

@@ -342,6 +342,17 @@ func filterParams(f graph.Filter, params map[string]any) map[string]any {
 	return params
 }
 
+// allowedSummary decodes a row's "summary" and says whether f.Allow lets
+// the caller see it (the rows a statement returns have passed the filter's
+// pushed-down fields already).
+func allowedSummary(r record, f graph.Filter) (graph.ToolSummary, bool, error) {
+	sum, err := getSummary(r, "summary")
+	if err != nil {
+		return graph.ToolSummary{}, false, err
+	}
+	return sum, allow(f, sum), nil
+}
+
 // allow applies f.Allow to a copy of sum, so a careless callback cannot
 // change what the store returns.
 func allow(f graph.Filter, sum graph.ToolSummary) bool {

@@ -310,11 +310,11 @@ func (s *Store) ListTools(ctx context.Context, q graph.ListQuery) (graph.ToolPag
 					return err
 				}
 				cursor = id
-				sum, err := getSummary(r, "summary")
+				sum, ok, err := allowedSummary(r, q.Filter)
 				if err != nil {
 					return err
 				}
-				if !allow(q.Filter, sum) {
+				if !ok {
 					continue
 				}
 				if len(page.Items) == limit {
