@@ -120,36 +120,25 @@ func (s *Service) RecordUsage(ctx context.Context, events []graph.UsageEvent) er
 // embedQueries gives each successful event with a query and no embedding
 // its query's unit embedding: they feed the tools' usage centroids and the
 // neighbours signal. A query searched lately (a verb's run searched its
-// own text) comes from the query-embedding cache; the rest are embedded in
-// one batch.
+// own text) comes from the query-embedding cache (cachedVectors).
 func (s *Service) embedQueries(ctx context.Context, events []graph.UsageEvent) error {
 	var texts []string
 	var idx []int
 	for i, e := range events {
-		if !e.Success || e.Query == "" || e.QueryEmbedding != nil {
-			continue
+		if e.Success && e.Query != "" && e.QueryEmbedding == nil {
+			texts = append(texts, e.Query)
+			idx = append(idx, i)
 		}
-		if s.qvecs != nil {
-			if v, ok := s.qvecs.get(e.Query); ok {
-				events[i].QueryEmbedding = v
-				continue
-			}
-		}
-		texts = append(texts, e.Query)
-		idx = append(idx, i)
 	}
 	if len(texts) == 0 {
 		return nil
 	}
-	got, err := s.emb.EmbedDocuments(ctx, texts)
+	vecs, err := s.cachedVectors(ctx, texts, "event queries")
 	if err != nil {
-		return fmt.Errorf("retrieval: embed event queries: %w", err)
-	}
-	if len(got) != len(texts) {
-		return fmt.Errorf("retrieval: embed event queries: got %d vectors for %d texts", len(got), len(texts))
+		return err
 	}
 	for j, i := range idx {
-		events[i].QueryEmbedding = graph.Normalize(got[j])
+		events[i].QueryEmbedding = vecs[j]
 	}
 	return nil
 }

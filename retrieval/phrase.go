@@ -61,7 +61,7 @@ func (s *Service) startPhrases(ctx context.Context, text string) *phraseJob {
 	j := &phraseJob{done: make(chan struct{})}
 	go func() {
 		defer close(j.done)
-		j.vecs, j.err = s.phraseVectors(ctx, windows)
+		j.vecs, j.err = s.cachedVectors(ctx, windows, "query phrases")
 	}()
 	return j
 }
@@ -141,42 +141,6 @@ func (s *Service) phraseScores(ctx context.Context, vecs [][]float32, f graph.Fi
 			}
 			sc[i] = h.Score
 		}
-	}
-	return out, nil
-}
-
-// phraseVectors embeds the windows, through the query-embedding cache, the
-// ones it does not hold in one batch.
-func (s *Service) phraseVectors(ctx context.Context, windows []string) ([][]float32, error) {
-	out := make([][]float32, len(windows))
-	var missing []string
-	var at []int
-	for i, w := range windows {
-		if s.qvecs != nil {
-			if v, ok := s.qvecs.get(w); ok {
-				out[i] = v
-				continue
-			}
-		}
-		missing = append(missing, w)
-		at = append(at, i)
-	}
-	if len(missing) == 0 {
-		return out, nil
-	}
-	vs, err := s.emb.EmbedDocuments(ctx, missing)
-	if err != nil {
-		return nil, fmt.Errorf("retrieval: embed query phrases: %w", err)
-	}
-	if len(vs) != len(missing) {
-		return nil, fmt.Errorf("retrieval: embed query phrases: %d vectors for %d phrases", len(vs), len(missing))
-	}
-	for j, v := range vs {
-		v = graph.Normalize(v)
-		if s.qvecs != nil {
-			s.qvecs.put(missing[j], v)
-		}
-		out[at[j]] = v
 	}
 	return out, nil
 }

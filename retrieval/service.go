@@ -480,6 +480,44 @@ func (s *Service) queryVector(ctx context.Context, text string) ([]float32, erro
 	return v, nil
 }
 
+// cachedVectors returns the unit embeddings of texts (query phrases, the
+// queries of usage events) through the query-embedding cache: the ones it
+// does not hold are embedded in one batch and cached. what names the texts
+// in errors.
+func (s *Service) cachedVectors(ctx context.Context, texts []string, what string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	var missing []string
+	var at []int
+	for i, t := range texts {
+		if s.qvecs != nil {
+			if v, ok := s.qvecs.get(t); ok {
+				out[i] = v
+				continue
+			}
+		}
+		missing = append(missing, t)
+		at = append(at, i)
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	vs, err := s.emb.EmbedDocuments(ctx, missing)
+	if err != nil {
+		return nil, fmt.Errorf("retrieval: embed %s: %w", what, err)
+	}
+	if len(vs) != len(missing) {
+		return nil, fmt.Errorf("retrieval: embed %s: %d vectors for %d texts", what, len(vs), len(missing))
+	}
+	for j, v := range vs {
+		v = graph.Normalize(v)
+		if s.qvecs != nil {
+			s.qvecs.put(missing[j], v)
+		}
+		out[at[j]] = v
+	}
+	return out, nil
+}
+
 // filterFor is the store filter of a query: the caller's visibility, plus
 // the category when one is given.
 func filterFor(q Query) graph.Filter {
