@@ -33,9 +33,16 @@ func TestReindexWithProgress(t *testing.T) {
 	var started struct {
 		ID, RunID, StatusURL string
 	}
+	// With no worker the first run stays running, so the second start
+	// meets it: 409, as the README says, not a second 202.
+	e.stopWorker()
 	if code := e.post("/api/v1/tools/admin/reindex", map[string]any{"batchSize": 3}, &started); code != http.StatusAccepted || started.RunID == "" {
 		t.Fatalf("start reindex: HTTP %d %+v", code, started)
 	}
+	if code := e.post("/api/v1/tools/admin/reindex", map[string]any{"batchSize": 3}, nil); code != http.StatusConflict {
+		t.Fatalf("second reindex start while one runs: HTTP %d, want 409", code)
+	}
+	e.startWorker()
 	var p workflows.ReindexProgress
 	deadline := time.Now().Add(90 * time.Second)
 	for {

@@ -44,6 +44,9 @@ func (h *Handler) startReindex(c *gin.Context) {
 		ID: ReindexWorkflowID, TaskQueue: h.cfg.TaskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		// Without this the SDK answers a start of a running id with that
+		// run's handle and no error, and a second start would be 202.
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
 	}, workflows.ReindexWorkflow, in)
 	if err != nil {
 		err = fulfil.TemporalError("start reindex", err)
