@@ -123,6 +123,12 @@ func (s *Server) secure(c *gin.Context) {
 		s.refuse(c, row, p, err)
 		return
 	}
+	// A trusted gateway acting for an end user is authorized as that user:
+	// the rule is checked again after narrowing.
+	if err := row.Rule.Check(p.Acting(caller)); err != nil {
+		s.refuse(c, row, p, err)
+		return
+	}
 	if row.Limit != "" {
 		s.opts.Metrics.GroupRequest(caller.EffectiveGroups())
 		if d, limited := s.limit(row.Limit, p, c.ClientIP()); limited {

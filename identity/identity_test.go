@@ -89,13 +89,13 @@ func TestKeysLifecycle(t *testing.T) {
 	if _, err := auth.Authenticate(ctx, "Bearer "+shortSecret); !errors.Is(err, fault.ErrUnauthenticated) || !strings.Contains(err.Error(), "revoked") {
 		t.Errorf("revoked key: %v", err)
 	}
-	if err := keys.Revoke(ctx, k.ID); err != nil {
+	if err := keys.Revoke(ctx, identity.Principal{}, k.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := auth.Authenticate(ctx, "Bearer "+secret); !errors.Is(err, fault.ErrUnauthenticated) {
 		t.Errorf("revoked key still works: %v", err)
 	}
-	if err := keys.Revoke(ctx, "k000000000000"); !errors.Is(err, fault.ErrNotFound) {
+	if err := keys.Revoke(ctx, identity.Principal{}, "k000000000000"); !errors.Is(err, fault.ErrNotFound) {
 		t.Errorf("revoke unknown: %v", err)
 	}
 	if p, err := auth.Authenticate(ctx, ""); err != nil || p.Authenticated() {
@@ -189,5 +189,70 @@ func TestRules(t *testing.T) {
 		if (c.want == nil) != (err == nil) || (c.want != nil && !errors.Is(err, c.want)) {
 			t.Errorf("%s.Check(%s) = %v, want %v", c.rule.Name, c.p.Subject, err, c.want)
 		}
+	}
+}
+
+// TestRevokeFollowsLevels: revoking has creation's level rule; an admin
+// cannot revoke an owner's key (issue #27 item 13), an owner can revoke an
+// admin's, and a refused revocation leaves the key working.
+func TestRevokeFollowsLevels(t *testing.T) {
+	ctx := context.Background()
+	keys := identity.NewKeyService(identitytest.NewMem())
+	auth := &identity.Authenticator{Keys: keys}
+	ownerKey, ownerSecret, err := keys.Create(ctx, identity.Principal{}, identity.NewKey{Owner: "root", Level: "owner"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	adminKey, _, err := keys.Create(ctx, identity.Principal{}, identity.NewKey{Owner: "ops", Level: "admin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := identity.KeyPrincipal(adminKey)
+	if err := keys.Revoke(ctx, admin, ownerKey.ID); !errors.Is(err, fault.ErrForbidden) || !strings.Contains(err.Error(), "owner") {
+		t.Fatalf("an admin revoking an owner key: %v, want ErrForbidden naming the level", err)
+	}
+	if _, err := auth.Authenticate(ctx, "Bearer "+ownerSecret); err != nil {
+		t.Fatalf("the owner key stopped working after a refused revocation: %v", err)
+	}
+	if err := keys.Revoke(ctx, admin, "k000000000000"); !errors.Is(err, fault.ErrNotFound) {
+		t.Errorf("an admin revoking an unknown key: %v, want ErrNotFound", err)
+	}
+	if err := keys.Revoke(ctx, identity.KeyPrincipal(ownerKey), adminKey.ID); err != nil {
+		t.Fatalf("an owner revoking an admin key: %v", err)
+	}
+}
+
+// TestActingIsTheNarrowedPrincipal: a trusted gateway acting for a guest
+// is authorized as a guest (issue #27 item 14); any other principal acts
+// as itself.
+func TestActingIsTheNarrowedPrincipal(t *testing.T) {
+	gw := identity.Principal{Subject: "key:kgw", KeyID: "kgw", Method: identity.MethodAPIKey, Level: "owner",
+		Permissions: []string{"tools:write"}, TrustedGateway: true}
+	h := http.Header{}
+	h.Set(identity.HeaderUserID, "ana")
+	h.Set(identity.HeaderLevel, "guest")
+	c, err := identity.Narrow(gw, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acting := gw.Acting(c)
+	if acting.Level != "guest" || len(acting.Permissions) != 0 || acting.Subject != gw.Subject {
+		t.Fatalf("acting = %+v", acting)
+	}
+	for _, r := range []identity.Rule{identity.RuleAdmin, identity.RuleToolsWrite, identity.RuleOwner} {
+		if err := r.Check(acting); !errors.Is(err, fault.ErrForbidden) {
+			t.Errorf("rule %s for a gateway narrowed to guest: %v, want ErrForbidden", r.Name, err)
+		}
+	}
+	if err := identity.RuleAuthenticated.Check(acting); err != nil {
+		t.Errorf("authenticated: %v", err)
+	}
+	plain := identity.Principal{Subject: "key:k1", Method: identity.MethodAPIKey, Level: "admin", Roles: []string{"approver"}}
+	pc, err := identity.Narrow(plain, h) // not a gateway: X-User-* are ignored
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := plain.Acting(pc); a.Level != "admin" || !a.HasRole("approver") {
+		t.Errorf("a non-gateway principal changed by acting: %+v", a)
 	}
 }

@@ -156,6 +156,16 @@ func Principal(c *gin.Context) identity.Principal {
 	return p
 }
 
+// Acting returns the principal as the request's narrowed caller acts (see
+// identity.Principal.Acting): what key management checks levels against.
+func Acting(c *gin.Context) identity.Principal {
+	p, caller, ok := identity.FromContext(c.Request.Context())
+	if !ok {
+		return p
+	}
+	return p.Acting(caller)
+}
+
 // QueryInt reads an integer query parameter with a default and an inclusive
 // range; out-of-range or non-numeric values are 400 errors naming it.
 func QueryInt(c *gin.Context, name string, def, min, max int) (int, error) {
