@@ -140,7 +140,7 @@ func (s *Server) secure(c *gin.Context) {
 			return
 		}
 	}
-	c.Request = c.Request.WithContext(identity.NewContext(c.Request.Context(), p, caller))
+	c.Request = c.Request.WithContext(audit.WithRequestID(identity.NewContext(c.Request.Context(), p, caller), rid))
 	c.Next()
 	if row.Audit {
 		status := c.Writer.Status()

@@ -69,10 +69,14 @@ func (h *Service) StartVerb(ctx context.Context, caller access.Caller, req VerbR
 		Options: workflows.NovelVerbOptions{MaxDepth: req.Options.MaxDepth, DryRun: req.Options.DryRun, SearchLimit: req.Options.SearchLimit},
 	}
 	in.Options.SetRule(h.rule(req.Options))
+	// The random part is unguessable (128 bits); reads check the owner in
+	// the memo anyway (GetVerb).
+	id := "verb-" + req.Verb + "-" + NewID()
+	if err := h.intend(ctx, caller, "verbs.start", "", id, "verb "+req.Verb); err != nil {
+		return nil, Run{}, err
+	}
 	run, err := h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		// The random part is unguessable (128 bits); reads check the owner
-		// in the memo anyway (GetVerb).
-		ID:        "verb-" + req.Verb + "-" + NewID(),
+		ID:        id,
 		TaskQueue: h.cfg.TaskQueue,
 		Memo:      ownerMemo(caller),
 		// Set at start so the run is findable by verb before its first
@@ -114,6 +118,9 @@ func (h *Service) StartExecute(ctx context.Context, caller access.Caller, toolID
 		opts.ID = "tool-" + toolID + "-" + idempotencyScope(caller, key)
 		opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
 	}
+	if err := h.intend(ctx, caller, "tools.execute.start", toolID, opts.ID, "tool "+toolID); err != nil {
+		return nil, Run{}, err
+	}
 	in := activities.ExecuteInput{ToolID: toolID, Inputs: req.Inputs, Caller: caller, DryRun: req.DryRun}
 	run, err := h.temporal.ExecuteWorkflow(ctx, opts, workflows.ExecuteToolWorkflow, in)
 	if err != nil {
@@ -124,6 +131,37 @@ func (h *Service) StartExecute(ctx context.Context, caller access.Caller, toolID
 		run = h.temporal.GetWorkflow(ctx, opts.ID, "")
 	}
 	return run, h.running(run), nil
+}
+
+// intend writes the write-ahead audit record of a run about to start
+// (graph.AuditIntent): should the process die between starting the
+// workflow and auditing the call, the log still shows who started what.
+// When it cannot be written nothing is started (fault.ErrUnavailable):
+// a run the log cannot show must not happen. The actor and request id
+// come from ctx (identity.NewContext, audit.WithRequestID).
+func (h *Service) intend(ctx context.Context, caller access.Caller, action, tool, workflowID, what string) error {
+	if h.cfg.Audit == nil {
+		return nil
+	}
+	e := graph.AuditEvent{Action: action, Tool: tool, Outcome: graph.AuditIntent,
+		Detail: fmt.Sprintf("starting workflow %s (%s) for %s", workflowID, what, callerName(caller))}
+	if err := h.cfg.Audit.Record(ctx, e); err != nil {
+		return fmt.Errorf("fulfil: %s: the audit log cannot record the start, so nothing was started: %w: %w", what, fault.ErrUnavailable, err)
+	}
+	return nil
+}
+
+func callerName(c access.Caller) string {
+	if c.UserID == "" {
+		return "an anonymous caller"
+	}
+	return c.UserID
+}
+
+// Recorder is the audit log the service writes ahead to (audit.Log
+// satisfies it).
+type Recorder interface {
+	Record(ctx context.Context, e graph.AuditEvent) error
 }
 
 func (h *Service) running(run client.WorkflowRun) Run {
@@ -177,6 +215,9 @@ type Config struct {
 	// rule's. The zero rule leaves the workflow's own default
 	// (retrieval.DefaultSubstituteRule).
 	DefaultRule retrieval.SubstituteRule
+	// Audit receives a write-ahead record (graph.AuditIntent) before each
+	// verb or execute workflow starts; nil records none.
+	Audit Recorder
 }
 
 // rule is the substitution rule a verb request runs with (Config.DefaultRule).
