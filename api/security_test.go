@@ -182,6 +182,10 @@ func TestGatewayNarrowedLevelIsAuthorized(t *testing.T) {
 			t.Errorf("%s %s for a guest through the gateway: %d %.300s, want 403", c.method, c.path, r.code, r.raw)
 		}
 	}
+	// The gateway acting as itself but narrowed to guest is a guest too.
+	if r := send(t, h, "POST", "/api/v1/tools/register", gw, manifest, identity.HeaderLevel, "guest"); r.code != http.StatusForbidden {
+		t.Errorf("register by the gateway narrowed to guest: %d %.300s, want 403", r.code, r.raw)
+	}
 	if n, _ := st.Stats(context.Background()); n.Tools != 0 {
 		t.Fatalf("a guest through the gateway registered %d tools", n.Tools)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/identity/identitytest"
 	"github.com/toolsmith/toolsmith/internal/fault"
@@ -247,6 +248,20 @@ func TestActingIsTheNarrowedPrincipal(t *testing.T) {
 	if err := identity.RuleAuthenticated.Check(acting); err != nil {
 		t.Errorf("authenticated: %v", err)
 	}
+	// Without X-User-ID the gateway acts as itself, and the level it sends
+	// still narrows it.
+	self := http.Header{}
+	self.Set(identity.HeaderLevel, "guest")
+	sc, err := identity.Narrow(gw, self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := gw.Acting(sc); a.Level != "guest" || sc.UserID != gw.Subject || identity.RuleAdmin.Check(a) == nil {
+		t.Errorf("a gateway narrowed to guest as itself: acting %+v, caller %+v", a, sc)
+	}
+	if a := gw.Acting(mustNarrow(t, gw, http.Header{})); a.Level != "owner" || !a.HasPermission("tools:write") {
+		t.Errorf("a gateway without headers lost its own allowances: %+v", a)
+	}
 	plain := identity.Principal{Subject: "key:k1", Method: identity.MethodAPIKey, Level: "admin", Roles: []string{"approver"}}
 	pc, err := identity.Narrow(plain, h) // not a gateway: X-User-* are ignored
 	if err != nil {
@@ -255,4 +270,13 @@ func TestActingIsTheNarrowedPrincipal(t *testing.T) {
 	if a := plain.Acting(pc); a.Level != "admin" || !a.HasRole("approver") {
 		t.Errorf("a non-gateway principal changed by acting: %+v", a)
 	}
+}
+
+func mustNarrow(t *testing.T, p identity.Principal, h http.Header) access.Caller {
+	t.Helper()
+	c, err := identity.Narrow(p, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
