@@ -148,7 +148,7 @@ func TestEveryRouteHasARule(t *testing.T) {
 	guest := identitytest.Bearer(t, keys, identity.NewKey{Owner: "guest", Level: "guest"})
 	user := identitytest.Bearer(t, keys, identity.NewKey{Owner: "ana", Level: "user", Roles: []string{"analyst"}, Permissions: []string{"tools:read"}})
 	revoked := identitytest.Bearer(t, keys, identity.NewKey{Owner: "gone", Level: "owner"})
-	if err := keys.Revoke(context.Background(), strings.Split(revoked, "_")[1]); err != nil {
+	if err := keys.Revoke(context.Background(), identity.Principal{}, strings.Split(revoked, "_")[1]); err != nil {
 		t.Fatal(err)
 	}
 	h := srv.Handler()

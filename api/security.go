@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -123,6 +124,12 @@ func (s *Server) secure(c *gin.Context) {
 		s.refuse(c, row, p, err)
 		return
 	}
+	// A trusted gateway acting for an end user is authorized as that user:
+	// the rule is checked again after narrowing.
+	if err := row.Rule.Check(p.Acting(caller)); err != nil {
+		s.refuse(c, row, p, err)
+		return
+	}
 	if row.Limit != "" {
 		s.opts.Metrics.GroupRequest(caller.EffectiveGroups())
 		if d, limited := s.limit(row.Limit, p, c.ClientIP()); limited {
@@ -133,7 +140,7 @@ func (s *Server) secure(c *gin.Context) {
 			return
 		}
 	}
-	c.Request = c.Request.WithContext(identity.NewContext(c.Request.Context(), p, caller))
+	c.Request = c.Request.WithContext(audit.WithRequestID(identity.NewContext(c.Request.Context(), p, caller), rid))
 	c.Next()
 	if row.Audit {
 		status := c.Writer.Status()
@@ -216,23 +223,38 @@ func (s *Server) limit(class string, p identity.Principal, ip string) (time.Dura
 	return 0, false
 }
 
-// record writes one audit event; a failure to audit is logged, and the
-// response the caller gets is not changed by it.
+// auditTimeout bounds writing a call's audit record once the call is done.
+const auditTimeout = 10 * time.Second
+
+// record writes the call's audit event, one per tool when the handler
+// named the tools it wrote (httpx.AuditTools); a failure to audit is
+// logged, and the response the caller gets is not changed by it. The
+// write does not use the request's context: a client that hangs up (say
+// during ?wait=) has still had its call made, and the record must be
+// written all the same.
 func (s *Server) record(c *gin.Context, row RouteRule, p identity.Principal, action, outcome string, status int, detail string) {
 	if s.opts.Audit == nil {
 		return
 	}
-	tool := c.Param("toolId")
-	if tool == "" {
-		tool = c.Param("id")
+	tools := httpx.AuditedTools(c)
+	if len(tools) == 0 {
+		tool := c.Param("toolId")
+		if tool == "" {
+			tool = c.Param("id")
+		}
+		tools = []string{tool}
 	}
-	e := graph.AuditEvent{
-		Actor: p.Subject, ActorName: p.Name, Method: p.Method, Action: action, Tool: tool,
-		Outcome: outcome, Status: status, RequestID: c.GetString("requestID"),
-		Route: row.Method + " " + row.Path, Detail: detail,
-	}
-	if err := s.opts.Audit.Record(c.Request.Context(), e); err != nil {
-		s.log.ErrorContext(c.Request.Context(), "audit record failed", "action", action, "err", err)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), auditTimeout)
+	defer cancel()
+	for _, tool := range tools {
+		e := graph.AuditEvent{
+			Actor: p.Subject, ActorName: p.Name, Method: p.Method, Action: action, Tool: tool,
+			Outcome: outcome, Status: status, RequestID: c.GetString("requestID"),
+			Route: row.Method + " " + row.Path, Detail: detail,
+		}
+		if err := s.opts.Audit.Record(ctx, e); err != nil {
+			s.log.ErrorContext(ctx, "audit record failed", "action", action, "tool", tool, "err", err)
+		}
 	}
 }
 

@@ -162,3 +162,66 @@ func TestGroupSubsetCheck(t *testing.T) {
 		t.Fatalf("groups outside the key: %d %s", r.code, r.raw)
 	}
 }
+
+// TestGatewayNarrowedLevelIsAuthorized: a trusted gateway speaking for a
+// guest end user is refused what a guest is refused (issue #27 item 14),
+// though the gateway's own key could do it.
+func TestGatewayNarrowedLevelIsAuthorized(t *testing.T) {
+	srv, keys, st := fullServer(t)
+	h := srv.Handler()
+	gw := identitytest.Bearer(t, keys, identity.NewKey{Owner: "portal", Level: "owner", TrustedGateway: true, Groups: []string{"*"}})
+	manifest := translateManifest
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", "/api/v1/tools/register", manifest},
+		{"GET", "/api/v1/admin/audit", ""},
+		{"POST", "/api/v1/admin/keys", `{"owner": "mallory", "level": "guest"}`},
+		{"GET", "/api/v1/tools/pending", ""},
+	} {
+		r := send(t, h, c.method, c.path, gw, c.body, identity.HeaderUserID, "ana", identity.HeaderLevel, "guest")
+		if r.code != http.StatusForbidden {
+			t.Errorf("%s %s for a guest through the gateway: %d %.300s, want 403", c.method, c.path, r.code, r.raw)
+		}
+	}
+	// The gateway acting as itself but narrowed to guest is a guest too.
+	if r := send(t, h, "POST", "/api/v1/tools/register", gw, manifest, identity.HeaderLevel, "guest"); r.code != http.StatusForbidden {
+		t.Errorf("register by the gateway narrowed to guest: %d %.300s, want 403", r.code, r.raw)
+	}
+	if n, _ := st.Stats(context.Background()); n.Tools != 0 {
+		t.Fatalf("a guest through the gateway registered %d tools", n.Tools)
+	}
+	if list, _ := keys.List(context.Background()); len(list) != 1 {
+		t.Fatalf("a guest through the gateway created a key: %d keys", len(list))
+	}
+	// Narrowed to admin, the gateway may create keys up to admin only.
+	if r := send(t, h, "POST", "/api/v1/admin/keys", gw, `{"owner": "m", "level": "owner"}`, identity.HeaderUserID, "ana", identity.HeaderLevel, "admin"); r.code != http.StatusForbidden {
+		t.Errorf("an owner key for an admin through the gateway: %d %.300s, want 403", r.code, r.raw)
+	}
+	if r := send(t, h, "POST", "/api/v1/admin/keys", gw, `{"owner": "m", "level": "admin"}`, identity.HeaderUserID, "ana", identity.HeaderLevel, "admin"); r.code != http.StatusCreated {
+		t.Errorf("an admin key for an admin through the gateway: %d %.300s, want 201", r.code, r.raw)
+	}
+}
+
+// TestAdminCannotRevokeOwnerKey: revocation follows creation's level rule
+// (issue #27 item 13).
+func TestAdminCannotRevokeOwnerKey(t *testing.T) {
+	srv, keys, _ := fullServer(t)
+	h := srv.Handler()
+	owner := identitytest.Bearer(t, keys, identity.NewKey{Owner: "root", Level: "owner"})
+	adminKey := identitytest.Bearer(t, keys, identity.NewKey{Owner: "ops", Level: "admin"})
+	ownerID, _ := identity.ParseSecret(strings.TrimPrefix(owner, "Bearer "))
+	adminID, _ := identity.ParseSecret(strings.TrimPrefix(adminKey, "Bearer "))
+	if r := send(t, h, "DELETE", "/api/v1/admin/keys/"+ownerID, adminKey, ""); r.code != http.StatusForbidden || !strings.Contains(r.raw, "owner") {
+		t.Fatalf("an admin revoking the owner key: %d %s, want 403", r.code, r.raw)
+	}
+	if r := send(t, h, "GET", "/api/v1/admin/keys", owner, ""); r.code != http.StatusOK {
+		t.Fatalf("the owner key after a refused revocation: %d %s", r.code, r.raw)
+	}
+	if r := send(t, h, "DELETE", "/api/v1/admin/keys/"+adminID, owner, ""); r.code != http.StatusOK {
+		t.Fatalf("the owner revoking an admin key: %d %s", r.code, r.raw)
+	}
+}
+
+// translateManifest is a valid registration of the README's lang.translate.
+const translateManifest = `{"manifest": {"toolId": "lang.translate", "verb": "TRANSLATE_TEXT", "name": "Translate",
+	"description": "Translates a text from one language to another language.", "category": "language",
+	"inputSchema": {"type": "object", "required": ["text", "to"], "properties": {"text": {"type": "string"}, "to": {"type": "string"}}}}}`

@@ -53,14 +53,31 @@ func New(store graph.Audit) *Log {
 	return &Log{store: store, now: time.Now}
 }
 
-// Record stores one event, filling ID and At when empty and the actor from
-// the principal in ctx when Actor is empty.
+// writeTimeout bounds one synchronous audit write.
+const writeTimeout = 10 * time.Second
+
+// Record stores one event, filling ID and At when empty, the actor from
+// the principal in ctx when Actor is empty and the request id from ctx
+// (WithRequestID) when RequestID is empty. The write is detached from
+// ctx's cancellation (bounded by its own timeout): a caller that went away
+// has still had its call made, and the record of it must not be lost.
 func (l *Log) Record(ctx context.Context, e graph.AuditEvent) error {
 	e = l.fill(ctx, e)
-	if err := l.store.AppendAudit(ctx, []graph.AuditEvent{e}); err != nil {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+	defer cancel()
+	if err := l.store.AppendAudit(wctx, []graph.AuditEvent{e}); err != nil {
 		return fmt.Errorf("audit: record %s: %w", e.Action, err)
 	}
 	return nil
+}
+
+type requestIDKey struct{}
+
+// WithRequestID returns ctx carrying the request id that events recorded
+// under it get (so a write-ahead record made below the edge pairs with the
+// call's own record).
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
 }
 
 // fill completes an event as Record does.
@@ -75,6 +92,9 @@ func (l *Log) fill(ctx context.Context, e graph.AuditEvent) graph.AuditEvent {
 		if p, _, ok := identity.FromContext(ctx); ok {
 			e.Actor, e.ActorName, e.Method = p.Subject, p.Name, p.Method
 		}
+	}
+	if e.RequestID == "" {
+		e.RequestID, _ = ctx.Value(requestIDKey{}).(string)
 	}
 	if e.Outcome == "" {
 		e.Outcome = graph.AuditSuccess

@@ -66,3 +66,27 @@ func TestRecordLaterLosesNothing(t *testing.T) {
 		t.Fatalf("stored %d of 1600 queued events", n)
 	}
 }
+
+// TestRecordOutlivesTheCaller: a record made as the caller goes away (its
+// context cancelled) is written all the same (issue #27 item 9), with the
+// request id the context carries.
+func TestRecordOutlivesTheCaller(t *testing.T) {
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "a.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	l := audit.New(st)
+	ctx, cancel := context.WithCancel(audit.WithRequestID(context.Background(), "req-7"))
+	cancel()
+	if err := l.Record(ctx, graph.AuditEvent{Action: "tools.execute", Tool: "currency.convert"}); err != nil {
+		t.Fatalf("record after the caller left: %v", err)
+	}
+	page, err := l.Query(context.Background(), graph.AuditQuery{Tool: "currency.convert"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Items) != 1 || page.Items[0].RequestID != "req-7" {
+		t.Fatalf("events = %+v", page.Items)
+	}
+}

@@ -166,7 +166,7 @@ func newEnv(t testing.TB) *env {
 
 	e.keys = identity.NewKeyService(store)
 	e.admin = e.key(identity.NewKey{Owner: "e2e admin", Level: "admin", Groups: []string{access.Wildcard}})
-	e.serve(verbs.New(c, store, verbs.Config{TaskQueue: e.queue, Namespace: server.Namespace(), UIBaseURL: "http://ui.invalid"}))
+	e.serve(verbs.New(c, store, verbs.Config{TaskQueue: e.queue, Namespace: server.Namespace(), UIBaseURL: "http://ui.invalid", Audit: audit.New(store)}))
 
 	// Discover the demo modules through the API, as an operator would.
 	var out struct {

@@ -8,6 +8,7 @@ package fulfil
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
@@ -67,9 +69,16 @@ func (h *Service) StartVerb(ctx context.Context, caller access.Caller, req VerbR
 		Options: workflows.NovelVerbOptions{MaxDepth: req.Options.MaxDepth, DryRun: req.Options.DryRun, SearchLimit: req.Options.SearchLimit},
 	}
 	in.Options.SetRule(h.rule(req.Options))
+	// The random part is unguessable (128 bits); reads check the owner in
+	// the memo anyway (GetVerb).
+	id := "verb-" + req.Verb + "-" + NewID()
+	if err := h.intend(ctx, caller, "verbs.start", "", id, "verb "+req.Verb); err != nil {
+		return nil, Run{}, err
+	}
 	run, err := h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:        "verb-" + req.Verb + "-" + ShortID(),
+		ID:        id,
 		TaskQueue: h.cfg.TaskQueue,
+		Memo:      ownerMemo(caller),
 		// Set at start so the run is findable by verb before its first
 		// workflow task; the workflow upserts branch and tool as it goes.
 		TypedSearchAttributes: temporal.NewSearchAttributes(workflows.SAVerb.ValueSet(req.Verb)),
@@ -88,20 +97,29 @@ func (h *Service) StartVerb(ctx context.Context, caller access.Caller, req VerbR
 // ExecuteToolWorkflow. A non-empty idempotency key makes a repeated call
 // return the first run instead of calling the tool again.
 func (h *Service) StartExecute(ctx context.Context, caller access.Caller, toolID string, req ExecuteRequest, key string) (client.WorkflowRun, Run, error) {
+	if err := checkIdempotencyKey(caller, key); err != nil {
+		return nil, Run{}, err
+	}
 	if err := h.CheckTool(ctx, toolID, caller); err != nil {
 		return nil, Run{}, err
 	}
 	opts := client.StartWorkflowOptions{
-		ID:                    "tool-" + toolID + "-" + ShortID(),
+		ID:                    "tool-" + toolID + "-" + NewID(),
 		TaskQueue:             h.cfg.TaskQueue,
 		TypedSearchAttributes: temporal.NewSearchAttributes(workflows.SAToolID.ValueSet(toolID)),
+		Memo:                  ownerMemo(caller),
 	}
 	if key != "" {
-		// Same key, same workflow ID: ExecuteWorkflow returns the existing
-		// run (WorkflowExecutionErrorWhenAlreadyStarted is false) and the
-		// reuse policy stops a finished one from running again.
-		opts.ID = "tool-" + toolID + "-" + key
+		// Same caller and key, same workflow ID: ExecuteWorkflow returns the
+		// existing run (WorkflowExecutionErrorWhenAlreadyStarted is false)
+		// and the reuse policy stops a finished one from running again. The
+		// key is scoped to the caller, so another caller's same key is
+		// another workflow: it can neither read this run nor claim the key.
+		opts.ID = "tool-" + toolID + "-" + idempotencyScope(caller, key)
 		opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
+	}
+	if err := h.intend(ctx, caller, "tools.execute.start", toolID, opts.ID, "tool "+toolID); err != nil {
+		return nil, Run{}, err
 	}
 	in := activities.ExecuteInput{ToolID: toolID, Inputs: req.Inputs, Caller: caller, DryRun: req.DryRun}
 	run, err := h.temporal.ExecuteWorkflow(ctx, opts, workflows.ExecuteToolWorkflow, in)
@@ -113,6 +131,37 @@ func (h *Service) StartExecute(ctx context.Context, caller access.Caller, toolID
 		run = h.temporal.GetWorkflow(ctx, opts.ID, "")
 	}
 	return run, h.running(run), nil
+}
+
+// intend writes the write-ahead audit record of a run about to start
+// (graph.AuditIntent): should the process die between starting the
+// workflow and auditing the call, the log still shows who started what.
+// When it cannot be written nothing is started (fault.ErrUnavailable):
+// a run the log cannot show must not happen. The actor and request id
+// come from ctx (identity.NewContext, audit.WithRequestID).
+func (h *Service) intend(ctx context.Context, caller access.Caller, action, tool, workflowID, what string) error {
+	if h.cfg.Audit == nil {
+		return nil
+	}
+	e := graph.AuditEvent{Action: action, Tool: tool, Outcome: graph.AuditIntent,
+		Detail: fmt.Sprintf("starting workflow %s (%s) for %s", workflowID, what, callerName(caller))}
+	if err := h.cfg.Audit.Record(ctx, e); err != nil {
+		return fmt.Errorf("fulfil: %s: the audit log cannot record the start, so nothing was started: %w: %w", what, fault.ErrUnavailable, err)
+	}
+	return nil
+}
+
+func callerName(c access.Caller) string {
+	if c.UserID == "" {
+		return "an anonymous caller"
+	}
+	return c.UserID
+}
+
+// Recorder is the audit log the service writes ahead to (audit.Log
+// satisfies it).
+type Recorder interface {
+	Record(ctx context.Context, e graph.AuditEvent) error
 }
 
 func (h *Service) running(run client.WorkflowRun) Run {
@@ -166,6 +215,9 @@ type Config struct {
 	// rule's. The zero rule leaves the workflow's own default
 	// (retrieval.DefaultSubstituteRule).
 	DefaultRule retrieval.SubstituteRule
+	// Audit receives a write-ahead record (graph.AuditIntent) before each
+	// verb or execute workflow starts; nil records none.
+	Audit Recorder
 }
 
 // rule is the substitution rule a verb request runs with (Config.DefaultRule).
@@ -372,10 +424,105 @@ func TemporalError(op string, err error) error {
 	}
 }
 
-func ShortID() string {
-	var b [4]byte
+// NewID returns 128 random bits in hex: the unguessable part of a
+// workflow ID.
+func NewID() string {
+	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// MemoOwner is the memo field holding the access.Caller.UserID that
+// started a run (the end user's scoped id behind a trusted gateway). It is
+// stored with the run, so ownership survives restarts.
+const MemoOwner = "toolsmithOwner"
+
+func ownerMemo(caller access.Caller) map[string]any {
+	return map[string]any{MemoOwner: caller.UserID}
+}
+
+// IdempotencyKeyField names the idempotency key in errors (REST sends it
+// as the Idempotency-Key header).
+const IdempotencyKeyField = "Idempotency-Key"
+
+var idempotencyKeyRe = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+
+// checkIdempotencyKey admits an empty key or a well-formed key of an
+// identified caller. Anonymous callers cannot use keys: they cannot be
+// told apart, so one could read or pre-claim another's run.
+func checkIdempotencyKey(caller access.Caller, key string) error {
+	if key == "" {
+		return nil
+	}
+	if !idempotencyKeyRe.MatchString(key) {
+		return fault.Malformed(IdempotencyKeyField, "must be 1-128 characters of A-Z a-z 0-9 . _ : -")
+	}
+	if caller.UserID == "" {
+		return fmt.Errorf("%s: idempotency keys are scoped to the caller, so they need a credential (Authorization: Bearer <key>): %w",
+			IdempotencyKeyField, fault.ErrUnauthenticated)
+	}
+	return nil
+}
+
+// idempotencyScope is the workflow ID part of a caller's key: a hash of
+// the caller's stable id and the key (128 bits), so keys of different
+// callers never meet and the ID does not reveal the key.
+func idempotencyScope(caller access.Caller, key string) string {
+	sum := sha256.Sum256([]byte(caller.UserID + "\x00" + key))
+	return hex.EncodeToString(sum[:16])
+}
+
+// GetVerb reads a novel-verb run for caller: its status and progress while
+// running, its outcome once ended. A run belongs to the caller that
+// started it (MemoOwner); admins and owners may read every run. Another
+// caller's run, and a run of another workflow type, answer
+// fault.ErrNotFound, so existence does not leak.
+func (h *Service) GetVerb(ctx context.Context, caller access.Caller, id, runID string) (Run, error) {
+	desc, err := h.temporal.DescribeWorkflowExecution(ctx, id, runID)
+	if err != nil {
+		return Run{}, TemporalError("describe "+id, err)
+	}
+	info := desc.GetWorkflowExecutionInfo()
+	if name := info.GetType().GetName(); name != "NovelVerbWorkflow" {
+		return Run{}, fmt.Errorf("fulfil: %q is a %s run, not a verb fulfilment: %w", id, name, fault.ErrNotFound)
+	}
+	if !mayRead(caller, info.GetMemo().GetFields()[MemoOwner]) {
+		return Run{}, fmt.Errorf("fulfil: no verb run %q of this caller: %w", id, fault.ErrNotFound)
+	}
+	runID = info.GetExecution().GetRunId()
+	out := Run{WorkflowID: id, RunID: runID, UIURL: h.UIURL(id, runID), Status: StatusName(info.GetStatus())}
+	if out.Status == workflows.StatusRunning {
+		qctx, cancel := context.WithTimeout(ctx, progressTimeout)
+		defer cancel()
+		if v, err := h.temporal.QueryWorkflow(qctx, id, runID, workflows.ProgressQuery); err == nil {
+			var p workflows.Progress
+			if v.Get(&p) == nil {
+				out.Progress = &p
+			}
+		}
+		return out, nil
+	}
+	var res workflows.NovelVerbResult
+	h.Collect(ctx, h.temporal.GetWorkflow(ctx, id, runID), &out, &res)
+	return out, nil
+}
+
+// progressTimeout bounds the progress query: a run whose worker is down
+// cannot answer, and a read must not hang on it.
+const progressTimeout = 2 * time.Second
+
+// mayRead reports whether caller may read a run whose memo owner is
+// owner: its owner, or an admin. A run without an owner (started before
+// owners were recorded) is an admin's to read.
+func mayRead(caller access.Caller, owner *commonpb.Payload) bool {
+	if access.LevelRank(caller.Level) >= access.LevelRank("admin") {
+		return true
+	}
+	var who string
+	if owner == nil || converter.GetDefaultDataConverter().FromPayload(owner, &who) != nil {
+		return false
+	}
+	return who != "" && who == caller.UserID
 }
 
 // canceller is the part of client.Client that cancels a run.

@@ -100,6 +100,10 @@ const (
 	AuditDenied  = "denied"
 	AuditFailed  = "failed"
 	AuditError   = "error"
+	// AuditIntent marks a write-ahead record: written before a workflow
+	// starts, so a process that dies between starting it and auditing the
+	// call still leaves a trace. The call's own record follows it.
+	AuditIntent = "intent"
 )
 
 // AuditQuery filters and pages the audit log, newest first.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/identity/identitytest"
 	"github.com/toolsmith/toolsmith/internal/fault"
@@ -89,13 +90,13 @@ func TestKeysLifecycle(t *testing.T) {
 	if _, err := auth.Authenticate(ctx, "Bearer "+shortSecret); !errors.Is(err, fault.ErrUnauthenticated) || !strings.Contains(err.Error(), "revoked") {
 		t.Errorf("revoked key: %v", err)
 	}
-	if err := keys.Revoke(ctx, k.ID); err != nil {
+	if err := keys.Revoke(ctx, identity.Principal{}, k.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := auth.Authenticate(ctx, "Bearer "+secret); !errors.Is(err, fault.ErrUnauthenticated) {
 		t.Errorf("revoked key still works: %v", err)
 	}
-	if err := keys.Revoke(ctx, "k000000000000"); !errors.Is(err, fault.ErrNotFound) {
+	if err := keys.Revoke(ctx, identity.Principal{}, "k000000000000"); !errors.Is(err, fault.ErrNotFound) {
 		t.Errorf("revoke unknown: %v", err)
 	}
 	if p, err := auth.Authenticate(ctx, ""); err != nil || p.Authenticated() {
@@ -190,4 +191,92 @@ func TestRules(t *testing.T) {
 			t.Errorf("%s.Check(%s) = %v, want %v", c.rule.Name, c.p.Subject, err, c.want)
 		}
 	}
+}
+
+// TestRevokeFollowsLevels: revoking has creation's level rule; an admin
+// cannot revoke an owner's key (issue #27 item 13), an owner can revoke an
+// admin's, and a refused revocation leaves the key working.
+func TestRevokeFollowsLevels(t *testing.T) {
+	ctx := context.Background()
+	keys := identity.NewKeyService(identitytest.NewMem())
+	auth := &identity.Authenticator{Keys: keys}
+	ownerKey, ownerSecret, err := keys.Create(ctx, identity.Principal{}, identity.NewKey{Owner: "root", Level: "owner"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	adminKey, _, err := keys.Create(ctx, identity.Principal{}, identity.NewKey{Owner: "ops", Level: "admin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := identity.KeyPrincipal(adminKey)
+	if err := keys.Revoke(ctx, admin, ownerKey.ID); !errors.Is(err, fault.ErrForbidden) || !strings.Contains(err.Error(), "owner") {
+		t.Fatalf("an admin revoking an owner key: %v, want ErrForbidden naming the level", err)
+	}
+	if _, err := auth.Authenticate(ctx, "Bearer "+ownerSecret); err != nil {
+		t.Fatalf("the owner key stopped working after a refused revocation: %v", err)
+	}
+	if err := keys.Revoke(ctx, admin, "k000000000000"); !errors.Is(err, fault.ErrNotFound) {
+		t.Errorf("an admin revoking an unknown key: %v, want ErrNotFound", err)
+	}
+	if err := keys.Revoke(ctx, identity.KeyPrincipal(ownerKey), adminKey.ID); err != nil {
+		t.Fatalf("an owner revoking an admin key: %v", err)
+	}
+}
+
+// TestActingIsTheNarrowedPrincipal: a trusted gateway acting for a guest
+// is authorized as a guest (issue #27 item 14); any other principal acts
+// as itself.
+func TestActingIsTheNarrowedPrincipal(t *testing.T) {
+	gw := identity.Principal{Subject: "key:kgw", KeyID: "kgw", Method: identity.MethodAPIKey, Level: "owner",
+		Permissions: []string{"tools:write"}, TrustedGateway: true}
+	h := http.Header{}
+	h.Set(identity.HeaderUserID, "ana")
+	h.Set(identity.HeaderLevel, "guest")
+	c, err := identity.Narrow(gw, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acting := gw.Acting(c)
+	if acting.Level != "guest" || len(acting.Permissions) != 0 || acting.Subject != gw.Subject {
+		t.Fatalf("acting = %+v", acting)
+	}
+	for _, r := range []identity.Rule{identity.RuleAdmin, identity.RuleToolsWrite, identity.RuleOwner} {
+		if err := r.Check(acting); !errors.Is(err, fault.ErrForbidden) {
+			t.Errorf("rule %s for a gateway narrowed to guest: %v, want ErrForbidden", r.Name, err)
+		}
+	}
+	if err := identity.RuleAuthenticated.Check(acting); err != nil {
+		t.Errorf("authenticated: %v", err)
+	}
+	// Without X-User-ID the gateway acts as itself, and the level it sends
+	// still narrows it.
+	self := http.Header{}
+	self.Set(identity.HeaderLevel, "guest")
+	sc, err := identity.Narrow(gw, self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := gw.Acting(sc); a.Level != "guest" || sc.UserID != gw.Subject || identity.RuleAdmin.Check(a) == nil {
+		t.Errorf("a gateway narrowed to guest as itself: acting %+v, caller %+v", a, sc)
+	}
+	if a := gw.Acting(mustNarrow(t, gw, http.Header{})); a.Level != "owner" || !a.HasPermission("tools:write") {
+		t.Errorf("a gateway without headers lost its own allowances: %+v", a)
+	}
+	plain := identity.Principal{Subject: "key:k1", Method: identity.MethodAPIKey, Level: "admin", Roles: []string{"approver"}}
+	pc, err := identity.Narrow(plain, h) // not a gateway: X-User-* are ignored
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := plain.Acting(pc); a.Level != "admin" || !a.HasRole("approver") {
+		t.Errorf("a non-gateway principal changed by acting: %+v", a)
+	}
+}
+
+func mustNarrow(t *testing.T, p identity.Principal, h http.Header) access.Caller {
+	t.Helper()
+	c, err := identity.Narrow(p, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -126,8 +126,8 @@ func (s *KeyService) Create(ctx context.Context, creator Principal, req NewKey) 
 		return graph.APIKey{}, "", fault.Invalid("expiresAt", "must be in the future, got %s", req.ExpiresAt.Format(time.RFC3339))
 	}
 	if creator.Authenticated() {
-		if access.LevelRank(req.Level) > access.LevelRank(creator.Level) {
-			return graph.APIKey{}, "", fmt.Errorf("level: a %s may not create a %s key: %w", creator.Level, req.Level, fault.ErrForbidden)
+		if err := mayManage(creator, req.Level, "create"); err != nil {
+			return graph.APIKey{}, "", err
 		}
 		if req.TrustedGateway && !creator.AtLeast("owner") {
 			return graph.APIKey{}, "", fmt.Errorf("trustedGateway: only an owner may create a trusted gateway key: %w", fault.ErrForbidden)
@@ -151,6 +151,15 @@ func (s *KeyService) Create(ctx context.Context, creator Principal, req NewKey) 
 	return k, secret, nil
 }
 
+// mayManage is the level rule of creating and revoking keys: a principal
+// manages keys at or below its own level only.
+func mayManage(p Principal, level, verb string) error {
+	if access.LevelRank(level) > access.LevelRank(p.Level) {
+		return fmt.Errorf("level: a %s may not %s a %s key: %w", p.Level, verb, level, fault.ErrForbidden)
+	}
+	return nil
+}
+
 // List returns every key, without hashes.
 func (s *KeyService) List(ctx context.Context) ([]graph.APIKey, error) {
 	keys, err := s.store.ListKeys(ctx)
@@ -163,11 +172,26 @@ func (s *KeyService) List(ctx context.Context) ([]graph.APIKey, error) {
 	return keys, nil
 }
 
-// Revoke revokes a key at once for this process (other processes see it
-// within the cache TTL). Unknown ids are fault.ErrNotFound.
-func (s *KeyService) Revoke(ctx context.Context, id string) error {
+// Revoke revokes a key on behalf of revoker at once for this process
+// (other processes see it within the cache TTL). Unknown ids are
+// fault.ErrNotFound. The level rule is creation's: a revoker may not
+// revoke a key above its own level (an admin cannot revoke an owner's key).
+// revoker is the zero Principal only for the operator on the host.
+func (s *KeyService) Revoke(ctx context.Context, revoker Principal, id string) error {
 	if !keyIDRe.MatchString(id) {
 		return fault.Malformed("id", "must be a key id like k0123456789ab, got %q", id)
+	}
+	if revoker.Authenticated() {
+		k, err := s.store.GetKey(ctx, id)
+		if errors.Is(err, graph.ErrNotFound) {
+			return fmt.Errorf("identity: key %q: %w", id, fault.ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("identity: read key %q: %w", id, err)
+		}
+		if err := mayManage(revoker, k.Level, "revoke"); err != nil {
+			return err
+		}
 	}
 	if err := s.store.RevokeKey(ctx, id, s.now().UTC()); err != nil {
 		if errors.Is(err, graph.ErrNotFound) {

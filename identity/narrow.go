@@ -86,16 +86,19 @@ func SessionKey(userID, sid string) string {
 }
 
 // actFor applies a trusted gateway's end-user headers within the gateway's
-// own limits.
+// own limits. With X-User-ID the caller is that end user: a guest without
+// roles or permissions unless the headers say more. Without it the gateway
+// acts as itself, and a level, roles or permissions it sends still narrow
+// what it may do (they can only lower it).
 func actFor(c *access.Caller, p Principal, h http.Header) error {
 	user := strings.TrimSpace(h.Get(HeaderUserID))
-	if user == "" {
-		return nil // the gateway acts as itself
-	}
 	if len(user) > 256 {
 		return fault.Malformed(HeaderUserID, "must be at most 256 characters")
 	}
-	c.UserID = "gateway:" + p.KeyID + ":" + user
+	if user != "" {
+		c.UserID = "gateway:" + p.KeyID + ":" + user
+		c.Level, c.Roles, c.Permissions = access.Levels[0], nil, nil
+	}
 	if lv := strings.ToLower(strings.TrimSpace(h.Get(HeaderLevel))); lv != "" {
 		if !slices.Contains(access.Levels, lv) {
 			return fault.Malformed(HeaderLevel, "must be one of %s, got %q", strings.Join(access.Levels, ", "), lv)
@@ -104,18 +107,21 @@ func actFor(c *access.Caller, p Principal, h http.Header) error {
 			return fmt.Errorf("%s %q is above the gateway key's level %q: %w", HeaderLevel, lv, p.Level, fault.ErrForbidden)
 		}
 		c.Level = lv
-	} else {
-		c.Level = access.Levels[0] // an end user is a guest unless the gateway says more
 	}
-	roles := splitList(h.Get(HeaderRoles))
-	if err := subset(HeaderRoles, roles, p.Roles, false); err != nil {
-		return err
+	if _, ok := h[http.CanonicalHeaderKey(HeaderRoles)]; ok {
+		roles := splitList(h.Get(HeaderRoles))
+		if err := subset(HeaderRoles, roles, p.Roles, false); err != nil {
+			return err
+		}
+		c.Roles = roles
 	}
-	perms := splitList(h.Get(HeaderPermissions))
-	if err := subset(HeaderPermissions, perms, p.Permissions, false); err != nil {
-		return err
+	if _, ok := h[http.CanonicalHeaderKey(HeaderPermissions)]; ok {
+		perms := splitList(h.Get(HeaderPermissions))
+		if err := subset(HeaderPermissions, perms, p.Permissions, false); err != nil {
+			return err
+		}
+		c.Permissions = perms
 	}
-	c.Roles, c.Permissions = roles, perms
 	return nil
 }
 

@@ -82,6 +82,20 @@ func (p Principal) Caller() access.Caller {
 	}
 }
 
+// Acting is the principal as the narrowed caller c acts: a trusted
+// gateway speaking for an end user (X-User-ID, X-Permission-Level,
+// X-User-Roles, X-User-Permissions) has that user's level, roles and
+// permissions, which may only be lower than the gateway's own. Route rules
+// and key management are checked against it, so a narrowed level is the
+// one authorized. For any other principal it is p unchanged.
+func (p Principal) Acting(c access.Caller) Principal {
+	if c.Level != "" {
+		p.Level = c.Level
+	}
+	p.Roles, p.Permissions = cloneNil(c.Roles), cloneNil(c.Permissions)
+	return p
+}
+
 // cloneNil clones s, keeping the difference between nil and empty.
 func cloneNil(s []string) []string {
 	if s == nil {

@@ -188,7 +188,7 @@ func add[In, Out any](e *Edge, t *sdk.Tool, h func(ctx context.Context, caller a
 			err = fmt.Errorf("tool %s has no rule: %w", t.Name, fault.ErrForbidden)
 		}
 		if err == nil {
-			err = rule.Check(p)
+			err = rule.Check(p.Acting(caller)) // a gateway's narrowed level is the one authorized
 		}
 		out := zero
 		if err == nil {

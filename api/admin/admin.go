@@ -55,7 +55,7 @@ func (h *Handlers) createKey(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
-	k, secret, err := h.keys.Create(c.Request.Context(), httpx.Principal(c), req)
+	k, secret, err := h.keys.Create(c.Request.Context(), httpx.Acting(c), req)
 	if err != nil {
 		httpx.Error(c, err)
 		return
@@ -76,11 +76,12 @@ func (h *Handlers) listKeys(c *gin.Context) {
 
 func (h *Handlers) revokeKey(c *gin.Context) {
 	id := c.Param("id")
-	if p := httpx.Principal(c); p.KeyID == id {
+	p := httpx.Acting(c)
+	if p.KeyID == id {
 		httpx.Error(c, fault.Invalid("id", "a key cannot revoke itself; use another admin key"))
 		return
 	}
-	if err := h.keys.Revoke(c.Request.Context(), id); err != nil {
+	if err := h.keys.Revoke(c.Request.Context(), p, id); err != nil {
 		httpx.Error(c, err)
 		return
 	}

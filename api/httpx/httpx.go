@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -154,6 +155,41 @@ func Caller(c *gin.Context) (access.Caller, error) {
 func Principal(c *gin.Context) identity.Principal {
 	p, _, _ := identity.FromContext(c.Request.Context())
 	return p
+}
+
+// auditToolsKey holds the tool ids a handler wrote, for the audit record.
+const auditToolsKey = "httpx.auditTools"
+
+// AuditTools names the tools a request wrote (registered, updated,
+// batch-registered), so the audit record of the call carries each one: a
+// route whose tool id is not in the path (POST /tools/register) has no
+// other way to say which tool it was about. Empty ids are skipped and a
+// repeated id is named once.
+func AuditTools(c *gin.Context, ids ...string) {
+	have := AuditedTools(c)
+	for _, id := range ids {
+		if id != "" && !slices.Contains(have, id) {
+			have = append(have, id)
+		}
+	}
+	c.Set(auditToolsKey, have)
+}
+
+// AuditedTools returns the ids AuditTools recorded, in order.
+func AuditedTools(c *gin.Context) []string {
+	v, _ := c.Get(auditToolsKey)
+	ids, _ := v.([]string)
+	return ids
+}
+
+// Acting returns the principal as the request's narrowed caller acts (see
+// identity.Principal.Acting): what key management checks levels against.
+func Acting(c *gin.Context) identity.Principal {
+	p, caller, ok := identity.FromContext(c.Request.Context())
+	if !ok {
+		return p
+	}
+	return p.Acting(caller)
 }
 
 // QueryInt reads an integer query parameter with a default and an inclusive

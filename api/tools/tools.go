@@ -22,6 +22,7 @@ package tools
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -78,11 +79,13 @@ func (h *Handlers) register(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
+	httpx.AuditTools(c, manifestToolID(req.Manifest)) // a refused registration names its tool too
 	res, err := h.svc.Register(c.Request.Context(), req)
 	if err != nil {
 		httpx.Error(c, err)
 		return
 	}
+	httpx.AuditTools(c, res.ToolID)
 	c.Header("Location", "/api/v1/tools/"+res.ToolID)
 	httpx.OK(c, http.StatusCreated, res)
 }
@@ -192,6 +195,13 @@ func (h *Handlers) batchRegister(c *gin.Context) {
 		return
 	}
 	results := h.svc.BatchRegister(c.Request.Context(), req.Tools, registry.BatchOptions{Upsert: req.Upsert})
+	for i, r := range results {
+		id := r.ToolID
+		if id == "" && i < len(req.Tools) {
+			id = manifestToolID(req.Tools[i].Manifest)
+		}
+		httpx.AuditTools(c, id)
+	}
 	out := BatchResult{Results: results, Total: len(results)}
 	for _, r := range results {
 		switch r.Status {
@@ -307,6 +317,18 @@ func (h *Handlers) visible(c *gin.Context) (graph.Tool, bool) {
 		return graph.Tool{}, false
 	}
 	return t, true
+}
+
+// manifestToolID is the toolId a raw manifest names, or "" when it names
+// none (the registry validates it; this is only for the audit record).
+func manifestToolID(raw json.RawMessage) string {
+	var m struct {
+		ToolID string `json:"toolId"`
+	}
+	if json.Unmarshal(raw, &m) != nil || len(m.ToolID) > 200 {
+		return ""
+	}
+	return m.ToolID
 }
 
 // notFound gives every not-found outcome the same message, so a hidden tool

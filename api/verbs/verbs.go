@@ -2,9 +2,7 @@ package verbs
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"regexp"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -33,9 +31,6 @@ type (
 const (
 	MaxWait            = 120 * time.Second
 	DefaultExecuteWait = 30 * time.Second
-	// progressTimeout bounds the progress query: a run whose worker is down
-	// cannot answer, and GET must not hang on it.
-	progressTimeout = 2 * time.Second
 )
 
 // Handler serves the verbs, tool-execution and module-refresh routes.
@@ -96,45 +91,26 @@ func (h *Handler) startVerb(c *gin.Context) {
 	h.respond(c, ctx, run, wait, &out, new(workflows.NovelVerbResult))
 }
 
+// getVerb answers a verb run to the caller that started it (or an admin);
+// the ownership rule is the fulfil service's, shared with every edge.
 func (h *Handler) getVerb(c *gin.Context) {
-	id := c.Param("id")
-	runID := c.Query("runId")
-	ctx := c.Request.Context()
-	desc, err := h.temporal.DescribeWorkflowExecution(ctx, id, runID)
+	caller, err := httpx.Caller(c)
 	if err != nil {
-		httpx.Error(c, fulfil.TemporalError("describe "+id, err))
+		httpx.Error(c, err)
 		return
 	}
-	info := desc.GetWorkflowExecutionInfo()
-	if name := info.GetType().GetName(); name != "NovelVerbWorkflow" {
-		httpx.Error(c, fmt.Errorf("verbs: %q is a %s run, not a verb fulfilment: %w", id, name, fault.ErrNotFound))
+	out, err := h.svc.GetVerb(c.Request.Context(), caller, c.Param("id"), c.Query("runId"))
+	if err != nil {
+		httpx.Error(c, err)
 		return
 	}
-	runID = info.GetExecution().GetRunId()
-	out := Run{WorkflowID: id, RunID: runID, UIURL: h.svc.UIURL(id, runID), Status: fulfil.StatusName(info.GetStatus())}
-	if out.Status == workflows.StatusRunning {
-		qctx, cancel := context.WithTimeout(ctx, progressTimeout)
-		defer cancel()
-		if v, err := h.temporal.QueryWorkflow(qctx, id, runID, workflows.ProgressQuery); err == nil {
-			var p workflows.Progress
-			if v.Get(&p) == nil {
-				out.Progress = &p
-			}
-		}
-		writeRun(c, http.StatusOK, &out)
-		return
-	}
-	run := h.temporal.GetWorkflow(ctx, id, runID)
-	var res workflows.NovelVerbResult
-	h.svc.Collect(ctx, run, &out, &res)
 	writeRun(c, http.StatusOK, &out)
 }
 
-// HeaderIdempotencyKey makes a repeated execute request return the first
-// run instead of calling the tool again.
-const HeaderIdempotencyKey = "Idempotency-Key"
-
-var keyRe = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+// HeaderIdempotencyKey makes a repeated execute request of the same caller
+// return the first run instead of calling the tool again (the key is
+// scoped to the caller and needs a credential; see fulfil.StartExecute).
+const HeaderIdempotencyKey = fulfil.IdempotencyKeyField
 
 // executeTool runs the tool through ExecuteToolWorkflow rather than calling
 // the module from the API: the call then gets the activity's retries with
@@ -157,13 +133,8 @@ func (h *Handler) executeTool(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
-	key := c.GetHeader(HeaderIdempotencyKey)
-	if key != "" && !keyRe.MatchString(key) {
-		httpx.Error(c, fault.Malformed(HeaderIdempotencyKey, "must be 1-128 characters of A-Z a-z 0-9 . _ : -"))
-		return
-	}
 	ctx := c.Request.Context()
-	run, out, err := h.svc.StartExecute(ctx, caller, toolID, req, key)
+	run, out, err := h.svc.StartExecute(ctx, caller, toolID, req, c.GetHeader(HeaderIdempotencyKey))
 	if err != nil {
 		httpx.Error(c, err)
 		return
@@ -179,7 +150,7 @@ func (h *Handler) refreshModules(c *gin.Context) {
 	}
 	ctx := c.Request.Context()
 	run, err := h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: "modules-refresh-" + fulfil.ShortID(), TaskQueue: h.cfg.TaskQueue,
+		ID: "modules-refresh-" + fulfil.NewID(), TaskQueue: h.cfg.TaskQueue,
 	}, workflows.RefreshModulesWorkflow)
 	if err != nil {
 		httpx.Error(c, fulfil.TemporalError("refresh modules", err))

@@ -22,6 +22,7 @@ import (
 
 	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/api/verbs"
+	"github.com/toolsmith/toolsmith/fulfil"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/retrieval"
 	"github.com/toolsmith/toolsmith/workflows"
@@ -158,8 +159,12 @@ func TestStartVerbAccepted(t *testing.T) {
 		t.Fatalf("HTTP %d status %q", code, resp.Data.Status)
 	}
 	o := f.started[0]
-	if !strings.HasPrefix(o.ID, "verb-CONVERT_CURRENCY-") || len(o.ID) != len("verb-CONVERT_CURRENCY-")+8 {
+	// 128 random bits: a run id cannot be guessed (issue #27 item 10).
+	if !strings.HasPrefix(o.ID, "verb-CONVERT_CURRENCY-") || len(o.ID) != len("verb-CONVERT_CURRENCY-")+32 {
 		t.Errorf("workflow ID = %q", o.ID)
+	}
+	if o.Memo[fulfil.MemoOwner] != "u1" {
+		t.Errorf("memo = %v, want the owner u1", o.Memo)
 	}
 	if o.TaskQueue != workflows.TaskQueue {
 		t.Errorf("task queue = %q", o.TaskQueue)
@@ -317,19 +322,36 @@ func TestStartVerbTemporalErrors(t *testing.T) {
 	}
 }
 
+// describe is a run started by u1.
 func describe(typ string, status enumspb.WorkflowExecutionStatus) *workflowservice.DescribeWorkflowExecutionResponse {
-	return &workflowservice.DescribeWorkflowExecutionResponse{WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{
+	return describeOwned(typ, status, "u1")
+}
+
+// describeOwned is a run whose memo names owner ("" leaves the memo out, as
+// for runs started before owners were recorded).
+func describeOwned(typ string, status enumspb.WorkflowExecutionStatus, owner string) *workflowservice.DescribeWorkflowExecutionResponse {
+	info := &workflowpb.WorkflowExecutionInfo{
 		Execution: &commonpb.WorkflowExecution{WorkflowId: "verb-A_B-1", RunId: "r9"},
 		Type:      &commonpb.WorkflowType{Name: typ},
 		Status:    status,
-	}}
+	}
+	if owner != "" {
+		p, err := converter.GetDefaultDataConverter().ToPayload(owner)
+		if err != nil {
+			panic(err)
+		}
+		info.Memo = &commonpb.Memo{Fields: map[string]*commonpb.Payload{fulfil.MemoOwner: p}}
+	}
+	return &workflowservice.DescribeWorkflowExecutionResponse{WorkflowExecutionInfo: info}
 }
+
+var asU1 = map[string]string{"X-Test-User": "u1"}
 
 func TestGetVerb(t *testing.T) {
 	t.Run("running with progress", func(t *testing.T) {
 		f := &fakeTemporal{run: &fakeRun{}, desc: describe("NovelVerbWorkflow", enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING),
 			progress: workflows.Progress{Verb: "A_B", Status: "running", Stage: "decompose", StepsTotal: 3, StepsDone: 1}}
-		code, resp := serve(t, f, nil, http.MethodGet, "/api/v1/verbs/verb-A_B-1", "", nil)
+		code, resp := serve(t, f, nil, http.MethodGet, "/api/v1/verbs/verb-A_B-1", "", asU1)
 		if code != 200 || resp.Data.Status != "running" || resp.Data.RunID != "r9" {
 			t.Fatalf("HTTP %d %+v", code, resp.Data.Run)
 		}
@@ -343,23 +365,50 @@ func TestGetVerb(t *testing.T) {
 	t.Run("completed", func(t *testing.T) {
 		f := &fakeTemporal{run: &fakeRun{result: workflows.NovelVerbResult{Branch: "substitute"}},
 			desc: describe("NovelVerbWorkflow", enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED)}
-		code, resp := serve(t, f, nil, http.MethodGet, "/api/v1/verbs/verb-A_B-1", "", nil)
+		code, resp := serve(t, f, nil, http.MethodGet, "/api/v1/verbs/verb-A_B-1", "", asU1)
 		if code != 200 || resp.Data.Status != "completed" || !strings.Contains(string(resp.Data.Result), `"branch":"substitute"`) {
 			t.Fatalf("HTTP %d %+v %s", code, resp.Data.Run, resp.Data.Result)
 		}
 	})
 	t.Run("not found", func(t *testing.T) {
 		f := &fakeTemporal{run: &fakeRun{}, descErr: serviceerror.NewNotFound("no such workflow")}
-		if code, _ := serve(t, f, nil, http.MethodGet, "/api/v1/verbs/nope", "", nil); code != 404 {
+		if code, _ := serve(t, f, nil, http.MethodGet, "/api/v1/verbs/nope", "", asU1); code != 404 {
 			t.Errorf("HTTP %d, want 404", code)
 		}
 	})
 	t.Run("other workflow type", func(t *testing.T) {
 		f := &fakeTemporal{run: &fakeRun{}, desc: describe("RefreshModulesWorkflow", enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED)}
-		if code, _ := serve(t, f, nil, http.MethodGet, "/api/v1/verbs/modules-refresh-1", "", nil); code != 404 {
+		if code, _ := serve(t, f, nil, http.MethodGet, "/api/v1/verbs/modules-refresh-1", "", asU1); code != 404 {
 			t.Errorf("HTTP %d, want 404", code)
 		}
 	})
+	// A run belongs to its caller: another caller's run answers 404 like
+	// an unknown id, inputs and outputs included (issue #27 item 10);
+	// admins read every run.
+	for _, tc := range []struct {
+		name, owner string
+		hdr         map[string]string
+		want        int
+	}{
+		{"another caller", "u1", map[string]string{"X-Test-User": "u2"}, 404},
+		{"no owner recorded", "", asU1, 404},
+		{"anonymous", "u1", nil, 404},
+		{"gateway end user of another", "gateway:kgw:ana", asU1, 404},
+		{"admin reads another's", "u1", map[string]string{"X-Test-User": "ops", "X-Test-Level": "admin"}, 200},
+		{"admin reads an ownerless run", "", map[string]string{"X-Test-User": "ops", "X-Test-Level": "admin"}, 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeTemporal{run: &fakeRun{result: workflows.NovelVerbResult{Branch: "substitute", Verb: "SECRET"}},
+				desc: describeOwned("NovelVerbWorkflow", enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, tc.owner)}
+			code, resp := serve(t, f, nil, http.MethodGet, "/api/v1/verbs/verb-A_B-1", "", tc.hdr)
+			if code != tc.want {
+				t.Fatalf("HTTP %d, want %d", code, tc.want)
+			}
+			if tc.want == 404 && (f.getCalled != "" || strings.Contains(string(resp.Data.Result), "SECRET")) {
+				t.Errorf("another caller's run outcome was read")
+			}
+		})
+	}
 }
 
 func TestExecuteTool(t *testing.T) {
@@ -382,15 +431,43 @@ func TestExecuteTool(t *testing.T) {
 		t.Errorf("input = %+v", in)
 	}
 
-	// Idempotency-Key: a fixed workflow ID, and an already-started run is
-	// joined instead of failing.
-	f = &fakeTemporal{run: &fakeRun{runID: "r1", result: out}, startErr: serviceerror.NewWorkflowExecutionAlreadyStarted("started", "req", "r1")}
-	code, resp = serve(t, f, tools, http.MethodPost, "/api/v1/tools/currency.convert/execute", body, map[string]string{"Idempotency-Key": "k-1"})
-	if code != 200 || f.started[0].ID != "tool-currency.convert-k-1" || f.getCalled != "tool-currency.convert-k-1" {
-		t.Errorf("HTTP %d, started %q, joined %q", code, f.started[0].ID, f.getCalled)
+	// Idempotency-Key: a fixed workflow ID per caller and key, and an
+	// already-started run is joined instead of failing.
+	idem := func(user, key string) (int, string, string) {
+		f := &fakeTemporal{run: &fakeRun{runID: "r1", result: out}, startErr: serviceerror.NewWorkflowExecutionAlreadyStarted("started", "req", "r1")}
+		hdr := map[string]string{"Idempotency-Key": key}
+		if user != "" {
+			hdr["X-Test-User"] = user
+		}
+		code, _ := serve(t, f, tools, http.MethodPost, "/api/v1/tools/currency.convert/execute", body, hdr)
+		id := ""
+		if len(f.started) > 0 {
+			id = f.started[0].ID
+			if f.started[0].WorkflowIDReusePolicy != enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE {
+				t.Errorf("reuse policy = %s", f.started[0].WorkflowIDReusePolicy)
+			}
+		}
+		return code, id, f.getCalled
 	}
-	if f.started[0].WorkflowIDReusePolicy != enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE {
-		t.Errorf("reuse policy = %s", f.started[0].WorkflowIDReusePolicy)
+	code, id1, joined := idem("u1", "k-1")
+	if code != 200 || !strings.HasPrefix(id1, "tool-currency.convert-") || joined != id1 {
+		t.Errorf("HTTP %d, started %q, joined %q", code, id1, joined)
+	}
+	if _, again, _ := idem("u1", "k-1"); again != id1 {
+		t.Errorf("the same caller and key: workflow %q, then %q", id1, again)
+	}
+	// Keys are per caller (issue #27 item 11): another caller's same key is
+	// another workflow, so it can neither read nor pre-claim u1's run.
+	if _, id2, _ := idem("u2", "k-1"); id2 == id1 || id2 == "" {
+		t.Errorf("two callers' key k-1 meet in workflow %q", id2)
+	}
+	if strings.Contains(id1, "k-1") {
+		t.Errorf("the workflow ID %q shows the key", id1)
+	}
+	// Anonymous callers cannot be told apart: no keys for them (401 naming
+	// the header), and nothing is started.
+	if code, id, _ := idem("", "k-1"); code != http.StatusUnauthorized || id != "" {
+		t.Errorf("an anonymous key: HTTP %d, started %q; want 401 and nothing started", code, id)
 	}
 
 	tests := []struct {

@@ -51,7 +51,7 @@ func ensureOwnerKey(ctx context.Context, e *env, sys *system) error {
 	}
 	if err := writeSecretFile(path, secret); err != nil {
 		// Without the file nobody could use the key: take it back.
-		_ = sys.keys.Revoke(ctx, k.ID)
+		_ = sys.keys.Revoke(ctx, identity.Principal{}, k.ID)
 		return err
 	}
 	sys.log.Info("first-start owner key created", "key", k.ID, "file", path)
@@ -279,8 +279,10 @@ func (s *storeKeys) create(ctx context.Context, req identity.NewKey) (graph.APIK
 	return s.svc.Create(ctx, identity.Principal{}, req)
 }
 func (s *storeKeys) list(ctx context.Context) ([]graph.APIKey, error) { return s.svc.List(ctx) }
-func (s *storeKeys) revoke(ctx context.Context, id string) error      { return s.svc.Revoke(ctx, id) }
-func (s *storeKeys) close()                                           { _ = s.st.Close() }
+func (s *storeKeys) revoke(ctx context.Context, id string) error {
+	return s.svc.Revoke(ctx, identity.Principal{}, id) // the operator on the host, as for create
+}
+func (s *storeKeys) close() { _ = s.st.Close() }
 
 // httpKeys manages keys through a running server's admin routes.
 type httpKeys struct {

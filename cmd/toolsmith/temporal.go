@@ -219,7 +219,11 @@ func (f *fulfilment) mounters(cfg config.Config) []httpx.Mounter {
 func newFulfilment(ctx context.Context, cfg config.Config, sys *system, c client.Client, uiURL string, mc modules.Config, runWorker bool) (*fulfilment, error) {
 	f := &fulfilment{client: c, uiURL: strings.TrimRight(uiURL, "/"), namespace: cfg.Temporal.Namespace}
 	f.analytics = apianalytics.New(sys.store, verbs.Runs{Temporal: c, Namespace: cfg.Temporal.Namespace})
-	f.verbs = verbs.New(c, sys.store, verbs.Config{Namespace: cfg.Temporal.Namespace, UIBaseURL: strings.TrimRight(uiURL, "/"), DefaultRule: substituteRule(cfg)})
+	vc := verbs.Config{Namespace: cfg.Temporal.Namespace, UIBaseURL: strings.TrimRight(uiURL, "/"), DefaultRule: substituteRule(cfg)}
+	if sys.audit != nil {
+		vc.Audit = sys.audit // write-ahead records of each run's start
+	}
+	f.verbs = verbs.New(c, sys.store, vc)
 	al, err := newAirlock(ctx, cfg, sys, c, sys.log)
 	if err != nil {
 		sys.log.Warn("airlock disabled", "err", err)

@@ -1,0 +1,111 @@
+package fulfil_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/fulfil"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
+)
+
+// log is an audit recorder; fail makes every write fail.
+type log struct {
+	events []graph.AuditEvent
+	fail   error
+}
+
+func (l *log) Record(_ context.Context, e graph.AuditEvent) error {
+	if l.fail != nil {
+		return l.fail
+	}
+	l.events = append(l.events, e)
+	return nil
+}
+
+// crashingTemporal starts a workflow and then "dies": it remembers what the
+// audit log held when the start reached it.
+type crashingTemporal struct {
+	log        *log
+	started    []string
+	logAtStart int
+}
+
+func (f *crashingTemporal) ExecuteWorkflow(_ context.Context, o client.StartWorkflowOptions, _ any, _ ...any) (client.WorkflowRun, error) {
+	f.started = append(f.started, o.ID)
+	f.logAtStart = len(f.log.events)
+	return run{o.ID}, nil
+}
+func (f *crashingTemporal) GetWorkflow(context.Context, string, string) client.WorkflowRun {
+	return nil
+}
+func (f *crashingTemporal) DescribeWorkflowExecution(context.Context, string, string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	return nil, errors.New("not used")
+}
+func (f *crashingTemporal) QueryWorkflow(context.Context, string, string, string, ...any) (converter.EncodedValue, error) {
+	return nil, errors.New("not used")
+}
+
+type run struct{ id string }
+
+func (r run) GetID() string                  { return r.id }
+func (r run) GetRunID() string               { return "r1" }
+func (r run) GetFirstExecutionRunID() string { return "r1" }
+func (r run) Get(context.Context, any) error { return nil }
+func (r run) GetWithOptions(context.Context, any, client.WorkflowRunGetOptions) error {
+	return nil
+}
+
+// TestStartWritesAheadToTheAuditLog: the audit record of a run is written
+// before its workflow starts, so a process that dies between starting it
+// and auditing the call leaves a trace naming the workflow (issue #27
+// item 9); when the log cannot be written nothing starts.
+func TestStartWritesAheadToTheAuditLog(t *testing.T) {
+	ctx := context.Background()
+	caller := access.Caller{UserID: "key:k1", Level: "user"}
+	for _, tc := range []struct {
+		name, action, tool string
+		start              func(*fulfil.Service) (string, error)
+	}{
+		{"verb", "verbs.start", "", func(s *fulfil.Service) (string, error) {
+			_, r, err := s.StartVerb(ctx, caller, fulfil.VerbRequest{Verb: "CONVERT_CURRENCY"})
+			return r.WorkflowID, err
+		}},
+		{"execute", "tools.execute.start", "currency.convert", func(s *fulfil.Service) (string, error) {
+			_, r, err := s.StartExecute(ctx, caller, "currency.convert", fulfil.ExecuteRequest{}, "order-42")
+			return r.WorkflowID, err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := &log{}
+			f := &crashingTemporal{log: l}
+			id, err := tc.start(fulfil.New(f, nil, fulfil.Config{Audit: l}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The process dies here, before the edge audits the call.
+			if f.logAtStart != 1 || len(l.events) != 1 {
+				t.Fatalf("audit records before the start: %d (now %d), want the intent first", f.logAtStart, len(l.events))
+			}
+			e := l.events[0]
+			if e.Outcome != graph.AuditIntent || e.Action != tc.action || e.Tool != tc.tool ||
+				!strings.Contains(e.Detail, id) || !strings.Contains(e.Detail, "key:k1") {
+				t.Errorf("intent record = %+v, want %s naming workflow %s and the caller", e, tc.action, id)
+			}
+
+			failing := &log{fail: errors.New("disk full")}
+			f = &crashingTemporal{log: failing}
+			_, err = tc.start(fulfil.New(f, nil, fulfil.Config{Audit: failing}))
+			if !errors.Is(err, fault.ErrUnavailable) || len(f.started) != 0 {
+				t.Errorf("with the audit log down: err %v, started %v; want ErrUnavailable and nothing started", err, f.started)
+			}
+		})
+	}
+}
