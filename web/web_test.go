@@ -15,6 +15,8 @@ import (
 type fakeAPI struct {
 	mu    sync.Mutex
 	calls []string
+	// added is the data of POST /tools/sources (default: empty).
+	added string
 }
 
 const goodKey = "tsk_good"
@@ -34,6 +36,11 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"data": map[string]any{"principal": map[string]any{
 			"subject": "key:k1", "name": "ana", "method": "api_key", "level": "admin"}}})
 	case "/api/v1/tools/sources":
+		if r.Method == http.MethodPost && f.added != "" {
+			w.WriteHeader(http.StatusCreated)
+			_, _ = w.Write([]byte(`{"data":` + f.added + `}`))
+			return
+		}
 		_, _ = w.Write([]byte(`{"data":{"sources":[]}}`))
 	default:
 		_, _ = w.Write([]byte(`{"data":{}}`))
@@ -221,5 +228,35 @@ func TestPagesNeedSignInExceptToolsAndStatic(t *testing.T) {
 	}
 	if csp := w.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") {
 		t.Fatalf("CSP: %q", csp)
+	}
+}
+
+// "Add and scan" reports what the first scan found: a location that cannot
+// be read (the API's 201 carries the scan's error) or that holds no spec is
+// an error on the page, not a green "scanned".
+func TestAddSourceReportsAFailedScan(t *testing.T) {
+	for _, c := range []struct {
+		name, added, want string
+		ok                bool
+	}{
+		{"unreadable", `{"source":{"id":"src-1","specs":0,"lastError":"airlock: read not a url at all: no such file or directory"},
+			"scan":{"status":"completed","report":{"sourceId":"src-1","specs":0,"newSpecs":[],"error":"airlock: scan src-1: airlock: read not a url at all: no such file or directory"}}}`,
+			"Source added, but its scan failed: airlock: scan src-1: airlock: read not a url at all", false},
+		{"no specs", `{"source":{"id":"src-1","specs":0},"scan":{"status":"completed","report":{"sourceId":"src-1","specs":0,"newSpecs":[],"errors":["x.yaml: not a spec"]}}}`,
+			"Source added, but its scan failed: it found no spec: x.yaml: not a spec", false},
+		{"workflow failed", `{"source":{"id":"src-1"},"scan":{"status":"failed","error":"workflow timed out"}}`,
+			"Source added, but its scan failed: workflow timed out", false},
+		{"found", `{"source":{"id":"src-1","specs":1},"scan":{"status":"completed","report":{"sourceId":"src-1","specs":1,"newSpecs":[{"hash":"ab"}]}}}`,
+			"Source added and scanned: 1 spec(s), 1 new", true},
+	} {
+		b, api := newBrowser(t)
+		api.added = c.added
+		b.signIn(goodKey)
+		page := b.do("GET", "/ui/sources", nil)
+		w := b.do("POST", "/ui/sources/add", url.Values{"csrf": {token(t, page.Body.String())}, "location": {"not a url at all"}})
+		body := w.Body.String()
+		if !strings.Contains(body, c.want) || strings.Contains(body, "class=\"flash\"") != c.ok {
+			t.Errorf("%s: %d, want %q (flash %v) in\n%s", c.name, w.Code, c.want, c.ok, body)
+		}
 	}
 }
