@@ -354,6 +354,7 @@ type reviewState struct {
 		Status string `json:"status"`
 		Review struct {
 			Title, Location, Slug, Version, License, Description string
+			NameTakenBy                                          string `json:"nameTakenBy"`
 			Servers, AuthSchemes, Warnings                       []string
 			Operations                                           []struct{ Name, Method, Path, Summary string }
 		} `json:"review"`

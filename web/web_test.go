@@ -17,6 +17,8 @@ type fakeAPI struct {
 	calls []string
 	// added is the data of POST /tools/sources (default: empty).
 	added string
+	// review is the data of GET /tools/pending/{id} (default: empty).
+	review string
 }
 
 const goodKey = "tsk_good"
@@ -43,6 +45,10 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		_, _ = w.Write([]byte(`{"data":{"sources":[]}}`))
 	default:
+		if strings.HasPrefix(r.URL.Path, "/api/v1/tools/pending/") && f.review != "" {
+			_, _ = w.Write([]byte(`{"data":` + f.review + `}`))
+			return
+		}
 		_, _ = w.Write([]byte(`{"data":{}}`))
 	}
 }
@@ -258,5 +264,23 @@ func TestAddSourceReportsAFailedScan(t *testing.T) {
 		if !strings.Contains(body, c.want) || strings.Contains(body, "class=\"flash\"") != c.ok {
 			t.Errorf("%s: %d, want %q (flash %v) in\n%s", c.name, w.Code, c.want, c.ok, body)
 		}
+	}
+}
+
+// A review whose title's name is already another spec's says so at the top
+// of its page, with the name its tools will get.
+func TestReviewPageWarnsOfANameCollision(t *testing.T) {
+	b, api := newBrowser(t)
+	api.review = `{"id":"airlock-b","state":{"status":"pending","review":{"title":"Swagger Petstore","slug":"swagger_petstore_petstore_expanded",
+		"location":"https://x.example/petstore-expanded.yml","nameTakenBy":"https://x.example/petstore.yml","operations":[]}}}`
+	b.signIn(goodKey)
+	body := b.do("GET", "/ui/reviews/airlock-b", nil).Body.String()
+	if !strings.Contains(body, "Name collision: another spec (https://x.example/petstore.yml)") ||
+		!strings.Contains(body, "<code>swagger_petstore_petstore_expanded.&lt;operation&gt;</code>") {
+		t.Fatalf("review page:\n%s", body)
+	}
+	api.review = `{"id":"airlock-a","state":{"status":"pending","review":{"title":"Swagger Petstore","slug":"swagger_petstore","operations":[]}}}`
+	if body := b.do("GET", "/ui/reviews/airlock-a", nil).Body.String(); strings.Contains(body, "Name collision") {
+		t.Fatalf("a review without a collision warns:\n%s", body)
 	}
 }

@@ -281,8 +281,11 @@ type pendingItem struct {
 	Location   string `json:"location"`
 	Operations int    `json:"operations"`
 	Warnings   int    `json:"warnings"`
-	Status     string `json:"status"`
-	StartedAt  string `json:"startedAt"`
+	// NameTakenBy is set when the name the spec's title gives is already
+	// another spec's (the review's slug is then the name it gets).
+	NameTakenBy string `json:"nameTakenBy,omitempty"`
+	Status      string `json:"status"`
+	StartedAt   string `json:"startedAt"`
 }
 
 func (h *Handler) listPending(c *gin.Context) {
@@ -300,7 +303,7 @@ func (h *Handler) listPending(c *gin.Context) {
 			continue // ended between the listing and the query
 		}
 		items = append(items, pendingItem{ID: id, SpecHash: st.Review.SpecHash, Title: st.Review.Title, Location: st.Review.Location,
-			Operations: len(st.Review.Operations), Warnings: len(st.Review.Warnings), Status: st.Status,
+			Operations: len(st.Review.Operations), Warnings: len(st.Review.Warnings), NameTakenBy: st.Review.NameTakenBy, Status: st.Status,
 			StartedAt: ex.GetStartTime().AsTime().UTC().Format(time.RFC3339)})
 	}
 	httpx.OK(c, http.StatusOK, gin.H{"pending": items, "count": len(items)})
