@@ -22,7 +22,7 @@ type Approval struct {
 	// Location is where the approved spec came from; it owns the Slug.
 	Location string `json:"location,omitempty"`
 	Binary   string `json:"binary"` // path of the built wrapper
-	Policy Policy `json:"policy"`
+	Policy   Policy `json:"policy"`
 	// BaseURL is the approved server (what health checks probe).
 	BaseURL string `json:"baseUrl"`
 	// ToolIDs are the tools the approval registered.
