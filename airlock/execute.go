@@ -21,6 +21,8 @@ type Approval struct {
 	Slug string `json:"slug"`
 	// Location is where the approved spec came from; it owns the Slug.
 	Location string `json:"location,omitempty"`
+	// SpecHash is the sha256 of the approved spec document.
+	SpecHash string `json:"specHash,omitempty"`
 	Binary   string `json:"binary"` // path of the built wrapper
 	Policy   Policy `json:"policy"`
 	// BaseURL is the approved server (what health checks probe).

@@ -368,7 +368,7 @@ func (o *Onboarding) Approve(ctx context.Context, approvalID, specHash, location
 		base, _ = BaseURL(n, p)
 	}
 	previous, _ := o.Files.Approval(choice.Name)
-	if err := o.Files.SaveApproval(Approval{ID: approvalID, Slug: out.Slug, Location: location, Binary: out.Binary, Policy: p, BaseURL: base, ToolIDs: ids}); err != nil {
+	if err := o.Files.SaveApproval(Approval{ID: approvalID, Slug: out.Slug, Location: location, SpecHash: specHash, Binary: out.Binary, Policy: p, BaseURL: base, ToolIDs: ids}); err != nil {
 		return Result{}, err
 	}
 	kept = true
