@@ -258,7 +258,12 @@ func (a *Airlock) PrepareReview(ctx context.Context, in PrepareReviewInput) (air
 	if err := a.Definitions.SetSpecStatus(ctx, in.SpecHash, graph.DefinitionPending); err != nil && !errors.Is(err, graph.ErrNotFound) {
 		return airlock.Review{}, fmt.Errorf("activities: mark spec pending: %w", err)
 	}
-	return airlock.BuildReview(n, in.SpecHash, in.Location), nil
+	r := airlock.BuildReview(n, in.SpecHash, in.Location)
+	// The name it will get, and a warning when its title's name is taken.
+	if err := a.Files.NameReview(&r, n); err != nil {
+		return airlock.Review{}, fmt.Errorf("activities: name review: %w", err)
+	}
+	return r, nil
 }
 
 // OnboardInput approves a spec with its policy.

@@ -17,10 +17,14 @@ import (
 
 // Approval is an approved spec with its built wrapper.
 type Approval struct {
-	ID     string `json:"id"`
-	Slug   string `json:"slug"`
-	Binary string `json:"binary"` // path of the built wrapper
-	Policy Policy `json:"policy"`
+	ID   string `json:"id"`
+	Slug string `json:"slug"`
+	// Location is where the approved spec came from; it owns the Slug.
+	Location string `json:"location,omitempty"`
+	// SpecHash is the sha256 of the approved spec document.
+	SpecHash string `json:"specHash,omitempty"`
+	Binary   string `json:"binary"` // path of the built wrapper
+	Policy   Policy `json:"policy"`
 	// BaseURL is the approved server (what health checks probe).
 	BaseURL string `json:"baseUrl"`
 	// ToolIDs are the tools the approval registered.

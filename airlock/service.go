@@ -123,6 +123,28 @@ type Review struct {
 	AuthSchemes []string          `json:"authSchemes"`
 	Operations  []ReviewOperation `json:"operations"`
 	Warnings    []string          `json:"warnings"`
+	// NameTakenBy names the spec that already uses the name this spec's
+	// title gives; Slug is then the name it gets instead.
+	NameTakenBy string `json:"nameTakenBy,omitempty"`
+}
+
+// NameReview gives a review the wrapper name its spec would get now and
+// warns when the title's name is already another spec's.
+func (f *Files) NameReview(r *Review, n *codegen.Normalised) error {
+	choice, err := f.WrapperName(n.Doc, r.Location, "")
+	if errors.Is(err, fault.ErrConflict) {
+		r.Warnings = append(r.Warnings, err.Error())
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	r.Slug = choice.Name
+	if w := choice.Warning(); w != "" {
+		r.NameTakenBy = choice.TakenBy
+		r.Warnings = append(r.Warnings, w)
+	}
+	return nil
 }
 
 // ReviewOperation is one operation of a pending spec.
@@ -297,18 +319,42 @@ type Result struct {
 // Approve onboards the spec with the policy. An onboarding failure is a
 // Result whose Outcome says which stage failed; a Go error means the
 // airlock itself could not work (spec missing, store down).
+//
+// The wrapper is named by ClaimWrapperName, so a spec never takes over
+// another spec's name, and it is built in a new directory: the wrapper an
+// earlier approval of the same spec runs stays in place until this one is
+// built, tested, registered and recorded, so a failed approval never
+// breaks tools that are already active.
 func (o *Onboarding) Approve(ctx context.Context, approvalID, specHash, location string, p Policy) (Result, error) {
 	data, err := o.Files.Spec(specHash)
 	if err != nil {
 		return Result{}, err
 	}
-	info := SpecInfo{URL: location}
-	if n, err := codegen.Normalise(ctx, data); err == nil {
-		info.Slug = Slug(n.Doc, strings.TrimSuffix(filepath.Base(location), filepath.Ext(location)))
+	n, err := codegen.Normalise(ctx, data)
+	if err != nil {
+		return Result{Outcome: Outcome{Stage: StageLoad, Error: err.Error()}}, nil
 	}
+	choice, err := o.Files.ClaimWrapperName(n.Doc, location, approvalID)
+	if err != nil {
+		return Result{}, err
+	}
+	info := SpecInfo{URL: location, Slug: choice.Name}
+	build, err := os.MkdirTemp(o.Files.WrapperDir(choice.Name), "build-")
+	if err != nil {
+		return Result{}, fmt.Errorf("airlock: build directory: %w", err)
+	}
+	kept := false
+	defer func() {
+		if !kept {
+			_ = os.RemoveAll(build)
+		}
+	}()
 	ob := *o.Onboarder
-	ob.WorkDir = filepath.Join(o.Files.Root, "wrappers")
+	ob.WorkDir = build
 	out := ob.Onboard(ctx, data, info, p)
+	if w := choice.Warning(); w != "" {
+		out.Warnings = append(out.Warnings, w)
+	}
 	if !out.OK() {
 		return Result{Outcome: out}, nil
 	}
@@ -318,16 +364,31 @@ func (o *Onboarding) Approve(ctx context.Context, approvalID, specHash, location
 		return Result{Outcome: out}, nil
 	}
 	base := p.BaseURL
-	if n, err := codegen.Normalise(ctx, data); err == nil && base == "" {
+	if base == "" {
 		base, _ = BaseURL(n, p)
 	}
-	if err := o.Files.SaveApproval(Approval{ID: approvalID, Slug: out.Slug, Binary: out.Binary, Policy: p, BaseURL: base, ToolIDs: ids}); err != nil {
+	previous, _ := o.Files.Approval(choice.Name)
+	if err := o.Files.SaveApproval(Approval{ID: approvalID, Slug: out.Slug, Location: location, SpecHash: specHash, Binary: out.Binary, Policy: p, BaseURL: base, ToolIDs: ids}); err != nil {
 		return Result{}, err
 	}
+	kept = true
+	o.Files.removeBuild(choice.Name, previous.Binary, build)
 	if err := o.Definitions.SetSpecStatus(ctx, specHash, graph.DefinitionOnboarded); err != nil && !errors.Is(err, graph.ErrNotFound) {
 		return Result{}, err
 	}
 	return Result{Outcome: out, ToolIDs: ids}, nil
+}
+
+// removeBuild deletes the build directory of a replaced approval's binary
+// (a "build-" directory of the same wrapper other than current).
+func (f *Files) removeBuild(name, binary, current string) {
+	if binary == "" {
+		return
+	}
+	old := filepath.Dir(filepath.Dir(binary))
+	if filepath.Dir(old) == f.WrapperDir(name) && strings.HasPrefix(filepath.Base(old), "build-") && old != current {
+		_ = os.RemoveAll(old)
+	}
 }
 
 // Runtime runs onboarded tools: it finds a tool's approval by the slug that

@@ -2,14 +2,20 @@ package airlock
 
 import (
 	"fmt"
+	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
+var hashPrefixRE = regexp.MustCompile(`^[0-9a-f]{16,64}$`)
+
 // SourceSpec returns the OpenAPI document an onboarded tool came from: the
-// approval of its wrapper (the tool id's first segment) names the review,
-// whose id carries the spec's hash. Unknown tools are fault.ErrNotFound.
+// approval of its wrapper (the tool id's first segment) records the spec's
+// hash; an approval recorded before it did names the review, whose id
+// ("airlock-" and the hash's first 16 digits) finds the stored spec.
+// Unknown tools are fault.ErrNotFound.
 func (f *Files) SourceSpec(toolID string) ([]byte, error) {
 	slug, _, ok := strings.Cut(toolID, ".")
 	if !ok || slug == "" {
@@ -19,6 +25,25 @@ func (f *Files) SourceSpec(toolID string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	hash := strings.TrimPrefix(a.ID, "airlock-")
-	return f.Spec(hash)
+	if a.SpecHash != "" {
+		return f.Spec(a.SpecHash)
+	}
+	prefix := strings.TrimPrefix(a.ID, "airlock-")
+	if !hashPrefixRE.MatchString(prefix) {
+		return nil, fmt.Errorf("airlock: approval %q names no spec: %w", a.ID, fault.ErrNotFound)
+	}
+	matches, err := filepath.Glob(filepath.Join(f.Root, "specs", prefix+"*"))
+	if err != nil {
+		return nil, fmt.Errorf("airlock: find spec %s: %w", prefix, err)
+	}
+	var found []string
+	for _, m := range matches {
+		if hashRE.MatchString(filepath.Base(m)) {
+			found = append(found, filepath.Base(m))
+		}
+	}
+	if len(found) != 1 {
+		return nil, fmt.Errorf("airlock: approval %q: %d stored specs match: %w", a.ID, len(found), fault.ErrNotFound)
+	}
+	return f.Spec(found[0])
 }

@@ -21,6 +21,19 @@ func TestSourceSpec(t *testing.T) {
 	if err != nil || string(got) != string(spec) {
 		t.Fatalf("SourceSpec = %q, %v", got, err)
 	}
+	// What approvals record: the review's workflow id, which carries the
+	// hash's first 16 digits, and (since it is kept) the hash itself.
+	if err := f.SaveApproval(Approval{ID: "airlock-" + hash[:16], Slug: "pets2", ToolIDs: []string{"pets2.list_pets"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.SaveApproval(Approval{ID: "airlock-x", SpecHash: hash, Slug: "pets3", ToolIDs: []string{"pets3.list_pets"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"pets2.list_pets", "pets3.list_pets"} {
+		if got, err := f.SourceSpec(id); err != nil || string(got) != string(spec) {
+			t.Fatalf("SourceSpec(%s) = %q, %v", id, got, err)
+		}
+	}
 	for _, id := range []string{"nope.list", "noslug"} {
 		if _, err := f.SourceSpec(id); !errors.Is(err, fault.ErrNotFound) {
 			t.Errorf("SourceSpec(%q) = %v, want not found", id, err)

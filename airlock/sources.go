@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/toolsmith/toolsmith/codegen"
@@ -90,14 +91,36 @@ func (f *Fetcher) maxBytes() int64 {
 // ErrTooLarge is returned for a document over the size bound.
 var ErrTooLarge = errors.New("document exceeds the size limit")
 
+// ErrNotRegular is returned for a local location that is not a regular
+// file (a FIFO, a device, a socket): reading one could block forever or
+// never end.
+var ErrNotRegular = errors.New("not a regular file")
+
+// ErrNotHTTP is returned for an entry of a remote directory list that is
+// not an http(s) URL: a list fetched from the network may not make the
+// server read its own files.
+var ErrNotHTTP = errors.New("a remote list may name only http(s) URLs")
+
+func isHTTP(location string) bool {
+	return strings.HasPrefix(location, "http://") || strings.HasPrefix(location, "https://")
+}
+
+func (f *Fetcher) timeout() time.Duration {
+	if f.Timeout > 0 {
+		return f.Timeout
+	}
+	return 30 * time.Second
+}
+
 // Fetch reads one document from an http(s) URL, a file:// URL or a path.
+// Both kinds of read are bounded by MaxBytes, Timeout and ctx.
 func (f *Fetcher) Fetch(ctx context.Context, location string) (FoundSpec, error) {
 	var data []byte
 	var err error
-	if strings.HasPrefix(location, "http://") || strings.HasPrefix(location, "https://") {
+	if isHTTP(location) {
 		data, err = f.get(ctx, location)
 	} else {
-		data, err = f.readFile(strings.TrimPrefix(location, "file://"))
+		data, err = f.readFile(ctx, strings.TrimPrefix(location, "file://"))
 	}
 	if err != nil {
 		return FoundSpec{}, err
@@ -107,11 +130,7 @@ func (f *Fetcher) Fetch(ctx context.Context, location string) (FoundSpec, error)
 }
 
 func (f *Fetcher) get(ctx context.Context, u string) ([]byte, error) {
-	timeout := f.Timeout
-	if timeout <= 0 {
-		timeout = 30 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, f.timeout())
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
@@ -133,13 +152,41 @@ func (f *Fetcher) get(ctx context.Context, u string) ([]byte, error) {
 	return readBounded(resp.Body, f.maxBytes(), u)
 }
 
-func (f *Fetcher) readFile(p string) ([]byte, error) {
-	fh, err := os.Open(p)
+// readFile reads a local spec. It opens without blocking (opening a FIFO
+// for reading would otherwise wait for a writer forever), accepts only a
+// regular file, and reads under the size bound, the timeout and ctx.
+func (f *Fetcher) readFile(ctx context.Context, p string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, f.timeout())
+	defer cancel()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("airlock: read %s: %w", p, err)
+	}
+	fh, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("airlock: read %s: %w", p, err)
 	}
 	defer fh.Close()
-	return readBounded(fh, f.maxBytes(), p)
+	st, err := fh.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("airlock: read %s: %w", p, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("airlock: read %s: %w (%s)", p, ErrNotRegular, st.Mode().Type())
+	}
+	return readBounded(ctxReader{ctx: ctx, r: fh}, f.maxBytes(), p)
+}
+
+// ctxReader stops a read once its context ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(b []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(b)
 }
 
 func readBounded(r io.Reader, limit int64, name string) ([]byte, error) {
@@ -164,9 +211,19 @@ func (f *Fetcher) Scan(ctx context.Context, s Source) (specs []FoundSpec, errs [
 		}
 		return []FoundSpec{spec}, nil, nil
 	case SourceDirectory:
-		locations, err := f.list(ctx, s.Location)
+		listed, err := f.list(ctx, s.Location)
 		if err != nil {
 			return nil, nil, err
+		}
+		var locations []string
+		for _, loc := range listed {
+			// Only a local folder or a local list may name local files;
+			// what a remote list names is fetched over http(s) or not at all.
+			if isHTTP(s.Location) && !isHTTP(loc) {
+				errs = append(errs, fmt.Errorf("airlock: %s lists %q: %w", s.Location, loc, ErrNotHTTP))
+				continue
+			}
+			locations = append(locations, loc)
 		}
 		max := f.MaxSpecs
 		if max <= 0 {
@@ -197,10 +254,12 @@ func (f *Fetcher) Scan(ctx context.Context, s Source) (specs []FoundSpec, errs [
 // a local folder, or the preferred version of each API in an APIs.guru-style
 // list.json.
 func (f *Fetcher) list(ctx context.Context, location string) ([]string, error) {
-	if !strings.HasPrefix(location, "http://") && !strings.HasPrefix(location, "https://") {
+	if !isHTTP(location) {
 		root := strings.TrimPrefix(location, "file://")
 		if st, err := os.Stat(root); err == nil && st.IsDir() {
-			return SpecFiles(root)
+			ctx, cancel := context.WithTimeout(ctx, f.timeout())
+			defer cancel()
+			return specFiles(ctx, root)
 		}
 	}
 	doc, err := f.Fetch(ctx, location)
@@ -283,10 +342,18 @@ func Definitions(n *codegen.Normalised, spec FoundSpec) []Definition {
 
 // SpecFiles lists the spec documents (SpecExtensions) under a folder, sorted.
 func SpecFiles(root string) ([]string, error) {
+	return specFiles(context.Background(), root)
+}
+
+// specFiles is SpecFiles that stops when ctx ends (a huge or looping tree).
+func specFiles(ctx context.Context, root string) ([]string, error) {
 	var out []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("airlock: list %s: %w", root, err)
 		}
 		if !d.IsDir() {
 			for _, ext := range SpecExtensions {

@@ -90,3 +90,44 @@ func TestValidateSourceNamesFields(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A list.json fetched over the network may name only http(s) specs: its
+// local paths and file:// URLs are reported, never read.
+func TestRemoteListNamesOnlyHTTP(t *testing.T) {
+	pets, err := os.ReadFile(petstore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := filepath.Join(t.TempDir(), "local.yaml")
+	if err := os.WriteFile(local, pets, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/pets.yaml":
+			_, _ = w.Write(pets)
+		case "/list.json":
+			fmt.Fprintf(w, `{"a": {"preferred": "1", "versions": {"1": {"openapiUrl": %q}}},
+			  "b": {"preferred": "1", "versions": {"1": {"openapiUrl": %q}}},
+			  "c": {"preferred": "1", "versions": {"1": {"openapiUrl": "%s/pets.yaml"}}}}`, local, "file://"+local, srv.URL)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	specs, errs, err := (&Fetcher{}).Scan(context.Background(), Source{Type: SourceDirectory, Location: srv.URL + "/list.json"})
+	if err != nil || len(specs) != 1 || specs[0].Location != srv.URL+"/pets.yaml" {
+		t.Fatalf("specs=%v err=%v", specs, err)
+	}
+	if len(errs) != 2 || !errors.Is(errs[0], ErrNotHTTP) || !errors.Is(errs[1], ErrNotHTTP) {
+		t.Fatalf("errs=%v", errs)
+	}
+	// A local list may still name local files (the operator wrote it).
+	list := filepath.Join(t.TempDir(), "list.json")
+	_ = os.WriteFile(list, []byte(fmt.Sprintf(`{"a": {"preferred": "1", "versions": {"1": {"openapiUrl": %q}}}}`, local)), 0o644)
+	specs, errs, err = (&Fetcher{}).Scan(context.Background(), Source{Type: SourceDirectory, Location: list})
+	if err != nil || len(specs) != 1 || len(errs) != 0 {
+		t.Fatalf("local list: specs=%d errs=%v err=%v", len(specs), errs, err)
+	}
+}

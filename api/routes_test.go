@@ -62,6 +62,10 @@ func (n noTemporal) SignalWorkflow(context.Context, string, string, string, any)
 	n.fail()
 	return context.Canceled
 }
+func (n noTemporal) UpdateWorkflow(context.Context, client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error) {
+	n.fail()
+	return nil, context.Canceled
+}
 func (n noTemporal) ListWorkflow(context.Context, *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error) {
 	n.fail()
 	return nil, context.Canceled

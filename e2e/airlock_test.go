@@ -197,12 +197,20 @@ func TestAirlockRejectAndTimeout(t *testing.T) {
 	e := airlockEnv(t, 3*time.Second)
 	specs := serveFile(t, "../codegen/testdata/swagger2/spec.json")
 	review := e.scan(t, specs.URL+"/rates.json")
-	var rejected struct {
-		Outcome workflows.AirlockOutcome `json:"outcome"`
+	// Two quick rejects: the review records the first and refuses the
+	// second (409), rather than accepting it and dropping it.
+	if code := e.post("/api/v1/tools/pending/"+review+"/reject", map[string]any{"reason": "rates must come from the treasury"}, nil); code != http.StatusAccepted {
+		t.Fatalf("reject: HTTP %d", code)
 	}
-	if code := e.post("/api/v1/tools/pending/"+review+"/reject?wait=30s", map[string]any{"reason": "rates must come from the treasury"}, &rejected); code != 200 ||
-		rejected.Outcome.Status != workflows.AirlockRejected {
-		t.Fatalf("reject: HTTP %d %+v", code, rejected)
+	if code := e.post("/api/v1/tools/pending/"+review+"/reject", map[string]any{"reason": "again"}, nil); code != http.StatusConflict {
+		t.Fatalf("second reject: HTTP %d, want 409", code)
+	}
+	rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer rcancel()
+	var rejected workflows.AirlockOutcome
+	if err := e.client.GetWorkflow(rctx, review, "").Get(rctx, &rejected); err != nil || rejected.Status != workflows.AirlockRejected ||
+		rejected.Reason != "rates must come from the treasury" {
+		t.Fatalf("reject: %+v %v", rejected, err)
 	}
 	page, err := e.store.ListTools(context.Background(), graph.ListQuery{Filter: graph.Filter{IDs: []string{"currency_rates.convert_amount", "currency_rates.get_rates_by_base"}}})
 	if err != nil || len(page.Items) != 0 {

@@ -354,6 +354,7 @@ type reviewState struct {
 		Status string `json:"status"`
 		Review struct {
 			Title, Location, Slug, Version, License, Description string
+			NameTakenBy                                          string `json:"nameTakenBy"`
 			Servers, AuthSchemes, Warnings                       []string
 			Operations                                           []struct{ Name, Method, Path, Summary string }
 		} `json:"review"`
@@ -621,13 +622,13 @@ func (c *Console) sourceAction(w http.ResponseWriter, r *http.Request, s *sessio
 			c.sources(w, r, s, map[string]any{"FormError": "Give the spec's URL, file or folder (1 to 2000 characters).", "Location": loc})
 			return
 		}
-		var res map[string]any
+		var res addedSource
 		code, msg := c.call(r.Context(), s.key, http.MethodPost, "/api/v1/tools/sources?wait=60s", map[string]any{"type": "openapi", "location": loc}, &res)
 		if code >= 400 {
 			c.sources(w, r, s, map[string]any{"FormError": msg, "Location": loc})
 			return
 		}
-		c.sources(w, r, s, map[string]any{"Flash": "Source added and scanned: its specs are waiting in Pending reviews."})
+		c.sources(w, r, s, res.flash())
 	case "scan":
 		code, msg := c.call(r.Context(), s.key, http.MethodPost, "/api/v1/tools/sources/scan", nil, nil)
 		if code >= 400 {
@@ -646,6 +647,57 @@ func (c *Console) sourceAction(w http.ResponseWriter, r *http.Request, s *sessio
 	default:
 		c.page(w, r, s, http.StatusNotFound, "error", map[string]any{"Message": "Unknown action " + action + "."})
 	}
+}
+
+// addedSource is what POST /tools/sources answers: the source after its
+// first scan and that scan's outcome.
+type addedSource struct {
+	Source struct {
+		Specs     int    `json:"specs"`
+		LastError string `json:"lastError"`
+	} `json:"source"`
+	Scan *struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Report *struct {
+			Specs    int               `json:"specs"`
+			NewSpecs []json.RawMessage `json:"newSpecs"`
+			Errors   []string          `json:"errors"`
+			Error    string            `json:"error"`
+		} `json:"report"`
+	} `json:"scan"`
+}
+
+// flash says what adding the source did: a scan that failed, or found no
+// spec, is an error on the page, never a green "scanned".
+func (a addedSource) flash() map[string]any {
+	failed := func(why string) map[string]any {
+		return map[string]any{"ScanError": "Source added, but its scan failed: " + why}
+	}
+	sc := a.Scan
+	switch {
+	case sc == nil:
+		return map[string]any{"Flash": "Source added; it was not scanned."}
+	case sc.Status == "running":
+		return map[string]any{"Flash": "Source added; its scan is still running. Check its specs and last error below."}
+	case sc.Error != "":
+		return failed(sc.Error)
+	case sc.Report == nil:
+		return failed("the scan reported nothing")
+	case sc.Report.Error != "":
+		return failed(sc.Report.Error)
+	case sc.Report.Specs == 0:
+		why := "it found no spec"
+		if len(sc.Report.Errors) > 0 {
+			why += ": " + strings.Join(sc.Report.Errors, "; ")
+		}
+		return failed(why)
+	}
+	out := map[string]any{"Flash": fmt.Sprintf("Source added and scanned: %d spec(s), %d new, waiting in Pending reviews.", sc.Report.Specs, len(sc.Report.NewSpecs))}
+	if len(sc.Report.Errors) > 0 {
+		out["ScanError"] = "Some of its specs could not be read: " + strings.Join(sc.Report.Errors, "; ")
+	}
+	return out
 }
 
 func (c *Console) notifications(w http.ResponseWriter, r *http.Request, s *session, flash map[string]any) {

@@ -15,6 +15,10 @@ import (
 type fakeAPI struct {
 	mu    sync.Mutex
 	calls []string
+	// added is the data of POST /tools/sources (default: empty).
+	added string
+	// review is the data of GET /tools/pending/{id} (default: empty).
+	review string
 }
 
 const goodKey = "tsk_good"
@@ -34,8 +38,17 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"data": map[string]any{"principal": map[string]any{
 			"subject": "key:k1", "name": "ana", "method": "api_key", "level": "admin"}}})
 	case "/api/v1/tools/sources":
+		if r.Method == http.MethodPost && f.added != "" {
+			w.WriteHeader(http.StatusCreated)
+			_, _ = w.Write([]byte(`{"data":` + f.added + `}`))
+			return
+		}
 		_, _ = w.Write([]byte(`{"data":{"sources":[]}}`))
 	default:
+		if strings.HasPrefix(r.URL.Path, "/api/v1/tools/pending/") && f.review != "" {
+			_, _ = w.Write([]byte(`{"data":` + f.review + `}`))
+			return
+		}
 		_, _ = w.Write([]byte(`{"data":{}}`))
 	}
 }
@@ -221,5 +234,53 @@ func TestPagesNeedSignInExceptToolsAndStatic(t *testing.T) {
 	}
 	if csp := w.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") {
 		t.Fatalf("CSP: %q", csp)
+	}
+}
+
+// "Add and scan" reports what the first scan found: a location that cannot
+// be read (the API's 201 carries the scan's error) or that holds no spec is
+// an error on the page, not a green "scanned".
+func TestAddSourceReportsAFailedScan(t *testing.T) {
+	for _, c := range []struct {
+		name, added, want string
+		ok                bool
+	}{
+		{"unreadable", `{"source":{"id":"src-1","specs":0,"lastError":"airlock: read not a url at all: no such file or directory"},
+			"scan":{"status":"completed","report":{"sourceId":"src-1","specs":0,"newSpecs":[],"error":"airlock: scan src-1: airlock: read not a url at all: no such file or directory"}}}`,
+			"Source added, but its scan failed: airlock: scan src-1: airlock: read not a url at all", false},
+		{"no specs", `{"source":{"id":"src-1","specs":0},"scan":{"status":"completed","report":{"sourceId":"src-1","specs":0,"newSpecs":[],"errors":["x.yaml: not a spec"]}}}`,
+			"Source added, but its scan failed: it found no spec: x.yaml: not a spec", false},
+		{"workflow failed", `{"source":{"id":"src-1"},"scan":{"status":"failed","error":"workflow timed out"}}`,
+			"Source added, but its scan failed: workflow timed out", false},
+		{"found", `{"source":{"id":"src-1","specs":1},"scan":{"status":"completed","report":{"sourceId":"src-1","specs":1,"newSpecs":[{"hash":"ab"}]}}}`,
+			"Source added and scanned: 1 spec(s), 1 new", true},
+	} {
+		b, api := newBrowser(t)
+		api.added = c.added
+		b.signIn(goodKey)
+		page := b.do("GET", "/ui/sources", nil)
+		w := b.do("POST", "/ui/sources/add", url.Values{"csrf": {token(t, page.Body.String())}, "location": {"not a url at all"}})
+		body := w.Body.String()
+		if !strings.Contains(body, c.want) || strings.Contains(body, "class=\"flash\"") != c.ok {
+			t.Errorf("%s: %d, want %q (flash %v) in\n%s", c.name, w.Code, c.want, c.ok, body)
+		}
+	}
+}
+
+// A review whose title's name is already another spec's says so at the top
+// of its page, with the name its tools will get.
+func TestReviewPageWarnsOfANameCollision(t *testing.T) {
+	b, api := newBrowser(t)
+	api.review = `{"id":"airlock-b","state":{"status":"pending","review":{"title":"Swagger Petstore","slug":"swagger_petstore_petstore_expanded",
+		"location":"https://x.example/petstore-expanded.yml","nameTakenBy":"https://x.example/petstore.yml","operations":[]}}}`
+	b.signIn(goodKey)
+	body := b.do("GET", "/ui/reviews/airlock-b", nil).Body.String()
+	if !strings.Contains(body, "Name collision: another spec (https://x.example/petstore.yml)") ||
+		!strings.Contains(body, "<code>swagger_petstore_petstore_expanded.&lt;operation&gt;</code>") {
+		t.Fatalf("review page:\n%s", body)
+	}
+	api.review = `{"id":"airlock-a","state":{"status":"pending","review":{"title":"Swagger Petstore","slug":"swagger_petstore","operations":[]}}}`
+	if body := b.do("GET", "/ui/reviews/airlock-a", nil).Body.String(); strings.Contains(body, "Name collision") {
+		t.Fatalf("a review without a collision warns:\n%s", body)
 	}
 }

@@ -24,6 +24,14 @@ const (
 	SignalAirlockOutcome = "airlock-outcome"
 	// ReviewQuery returns the AirlockState.
 	ReviewQuery = "review"
+	// UpdateDecide carries a Decision. Unlike the signals, an update is
+	// answered: a decision on a review that is already decided (or ended)
+	// is refused with ErrTypeReviewDecided and never reaches the history,
+	// so two quick rejects give one rejection and one refusal.
+	UpdateDecide = "decide"
+	// ErrTypeReviewDecided is the application error type of a decision sent
+	// to a review that is no longer pending.
+	ErrTypeReviewDecided = "ReviewDecided"
 	// DefaultReviewTimeout bounds a review without a decision.
 	DefaultReviewTimeout = 7 * 24 * time.Hour
 )
@@ -67,6 +75,13 @@ type ApproveSignal struct {
 type RejectSignal struct {
 	Reviewer string `json:"reviewer,omitempty"`
 	Reason   string `json:"reason"`
+}
+
+// Decision is a reviewer's approval or rejection (exactly one is set),
+// sent with UpdateDecide.
+type Decision struct {
+	Approve *ApproveSignal `json:"approve,omitempty"`
+	Reject  *RejectSignal  `json:"reject,omitempty"`
 }
 
 // SubscribeSignal asks for the outcome to be signalled to a workflow.
@@ -121,6 +136,46 @@ func AirlockWorkflow(ctx workflow.Context, in AirlockInput) (AirlockOutcome, err
 	if err := workflow.SetQueryHandler(ctx, ReviewQuery, func() (AirlockState, error) { return *state, nil }); err != nil {
 		return AirlockOutcome{}, err
 	}
+	var approve *ApproveSignal
+	var reject *RejectSignal
+	timedOut := false
+	// decided wakes the wait below when an update records a decision.
+	decided := workflow.NewBufferedChannel(ctx, 1)
+	canDecide := func(d Decision) error {
+		if (d.Approve == nil) == (d.Reject == nil) {
+			return activities.Fail(activities.ErrTypeInvalidInput, "airlock: a decision is an approval or a rejection")
+		}
+		if approve != nil || reject != nil || timedOut || (state.Status != AirlockPreparing && state.Status != AirlockPending) {
+			status := state.Status
+			switch {
+			case approve != nil:
+				status = "approved"
+			case reject != nil:
+				status = AirlockRejected
+			}
+			return activities.Fail(ErrTypeReviewDecided, "airlock: the review is %s, not pending", status)
+		}
+		if d.Approve != nil {
+			if err := d.Approve.Policy.Validate(); err != nil {
+				return activities.Fail(activities.ErrTypeInvalidInput, "airlock: policy: %v", err)
+			}
+		}
+		return nil
+	}
+	// The validator refuses a decision before it is written to the history;
+	// the handler checks again, as two updates may pass their validators
+	// before either handler runs. Decisions sent while the review is being
+	// prepared wait for the review to be ready.
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateDecide, func(ctx workflow.Context, d Decision) error {
+		if err := canDecide(d); err != nil {
+			return err
+		}
+		approve, reject = d.Approve, d.Reject
+		decided.SendAsync(true)
+		return nil
+	}, workflow.UpdateHandlerOptions{Validator: canDecide}); err != nil {
+		return AirlockOutcome{}, err
+	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
@@ -137,9 +192,6 @@ func AirlockWorkflow(ctx workflow.Context, in AirlockInput) (AirlockOutcome, err
 	timerCtx, cancelTimer := workflow.WithCancel(ctx)
 	timer := workflow.NewTimer(timerCtx, timeout)
 
-	var approve *ApproveSignal
-	var reject *RejectSignal
-	timedOut := false
 	for approve == nil && reject == nil && !timedOut {
 		sel := workflow.NewSelector(ctx)
 		sel.AddReceive(approveCh, func(c workflow.ReceiveChannel, _ bool) {
@@ -164,6 +216,7 @@ func AirlockWorkflow(ctx workflow.Context, in AirlockInput) (AirlockOutcome, err
 			subscribers = appendOnce(subscribers, s.WorkflowID)
 			state.Gaps = appendOnce(state.Gaps, s.Gap)
 		})
+		sel.AddReceive(decided, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil) })
 		sel.AddFuture(timer, func(workflow.Future) { timedOut = true })
 		sel.Select(ctx)
 	}
@@ -229,6 +282,22 @@ func AirlockWorkflow(ctx workflow.Context, in AirlockInput) (AirlockOutcome, err
 		}
 		subscribers = appendOnce(subscribers, s.WorkflowID)
 		state.Gaps = appendOnce(state.Gaps, s.Gap)
+	}
+	// Decisions signalled after the first one are read and recorded as
+	// ignored, never left unhandled (the review is decided once).
+	for {
+		var s ApproveSignal
+		if !approveCh.ReceiveAsync(&s) {
+			break
+		}
+		state.Ignored = append(state.Ignored, "approve: the review is "+outcome.Status)
+	}
+	for {
+		var s RejectSignal
+		if !rejectCh.ReceiveAsync(&s) {
+			break
+		}
+		state.Ignored = append(state.Ignored, "reject: the review is "+outcome.Status)
 	}
 	for _, id := range subscribers {
 		// Best effort: a subscriber that has ended no longer needs the news.

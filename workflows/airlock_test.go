@@ -1,10 +1,12 @@
 package workflows
 
 import (
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/toolsmith/toolsmith/activities"
@@ -150,5 +152,83 @@ func TestHealthCheckWorkflow(t *testing.T) {
 	var rep airlock.HealthReport
 	if err := env.GetWorkflowResult(&rep); err != nil || rep.Checked != 2 || rep.Disabled[0] != "pets" {
 		t.Fatalf("report %+v %v", rep, err)
+	}
+}
+
+// Two quick rejects: the first decides the review, the second is refused
+// (ErrTypeReviewDecided) instead of being accepted and dropped; an approval
+// after the rejection is refused too. The spec is marked rejected once.
+func TestAirlockDecidesOnce(t *testing.T) {
+	env := airlockEnv(t)
+	var a *activities.Airlock
+	env.OnActivity(a.SetSpecStatus, mock.Anything, activities.SpecStatusInput{SpecHash: testHash, Status: "rejected"}).Return(nil).Once()
+	var accepted, refused []string
+	send := func(id string, d Decision) {
+		env.UpdateWorkflow(UpdateDecide, id, &testsuite.TestUpdateCallback{
+			OnAccept: func() {},
+			OnReject: func(err error) {
+				var appErr *temporal.ApplicationError
+				if !errors.As(err, &appErr) || appErr.Type() != ErrTypeReviewDecided {
+					t.Errorf("%s refused with %v, want %s", id, err, ErrTypeReviewDecided)
+				}
+				refused = append(refused, id)
+			},
+			OnComplete: func(_ any, err error) {
+				if err != nil {
+					var appErr *temporal.ApplicationError
+					if !errors.As(err, &appErr) || appErr.Type() != ErrTypeReviewDecided {
+						t.Errorf("%s failed with %v", id, err)
+					}
+					refused = append(refused, id)
+					return
+				}
+				accepted = append(accepted, id)
+			},
+		}, d)
+	}
+	env.RegisterDelayedCallback(func() {
+		send("reject-1", Decision{Reject: &RejectSignal{Reviewer: "bo", Reason: "first"}})
+		send("reject-2", Decision{Reject: &RejectSignal{Reviewer: "cy", Reason: "second"}})
+		send("approve-3", Decision{Approve: &ApproveSignal{Reviewer: "di"}})
+	}, time.Hour)
+	env.ExecuteWorkflow(AirlockWorkflow, AirlockInput{SpecHash: testHash})
+	var out AirlockOutcome
+	if err := env.GetWorkflowResult(&out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != AirlockRejected || out.Reason != "first" || out.Reviewer != "bo" {
+		t.Fatalf("outcome: %+v", out)
+	}
+	if len(accepted) != 1 || accepted[0] != "reject-1" || len(refused) != 2 {
+		t.Fatalf("accepted %v, refused %v", accepted, refused)
+	}
+	env.AssertExpectations(t)
+}
+
+// A signalled second reject is read and recorded as ignored, not left
+// unhandled.
+func TestAirlockSecondRejectSignalIsRecorded(t *testing.T) {
+	env := airlockEnv(t)
+	var a *activities.Airlock
+	env.OnActivity(a.SetSpecStatus, mock.Anything, activities.SpecStatusInput{SpecHash: testHash, Status: "rejected"}).Return(nil).Once()
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(SignalReject, RejectSignal{Reviewer: "bo", Reason: "first"})
+		env.SignalWorkflow(SignalReject, RejectSignal{Reviewer: "cy", Reason: "second"})
+	}, time.Hour)
+	env.ExecuteWorkflow(AirlockWorkflow, AirlockInput{SpecHash: testHash})
+	var out AirlockOutcome
+	if err := env.GetWorkflowResult(&out); err != nil {
+		t.Fatal(err)
+	}
+	v, err := env.QueryWorkflow(ReviewQuery)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st AirlockState
+	if err := v.Get(&st); err != nil {
+		t.Fatal(err)
+	}
+	if out.Reason != "first" || len(st.Ignored) != 1 || st.Ignored[0] != "reject: the review is rejected" {
+		t.Fatalf("outcome %+v, ignored %v", out, st.Ignored)
 	}
 }

@@ -1,6 +1,6 @@
 // Package airlock serves the airlock's HTTP routes (seed 05 §7.1): tool
 // sources, the pending reviews (running AirlockWorkflows) with their
-// details, and approve/reject, which are Temporal signals to the review.
+// details, and approve/reject, which are Temporal updates of the review.
 package airlock
 
 import (
@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/activities"
@@ -32,6 +33,7 @@ import (
 type Temporal interface {
 	ExecuteWorkflow(ctx context.Context, opts client.StartWorkflowOptions, workflow any, args ...any) (client.WorkflowRun, error)
 	SignalWorkflow(ctx context.Context, workflowID, runID, signalName string, arg any) error
+	UpdateWorkflow(ctx context.Context, opts client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error)
 	QueryWorkflow(ctx context.Context, workflowID, runID, queryType string, args ...any) (converter.EncodedValue, error)
 	ListWorkflow(ctx context.Context, req *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error)
 	GetWorkflow(ctx context.Context, workflowID, runID string) client.WorkflowRun
@@ -279,8 +281,11 @@ type pendingItem struct {
 	Location   string `json:"location"`
 	Operations int    `json:"operations"`
 	Warnings   int    `json:"warnings"`
-	Status     string `json:"status"`
-	StartedAt  string `json:"startedAt"`
+	// NameTakenBy is set when the name the spec's title gives is already
+	// another spec's (the review's slug is then the name it gets).
+	NameTakenBy string `json:"nameTakenBy,omitempty"`
+	Status      string `json:"status"`
+	StartedAt   string `json:"startedAt"`
 }
 
 func (h *Handler) listPending(c *gin.Context) {
@@ -298,7 +303,7 @@ func (h *Handler) listPending(c *gin.Context) {
 			continue // ended between the listing and the query
 		}
 		items = append(items, pendingItem{ID: id, SpecHash: st.Review.SpecHash, Title: st.Review.Title, Location: st.Review.Location,
-			Operations: len(st.Review.Operations), Warnings: len(st.Review.Warnings), Status: st.Status,
+			Operations: len(st.Review.Operations), Warnings: len(st.Review.Warnings), NameTakenBy: st.Review.NameTakenBy, Status: st.Status,
 			StartedAt: ex.GetStartTime().AsTime().UTC().Format(time.RFC3339)})
 	}
 	httpx.OK(c, http.StatusOK, gin.H{"pending": items, "count": len(items)})
@@ -337,9 +342,12 @@ type rejectRequest struct {
 	Reason string `json:"reason"`
 }
 
-// decision signals a review, then waits (?wait=, at most 10 minutes) for
-// its outcome: 200 with the outcome when it ends in time, else 202.
-func (h *Handler) decision(c *gin.Context, signal string, arg any) {
+// decision sends a review its decision (the workflow's UpdateDecide), then
+// waits (?wait=, at most 10 minutes) for its outcome: 200 with the outcome
+// when it ends in time, else 202. The review answers the update itself, so
+// a decision on a review already decided (two quick rejects, an approval
+// after a rejection) is a 409, never accepted and dropped.
+func (h *Handler) decision(c *gin.Context, d workflows.Decision) {
 	ctx := c.Request.Context()
 	id := c.Param("id")
 	wait, err := waitParam(c, 0)
@@ -352,22 +360,19 @@ func (h *Handler) decision(c *gin.Context, signal string, arg any) {
 		httpx.Error(c, err)
 		return
 	}
-	// A decision sent while the review is still being prepared waits in the
-	// workflow's signal channel until the review is ready.
 	if st.Status != workflows.AirlockPending && st.Status != workflows.AirlockPreparing {
 		httpx.Error(c, fmt.Errorf("review %s is %s, not pending: %w", id, st.Status, fault.ErrConflict))
 		return
 	}
-	if err := h.temporal.SignalWorkflow(ctx, id, "", signal, arg); err != nil {
-		var nf *serviceerror.NotFound
-		if errors.As(err, &nf) {
-			httpx.Error(c, fmt.Errorf("no running review %q: %w", id, fault.ErrNotFound))
-			return
-		}
-		httpx.Error(c, fmt.Errorf("signal review %q: %w: %w", id, fault.ErrUnavailable, err))
+	if err := h.decide(ctx, id, d); err != nil {
+		httpx.Error(c, err)
 		return
 	}
-	out := gin.H{"id": id, "signal": signal}
+	verb := workflows.SignalApprove
+	if d.Reject != nil {
+		verb = workflows.SignalReject
+	}
+	out := gin.H{"id": id, "decision": verb}
 	if wait > 0 {
 		wctx, cancel := context.WithTimeout(ctx, wait)
 		defer cancel()
@@ -379,6 +384,35 @@ func (h *Handler) decision(c *gin.Context, signal string, arg any) {
 		}
 	}
 	httpx.OK(c, http.StatusAccepted, out)
+}
+
+// decide sends the update and waits until the review has recorded (or
+// refused) the decision; refusals become fault errors.
+func (h *Handler) decide(ctx context.Context, id string, d workflows.Decision) error {
+	handle, err := h.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: id, UpdateName: workflows.UpdateDecide, Args: []any{d}, WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = handle.Get(ctx, nil)
+	}
+	if err == nil {
+		return nil
+	}
+	var appErr *temporal.ApplicationError
+	var nf *serviceerror.NotFound
+	switch {
+	case errors.As(err, &appErr) && appErr.Type() == workflows.ErrTypeReviewDecided:
+		return fmt.Errorf("review %s: %s: %w", id, appErr.Message(), fault.ErrConflict)
+	case errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeInvalidInput:
+		return fmt.Errorf("review %s: %s: %w", id, appErr.Message(), fault.ErrInvalid)
+	case errors.As(err, &nf):
+		// The review ended between the state query and the update.
+		if st, qerr := h.state(ctx, id); qerr == nil {
+			return fmt.Errorf("review %s is %s, not pending: %w", id, st.Status, fault.ErrConflict)
+		}
+		return fmt.Errorf("no running review %q: %w", id, fault.ErrNotFound)
+	}
+	return fmt.Errorf("decide review %q: %w: %w", id, fault.ErrUnavailable, err)
 }
 
 // waitParam reads ?wait= (a Go duration up to 10m), def when absent.
@@ -414,7 +448,7 @@ func (h *Handler) approve(c *gin.Context) {
 		return
 	}
 	// The reviewer is the authenticated identity, never a header.
-	h.decision(c, workflows.SignalApprove, workflows.ApproveSignal{Reviewer: reviewer(c, caller), Policy: req.Policy})
+	h.decision(c, workflows.Decision{Approve: &workflows.ApproveSignal{Reviewer: reviewer(c, caller), Policy: req.Policy}})
 }
 
 func (h *Handler) reject(c *gin.Context) {
@@ -432,7 +466,7 @@ func (h *Handler) reject(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
-	h.decision(c, workflows.SignalReject, workflows.RejectSignal{Reviewer: reviewer(c, caller), Reason: req.Reason})
+	h.decision(c, workflows.Decision{Reject: &workflows.RejectSignal{Reviewer: reviewer(c, caller), Reason: req.Reason}})
 }
 
 // reviewer names the authenticated identity that decides a review: its

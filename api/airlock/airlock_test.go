@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/airlock"
@@ -57,6 +58,7 @@ type fakeTemporal struct {
 	signals  []string
 	states   map[string]workflows.AirlockState
 	lastSent any
+	decided  map[string]bool
 	// scan is what a scan run returns (nil: it never ends).
 	scan *workflows.ScanOutput
 }
@@ -70,6 +72,34 @@ func (f *fakeTemporal) SignalWorkflow(_ context.Context, id, _, name string, arg
 	f.lastSent = arg
 	return nil
 }
+
+// UpdateWorkflow answers a decision as the review does: the first one is
+// recorded, any later one is refused as already decided.
+func (f *fakeTemporal) UpdateWorkflow(_ context.Context, opts client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error) {
+	d := opts.Args[0].(workflows.Decision)
+	if f.decided == nil {
+		f.decided = map[string]bool{}
+	}
+	if f.decided[opts.WorkflowID] {
+		return nil, temporal.NewApplicationError("airlock: the review is rejected, not pending", workflows.ErrTypeReviewDecided)
+	}
+	f.decided[opts.WorkflowID] = true
+	name := workflows.SignalApprove
+	f.lastSent = d.Approve
+	if d.Reject != nil {
+		name, f.lastSent = workflows.SignalReject, d.Reject
+	}
+	f.signals = append(f.signals, opts.WorkflowID+":"+name)
+	return fakeUpdate{}, nil
+}
+
+type fakeUpdate struct{}
+
+func (fakeUpdate) WorkflowID() string             { return "" }
+func (fakeUpdate) RunID() string                  { return "" }
+func (fakeUpdate) UpdateID() string               { return "" }
+func (fakeUpdate) Get(context.Context, any) error { return nil }
+
 func (f *fakeTemporal) QueryWorkflow(_ context.Context, id, _, _ string, _ ...any) (converter.EncodedValue, error) {
 	st, ok := f.states[id]
 	if !ok {
@@ -212,7 +242,7 @@ func TestReviewDecisions(t *testing.T) {
 	if code != 202 || len(ft.signals) != 1 || ft.signals[0] != "airlock-1:approve" {
 		t.Fatalf("approve: %d %v", code, ft.signals)
 	}
-	if sig := ft.lastSent.(workflows.ApproveSignal); sig.Reviewer != "ana" || sig.Policy.QuotaPerDay != 50 {
+	if sig := ft.lastSent.(*workflows.ApproveSignal); sig.Reviewer != "ana" || sig.Policy.QuotaPerDay != 50 {
 		t.Fatalf("signal: %+v", sig)
 	}
 	if code, _ := do(r, "POST", "/api/v1/tools/pending/airlock-1/reject?wait=forever", `{"reason":"no"}`); code != 400 {
@@ -220,6 +250,26 @@ func TestReviewDecisions(t *testing.T) {
 	}
 	if code, _ := do(r, "GET", "/api/v1/tools/pending", ""); code != 200 {
 		t.Fatalf("list pending: %d", code)
+	}
+}
+
+// A second decision on a review the workflow has already decided is a 409
+// naming why, not a 202 for a decision that is dropped.
+func TestSecondDecisionConflicts(t *testing.T) {
+	r, ft, _ := setup(t)
+	ft.states["airlock-1"] = workflows.AirlockState{Status: workflows.AirlockPending}
+	if code, out := do(r, "POST", "/api/v1/tools/pending/airlock-1/reject", `{"reason":"first"}`); code != 202 {
+		t.Fatalf("first reject: %d %v", code, out)
+	}
+	code, out := do(r, "POST", "/api/v1/tools/pending/airlock-1/reject", `{"reason":"second"}`)
+	if code != 409 || !strings.Contains(fmt.Sprint(out), "not pending") {
+		t.Fatalf("second reject: %d %v", code, out)
+	}
+	if code, _ := do(r, "POST", "/api/v1/tools/pending/airlock-1/approve", `{"policy":{}}`); code != 409 {
+		t.Fatalf("approve after reject: %d", code)
+	}
+	if len(ft.signals) != 1 || ft.signals[0] != "airlock-1:reject" {
+		t.Fatalf("decisions recorded: %v", ft.signals)
 	}
 }
 

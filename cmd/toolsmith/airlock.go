@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
 
 	"github.com/toolsmith/toolsmith/airlock"
 	"github.com/toolsmith/toolsmith/api/httpx"
@@ -141,8 +142,7 @@ func operatorReviewer() string {
 
 func airlockDecision(ctx context.Context, e *env, cfg config.Config, d decision, id string) error {
 	var err error
-	var signal string
-	var arg any
+	var dec workflows.Decision
 	switch d.verb {
 	case "approve":
 		raw := []byte(d.policyJSON)
@@ -158,12 +158,12 @@ func airlockDecision(ctx context.Context, e *env, cfg config.Config, d decision,
 		if err := p.Validate(); err != nil {
 			return fmt.Errorf("--policy: %w: %w", config.ErrInvalid, err)
 		}
-		signal, arg = workflows.SignalApprove, workflows.ApproveSignal{Reviewer: operatorReviewer(), Policy: p}
+		dec.Approve = &workflows.ApproveSignal{Reviewer: operatorReviewer(), Policy: p}
 	default:
 		if strings.TrimSpace(d.reason) == "" {
 			return fmt.Errorf("--reason is required to reject: %w", config.ErrInvalid)
 		}
-		signal, arg = workflows.SignalReject, workflows.RejectSignal{Reviewer: operatorReviewer(), Reason: d.reason}
+		dec.Reject = &workflows.RejectSignal{Reviewer: operatorReviewer(), Reason: d.reason}
 	}
 	log, err := newLogger(cfg, e.stderr)
 	if err != nil {
@@ -174,10 +174,17 @@ func airlockDecision(ctx context.Context, e *env, cfg config.Config, d decision,
 		return err
 	}
 	defer c.Close()
-	if err := c.SignalWorkflow(ctx, id, "", signal, arg); err != nil {
-		return fmt.Errorf("signal %s to review %s: %w", signal, id, err)
+	// The review answers the update: a review already decided refuses it.
+	handle, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: id, UpdateName: workflows.UpdateDecide, Args: []any{dec}, WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = handle.Get(ctx, nil)
 	}
-	fmt.Fprintf(e.stdout, "sent %s to %s\n", signal, id)
+	if err != nil {
+		return fmt.Errorf("%s review %s: %w", d.verb, id, err)
+	}
+	fmt.Fprintf(e.stdout, "%s recorded by %s\n", d.verb, id)
 	if d.wait <= 0 {
 		return nil
 	}

@@ -1,0 +1,172 @@
+package airlock
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/codegen"
+	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/templates"
+	"github.com/toolsmith/toolsmith/tool"
+)
+
+func titled(title string) *openapi3.T { return &openapi3.T{Info: &openapi3.Info{Title: title}} }
+
+// Two specs with the same title get different wrapper names, each keeps
+// its own on every later claim, and a name recorded by an approval from
+// before owners were kept stays that approval's.
+func TestWrapperNamesAreUniquePerSpec(t *testing.T) {
+	f := &Files{Root: t.TempDir()}
+	doc := titled("Swagger Petstore")
+	first, err := f.ClaimWrapperName(doc, "https://a.example/petstore.yml", "airlock-1")
+	if err != nil || first.Name != "swagger_petstore" || first.Warning() != "" {
+		t.Fatalf("first: %+v %v", first, err)
+	}
+	peek, err := f.WrapperName(doc, "https://a.example/petstore-expanded.yml", "airlock-2")
+	if err != nil || peek.Name != "swagger_petstore_petstore_expanded" || peek.TakenBy != "https://a.example/petstore.yml" ||
+		!strings.Contains(peek.Warning(), `"swagger_petstore" is already used`) {
+		t.Fatalf("peek: %+v %v", peek, err)
+	}
+	second, err := f.ClaimWrapperName(doc, "https://a.example/petstore-expanded.yml", "airlock-2")
+	if err != nil || second.Name != peek.Name {
+		t.Fatalf("second: %+v %v", second, err)
+	}
+	// Same file name on another host: the hash candidate.
+	third, err := f.ClaimWrapperName(doc, "https://b.example/petstore-expanded.yml", "airlock-3")
+	if err != nil || !strings.HasPrefix(third.Name, "swagger_petstore_") || third.Name == second.Name || third.Name == first.Name {
+		t.Fatalf("third: %+v %v", third, err)
+	}
+	again, err := f.ClaimWrapperName(doc, "https://a.example/petstore.yml", "airlock-9")
+	if err != nil || again.Name != first.Name {
+		t.Fatalf("the first spec again (a new version): %+v %v", again, err)
+	}
+	// A legacy approval (no owner file, no location) is owned by its id.
+	if err := f.SaveApproval(Approval{ID: "airlock-old", Slug: "pet_clinic"}); err != nil {
+		t.Fatal(err)
+	}
+	other, err := f.ClaimWrapperName(titled("Pet Clinic"), "https://c.example/vets.yaml", "airlock-new")
+	if err != nil || other.Name != "pet_clinic_vets" || other.TakenBy != "airlock-old" {
+		t.Fatalf("legacy name: %+v %v", other, err)
+	}
+	mine, err := f.ClaimWrapperName(titled("Pet Clinic"), "https://c.example/old.yaml", "airlock-old")
+	if err != nil || mine.Name != "pet_clinic" {
+		t.Fatalf("legacy owner: %+v %v", mine, err)
+	}
+	// Every candidate taken: a conflict, never a shared name.
+	g := &Files{Root: t.TempDir()}
+	loc := "https://d.example/x.yaml"
+	for _, name := range nameCandidates(doc, loc) {
+		if ok, err := g.claim(name, "https://elsewhere.example/"+name); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+	}
+	if _, err := g.ClaimWrapperName(doc, loc, "airlock-x"); !errors.Is(err, fault.ErrConflict) {
+		t.Fatalf("all taken: %v", err)
+	}
+}
+
+type failingRegistrar struct{}
+
+func (failingRegistrar) RegisterManifests(context.Context, []tool.Manifest) ([]string, error) {
+	return nil, errors.New("registry down")
+}
+
+// Approving a second spec with the same title ("Pet Clinic") leaves the
+// first's wrapper, approval and tools working; a failed re-approval of the
+// first spec does not touch the wrapper its tools run; the review of the
+// second spec says its name is taken and which name it gets.
+func TestSameTitleSpecsNeverReplaceEachOther(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds Go programs; skipped with -short")
+	}
+	ctx := context.Background()
+	pets, err := os.ReadFile(petstore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := openStore(t)
+	files := &Files{Root: t.TempDir()}
+	hashA, err := files.PutSpec(pets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hashB, err := files.PutSpec(append(append([]byte{}, pets...), "\n# the expanded edition\n"...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	locA, locB := "https://specs.example/petstore.yaml", "https://specs.example/petstore-expanded.yaml"
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`[{"id": "rex-1", "name": "Rex", "species": "dog"}]`))
+	}))
+	defer api.Close()
+	reqs, err := codegen.BuildRequires(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := codegen.New(templates.FS)
+	onb := &Onboarding{Onboarder: &Onboarder{Generator: g, Requires: reqs}, Files: files, Definitions: store, Registrar: &fakeRegistrar{}}
+	resA, err := onb.Approve(ctx, "airlock-a", hashA, locA, Policy{BaseURL: api.URL, Operations: []string{"listPets"}})
+	if err != nil || !resA.Outcome.OK() || len(resA.ToolIDs) != 1 || resA.ToolIDs[0] != "pet_clinic.list_pets" {
+		t.Fatalf("approve A: %+v %v", resA, err)
+	}
+
+	dataB, _ := files.Spec(hashB)
+	nB, err := codegen.Normalise(ctx, dataB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	review := BuildReview(nB, hashB, locB)
+	if err := files.NameReview(&review, nB); err != nil {
+		t.Fatal(err)
+	}
+	if review.Slug != "pet_clinic_petstore_expanded" || review.NameTakenBy != locA || !strings.Contains(strings.Join(review.Warnings, " "), "already used") {
+		t.Fatalf("review of B: slug %q taken by %q, warnings %v", review.Slug, review.NameTakenBy, review.Warnings)
+	}
+
+	resB, err := onb.Approve(ctx, "airlock-b", hashB, locB, Policy{BaseURL: api.URL, Operations: []string{"listPets"}})
+	if err != nil || !resB.Outcome.OK() || len(resB.ToolIDs) != 1 || resB.ToolIDs[0] != "pet_clinic_petstore_expanded.list_pets" {
+		t.Fatalf("approve B: %+v %v", resB, err)
+	}
+	rt := &Runtime{Files: files, Executor: &Executor{Ledger: &MemoryLedger{}}}
+	run := func(id string) {
+		t.Helper()
+		out, err := rt.RunWrapped(ctx, id, map[string]any{"limit": 5}, access.Caller{})
+		if err != nil || !out.Success {
+			t.Fatalf("run %s: %+v %v", id, out, err)
+		}
+	}
+	run("pet_clinic.list_pets")
+	run("pet_clinic_petstore_expanded.list_pets")
+	if a, _ := files.Approval("pet_clinic"); a.ID != "airlock-a" || a.Location != locA {
+		t.Fatalf("A's approval after B: %+v", a)
+	}
+
+	// A re-approval of A that fails after building leaves A's wrapper as it was.
+	before, _ := files.Approval("pet_clinic")
+	failing := &Onboarding{Onboarder: onb.Onboarder, Files: files, Definitions: store, Registrar: failingRegistrar{}}
+	resA2, err := failing.Approve(ctx, "airlock-a2", hashA, locA, Policy{BaseURL: api.URL, Operations: []string{"deletePet"}})
+	if err != nil || resA2.Outcome.OK() || resA2.Outcome.Stage != StageManifest {
+		t.Fatalf("failing re-approval: %+v %v", resA2, err)
+	}
+	if after, _ := files.Approval("pet_clinic"); after.ID != before.ID || after.Binary != before.Binary {
+		t.Fatalf("approval after a failed re-approval: %+v, was %+v", after, before)
+	}
+	if _, err := os.Stat(before.Binary); err != nil {
+		t.Fatalf("A's wrapper after a failed re-approval: %v", err)
+	}
+	run("pet_clinic.list_pets")
+	builds, _ := filepath.Glob(filepath.Join(files.WrapperDir("pet_clinic"), "build-*"))
+	if len(builds) != 1 {
+		t.Fatalf("build directories left: %v", builds)
+	}
+}
