@@ -114,7 +114,9 @@ func New(opts Options, mounters ...httpx.Mounter) *Server {
 	_ = e.SetTrustedProxies(nil)
 	e.HandleMethodNotAllowed = true
 	e.ContextWithFallback = true
-	e.Use(s.logRequests, s.recover, s.secure)
+	// Path ids are checked once here, after authentication, so no handler
+	// passes text Temporal, the file system or the store would refuse.
+	e.Use(s.logRequests, s.recover, s.secure, checkPathIDs)
 	e.NoRoute(func(c *gin.Context) {
 		httpx.Error(c, fmt.Errorf("api: no route for %s %s: %w", c.Request.Method, c.Request.URL.Path, fault.ErrNotFound))
 	})
@@ -145,6 +147,12 @@ func New(opts Options, mounters ...httpx.Mounter) *Server {
 		}
 	}
 	return s
+}
+
+func checkPathIDs(c *gin.Context) {
+	if httpx.CheckPathIDs(c) {
+		c.Next()
+	}
 }
 
 // Handler returns the server's http.Handler (for httptest and embedding).
