@@ -34,6 +34,9 @@ var Rules = []RouteRule{
 	{"GET", "/healthz", identity.RulePublic, "", false},
 	{"GET", "/metrics", identity.RuleMetrics, "", false},
 	{"GET", "/api/v1", identity.RulePublic, "", false},
+	// How to sign in (RFC 9728), read by MCP clients after a 401.
+	{"GET", "/.well-known/oauth-protected-resource", identity.RulePublic, "", false},
+	{"GET", "/.well-known/oauth-protected-resource/mcp", identity.RulePublic, "", false},
 
 	// Registry (seed 01 §8): reads are public and filtered per tool.
 	{"GET", "/api/v1/tools", identity.RulePublic, "", false},

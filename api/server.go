@@ -130,6 +130,11 @@ func New(opts Options, mounters ...httpx.Mounter) *Server {
 		}})
 	})
 	e.GET("/healthz", s.healthz)
+	// RFC 9728 metadata, at the root (resource = the server) and with the
+	// MCP endpoint's path appended (resource = /mcp), where MCP clients
+	// look first after a 401.
+	e.GET(identity.ResourceMetadataPath, s.resourceMetadata)
+	e.GET(identity.ResourceMetadataPath+"/mcp", s.resourceMetadata)
 	if opts.Metrics != nil {
 		e.GET("/metrics", gin.WrapH(opts.Metrics.Handler()))
 	}
@@ -228,6 +233,24 @@ func (s *Server) healthz(c *gin.Context) {
 		}
 	}
 	c.JSON(http.StatusOK, gin.H{"status": "ok"})
+}
+
+// resourceMetadata serves the protected resource metadata (RFC 9728): how
+// to sign in, for clients (MCP Inspector) to show instead of starting an
+// OAuth flow the server does not offer.
+func (s *Server) resourceMetadata(c *gin.Context) {
+	resource := baseURL(c) + strings.TrimPrefix(c.Request.URL.Path, identity.ResourceMetadataPath)
+	c.JSON(http.StatusOK, s.opts.Auth.Metadata(resource))
+}
+
+// baseURL is the scheme and host the request was sent to. Forwarding
+// headers are not trusted (see SetTrustedProxies above).
+func baseURL(c *gin.Context) string {
+	scheme := "http"
+	if c.Request.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + c.Request.Host
 }
 
 // Index is the body of GET /api/v1.
