@@ -2,13 +2,15 @@ package api
 
 import (
 	"github.com/toolsmith/toolsmith/identity"
+	"github.com/toolsmith/toolsmith/ratelimit"
 )
 
-// Limit classes: per-caller rate limits apply to the routes of a class.
+// Limit classes: per-caller rate limits apply to the routes of a class,
+// from the same buckets as the MCP tools of the class (see ratelimit).
 const (
-	LimitSearch  = "search"
-	LimitExecute = "execute"
-	LimitVerbs   = "verbs"
+	LimitSearch  = ratelimit.Search
+	LimitExecute = ratelimit.Execute
+	LimitVerbs   = ratelimit.Verbs
 )
 
 // RouteRule is one row of the authorization table: who may call a route,

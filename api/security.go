@@ -9,30 +9,29 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
-	"sync"
-	"time"
 
 	"github.com/gin-gonic/gin"
-	"golang.org/x/time/rate"
 
 	"github.com/toolsmith/toolsmith/api/httpx"
 	"github.com/toolsmith/toolsmith/audit"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/ratelimit"
 )
 
 // Default per-caller limits, requests per minute (a key may set its own).
 const (
-	DefaultSearchPerMinute  = 600
-	DefaultExecutePerMinute = 120
-	DefaultVerbsPerMinute   = 60
+	DefaultSearchPerMinute  = ratelimit.DefaultSearchPerMinute
+	DefaultExecutePerMinute = ratelimit.DefaultExecutePerMinute
+	DefaultVerbsPerMinute   = ratelimit.DefaultVerbsPerMinute
 )
 
 // Limits are the server's default rate limits and body size bound.
 type Limits struct {
 	// Requests per minute per caller in each class; 0 takes the default,
-	// a negative value means unlimited.
+	// a negative value means unlimited. They configure the limiter the
+	// server builds when Options.Limiter is nil.
 	SearchPerMinute  int
 	ExecutePerMinute int
 	VerbsPerMinute   int
@@ -44,26 +43,6 @@ type Limits struct {
 const HeaderRequestID = "X-Request-ID"
 
 var requestIDRe = regexp.MustCompile(`^[A-Za-z0-9._\-]{1,64}$`)
-
-// limiters holds one token bucket per (class, caller, rate).
-type limiters struct {
-	mu sync.Mutex
-	m  map[string]*rate.Limiter
-}
-
-func (l *limiters) get(key string, perMinute int) *rate.Limiter {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.m == nil || len(l.m) > 50_000 {
-		l.m = map[string]*rate.Limiter{} // bound memory; buckets refill anyway
-	}
-	lim, ok := l.m[key]
-	if !ok {
-		lim = rate.NewLimiter(rate.Limit(float64(perMinute)/60), perMinute)
-		l.m[key] = lim
-	}
-	return lim
-}
 
 // secure is the security middleware: request id, the route's rule from the
 // authorization table, body size, authentication, the rule check,
@@ -125,11 +104,12 @@ func (s *Server) secure(c *gin.Context) {
 	}
 	if row.Limit != "" {
 		s.opts.Metrics.GroupRequest(caller.EffectiveGroups())
-		if d, limited := s.limit(row.Limit, p, c.ClientIP()); limited {
-			s.opts.Metrics.RateLimited(row.Limit)
-			c.Header("Retry-After", strconv.Itoa(int(math.Ceil(d.Seconds()))))
-			s.refuse(c, row, p, fmt.Errorf("rate limit of the %s class reached for %s; retry in %s: %w",
-				row.Limit, subjectOrAnonymous(p), d.Round(time.Millisecond), fault.ErrLimit))
+		if err := s.limiter.Take(row.Limit, p, c.ClientIP()); err != nil {
+			var lim *ratelimit.Error
+			if errors.As(err, &lim) {
+				c.Header("Retry-After", strconv.Itoa(int(math.Ceil(lim.RetryAfter.Seconds()))))
+			}
+			s.refuse(c, row, p, err)
 			return
 		}
 	}
@@ -176,48 +156,6 @@ func (s *Server) refuse(c *gin.Context, row RouteRule, p identity.Principal, err
 	httpx.Error(c, err)
 }
 
-// limit takes a token from the caller's bucket of the class; it returns
-// how long to wait and true when the bucket is empty.
-func (s *Server) limit(class string, p identity.Principal, ip string) (time.Duration, bool) {
-	perMinute := 0
-	def := 0
-	switch class {
-	case LimitSearch:
-		perMinute, def = p.Limits.Search, s.opts.Limits.SearchPerMinute
-		if def == 0 {
-			def = DefaultSearchPerMinute
-		}
-	case LimitExecute:
-		perMinute, def = p.Limits.Execute, s.opts.Limits.ExecutePerMinute
-		if def == 0 {
-			def = DefaultExecutePerMinute
-		}
-	case LimitVerbs:
-		perMinute, def = p.Limits.Verbs, s.opts.Limits.VerbsPerMinute
-		if def == 0 {
-			def = DefaultVerbsPerMinute
-		}
-	}
-	if perMinute == 0 {
-		perMinute = def
-	}
-	if perMinute < 0 {
-		return 0, false
-	}
-	who := p.Subject
-	if who == "" {
-		who = "ip:" + ip
-	}
-	lim := s.limiters.get(class+"|"+who+"|"+strconv.Itoa(perMinute), perMinute)
-	now := time.Now()
-	r := lim.ReserveN(now, 1)
-	if d := r.DelayFrom(now); d > 0 {
-		r.CancelAt(now)
-		return d, true
-	}
-	return 0, false
-}
-
 // record writes one audit event; a failure to audit is logged, and the
 // response the caller gets is not changed by it.
 func (s *Server) record(c *gin.Context, row RouteRule, p identity.Principal, action, outcome string, status int, detail string) {
@@ -236,13 +174,6 @@ func (s *Server) record(c *gin.Context, row RouteRule, p identity.Principal, act
 	if err := s.opts.Audit.Record(c.Request.Context(), e); err != nil {
 		s.log.ErrorContext(c.Request.Context(), "audit record failed", "action", action, "err", err)
 	}
-}
-
-func subjectOrAnonymous(p identity.Principal) string {
-	if p.Subject == "" {
-		return "this anonymous client"
-	}
-	return p.Subject
 }
 
 func newRequestID() string {

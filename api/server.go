@@ -20,6 +20,7 @@ import (
 	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/metrics"
+	"github.com/toolsmith/toolsmith/ratelimit"
 )
 
 // Defaults of Options.
@@ -58,6 +59,10 @@ type Options struct {
 	Metrics *metrics.Metrics
 	// Limits are the default rate limits and the body size bound.
 	Limits Limits
+	// Limiter applies the per-caller rate limits; share one with the MCP
+	// edge so both doors take from the same buckets. Nil builds one from
+	// Limits.
+	Limiter *ratelimit.Limiter
 	// Handlers are served beside /api/v1 at their own paths (the MCP
 	// endpoint, the console); each path needs rows in Rules.
 	Handlers []Handler
@@ -80,11 +85,11 @@ type Route struct {
 // Server is Toolsmith's HTTP server. Build it with New; it is safe for
 // concurrent use once built.
 type Server struct {
-	engine   *gin.Engine
-	opts     Options
-	log      *slog.Logger
-	rules    map[string]RouteRule
-	limiters limiters
+	engine  *gin.Engine
+	opts    Options
+	log     *slog.Logger
+	rules   map[string]RouteRule
+	limiter *ratelimit.Limiter
 }
 
 // New builds the server: middleware, /healthz, /api/v1 and every mounter's
@@ -108,7 +113,11 @@ func New(opts Options, mounters ...httpx.Mounter) *Server {
 	if opts.Rules == nil {
 		opts.Rules = Rules
 	}
-	s := &Server{engine: gin.New(), opts: opts, log: opts.Logger, rules: ruleIndex(opts.Rules)}
+	if opts.Limiter == nil {
+		opts.Limiter = ratelimit.New(ratelimit.Config{SearchPerMinute: opts.Limits.SearchPerMinute,
+			ExecutePerMinute: opts.Limits.ExecutePerMinute, VerbsPerMinute: opts.Limits.VerbsPerMinute}, opts.Metrics.RateLimited)
+	}
+	s := &Server{engine: gin.New(), opts: opts, log: opts.Logger, rules: ruleIndex(opts.Rules), limiter: opts.Limiter}
 	e := s.engine
 	// ClientIP (rate limits, logs) is the peer address: no header may claim another.
 	_ = e.SetTrustedProxies(nil)
