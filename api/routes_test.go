@@ -32,6 +32,7 @@ import (
 	"github.com/toolsmith/toolsmith/identity/identitytest"
 	"github.com/toolsmith/toolsmith/mcp"
 	"github.com/toolsmith/toolsmith/metrics"
+	"github.com/toolsmith/toolsmith/ratelimit"
 	"github.com/toolsmith/toolsmith/registry"
 	"github.com/toolsmith/toolsmith/retrieval"
 	"github.com/toolsmith/toolsmith/web"
@@ -104,14 +105,16 @@ func fullServerWith(t *testing.T, m *metrics.Metrics) (*api.Server, *identity.Ke
 	keys := identity.NewKeyService(st)
 	log := audit.New(st)
 	tc := noTemporal{t}
+	runs := verbs.New(tc, st, verbs.Config{})
 	features := []httpx.Mounter{
 		tools.New(reg), apiretrieval.New(search), admin.New(keys, log),
-		verbs.New(tc, st, verbs.Config{}), apianalytics.New(st, nil), apiairlock.New(tc, st, apiairlock.Config{}).WithOperations(noNotes{}, noEnabler{t}),
+		runs, apianalytics.New(st, nil), apiairlock.New(tc, st, apiairlock.Config{}).WithOperations(noNotes{}, noEnabler{t}),
 	}
 	auth := &identity.Authenticator{Keys: keys}
 	console := web.New(nil, web.Config{})
-	edge := mcp.New(mcp.Deps{Auth: auth, Retrieval: search, Store: st, Audit: log, Metrics: m})
-	srv, _ := newServer(t, api.Options{Auth: auth, Audit: log, Metrics: m,
+	limiter := ratelimit.New(ratelimit.Config{}, m.RateLimited) // one budget for both doors, as cmd/toolsmith wires it
+	edge := mcp.New(mcp.Deps{Auth: auth, Retrieval: search, Store: st, Fulfil: runs.Service(), Audit: log, Metrics: m, Limiter: limiter})
+	srv, _ := newServer(t, api.Options{Auth: auth, Audit: log, Metrics: m, Limiter: limiter,
 		Handlers: []api.Handler{{Methods: []string{http.MethodGet, http.MethodPost, http.MethodDelete}, Path: "/mcp", Handler: edge.Handler()},
 			{Methods: []string{http.MethodGet}, Path: "/ui", Handler: console},
 			{Methods: []string{http.MethodGet, http.MethodPost}, Path: "/ui/*path", Handler: console}}}, features...)

@@ -2,13 +2,15 @@ package api
 
 import (
 	"github.com/toolsmith/toolsmith/identity"
+	"github.com/toolsmith/toolsmith/ratelimit"
 )
 
-// Limit classes: per-caller rate limits apply to the routes of a class.
+// Limit classes: per-caller rate limits apply to the routes of a class,
+// from the same buckets as the MCP tools of the class (see ratelimit).
 const (
-	LimitSearch  = "search"
-	LimitExecute = "execute"
-	LimitVerbs   = "verbs"
+	LimitSearch  = ratelimit.Search
+	LimitExecute = ratelimit.Execute
+	LimitVerbs   = ratelimit.Verbs
 )
 
 // RouteRule is one row of the authorization table: who may call a route,
@@ -34,6 +36,9 @@ var Rules = []RouteRule{
 	{"GET", "/healthz", identity.RulePublic, "", false},
 	{"GET", "/metrics", identity.RuleMetrics, "", false},
 	{"GET", "/api/v1", identity.RulePublic, "", false},
+	// How to sign in (RFC 9728), read by MCP clients after a 401.
+	{"GET", "/.well-known/oauth-protected-resource", identity.RulePublic, "", false},
+	{"GET", "/.well-known/oauth-protected-resource/mcp", identity.RulePublic, "", false},
 
 	// Registry (seed 01 §8): reads are public and filtered per tool.
 	{"GET", "/api/v1/tools", identity.RulePublic, "", false},

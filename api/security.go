@@ -10,30 +10,30 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"golang.org/x/time/rate"
 
 	"github.com/toolsmith/toolsmith/api/httpx"
 	"github.com/toolsmith/toolsmith/audit"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/ratelimit"
 )
 
 // Default per-caller limits, requests per minute (a key may set its own).
 const (
-	DefaultSearchPerMinute  = 600
-	DefaultExecutePerMinute = 120
-	DefaultVerbsPerMinute   = 60
+	DefaultSearchPerMinute  = ratelimit.DefaultSearchPerMinute
+	DefaultExecutePerMinute = ratelimit.DefaultExecutePerMinute
+	DefaultVerbsPerMinute   = ratelimit.DefaultVerbsPerMinute
 )
 
 // Limits are the server's default rate limits and body size bound.
 type Limits struct {
 	// Requests per minute per caller in each class; 0 takes the default,
-	// a negative value means unlimited.
+	// a negative value means unlimited. They configure the limiter the
+	// server builds when Options.Limiter is nil.
 	SearchPerMinute  int
 	ExecutePerMinute int
 	VerbsPerMinute   int
@@ -45,26 +45,6 @@ type Limits struct {
 const HeaderRequestID = "X-Request-ID"
 
 var requestIDRe = regexp.MustCompile(`^[A-Za-z0-9._\-]{1,64}$`)
-
-// limiters holds one token bucket per (class, caller, rate).
-type limiters struct {
-	mu sync.Mutex
-	m  map[string]*rate.Limiter
-}
-
-func (l *limiters) get(key string, perMinute int) *rate.Limiter {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.m == nil || len(l.m) > 50_000 {
-		l.m = map[string]*rate.Limiter{} // bound memory; buckets refill anyway
-	}
-	lim, ok := l.m[key]
-	if !ok {
-		lim = rate.NewLimiter(rate.Limit(float64(perMinute)/60), perMinute)
-		l.m[key] = lim
-	}
-	return lim
-}
 
 // secure is the security middleware: request id, the route's rule from the
 // authorization table, body size, authentication, the rule check,
@@ -107,7 +87,7 @@ func (s *Server) secure(c *gin.Context) {
 		if err != nil {
 			s.opts.Metrics.AuthFailure("unauthenticated")
 			s.record(c, row, identity.Anonymous(), "auth.failed", graph.AuditDenied, http.StatusUnauthorized, err.Error())
-			c.Header("WWW-Authenticate", `Bearer realm="toolsmith"`)
+			c.Header("WWW-Authenticate", identity.Challenge(baseURL(c)+identity.ResourceMetadataPath, err))
 			httpx.Error(c, err)
 			return
 		}
@@ -132,11 +112,12 @@ func (s *Server) secure(c *gin.Context) {
 	}
 	if row.Limit != "" {
 		s.opts.Metrics.GroupRequest(caller.EffectiveGroups())
-		if d, limited := s.limit(row.Limit, p, c.ClientIP()); limited {
-			s.opts.Metrics.RateLimited(row.Limit)
-			c.Header("Retry-After", strconv.Itoa(int(math.Ceil(d.Seconds()))))
-			s.refuse(c, row, p, fmt.Errorf("rate limit of the %s class reached for %s; retry in %s: %w",
-				row.Limit, subjectOrAnonymous(p), d.Round(time.Millisecond), fault.ErrLimit))
+		if err := s.limiter.Take(row.Limit, p, c.ClientIP()); err != nil {
+			var lim *ratelimit.Error
+			if errors.As(err, &lim) {
+				c.Header("Retry-After", strconv.Itoa(int(math.Ceil(lim.RetryAfter.Seconds()))))
+			}
+			s.refuse(c, row, p, err)
 			return
 		}
 	}
@@ -171,7 +152,9 @@ func (s *Server) refuse(c *gin.Context, row RouteRule, p identity.Principal, err
 	switch status {
 	case http.StatusUnauthorized:
 		s.opts.Metrics.AuthFailure("unauthenticated")
-		c.Header("WWW-Authenticate", `Bearer realm="toolsmith"`)
+		// No credential was sent (a bad one is answered in secure): a
+		// challenge without an error code (RFC 6750 §3.1).
+		c.Header("WWW-Authenticate", identity.Challenge(baseURL(c)+identity.ResourceMetadataPath, nil))
 	case http.StatusForbidden:
 		s.opts.Metrics.AuthFailure("forbidden")
 	}
@@ -179,48 +162,6 @@ func (s *Server) refuse(c *gin.Context, row RouteRule, p identity.Principal, err
 		s.record(c, row, p, audit.Action(row.Method, row.Path), graph.AuditDenied, status, err.Error())
 	}
 	httpx.Error(c, err)
-}
-
-// limit takes a token from the caller's bucket of the class; it returns
-// how long to wait and true when the bucket is empty.
-func (s *Server) limit(class string, p identity.Principal, ip string) (time.Duration, bool) {
-	perMinute := 0
-	def := 0
-	switch class {
-	case LimitSearch:
-		perMinute, def = p.Limits.Search, s.opts.Limits.SearchPerMinute
-		if def == 0 {
-			def = DefaultSearchPerMinute
-		}
-	case LimitExecute:
-		perMinute, def = p.Limits.Execute, s.opts.Limits.ExecutePerMinute
-		if def == 0 {
-			def = DefaultExecutePerMinute
-		}
-	case LimitVerbs:
-		perMinute, def = p.Limits.Verbs, s.opts.Limits.VerbsPerMinute
-		if def == 0 {
-			def = DefaultVerbsPerMinute
-		}
-	}
-	if perMinute == 0 {
-		perMinute = def
-	}
-	if perMinute < 0 {
-		return 0, false
-	}
-	who := p.Subject
-	if who == "" {
-		who = "ip:" + ip
-	}
-	lim := s.limiters.get(class+"|"+who+"|"+strconv.Itoa(perMinute), perMinute)
-	now := time.Now()
-	r := lim.ReserveN(now, 1)
-	if d := r.DelayFrom(now); d > 0 {
-		r.CancelAt(now)
-		return d, true
-	}
-	return 0, false
 }
 
 // auditTimeout bounds writing a call's audit record once the call is done.
@@ -256,13 +197,6 @@ func (s *Server) record(c *gin.Context, row RouteRule, p identity.Principal, act
 			s.log.ErrorContext(ctx, "audit record failed", "action", action, "tool", tool, "err", err)
 		}
 	}
-}
-
-func subjectOrAnonymous(p identity.Principal) string {
-	if p.Subject == "" {
-		return "this anonymous client"
-	}
-	return p.Subject
 }
 
 func newRequestID() string {

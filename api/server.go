@@ -20,6 +20,7 @@ import (
 	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/metrics"
+	"github.com/toolsmith/toolsmith/ratelimit"
 )
 
 // Defaults of Options.
@@ -58,6 +59,10 @@ type Options struct {
 	Metrics *metrics.Metrics
 	// Limits are the default rate limits and the body size bound.
 	Limits Limits
+	// Limiter applies the per-caller rate limits; share one with the MCP
+	// edge so both doors take from the same buckets. Nil builds one from
+	// Limits.
+	Limiter *ratelimit.Limiter
 	// Handlers are served beside /api/v1 at their own paths (the MCP
 	// endpoint, the console); each path needs rows in Rules.
 	Handlers []Handler
@@ -80,11 +85,11 @@ type Route struct {
 // Server is Toolsmith's HTTP server. Build it with New; it is safe for
 // concurrent use once built.
 type Server struct {
-	engine   *gin.Engine
-	opts     Options
-	log      *slog.Logger
-	rules    map[string]RouteRule
-	limiters limiters
+	engine  *gin.Engine
+	opts    Options
+	log     *slog.Logger
+	rules   map[string]RouteRule
+	limiter *ratelimit.Limiter
 }
 
 // New builds the server: middleware, /healthz, /api/v1 and every mounter's
@@ -108,13 +113,19 @@ func New(opts Options, mounters ...httpx.Mounter) *Server {
 	if opts.Rules == nil {
 		opts.Rules = Rules
 	}
-	s := &Server{engine: gin.New(), opts: opts, log: opts.Logger, rules: ruleIndex(opts.Rules)}
+	if opts.Limiter == nil {
+		opts.Limiter = ratelimit.New(ratelimit.Config{SearchPerMinute: opts.Limits.SearchPerMinute,
+			ExecutePerMinute: opts.Limits.ExecutePerMinute, VerbsPerMinute: opts.Limits.VerbsPerMinute}, opts.Metrics.RateLimited)
+	}
+	s := &Server{engine: gin.New(), opts: opts, log: opts.Logger, rules: ruleIndex(opts.Rules), limiter: opts.Limiter}
 	e := s.engine
 	// ClientIP (rate limits, logs) is the peer address: no header may claim another.
 	_ = e.SetTrustedProxies(nil)
 	e.HandleMethodNotAllowed = true
 	e.ContextWithFallback = true
-	e.Use(s.logRequests, s.recover, s.secure)
+	// Path ids are checked once here, after authentication, so no handler
+	// passes text Temporal, the file system or the store would refuse.
+	e.Use(s.logRequests, s.recover, s.secure, checkPathIDs)
 	e.NoRoute(func(c *gin.Context) {
 		httpx.Error(c, fmt.Errorf("api: no route for %s %s: %w", c.Request.Method, c.Request.URL.Path, fault.ErrNotFound))
 	})
@@ -128,6 +139,11 @@ func New(opts Options, mounters ...httpx.Mounter) *Server {
 		}})
 	})
 	e.GET("/healthz", s.healthz)
+	// RFC 9728 metadata, at the root (resource = the server) and with the
+	// MCP endpoint's path appended (resource = /mcp), where MCP clients
+	// look first after a 401.
+	e.GET(identity.ResourceMetadataPath, s.resourceMetadata)
+	e.GET(identity.ResourceMetadataPath+"/mcp", s.resourceMetadata)
 	if opts.Metrics != nil {
 		e.GET("/metrics", gin.WrapH(opts.Metrics.Handler()))
 	}
@@ -145,6 +161,12 @@ func New(opts Options, mounters ...httpx.Mounter) *Server {
 		}
 	}
 	return s
+}
+
+func checkPathIDs(c *gin.Context) {
+	if httpx.CheckPathIDs(c) {
+		c.Next()
+	}
 }
 
 // Handler returns the server's http.Handler (for httptest and embedding).
@@ -220,6 +242,24 @@ func (s *Server) healthz(c *gin.Context) {
 		}
 	}
 	c.JSON(http.StatusOK, gin.H{"status": "ok"})
+}
+
+// resourceMetadata serves the protected resource metadata (RFC 9728): how
+// to sign in, for clients (MCP Inspector) to show instead of starting an
+// OAuth flow the server does not offer.
+func (s *Server) resourceMetadata(c *gin.Context) {
+	resource := baseURL(c) + strings.TrimPrefix(c.Request.URL.Path, identity.ResourceMetadataPath)
+	c.JSON(http.StatusOK, s.opts.Auth.Metadata(resource))
+}
+
+// baseURL is the scheme and host the request was sent to. Forwarding
+// headers are not trusted (see SetTrustedProxies above).
+func baseURL(c *gin.Context) string {
+	scheme := "http"
+	if c.Request.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + c.Request.Host
 }
 
 // Index is the body of GET /api/v1.

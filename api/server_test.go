@@ -187,7 +187,7 @@ func TestIndexListsRoutes(t *testing.T) {
 		m := r.(map[string]any)
 		paths = append(paths, m["method"].(string)+" "+m["path"].(string))
 	}
-	want := []string{"GET /api/v1", "GET /api/v1/alpha", "GET /api/v1/whoami", "POST /api/v1/zeta", "GET /healthz"}
+	want := []string{"GET /.well-known/oauth-protected-resource", "GET /.well-known/oauth-protected-resource/mcp", "GET /api/v1", "GET /api/v1/alpha", "GET /api/v1/whoami", "POST /api/v1/zeta", "GET /healthz"}
 	if strings.Join(paths, ",") != strings.Join(want, ",") {
 		t.Fatalf("routes %v, want %v", paths, want)
 	}

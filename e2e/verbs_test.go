@@ -315,9 +315,9 @@ func TestExecuteToolThroughWorkflow(t *testing.T) {
 	if code := e.do(http.MethodPost, "/api/v1/tools/nope.nothing/execute", body, nil, nil); code != http.StatusNotFound {
 		t.Errorf("unknown tool: HTTP %d, want 404", code)
 	}
-	// Hidden tool: a caller whose groups exclude it gets 403.
-	if code := e.do(http.MethodPost, "/api/v1/tools/currency.convert/execute", body, http.Header{"X-Tool-Groups": {"nobody"}}, nil); code != http.StatusForbidden {
-		t.Errorf("hidden tool: HTTP %d, want 403", code)
+	// Hidden tool: a caller whose groups exclude it gets the unknown tool's 404.
+	if code := e.do(http.MethodPost, "/api/v1/tools/currency.convert/execute", body, http.Header{"X-Tool-Groups": {"nobody"}}, nil); code != http.StatusNotFound {
+		t.Errorf("hidden tool: HTTP %d, want 404", code)
 	}
 	// Inputs that do not fit the schema: the workflow fails with SchemaMismatch.
 	var bad verbs.Run

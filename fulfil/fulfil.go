@@ -309,25 +309,21 @@ type ExecuteRequest struct {
 	DryRun bool           `json:"dryRun,omitempty"`
 }
 
-// CheckTool answers unknown (404) and hidden (403) tools without a
-// workflow. The activity checks again: it is the authority, this is the
+// CheckTool answers unknown, inactive and hidden tools without a workflow,
+// all with access.ToolNotFound (404). The activity checks again: it is the authority, this is the
 // fast, clear answer.
 func (h *Service) CheckTool(ctx context.Context, id string, caller access.Caller) error {
 	if h.tools == nil {
 		return nil
 	}
 	t, err := h.tools.GetTool(ctx, id)
-	if errors.Is(err, graph.ErrNotFound) {
-		return fmt.Errorf("fulfil: tool %q: %w", id, fault.ErrNotFound)
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, graph.ErrNotFound) {
 		return fmt.Errorf("fulfil: tool %q: %w", id, err)
 	}
-	if t.Status != "" && t.Status != graph.StatusActive {
-		return fmt.Errorf("fulfil: tool %q is %s: %w", id, t.Status, fault.ErrNotFound)
-	}
-	if why := caller.Reason(&t.ToolSummary); why != "" {
-		return fmt.Errorf("fulfil: tool %q is not available to this caller (%s): %w", id, why, fault.ErrForbidden)
+	// Missing, inactive and hidden answer alike (the reads do the same),
+	// so execute cannot be used to probe which ids exist.
+	if err != nil || t.Status != "" && t.Status != graph.StatusActive || caller.Reason(&t.ToolSummary) != "" {
+		return access.ToolNotFound(id)
 	}
 	return nil
 }

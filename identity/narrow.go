@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/internal/fault"
@@ -35,6 +37,9 @@ func Narrow(p Principal, h http.Header) (access.Caller, error) {
 	c := p.Caller()
 	if vals, ok := h[http.CanonicalHeaderKey(HeaderGroups)]; ok {
 		want := splitList(strings.Join(vals, ","))
+		if err := checkNames(HeaderGroups, want); err != nil {
+			return access.Caller{}, err
+		}
 		if err := subset(HeaderGroups, want, c.EffectiveGroups(), true); err != nil {
 			return access.Caller{}, err
 		}
@@ -45,6 +50,9 @@ func Narrow(p Principal, h http.Header) (access.Caller, error) {
 	}
 	if vals, ok := h[http.CanonicalHeaderKey(HeaderAllowedModules)]; ok {
 		want := splitList(strings.Join(vals, ","))
+		if err := checkNames(HeaderAllowedModules, want); err != nil {
+			return access.Caller{}, err
+		}
 		if c.AllowedModules != nil {
 			if err := subset(HeaderAllowedModules, want, c.AllowedModules, false); err != nil {
 				return access.Caller{}, err
@@ -140,6 +148,23 @@ func subset(header string, want, allowed []string, wildcard bool) error {
 	if len(outside) > 0 {
 		return fmt.Errorf("%s asks for %s outside what this credential allows (%s): %w",
 			header, strings.Join(outside, ", "), strings.Join(allowed, ", "), fault.ErrForbidden)
+	}
+	return nil
+}
+
+// maxNameLen bounds one group or module name in a narrowing header.
+const maxNameLen = 128
+
+// checkNames refuses names that are not printable text: they can match no
+// group or module, and they would otherwise travel into logs and metrics.
+func checkNames(header string, names []string) error {
+	for _, n := range names {
+		if len(n) > maxNameLen {
+			return fault.Malformed(header, "names must be at most %d bytes, got %d", maxNameLen, len(n))
+		}
+		if !utf8.ValidString(n) || strings.IndexFunc(n, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+			return fault.Malformed(header, "names must be printable UTF-8 text, got %q", n)
+		}
 	}
 	return nil
 }

@@ -73,6 +73,9 @@ type OIDC struct {
 	verifier *oidc.IDTokenVerifier
 }
 
+// Issuer is the issuer URL tokens must come from.
+func (o *OIDC) Issuer() string { return o.cfg.Issuer }
+
 // NewOIDC builds the verifier. Without JWKSURL it runs discovery against
 // the issuer, so the issuer must be reachable.
 func NewOIDC(ctx context.Context, cfg OIDCConfig) (*OIDC, error) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/identity"
+	"github.com/toolsmith/toolsmith/ratelimit"
 	"github.com/toolsmith/toolsmith/tool"
 )
 
@@ -110,6 +111,9 @@ func (e *Edge) ToolChanged(ctx context.Context, id string) error {
 		}
 		start := time.Now()
 		p, caller, err := e.caller(ctx, req)
+		if err == nil {
+			err = e.limit(ratelimit.Execute, p, req)
+		}
 		if err != nil {
 			e.record(ctx, p, name, id, err, time.Since(start))
 			return errorResult(clientMessage(err)), nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"sort"
 	"strings"
@@ -23,6 +24,7 @@ import (
 	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/metrics"
+	"github.com/toolsmith/toolsmith/ratelimit"
 	"github.com/toolsmith/toolsmith/retrieval"
 	"github.com/toolsmith/toolsmith/tool"
 	"github.com/toolsmith/toolsmith/workflows"
@@ -44,6 +46,17 @@ var Rules = map[string]identity.Rule{
 	"kb.answer":            identity.RulePublic,
 }
 
+// Limits says which MCP tools take from which per-caller rate limit class:
+// the same buckets as the REST routes of the class (api.Rules), when the
+// edge and the server share one ratelimit.Limiter. Every catalogue tool
+// (a Toolsmith tool exposed under its own name) counts as execute.
+var Limits = map[string]string{
+	"find_tools":       ratelimit.Search,
+	"kb.hybrid_search": ratelimit.Search,
+	"call_tool":        ratelimit.Execute,
+	"fulfil_verb":      ratelimit.Verbs,
+}
+
 // Deps are the domain services the edge calls.
 type Deps struct {
 	// Auth authenticates each call from its request's Authorization
@@ -61,6 +74,10 @@ type Deps struct {
 	LLM     llms.Model
 	Audit   audit.Recorder
 	Metrics *metrics.Metrics
+	// Limiter applies the per-caller rate limits (see Limits); pass the
+	// REST server's so a key has one budget per class. Nil builds one with
+	// the default limits.
+	Limiter *ratelimit.Limiter
 	Version string
 	// CallTimeout bounds how long call_tool and fulfil_verb wait for an
 	// outcome before answering with the run to poll (default 60s).
@@ -81,6 +98,9 @@ func New(d Deps) *Edge {
 	}
 	if d.Version == "" {
 		d.Version = "dev"
+	}
+	if d.Limiter == nil {
+		d.Limiter = ratelimit.New(ratelimit.Config{}, d.Metrics.RateLimited)
 	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "toolsmith", Title: "Toolsmith tool knowledge graph", Version: d.Version}, &sdk.ServerOptions{
 		Instructions: "Toolsmith finds and runs tools by intent. Call find_tools with what you want to do, " +
@@ -141,7 +161,34 @@ func (e *Edge) Server() *sdk.Server { return e.server }
 
 // Handler serves Streamable HTTP (mount it at /mcp).
 func (e *Edge) Handler() http.Handler {
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return e.server }, nil)
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return e.server }, nil)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The SDK hands tools the request's headers, not its peer address;
+		// the address identifies an anonymous caller's rate-limit bucket.
+		// Whatever a client sent under this name is replaced.
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		r.Header.Set(headerClientAddr, host)
+		h.ServeHTTP(w, r)
+	})
+}
+
+// headerClientAddr carries the peer address from Handler to the tools.
+const headerClientAddr = "X-Toolsmith-Client-Addr"
+
+// limit takes a token of the tool's rate limit class (none for a tool
+// without one) from the caller's bucket.
+func (e *Edge) limit(class string, p identity.Principal, req *sdk.CallToolRequest) error {
+	if class == "" {
+		return nil
+	}
+	addr := ""
+	if req != nil && req.Extra != nil && req.Extra.Header != nil {
+		addr = req.Extra.Header.Get(headerClientAddr)
+	}
+	return e.d.Limiter.Take(class, p, addr)
 }
 
 // caller authenticates one call from its request's headers.
@@ -189,6 +236,9 @@ func add[In, Out any](e *Edge, t *sdk.Tool, h func(ctx context.Context, caller a
 		}
 		if err == nil {
 			err = rule.Check(p.Acting(caller)) // a gateway's narrowed level is the one authorized
+		}
+		if err == nil {
+			err = e.limit(Limits[t.Name], p, req)
 		}
 		out := zero
 		if err == nil {
@@ -620,8 +670,11 @@ func (e *Edge) hybridSearch(ctx context.Context, caller access.Caller, in Search
 // visibleTool reads a tool the caller may see (hidden ones are not found).
 func (e *Edge) visibleTool(ctx context.Context, caller access.Caller, id string) (graph.Tool, error) {
 	t, err := e.d.Store.GetTool(ctx, id)
-	if err != nil || !caller.Allows(&t.ToolSummary) {
-		return graph.Tool{}, fmt.Errorf("tool %q: %w", id, fault.ErrNotFound)
+	if errors.Is(err, graph.ErrNotFound) || err == nil && (t.Status != graph.StatusActive || !caller.Allows(&t.ToolSummary)) {
+		return graph.Tool{}, access.ToolNotFound(id)
+	}
+	if err != nil {
+		return graph.Tool{}, fmt.Errorf("tool %q: %w", id, err)
 	}
 	return t, nil
 }

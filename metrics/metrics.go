@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -31,6 +32,8 @@ type Metrics struct {
 	mcpOnce         sync.Once
 	mcpCalls        *prometheus.CounterVec
 	mcpDuration     *prometheus.HistogramVec
+	groupLabelsMu   sync.Mutex
+	groupLabels     map[string]struct{}
 	groupAvailMu    sync.Mutex
 	groupAvailCache map[string]int
 	groupAvailAt    time.Time
@@ -92,6 +95,9 @@ func (m *Metrics) HTTPRequest(method, route string, code int, d time.Duration) {
 	if route == "" {
 		route = "unmatched"
 	}
+	if !httpMethods[method] {
+		method = OtherLabel
+	}
 	m.httpRequests.WithLabelValues(method, route, strconv.Itoa(code)).Inc()
 	m.httpDuration.WithLabelValues(method, route).Observe(d.Seconds())
 }
@@ -118,13 +124,48 @@ func (m *Metrics) Embedding(d time.Duration) {
 	m.embedDuration.Observe(d.Seconds())
 }
 
+// MaxGroupLabels bounds the distinct group label values: groups are named
+// by callers (a wildcard key may ask for any), so past this many the rest
+// are counted as OtherLabel.
+const MaxGroupLabels = 100
+
+// OtherLabel is the label value for anything outside a label's bounded set.
+const OtherLabel = "other"
+
+// groupLabel returns g when it is valid text and already a label value or
+// the set still has room, else OtherLabel.
+func (m *Metrics) groupLabel(g string) string {
+	if !utf8.ValidString(g) || g == "" {
+		return OtherLabel
+	}
+	m.groupLabelsMu.Lock()
+	defer m.groupLabelsMu.Unlock()
+	if _, ok := m.groupLabels[g]; ok {
+		return g
+	}
+	if len(m.groupLabels) >= MaxGroupLabels {
+		return OtherLabel
+	}
+	if m.groupLabels == nil {
+		m.groupLabels = map[string]struct{}{}
+	}
+	m.groupLabels[g] = struct{}{}
+	return g
+}
+
+// httpMethods are the method label values; any other method is OtherLabel.
+var httpMethods = map[string]bool{
+	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true,
+	http.MethodPatch: true, http.MethodDelete: true, http.MethodOptions: true,
+}
+
 // GroupRequest counts a request for the given groups (the effective ones).
 func (m *Metrics) GroupRequest(groups []string) {
 	if m == nil {
 		return
 	}
 	for _, g := range groups {
-		m.groupRequests.WithLabelValues(g).Inc()
+		m.groupRequests.WithLabelValues(m.groupLabel(g)).Inc()
 	}
 }
 

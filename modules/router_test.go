@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -224,5 +225,31 @@ func TestValidateArguments(t *testing.T) {
 	}
 	if err := r.ValidateArguments(json.RawMessage(`{"type": 12}`), nil); err == nil || errors.Is(err, ErrSchemaMismatch) {
 		t.Fatalf("broken schema must be an error of its own, got %v", err)
+	}
+}
+
+// TestValidateArgumentsUsesTheRegistrationCompiler: run-time validation
+// asserts formats (as registration does) and never reads a $ref from the
+// server's disk.
+func TestValidateArgumentsUsesTheRegistrationCompiler(t *testing.T) {
+	r := NewRouter(NewConfig())
+	dated := json.RawMessage(`{"type":"object","properties":{"day":{"type":"string","format":"date"}}}`)
+	if err := r.ValidateArguments(dated, map[string]any{"day": "2026-11-25"}); err != nil {
+		t.Fatalf("a real date: %v", err)
+	}
+	err := r.ValidateArguments(dated, map[string]any{"day": "not-a-date"})
+	if !errors.Is(err, ErrSchemaMismatch) || !strings.Contains(err.Error(), "day") {
+		t.Fatalf("not-a-date against format date: err = %v, want a mismatch naming day", err)
+	}
+
+	dir := t.TempDir()
+	secret := dir + "/secret.json"
+	if err := os.WriteFile(secret, []byte(`{"type":"string"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ref := json.RawMessage(`{"type":"object","properties":{"x":{"$ref":"file://` + secret + `"}}}`)
+	err = r.ValidateArguments(ref, map[string]any{"x": 1})
+	if err == nil || errors.Is(err, ErrSchemaMismatch) || !strings.Contains(err.Error(), "$ref") {
+		t.Fatalf("file $ref: err = %v, want the schema refused for its external $ref", err)
 	}
 }

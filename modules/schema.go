@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/toolsmith/toolsmith/tool"
 )
 
 // ErrSchemaMismatch marks arguments or results that do not fit a tool's
@@ -30,15 +32,10 @@ func (c *schemaCache) compile(raw json.RawMessage) (*jsonschema.Schema, error) {
 	if s, ok := c.m[key]; ok {
 		return s, nil
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return nil, fmt.Errorf("parse schema: %w", err)
-	}
-	comp := jsonschema.NewCompiler()
-	if err := comp.AddResource("schema.json", doc); err != nil {
-		return nil, fmt.Errorf("load schema: %w", err)
-	}
-	s, err := comp.Compile("schema.json")
+	// The registration-time compiler, so a tool's schema means the same at
+	// run time as when it was accepted: formats asserted, external $refs
+	// refused (never read from the server's disk or network).
+	s, err := tool.CompileSchema("schema", raw)
 	if err != nil {
 		return nil, fmt.Errorf("compile schema: %w", err)
 	}

@@ -2,6 +2,7 @@ package retrieval
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -600,11 +601,11 @@ func (s *Service) Manifest(ctx context.Context, id string, caller access.Caller,
 
 func (s *Service) visibleTool(ctx context.Context, id string, caller access.Caller) (graph.Tool, error) {
 	t, err := s.store.GetTool(ctx, id)
+	if errors.Is(err, graph.ErrNotFound) || err == nil && (t.Status != graph.StatusActive || !caller.Allows(&t.ToolSummary)) {
+		return graph.Tool{}, access.ToolNotFound(id)
+	}
 	if err != nil {
 		return graph.Tool{}, fmt.Errorf("retrieval: tool %q: %w", id, err)
-	}
-	if t.Status != graph.StatusActive || !caller.Allows(&t.ToolSummary) {
-		return graph.Tool{}, fmt.Errorf("retrieval: tool %q: %w", id, graph.ErrNotFound)
 	}
 	return t, nil
 }

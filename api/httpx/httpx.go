@@ -234,3 +234,45 @@ type MountFunc func(v1 *gin.RouterGroup)
 
 // Mount calls f.
 func (f MountFunc) Mount(v1 *gin.RouterGroup) { f(v1) }
+
+// MaxIDLen bounds an id named in a request path. Every id Toolsmith mints
+// or accepts (tool ids, run and workflow ids, key, source and session ids)
+// is far shorter; a longer one can only fail further down, as a file name
+// too long or a Temporal refusal.
+const MaxIDLen = 200
+
+// CheckID returns a fault.ErrMalformed error naming field unless id is 1 to
+// MaxIDLen characters of printable ASCII without spaces. Ids are ASCII
+// everywhere in Toolsmith; NUL, invalid UTF-8 or other text would otherwise
+// reach Temporal, the file system or the store and fail there as a 5xx.
+func CheckID(field, id string) error {
+	if id == "" {
+		return fault.Malformed(field, "must not be empty")
+	}
+	if len(id) > MaxIDLen {
+		return fault.Malformed(field, "must be at most %d characters, got %d", MaxIDLen, len(id))
+	}
+	for i := 0; i < len(id); i++ {
+		if b := id[i]; b <= ' ' || b > '~' {
+			return fault.Malformed(field, "must be printable ASCII without spaces; byte %d is 0x%02x", i, b)
+		}
+	}
+	return nil
+}
+
+// CheckPathIDs checks every named parameter of the matched route (":id",
+// ":toolId") with CheckID; catch-all parameters ("*path") are paths, not
+// ids, and are left to their handler. It writes the 400 and returns false
+// when one fails.
+func CheckPathIDs(c *gin.Context) bool {
+	for _, p := range c.Params {
+		if strings.Contains(c.FullPath(), "*"+p.Key) {
+			continue
+		}
+		if err := CheckID(p.Key, p.Value); err != nil {
+			Error(c, err)
+			return false
+		}
+	}
+	return true
+}

@@ -477,7 +477,7 @@ func TestExecuteTool(t *testing.T) {
 	}{
 		{"unknown tool", "/api/v1/tools/nope/execute", body, nil, 404},
 		{"disabled tool", "/api/v1/tools/old.tool/execute", body, nil, 404},
-		{"hidden tool", "/api/v1/tools/currency.convert/execute", body, map[string]string{"X-Tool-Groups": "ops"}, 403},
+		{"hidden tool", "/api/v1/tools/currency.convert/execute", body, map[string]string{"X-Tool-Groups": "ops"}, 404},
 		{"bad key", "/api/v1/tools/currency.convert/execute", body, map[string]string{"Idempotency-Key": "has space"}, 400},
 		{"bad body", "/api/v1/tools/currency.convert/execute", `{"inputs":[1]}`, nil, 400},
 		{"bad wait", "/api/v1/tools/currency.convert/execute?wait=x", body, nil, 400},

@@ -54,7 +54,8 @@ func serve(ctx context.Context, e *env, sys *system, log *slog.Logger, opts serv
 	srv := api.New(api.Options{
 		Logger: log, Ready: opts.ready.check, Version: version,
 		Auth: sys.auth, Audit: sys.audit, Metrics: sys.metrics,
-		Limits:   api.Limits{SearchPerMinute: a.RateSearch, ExecutePerMinute: a.RateExecute, VerbsPerMinute: a.RateVerbs, MaxBodyBytes: a.MaxBodyBytes},
+		Limits:   api.Limits{MaxBodyBytes: a.MaxBodyBytes},
+		Limiter:  sys.limiter, // the rate limits, shared with the MCP edge
 		Handlers: opts.handlers,
 	}, append(sys.mounters(), opts.mounters...)...)
 	for _, h := range opts.handlers {

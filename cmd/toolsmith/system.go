@@ -24,6 +24,7 @@ import (
 	"github.com/toolsmith/toolsmith/internal/config"
 	"github.com/toolsmith/toolsmith/internal/memtrim"
 	"github.com/toolsmith/toolsmith/metrics"
+	"github.com/toolsmith/toolsmith/ratelimit"
 	"github.com/toolsmith/toolsmith/registry"
 	"github.com/toolsmith/toolsmith/retrieval"
 )
@@ -43,6 +44,8 @@ type system struct {
 	auth    *identity.Authenticator
 	audit   *audit.Log
 	metrics *metrics.Metrics
+	// limiter holds the per-caller rate limits REST and MCP both take from.
+	limiter *ratelimit.Limiter
 	// trim returns freed heap pages to the OS once work has gone quiet
 	// (after batch registrations, query embeddings and rankings).
 	trim *memtrim.Trimmer
@@ -110,6 +113,8 @@ func openSystem(ctx context.Context, cfg config.Config, log *slog.Logger, progre
 	}
 	log.Info("system open", "store", cfg.Store, "embedder", model.Name(), "dimension", model.Dimension())
 	sys := &system{cfg: cfg, log: log, store: store, model: model, metrics: metrics.New()}
+	sys.limiter = ratelimit.New(ratelimit.Config{SearchPerMinute: cfg.Auth.RateSearch, ExecutePerMinute: cfg.Auth.RateExecute,
+		VerbsPerMinute: cfg.Auth.RateVerbs}, sys.metrics.RateLimited)
 	if err := sys.openIdentity(ctx); err != nil {
 		store.Close()
 		return nil, err

@@ -238,7 +238,7 @@ func newFulfilment(ctx context.Context, cfg config.Config, sys *system, c client
 		docs.files = al.files
 	}
 	f.mcp = mcp.New(mcp.Deps{Auth: sys.auth, Retrieval: sys.retrieval, Store: sys.store, Fulfil: f.verbs.Service(), Sources: docs,
-		LLM: model, Audit: sys.audit, Metrics: sys.metrics, Version: version})
+		LLM: model, Audit: sys.audit, Metrics: sys.metrics, Limiter: sys.limiter, Version: version})
 	if !runWorker {
 		return f, nil
 	}
