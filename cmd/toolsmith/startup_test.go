@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -101,4 +105,69 @@ func TestDevOnboardsAndRunsAToolWithARelativeDataDir(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(wd, config.DefaultDataDir, "airlock", "wrappers")); err != nil {
 		t.Fatalf("wrappers dir under the data dir: %v", err)
 	}
+}
+
+// runDevOnce runs dev to its end with args after the hashing embedder and
+// returns its exit code and stderr (for starts that must fail).
+func runDevOnce(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	stderr := &lockedBuffer{}
+	e := &env{stdout: io.Discard, stderr: stderr, lookupEnv: func(string) (string, bool) { return "", false }}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	code := run(ctx, append([]string{"dev", "--embedder", "hashing", "--log-level", "warn"}, args...), e)
+	return code, stderr.String()
+}
+
+// TestTakenTemporalPortNamesPortAndFlag: a second dev whose Temporal port
+// (or Web UI port) is taken exits with an error naming the port and the
+// flag that moves it; it used to panic in frontend.NewHTTPAPIServer.
+func TestTakenTemporalPortNamesPortAndFlag(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	taken := ln.Addr().String()
+	_, port, _ := net.SplitHostPort(taken)
+	for _, c := range []struct {
+		flag string
+		args []string
+	}{
+		{"--temporal-addr", []string{"--temporal-addr", taken, "--ui-addr", "127.0.0.1:0"}},
+		{"--ui-addr", []string{"--temporal-addr", "127.0.0.1:0", "--ui-addr", taken}},
+	} {
+		code, stderr := runDevOnce(t, append([]string{"--data-dir", t.TempDir(), "--http-addr", "127.0.0.1:0", "--no-demo"}, c.args...)...)
+		if code != exitError || !strings.Contains(stderr, "port "+port+" is already in use") || !strings.Contains(stderr, c.flag) {
+			t.Fatalf("%s taken: exit %d, stderr:\n%s", c.flag, code, stderr)
+		}
+		if strings.Contains(stderr, "panic") {
+			t.Fatalf("%s taken: a panic:\n%s", c.flag, stderr)
+		}
+		t.Logf("%s taken: %s", c.flag, stderr)
+	}
+}
+
+// TestSecondDevOnOneDataDirIsRefused: while one dev runs, a second on the
+// same data dir (other ports) exits at once, naming the first by pid and
+// addresses; the first keeps serving, and once it stops the dir is free.
+func TestSecondDevOnOneDataDirIsRefused(t *testing.T) {
+	dataDir := t.TempDir()
+	first := startDev(t, dataDir, "--no-demo")
+	code, stderr := runDevOnce(t, "--data-dir", dataDir, "--http-addr", "127.0.0.1:0", "--temporal-addr", "127.0.0.1:0", "--ui-addr", "127.0.0.1:0", "--no-demo")
+	for _, want := range []string{"is in use by pid " + strconv.Itoa(os.Getpid()), "toolsmith dev", "--data-dir", dataDir} {
+		if code != exitError || !strings.Contains(stderr, want) {
+			t.Fatalf("second dev: exit %d, stderr lacks %q:\n%s", code, want, stderr)
+		}
+	}
+	if strings.Contains(stderr, "starting the in-process Temporal server") {
+		t.Fatalf("the second dev went on to start Temporal before it was refused:\n%s", stderr)
+	}
+	t.Logf("second dev: %s", stderr)
+	if code, _ := first.call(t, http.MethodGet, "/healthz", nil); code != http.StatusOK {
+		t.Fatalf("the first dev after the refused second: healthz %d", code)
+	}
+	first.stop(t)
+	again := startDev(t, dataDir, "--no-demo")
+	again.stop(t)
 }
