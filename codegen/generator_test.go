@@ -175,6 +175,54 @@ func TestVerifyBuildsAndRunsTheGeneratedTest(t *testing.T) {
 	}
 }
 
+// TestVerifyWithARelativeDir builds into a relative Dir (the airlock's
+// wrappers dir under a relative data dir): the wrapper lands in Dir, not in
+// Dir joined onto itself, and Binary names it absolutely.
+func TestVerifyWithARelativeDir(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds Go programs; skipped with -short")
+	}
+	spec := specPath(t, "petstore") // read before the test changes directory
+	ctx := context.Background()
+	reqs, err := BuildRequires(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := Normalise(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := New(templates.FS)
+	w, err := g.Generate(n, Options{Name: "petstore", BaseURL: "https://pets.example.com/v1", Requires: reqs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd := t.TempDir()
+	t.Chdir(wd)
+	rel := filepath.Join(".toolsmith", "airlock", "wrappers", "petstore")
+	v, err := Verify(ctx, w, VerifyOptions{Dir: rel})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, v.Output)
+	}
+	if !v.Passed {
+		t.Fatalf("generated test failed (%v):\n%s", v.Failed(), v.Output)
+	}
+	want := filepath.Join(wd, rel, "wrapper")
+	if v.Binary != want || !filepath.IsAbs(v.Dir) {
+		t.Fatalf("binary %q in dir %q, want %q", v.Binary, v.Dir, want)
+	}
+	if _, err := os.Stat(want); err != nil {
+		t.Fatalf("wrapper binary not where Binary says: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(wd, rel, rel)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the relative dir was joined onto itself: %v", err)
+	}
+}
+
 // TestVerifyReportsABrokenWrapper proves Verify fails when the generated
 // code does not compile.
 func TestVerifyReportsABrokenWrapper(t *testing.T) {

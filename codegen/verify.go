@@ -97,6 +97,13 @@ func Verify(ctx context.Context, w *Wrapper, opts VerifyOptions) (*Verification,
 			return nil, fmt.Errorf("codegen: temp dir: %w", err)
 		}
 	}
+	// The go commands below run in dir and are given paths inside it: a
+	// relative dir would be joined onto itself (dir/dir/wrapper), so it is
+	// made absolute before anything is joined to it.
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("codegen: wrapper dir %q: %w", opts.Dir, err)
+	}
 	if err := WriteFiles(dir, w.Files); err != nil {
 		return nil, err
 	}

@@ -21,7 +21,9 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	if dir, ok := e.lookupEnv("TOOLSMITH_MODEL_DIR"); ok && dir != "" {
 		cfg.ModelDir = dir
 	}
-	cfg.Resolve()
+	if err := cfg.Resolve(); err != nil {
+		return err
+	}
 	load := func(dir string) (embed.Model, error) {
 		m, err := embed.New(ctx, embed.Config{Provider: config.EmbedderUSELite, ModelDir: dir}, e.stderr)
 		if err != nil {

@@ -396,7 +396,9 @@ func TestDevNoDemo(t *testing.T) {
 func TestEmbedderMismatchIsAClearError(t *testing.T) {
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
-	cfg.Resolve()
+	if err := cfg.Resolve(); err != nil {
+		t.Fatal(err)
+	}
 	st, err := openStore(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -65,6 +66,10 @@ func startDevTemporal(ctx context.Context, cfg config.Config, log *slog.Logger, 
 		Logger:           log,
 	})
 	if err != nil {
+		var le *temporalserver.ListenError
+		if errors.As(err, &le) {
+			return nil, nil, listenError(le)
+		}
 		return nil, nil, fmt.Errorf("start the in-process Temporal server on --temporal-addr %s: %w", cfg.Temporal.Addr, err)
 	}
 	c, err := ts.Dial(ctx, client.Options{MetricsHandler: mh})
@@ -73,6 +78,22 @@ func startDevTemporal(ctx context.Context, cfg config.Config, log *slog.Logger, 
 		return nil, nil, err
 	}
 	return ts, c, nil
+}
+
+// listenError says which port the in-process Temporal server could not
+// bind and which flag moves it (a second dev beside a running one).
+func listenError(le *temporalserver.ListenError) error {
+	flag, what := "temporal-addr", "Temporal frontend"
+	if le.Role == temporalserver.RoleUI {
+		flag, what = "ui-addr", "Temporal Web UI"
+	}
+	_, port, _ := net.SplitHostPort(le.Addr)
+	if le.InUse() {
+		return fmt.Errorf("the %s cannot listen on %s: port %s is already in use (another toolsmith dev?); "+
+			"stop that process or choose a free port with --%s (%s): %w", what, le.Addr, port, flag, config.EnvName(flag), le)
+	}
+	return fmt.Errorf("the %s cannot listen on %s (port %s); choose another address with --%s (%s): %w",
+		what, le.Addr, port, flag, config.EnvName(flag), le)
 }
 
 // dialTemporal connects to an external Temporal cluster (api, worker).

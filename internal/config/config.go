@@ -70,7 +70,8 @@ type Neo4j struct {
 
 // Config is everything the toolsmith binary can be told.
 type Config struct {
-	// DataDir holds the SQLite store and, by default, the model weights.
+	// DataDir holds the SQLite store and, by default, the model weights;
+	// absolute once Resolve has run (Load and Parse run it).
 	DataDir string
 	// HTTPAddr is the API's listen address.
 	HTTPAddr string
@@ -184,11 +185,29 @@ func Default() Config {
 // StorePath is the SQLite store file inside the data dir.
 func (c Config) StorePath() string { return filepath.Join(c.DataDir, StoreFile) }
 
-// Resolve fills derived defaults: ModelDir from DataDir.
-func (c *Config) Resolve() {
-	if c.ModelDir == "" && c.DataDir != "" {
+// Resolve fills derived defaults (ModelDir from DataDir) and makes DataDir
+// and ModelDir absolute against the working directory, once, at start-up:
+// every later path is joined onto an absolute directory, so no component
+// that runs a command in a directory of its own (the airlock's go build)
+// can resolve a relative data dir a second time. Resolve is idempotent.
+func (c *Config) Resolve() error {
+	for _, d := range []struct {
+		flag string
+		dir  *string
+	}{{"data-dir", &c.DataDir}, {"model-dir", &c.ModelDir}} {
+		if strings.TrimSpace(*d.dir) == "" {
+			continue
+		}
+		abs, err := filepath.Abs(*d.dir)
+		if err != nil {
+			return invalid(d.flag, "cannot be made absolute (%q): %v", *d.dir, err)
+		}
+		*d.dir = abs
+	}
+	if c.ModelDir == "" && strings.TrimSpace(c.DataDir) != "" {
 		c.ModelDir = filepath.Join(c.DataDir, filepath.FromSlash(ModelSubdir))
 	}
+	return nil
 }
 
 // Level parses LogLevel.
@@ -511,7 +530,9 @@ func (b *Binding) Load(lookupEnv func(string) (string, bool)) (Config, error) {
 		return Config{}, err
 	}
 	cfg := *b.cfg
-	cfg.Resolve()
+	if err := cfg.Resolve(); err != nil {
+		return Config{}, err
+	}
 	if err := cfg.Validate(); err != nil {
 		return Config{}, err
 	}

@@ -22,13 +22,19 @@ func TestParseDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.DataDir != config.DefaultDataDir || cfg.HTTPAddr != "127.0.0.1:8080" || cfg.Store != "sqlite" || cfg.Embedder != "use-lite" || cfg.NoDemo {
+	// The relative default is made absolute once, against the working
+	// directory, so nothing later can join it onto another directory.
+	dataDir, err := filepath.Abs(config.DefaultDataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DataDir != dataDir || cfg.HTTPAddr != "127.0.0.1:8080" || cfg.Store != "sqlite" || cfg.Embedder != "use-lite" || cfg.NoDemo {
 		t.Fatalf("defaults: %+v", cfg)
 	}
-	if want := filepath.Join(config.DefaultDataDir, "models", "use-lite-0.2.0"); cfg.ModelDir != want {
+	if want := filepath.Join(dataDir, "models", "use-lite-0.2.0"); cfg.ModelDir != want {
 		t.Fatalf("model dir %q, want %q", cfg.ModelDir, want)
 	}
-	if cfg.StorePath() != filepath.Join(config.DefaultDataDir, "toolsmith.db") {
+	if cfg.StorePath() != filepath.Join(dataDir, "toolsmith.db") {
 		t.Fatalf("store path %q", cfg.StorePath())
 	}
 	if len(rest) != 1 || rest[0] != "extra" {
@@ -181,5 +187,38 @@ func TestBindLoadLeavesOtherFlagsAlone(t *testing.T) {
 	}
 	if u := fs.Lookup("data-dir").Usage; !strings.Contains(u, "[env TOOLSMITH_DATA_DIR]") {
 		t.Fatalf("help does not name the variable: %q", u)
+	}
+}
+
+// TestLoadResolvesRelativeDirsOnce: a relative --data-dir (and
+// --model-dir) becomes absolute against the working directory at load, so
+// a later join onto another directory cannot double it.
+func TestLoadResolvesRelativeDirsOnce(t *testing.T) {
+	wd := t.TempDir()
+	t.Chdir(wd)
+	wd, err := filepath.EvalSymlinks(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := config.Parse("dev", config.FlagsServe, []string{"--data-dir", "state/.toolsmith"}, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(wd, "state", ".toolsmith"); cfg.DataDir != want {
+		t.Fatalf("data dir %q, want %q", cfg.DataDir, want)
+	}
+	if want := filepath.Join(wd, "state", ".toolsmith", "models", "use-lite-0.2.0"); cfg.ModelDir != want {
+		t.Fatalf("model dir %q, want %q", cfg.ModelDir, want)
+	}
+	cfg, _, err = config.Parse("dev", config.FlagsServe, []string{"--model-dir", "weights"}, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(wd, "weights"); cfg.ModelDir != want {
+		t.Fatalf("model dir %q, want %q", cfg.ModelDir, want)
+	}
+	again := cfg
+	if err := again.Resolve(); err != nil || again.DataDir != cfg.DataDir || again.ModelDir != cfg.ModelDir {
+		t.Fatalf("Resolve is not idempotent: %q %q (%v)", again.DataDir, again.ModelDir, err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	uiserver "github.com/temporalio/ui-server/v2/server"
@@ -101,6 +102,22 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("temporalserver: frontend address: %w", err)
 	}
 	s := &Server{addr: net.JoinHostPort(host, strconv.Itoa(port)), ns: opts.Namespace, logger: opts.Logger}
+	// The server panics (frontend.NewHTTPAPIServer) when its frontend port
+	// is taken, and the UI exits the process: prove both ports free first.
+	if err := checkListen(RoleFrontend, s.addr); err != nil {
+		return nil, err
+	}
+	uiAddr := ""
+	if opts.UIAddr != "" {
+		uiHost, uiPort, err := resolveAddr(opts.UIAddr)
+		if err != nil {
+			return nil, fmt.Errorf("temporalserver: ui address: %w", err)
+		}
+		uiAddr = net.JoinHostPort(uiHost, strconv.Itoa(uiPort))
+		if err := checkListen(RoleUI, uiAddr); err != nil {
+			return nil, err
+		}
+	}
 
 	conf, err := buildConfig(opts, host, port)
 	if err != nil {
@@ -123,7 +140,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	for name, svc := range conf.Services {
 		hosts[primitives.ServiceName(name)] = static.SingleLocalHost(net.JoinHostPort(host, strconv.Itoa(svc.RPC.GRPCPort)))
 	}
-	srv, err := temporal.NewServer(
+	srv, err := newServer(conf,
 		temporal.WithConfig(conf),
 		temporal.ForServices(temporal.DefaultServices),
 		temporal.WithStaticHosts(hosts),
@@ -133,7 +150,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		temporal.WithDynamicConfigClient(dynamicConfig(opts.DynamicConfig)),
 	)
 	if err != nil {
-		return nil, fmt.Errorf("temporalserver: new server: %w", err)
+		return nil, err
 	}
 	if err := srv.Start(); err != nil {
 		return nil, fmt.Errorf("temporalserver: start: %w", err)
@@ -148,8 +165,8 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		s.Stop()
 		return nil, err
 	}
-	if opts.UIAddr != "" {
-		if err := s.startUI(ctx, opts.UIAddr); err != nil {
+	if uiAddr != "" {
+		if err := s.startUI(ctx, uiAddr); err != nil {
 			s.Stop()
 			return nil, err
 		}
@@ -272,19 +289,19 @@ func (s *Server) registerSearchAttributes(ctx context.Context, want map[string]e
 // a different type.
 var ErrSearchAttributeType = errors.New("search attribute registered with another type")
 
-// startUI starts the Web UI on addr and waits until it answers.
+// startUI starts the Web UI on addr (host:port, port resolved) and waits
+// until it answers.
 func (s *Server) startUI(ctx context.Context, addr string) error {
 	host, port, err := resolveAddr(addr)
 	if err != nil {
 		return fmt.Errorf("temporalserver: ui address: %w", err)
 	}
 	// The UI server exits the process (echo's Logger.Fatal) when it cannot
-	// bind, so prove the port is free first instead of letting it try.
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
-	if err != nil {
-		return fmt.Errorf("temporalserver: ui listen %s: %w", addr, err)
+	// bind, so prove the port is still free (the frontend took seconds to
+	// start) instead of letting it try.
+	if err := checkListen(RoleUI, addr); err != nil {
+		return err
 	}
-	_ = ln.Close()
 	s.ui = uiserver.NewServer(uiserveroptions.WithConfigProvider(&uiconfig.Config{
 		Host:                host,
 		Port:                port,
@@ -450,4 +467,64 @@ func freePort(host string) (int, error) {
 	}
 	defer func() { _ = ln.Close() }()
 	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Roles of the addresses the server listens on, in ListenError.
+const (
+	// RoleFrontend is Options.FrontendAddr (gRPC).
+	RoleFrontend = "frontend"
+	// RoleUI is Options.UIAddr (the Web UI).
+	RoleUI = "ui"
+)
+
+// ListenError reports an address the server was told to listen on but
+// cannot, most often because another process holds the port.
+type ListenError struct {
+	// Role is RoleFrontend or RoleUI.
+	Role string
+	// Addr is the host:port that could not be bound.
+	Addr string
+	Err  error
+}
+
+func (e *ListenError) Error() string {
+	if e.InUse() {
+		return fmt.Sprintf("temporalserver: %s address %s is already in use", e.Role, e.Addr)
+	}
+	return fmt.Sprintf("temporalserver: cannot listen on %s address %s: %v", e.Role, e.Addr, e.Err)
+}
+
+func (e *ListenError) Unwrap() error { return e.Err }
+
+// InUse reports whether another socket holds the address.
+func (e *ListenError) InUse() bool { return errors.Is(e.Err, syscall.EADDRINUSE) }
+
+// checkListen binds addr and lets it go again, or returns a ListenError.
+func checkListen(role, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return &ListenError{Role: role, Addr: addr, Err: err}
+	}
+	return ln.Close()
+}
+
+// newServer is temporal.NewServer, which builds (and binds) every service.
+// A port taken between checkListen and here makes it panic rather than
+// fail; that panic becomes the ListenError of the frontend, or an error
+// naming the panic.
+func newServer(conf *config.Config, opts ...temporal.ServerOption) (srv temporal.Server, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("temporalserver: new server panicked: %v", p)
+			if lerr := checkListen(RoleFrontend, conf.PublicClient.HostPort); lerr != nil {
+				err = fmt.Errorf("%w (%v)", lerr, err)
+			}
+			srv = nil
+		}
+	}()
+	srv, err = temporal.NewServer(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("temporalserver: new server: %w", err)
+	}
+	return srv, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -197,5 +198,40 @@ func TestBadAddress(t *testing.T) {
 	_, err := temporalserver.Start(context.Background(), temporalserver.Options{FrontendAddr: "nope"})
 	if err == nil {
 		t.Fatal("Start with a bad address succeeded")
+	}
+}
+
+// TestTakenPortIsAnError: a frontend or UI port something else holds is a
+// ListenError naming the role and the address, not a panic inside the
+// server (frontend) or an exit of the process (UI).
+func TestTakenPortIsAnError(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	taken := ln.Addr().String()
+	for _, c := range []struct {
+		role string
+		opts temporalserver.Options
+	}{
+		{temporalserver.RoleFrontend, temporalserver.Options{FrontendAddr: taken}},
+		{temporalserver.RoleUI, temporalserver.Options{FrontendAddr: "127.0.0.1:0", UIAddr: taken}},
+	} {
+		c.opts.Logger = testLogger(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		s, err := temporalserver.Start(ctx, c.opts)
+		cancel()
+		if err == nil {
+			s.Stop()
+			t.Fatalf("%s: Start on a taken port succeeded", c.role)
+		}
+		var le *temporalserver.ListenError
+		if !errors.As(err, &le) || le.Role != c.role || le.Addr != taken || !le.InUse() {
+			t.Fatalf("%s: err = %v, want a ListenError (in use) for %s", c.role, err, taken)
+		}
+		if !strings.Contains(err.Error(), taken) {
+			t.Fatalf("%s: %q does not name %s", c.role, err, taken)
+		}
 	}
 }
