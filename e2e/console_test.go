@@ -174,7 +174,18 @@ func TestConsoleInABrowser(t *testing.T) {
 	if text := b.text("p.error"); !strings.Contains(text, "URL, file or folder") {
 		t.Fatalf("empty source message: %q", text)
 	}
-	b.do("add source", chromedp.SendKeys(css("#location"), specs.URL+"/pets.yaml"), chromedp.Click(css("#add-source")),
+	// A location whose scan fails is reported as a failure, never as a
+	// green "added and scanned".
+	b.do("failed source", chromedp.Navigate(base+"/sources"), chromedp.WaitVisible(css("#add-source")),
+		chromedp.SendKeys(css("#location"), "not a url at all"), chromedp.Click(css("#add-source")), chromedp.WaitVisible(css("p.error")))
+	if text := b.text("p.error"); !strings.Contains(text, "scan failed") {
+		t.Fatalf("failed scan message: %q", text)
+	}
+	if flash := eval[string](b, `(document.querySelector('.flash') || {}).textContent || ""`); flash != "" {
+		t.Fatalf("a failed scan also shows the flash %q", flash)
+	}
+	b.do("add source", chromedp.Navigate(base+"/sources"), chromedp.WaitVisible(css("#add-source")),
+		chromedp.SendKeys(css("#location"), specs.URL+"/pets.yaml"), chromedp.Click(css("#add-source")),
 		chromedp.WaitVisible(css(".flash")))
 	b.shot("console-sources")
 
