@@ -40,7 +40,7 @@ func generate(t *testing.T, name, baseURL string, ops ...string) (*Normalised, *
 	return n, w
 }
 
-func specPath(t *testing.T, name string) string {
+func specPath(t testing.TB, name string) string {
 	matches, _ := filepath.Glob(filepath.Join("testdata", name, "spec.*"))
 	if len(matches) != 1 {
 		t.Fatalf("testdata/%s: want one spec.*, found %v", name, matches)
