@@ -63,11 +63,14 @@ func FuzzNormalise(f *testing.F) {
 	})
 }
 
-// FuzzToJSONSchema converts arbitrary OpenAPI schemas (loaded as
-// components.schemas.S of a spec, so that $refs, recursive ones included,
-// resolve as in onboarding) to JSON Schema. Seeds are in
-// testdata/fuzz/FuzzToJSONSchema (the test specs' component schemas).
-// Properties: see checkConverted.
+// FuzzToJSONSchema converts arbitrary OpenAPI schemas to JSON Schema. Each
+// is components.schemas.S of a spec whose one operation takes it as its
+// body, imported by Normalise, so that $refs (recursive ones included)
+// resolve and repairs apply as in onboarding; a schema Normalise refuses
+// is skipped (its validation warnings are not: onboarding goes on after
+// them). Seeds are in testdata/fuzz/FuzzToJSONSchema (the test specs'
+// component schemas). Properties: see checkConverted, for S and for the
+// operation's input schema.
 func FuzzToJSONSchema(f *testing.F) {
 	f.Add([]byte(`{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1,"maxLength":40},"born":{"type":"string","format":"date"}}}`))
 	f.Add([]byte(`{"allOf":[{"$ref":"#/components/schemas/T"},{"type":"object","properties":{"id":{"type":"string"}}}]}`))
@@ -78,19 +81,21 @@ func FuzzToJSONSchema(f *testing.F) {
 		if !json.Valid(schema) {
 			return
 		}
-		spec := fmt.Sprintf(`{"openapi":"3.0.3","info":{"title":"t","version":"1.0.0"},"paths":{},`+
+		spec := fmt.Sprintf(`{"openapi":"3.0.3","info":{"title":"t","version":"1.0.0"},`+
+			`"paths":{"/s":{"post":{"operationId":"postS","requestBody":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/S"}}}},"responses":{"200":{"description":"ok"}}}}},`+
 			`"components":{"schemas":{"S":%s,"T":{"type":"object","properties":{"s":{"$ref":"#/components/schemas/S"}}}}}}`, schema)
-		loader := openapi3.NewLoader()
-		loader.IsExternalRefsAllowed = false
-		loader.Context = ctx
-		doc, err := loader.LoadFromData([]byte(spec))
-		if err != nil || doc.Components == nil || doc.Components.Schemas["S"] == nil || doc.Components.Schemas["S"].Value == nil {
+		n, err := Normalise(ctx, []byte(spec))
+		if err != nil {
 			return
 		}
-		if err := doc.Components.Schemas["S"].Value.Validate(ctx); err != nil {
-			return // Normalise would have refused the spec
+		if s := n.Doc.Components.Schemas["S"]; s != nil && s.Value != nil {
+			checkConverted(t, "S", s.Value)
 		}
-		checkConverted(t, "S", doc.Components.Schemas["S"].Value)
+		for _, tl := range kit.Operations(n.Doc) {
+			if in, err := kit.InputSchema(n.Doc, tl); err == nil {
+				checkConverted(t, tl.Name, in)
+			}
+		}
 	})
 }
 

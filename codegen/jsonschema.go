@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -62,9 +63,17 @@ func (c *converter) convert(s *openapi3.Schema, depth int) map[string]any {
 		return out
 	}
 	if s.Type != nil {
-		types := append([]string(nil), s.Type.Slice()...)
-		if s.Nullable && len(types) > 0 {
-			types = append(types, "null")
+		// JSON Schema wants the types unique: an OpenAPI 3.1-style list
+		// may already hold "null" (or repeat a type), and registration
+		// refused ["string","null","null"].
+		var types []string
+		for _, t := range s.Type.Slice() {
+			if !slices.Contains(types, t) {
+				types = append(types, t)
+			}
+		}
+		if s.Nullable && len(types) > 0 && !slices.Contains(types, openapi3.TypeNull) {
+			types = append(types, openapi3.TypeNull)
 		}
 		switch len(types) {
 		case 0:

@@ -123,3 +123,41 @@ func roundTrip(v any) any {
 	out, _ := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 	return out
 }
+
+// A type list that already holds "null" (or repeats a type) converts to
+// unique types, which JSON Schema requires: FuzzToJSONSchema found
+// {"type": ["string", "null"], "nullable": true} converted to
+// ["string","null","null"], which registration refused.
+func TestToJSONSchemaTypesAreUnique(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"type": ["string", "null"], "nullable": true}`: `["string","null"]`,
+		`{"type": ["string", "string"]}`:                 `"string"`,
+		`{"type": "string", "nullable": true}`:           `["string","null"]`,
+	} {
+		var s openapi3.Schema
+		if err := json.Unmarshal([]byte(in), &s); err != nil {
+			t.Fatal(err)
+		}
+		var out struct {
+			Type json.RawMessage `json:"type"`
+		}
+		raw := ToJSONSchema(&s)
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatal(err)
+		}
+		if string(out.Type) != want {
+			t.Errorf("%s: type %s, want %s", in, out.Type, want)
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := jsonschema.NewCompiler()
+		if err := c.AddResource("s.json", doc); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Compile("s.json"); err != nil {
+			t.Errorf("%s: %v", in, err)
+		}
+	}
+}
