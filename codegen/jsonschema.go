@@ -40,6 +40,10 @@ func ToJSONSchema(s *openapi3.Schema) json.RawMessage {
 	}
 }
 
+// jsonSchemaTypes are the type names of JSON Schema.
+var jsonSchemaTypes = []string{openapi3.TypeArray, openapi3.TypeBoolean, openapi3.TypeInteger, openapi3.TypeNull,
+	openapi3.TypeNumber, openapi3.TypeObject, openapi3.TypeString}
+
 // converter converts one schema at a depth limit. While bounded, every
 // subschema it emits spends one of budget; once budget is below zero the
 // result is incomplete and the conversion stops early.
@@ -63,12 +67,15 @@ func (c *converter) convert(s *openapi3.Schema, depth int) map[string]any {
 		return out
 	}
 	if s.Type != nil {
-		// JSON Schema wants the types unique: an OpenAPI 3.1-style list
-		// may already hold "null" (or repeat a type), and registration
-		// refused ["string","null","null"].
+		// JSON Schema knows seven type names and wants them unique: an
+		// OpenAPI 3.1-style list may already hold "null" (or repeat a
+		// type), and a spec may name a type JSON Schema lacks ("", "file");
+		// registration refused ["string","null","null"] and "". An unknown
+		// name constrains nothing here (the wrapper validates against the
+		// spec itself).
 		var types []string
 		for _, t := range s.Type.Slice() {
-			if !slices.Contains(types, t) {
+			if slices.Contains(jsonSchemaTypes, t) && !slices.Contains(types, t) {
 				types = append(types, t)
 			}
 		}

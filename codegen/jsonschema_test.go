@@ -124,15 +124,17 @@ func roundTrip(v any) any {
 	return out
 }
 
-// A type list that already holds "null" (or repeats a type) converts to
-// unique types, which JSON Schema requires: FuzzToJSONSchema found
-// {"type": ["string", "null"], "nullable": true} converted to
-// ["string","null","null"], which registration refused.
+// Types convert to JSON Schema's type names, each once, which JSON Schema
+// requires: FuzzToJSONSchema found {"type": ["string", "null"], "nullable":
+// true} converted to ["string","null","null"], and {"type": ""} kept as "",
+// both refused by registration.
 func TestToJSONSchemaTypesAreUnique(t *testing.T) {
 	for in, want := range map[string]string{
-		`{"type": ["string", "null"], "nullable": true}`: `["string","null"]`,
-		`{"type": ["string", "string"]}`:                 `"string"`,
-		`{"type": "string", "nullable": true}`:           `["string","null"]`,
+		`{"type": ["string", "null"], "nullable": true}`:  `["string","null"]`,
+		`{"type": ["string", "string"]}`:                  `"string"`,
+		`{"type": "string", "nullable": true}`:            `["string","null"]`,
+		`{"type": ""}`:                                    ``,
+		`{"type": ["file", "integer"], "nullable": true}`: `["integer","null"]`,
 	} {
 		var s openapi3.Schema
 		if err := json.Unmarshal([]byte(in), &s); err != nil {

@@ -1,9 +1,9 @@
 package llm
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -56,8 +56,9 @@ func FuzzPlan(f *testing.F) {
 		if err != nil {
 			t.Fatalf("a valid plan, written as JSON, does not parse: %v\n%s", err, b)
 		}
-		if !reflect.DeepEqual(p, again) {
-			t.Fatalf("a valid plan changed through JSON:\nbefore: %#v\nafter:  %#v", p, again)
+		// Compared as JSON: an empty inputs object and none are the same plan.
+		if b2, _ := json.Marshal(again); !bytes.Equal(b, b2) {
+			t.Fatalf("a valid plan changed through JSON:\nbefore: %s\nafter:  %s", b, b2)
 		}
 		if err := ValidatePlan(again, fuzzInputs); err != nil {
 			t.Fatalf("a valid plan, written as JSON and parsed, is invalid: %v\n%s", err, b)
