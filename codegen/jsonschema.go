@@ -132,7 +132,10 @@ func (c *converter) convert(s *openapi3.Schema, depth int) map[string]any {
 	} else if s.ExclusiveMax.Value != nil {
 		out["exclusiveMaximum"] = *s.ExclusiveMax.Value
 	}
-	if s.MultipleOf != nil {
+	if s.MultipleOf != nil && *s.MultipleOf > 0 {
+		// JSON Schema's multipleOf must be positive; 0 or less in a
+		// spec divides nothing and would make registration refuse the
+		// manifest.
 		out["multipleOf"] = *s.MultipleOf
 	}
 	if s.MinItems > 0 {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -160,6 +161,21 @@ func TestToJSONSchemaTypesAreUnique(t *testing.T) {
 		}
 		if _, err := c.Compile("s.json"); err != nil {
 			t.Errorf("%s: %v", in, err)
+		}
+	}
+}
+
+// A multipleOf of 0 or less (which JSON Schema forbids, and which divides
+// nothing) is left out rather than refused at registration; found by
+// FuzzToJSONSchema.
+func TestToJSONSchemaDropsNonPositiveMultipleOf(t *testing.T) {
+	for in, want := range map[string]bool{`{"multipleOf": 0}`: false, `{"multipleOf": -2}`: false, `{"multipleOf": 0.5}`: true} {
+		var s openapi3.Schema
+		if err := json.Unmarshal([]byte(in), &s); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(ToJSONSchema(&s)), "multipleOf"); got != want {
+			t.Errorf("%s: multipleOf kept = %v, want %v", in, got, want)
 		}
 	}
 }
