@@ -20,6 +20,13 @@ const maxSchemaDepth = 6
 // level at which the result stays within this many subschemas.
 const maxSchemaNodes = 2000
 
+// maxSchemaBytes bounds a converted schema's JSON: within maxSchemaNodes,
+// subschemas with long titles, enums or defaults still multiplied (a 1.7 kB
+// recursive schema gave 570 kB, over what registration accepts, 512 kB, so
+// every manifest of the operation was refused; found by FuzzToJSONSchema).
+// Half of registration's bound leaves room for the rest of the manifest.
+const maxSchemaBytes = 256 << 10
+
 // ToJSONSchema converts an OpenAPI 3.0 schema into a JSON Schema (draft
 // 2020-12) document for a tool manifest: $refs are inlined (recursion cut at
 // a bounded depth), nullable becomes a "null" type, boolean exclusive bounds
@@ -27,14 +34,18 @@ const maxSchemaNodes = 2000
 // example, externalDocs) are dropped.
 //
 // Large schemas are inlined less deeply: the depth is the largest (at most
-// maxSchemaDepth, at least 1) whose result has at most maxSchemaNodes
-// subschemas.
+// maxSchemaDepth) whose result has at most maxSchemaNodes subschemas and
+// maxSchemaBytes bytes. At depth 0 only the schema's own keywords remain
+// (its subschemas admit anything), which is as large as the spec made it.
 func ToJSONSchema(s *openapi3.Schema) json.RawMessage {
 	for limit := maxSchemaDepth; ; limit-- {
 		c := converter{limit: limit, budget: maxSchemaNodes, bounded: limit > 1}
 		out := c.convert(s, 0)
-		if c.budget >= 0 {
-			b, _ := json.Marshal(out)
+		if c.budget < 0 {
+			continue
+		}
+		b, _ := json.Marshal(out)
+		if len(b) <= maxSchemaBytes || limit == 0 {
 			return b
 		}
 	}

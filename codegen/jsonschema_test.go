@@ -179,3 +179,29 @@ func TestToJSONSchemaDropsNonPositiveMultipleOf(t *testing.T) {
 		}
 	}
 }
+
+// A small recursive schema whose subschemas carry long titles inlines only
+// as deep as maxSchemaBytes allows: FuzzToJSONSchema found a 1.7 kB schema
+// converting to 570 kB, more than registration accepts.
+func TestToJSONSchemaBoundsBytes(t *testing.T) {
+	s := &openapi3.Schema{Type: &openapi3.Types{openapi3.TypeObject}, Title: strings.Repeat("t", 1500)}
+	s.Properties = openapi3.Schemas{}
+	for _, k := range []string{"a", "b", "c"} {
+		s.Properties[k] = &openapi3.SchemaRef{Ref: "#/components/schemas/S", Value: s}
+	}
+	raw := ToJSONSchema(s)
+	if len(raw) > maxSchemaBytes {
+		t.Fatalf("%d bytes, over %d", len(raw), maxSchemaBytes)
+	}
+	var out struct {
+		Properties map[string]struct {
+			Title string `json:"title"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Properties["a"].Title == "" {
+		t.Errorf("not even one level inlined: %.200s", raw)
+	}
+}
