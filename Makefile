@@ -21,8 +21,15 @@ MCP_CLIENT   := scripts/mcp-client
 RUN_FLAGS    ?=
 BENCH        ?= .
 BENCHTIME    ?= 1s
+# FUZZTIME is each fuzz target's time in make fuzz, TEST_FUZZTIME in make
+# test's short pass; FUZZPARALLEL sets go test -parallel (fuzzing
+# processes per target; empty: GOMAXPROCS). FUZZ selects targets by name.
+FUZZTIME      ?= 10m
+TEST_FUZZTIME ?= 3s
+FUZZPARALLEL  ?=
+FUZZ          ?= .
 
-.PHONY: all run build test model cypher-lint mcp-client browser bench lint fmt tidy-check clean help
+.PHONY: all run build test fuzz model cypher-lint mcp-client browser bench lint fmt tidy-check clean help
 
 all: build
 
@@ -30,6 +37,7 @@ help:
 	@echo "make run         build, then run 'bin/toolsmith dev' (API on http://127.0.0.1:8080; RUN_FLAGS='--flag …' adds flags)"
 	@echo "make test        the one test command (fetches embedder weights, the Cypher linter, the MCP client and Chromium first)"
 	@echo "make bench       run the Go benchmarks (BENCH=regexp, BENCHTIME=1s)"
+	@echo "make fuzz        run every fuzz target for FUZZTIME=10m, one after another (FUZZPARALLEL=n, FUZZ=regexp)"
 	@echo "make build       build $(BIN)"
 	@echo "make lint        go vet + gofmt check"
 	@echo "make tidy-check  fail when go.mod/go.sum are not tidy"
@@ -72,6 +80,13 @@ test: model cypher-lint mcp-client browser
 	@echo "== which store and sandbox paths ran (go test hides passing tests' logs):"
 	@$(GO) test -count=1 -v -run 'TestContract' ./graph/sqlite/ ./graph/neo4j/ 2>&1 | grep -E 'graphtest: running|contract suite (SKIPPED|ran)' || true
 	@$(GO) test -count=1 -v -run 'TestVerifyBuildsAndRunsTheGeneratedTest' ./codegen/ 2>&1 | grep -E 'sandbox=' || true
+	@echo "== a short fuzz pass ($(TEST_FUZZTIME) per target; make fuzz runs them longer)"
+	FUZZTIME=$(TEST_FUZZTIME) FUZZPARALLEL=$(FUZZPARALLEL) FUZZ='$(FUZZ)' GO=$(GO) scripts/fuzz
+
+# fuzz runs every native fuzz target (scripts/fuzz -l lists them) for
+# FUZZTIME each; a failing input lands in the package's testdata/fuzz/.
+fuzz:
+	FUZZTIME=$(FUZZTIME) FUZZPARALLEL=$(FUZZPARALLEL) FUZZ='$(FUZZ)' GO=$(GO) scripts/fuzz
 
 bench: model
 	TOOLSMITH_MODEL_DIR=$(MODEL_DIR) $(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem ./...

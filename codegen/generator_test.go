@@ -40,7 +40,7 @@ func generate(t *testing.T, name, baseURL string, ops ...string) (*Normalised, *
 	return n, w
 }
 
-func specPath(t *testing.T, name string) string {
+func specPath(t testing.TB, name string) string {
 	matches, _ := filepath.Glob(filepath.Join("testdata", name, "spec.*"))
 	if len(matches) != 1 {
 		t.Fatalf("testdata/%s: want one spec.*, found %v", name, matches)
@@ -290,6 +290,50 @@ func TestNormaliseDropsPatternsGoCannotCompile(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("no warning for the dropped pattern: %v", n.Warnings)
+	}
+}
+
+// A null where a spec needs an object or a list reads as absent (kin-openapi
+// dereferenced such nils: a Swagger path item of null crashed the import,
+// found by FuzzNormalise), with a warning; nulls that are values stay, and
+// a spec without info is reported, not a crash.
+func TestNormaliseReadsNullsAsAbsent(t *testing.T) {
+	for name, spec := range map[string]string{
+		"swagger": `{"swagger": "2.0", "info": {"title": "x", "version": "1"}, "paths": {"/gone": null, "/a": {"get": {
+		  "parameters": [null, {"name": "q", "in": "query", "type": "string", "default": null, "x-note": null}],
+		  "responses": {"200": {"description": "ok", "examples": {"application/json": null}}, "404": null}}}},
+		  "parameters": {"p": null}, "responses": {"r": null}, "definitions": {"d": null}, "securityDefinitions": {"s": null}}`,
+		"openapi": `{"openapi": "3.0.3", "info": {"title": "x", "version": "1.0.0"}, "paths": {"/gone": null, "/a": {"post": null, "get": {
+		  "parameters": [null, {"name": "q", "in": "query", "schema": {"type": "string", "nullable": true, "default": null, "enum": ["a", null]}}],
+		  "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"properties": {"example": null}}, "example": null, "examples": {"one": null}}}}, "404": null}}}},
+		  "components": {"schemas": {"S": null}}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			n, err := Normalise(context.Background(), []byte(spec))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(strings.Join(n.Warnings, "\n"), "null(s) where the spec needs") {
+				t.Errorf("no warning for the removed nulls: %q", n.Warnings)
+			}
+			if n.Doc.Paths.Len() != 1 || n.Doc.Paths.Value("/a").Get == nil {
+				t.Fatalf("paths: %s", n.JSON)
+			}
+			params := n.Doc.Paths.Value("/a").Get.Parameters
+			if len(params) != 1 || params[0].Value.Name != "q" {
+				t.Fatalf("parameters: %s", n.JSON)
+			}
+			if name == "openapi" && len(params[0].Value.Schema.Value.Enum) != 2 {
+				t.Errorf("a null in an enum is a value and stays: %v", params[0].Value.Schema.Value.Enum)
+			}
+		})
+	}
+	n, err := Normalise(context.Background(), []byte(`{"openapi": "3.0.3", "paths": {"/a": {"get": {"responses": {"200": {"description": "ok"}}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(n.Warnings, "\n"), "info") {
+		t.Errorf("a spec without info: warnings %q", n.Warnings)
 	}
 }
 

@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -19,6 +20,13 @@ const maxSchemaDepth = 6
 // level at which the result stays within this many subschemas.
 const maxSchemaNodes = 2000
 
+// maxSchemaBytes bounds a converted schema's JSON: within maxSchemaNodes,
+// subschemas with long titles, enums or defaults still multiplied (a 1.7 kB
+// recursive schema gave 570 kB, over what registration accepts, 512 kB, so
+// every manifest of the operation was refused; found by FuzzToJSONSchema).
+// Half of registration's bound leaves room for the rest of the manifest.
+const maxSchemaBytes = 256 << 10
+
 // ToJSONSchema converts an OpenAPI 3.0 schema into a JSON Schema (draft
 // 2020-12) document for a tool manifest: $refs are inlined (recursion cut at
 // a bounded depth), nullable becomes a "null" type, boolean exclusive bounds
@@ -26,18 +34,26 @@ const maxSchemaNodes = 2000
 // example, externalDocs) are dropped.
 //
 // Large schemas are inlined less deeply: the depth is the largest (at most
-// maxSchemaDepth, at least 1) whose result has at most maxSchemaNodes
-// subschemas.
+// maxSchemaDepth) whose result has at most maxSchemaNodes subschemas and
+// maxSchemaBytes bytes. At depth 0 only the schema's own keywords remain
+// (its subschemas admit anything), which is as large as the spec made it.
 func ToJSONSchema(s *openapi3.Schema) json.RawMessage {
 	for limit := maxSchemaDepth; ; limit-- {
 		c := converter{limit: limit, budget: maxSchemaNodes, bounded: limit > 1}
 		out := c.convert(s, 0)
-		if c.budget >= 0 {
-			b, _ := json.Marshal(out)
+		if c.budget < 0 {
+			continue
+		}
+		b, _ := json.Marshal(out)
+		if len(b) <= maxSchemaBytes || limit == 0 {
 			return b
 		}
 	}
 }
+
+// jsonSchemaTypes are the type names of JSON Schema.
+var jsonSchemaTypes = []string{openapi3.TypeArray, openapi3.TypeBoolean, openapi3.TypeInteger, openapi3.TypeNull,
+	openapi3.TypeNumber, openapi3.TypeObject, openapi3.TypeString}
 
 // converter converts one schema at a depth limit. While bounded, every
 // subschema it emits spends one of budget; once budget is below zero the
@@ -62,9 +78,20 @@ func (c *converter) convert(s *openapi3.Schema, depth int) map[string]any {
 		return out
 	}
 	if s.Type != nil {
-		types := append([]string(nil), s.Type.Slice()...)
-		if s.Nullable && len(types) > 0 {
-			types = append(types, "null")
+		// JSON Schema knows seven type names and wants them unique: an
+		// OpenAPI 3.1-style list may already hold "null" (or repeat a
+		// type), and a spec may name a type JSON Schema lacks ("", "file");
+		// registration refused ["string","null","null"] and "". An unknown
+		// name constrains nothing here (the wrapper validates against the
+		// spec itself).
+		var types []string
+		for _, t := range s.Type.Slice() {
+			if slices.Contains(jsonSchemaTypes, t) && !slices.Contains(types, t) {
+				types = append(types, t)
+			}
+		}
+		if s.Nullable && len(types) > 0 && !slices.Contains(types, openapi3.TypeNull) {
+			types = append(types, openapi3.TypeNull)
 		}
 		switch len(types) {
 		case 0:
@@ -116,7 +143,10 @@ func (c *converter) convert(s *openapi3.Schema, depth int) map[string]any {
 	} else if s.ExclusiveMax.Value != nil {
 		out["exclusiveMaximum"] = *s.ExclusiveMax.Value
 	}
-	if s.MultipleOf != nil {
+	if s.MultipleOf != nil && *s.MultipleOf > 0 {
+		// JSON Schema's multipleOf must be positive; 0 or less in a
+		// spec divides nothing and would make registration refuse the
+		// manifest.
 		out["multipleOf"] = *s.MultipleOf
 	}
 	if s.MinItems > 0 {

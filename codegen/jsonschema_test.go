@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -122,4 +123,85 @@ func roundTrip(v any) any {
 	b, _ := json.Marshal(v)
 	out, _ := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 	return out
+}
+
+// Types convert to JSON Schema's type names, each once, which JSON Schema
+// requires: FuzzToJSONSchema found {"type": ["string", "null"], "nullable":
+// true} converted to ["string","null","null"], and {"type": ""} kept as "",
+// both refused by registration.
+func TestToJSONSchemaTypesAreUnique(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"type": ["string", "null"], "nullable": true}`:  `["string","null"]`,
+		`{"type": ["string", "string"]}`:                  `"string"`,
+		`{"type": "string", "nullable": true}`:            `["string","null"]`,
+		`{"type": ""}`:                                    ``,
+		`{"type": ["file", "integer"], "nullable": true}`: `["integer","null"]`,
+	} {
+		var s openapi3.Schema
+		if err := json.Unmarshal([]byte(in), &s); err != nil {
+			t.Fatal(err)
+		}
+		var out struct {
+			Type json.RawMessage `json:"type"`
+		}
+		raw := ToJSONSchema(&s)
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatal(err)
+		}
+		if string(out.Type) != want {
+			t.Errorf("%s: type %s, want %s", in, out.Type, want)
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := jsonschema.NewCompiler()
+		if err := c.AddResource("s.json", doc); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Compile("s.json"); err != nil {
+			t.Errorf("%s: %v", in, err)
+		}
+	}
+}
+
+// A multipleOf of 0 or less (which JSON Schema forbids, and which divides
+// nothing) is left out rather than refused at registration; found by
+// FuzzToJSONSchema.
+func TestToJSONSchemaDropsNonPositiveMultipleOf(t *testing.T) {
+	for in, want := range map[string]bool{`{"multipleOf": 0}`: false, `{"multipleOf": -2}`: false, `{"multipleOf": 0.5}`: true} {
+		var s openapi3.Schema
+		if err := json.Unmarshal([]byte(in), &s); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(ToJSONSchema(&s)), "multipleOf"); got != want {
+			t.Errorf("%s: multipleOf kept = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// A small recursive schema whose subschemas carry long titles inlines only
+// as deep as maxSchemaBytes allows: FuzzToJSONSchema found a 1.7 kB schema
+// converting to 570 kB, more than registration accepts.
+func TestToJSONSchemaBoundsBytes(t *testing.T) {
+	s := &openapi3.Schema{Type: &openapi3.Types{openapi3.TypeObject}, Title: strings.Repeat("t", 1500)}
+	s.Properties = openapi3.Schemas{}
+	for _, k := range []string{"a", "b", "c"} {
+		s.Properties[k] = &openapi3.SchemaRef{Ref: "#/components/schemas/S", Value: s}
+	}
+	raw := ToJSONSchema(s)
+	if len(raw) > maxSchemaBytes {
+		t.Fatalf("%d bytes, over %d", len(raw), maxSchemaBytes)
+	}
+	var out struct {
+		Properties map[string]struct {
+			Title string `json:"title"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Properties["a"].Title == "" {
+		t.Errorf("not even one level inlined: %.200s", raw)
+	}
 }

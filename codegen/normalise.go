@@ -85,7 +85,9 @@ func Normalise(ctx context.Context, data []byte) (*Normalised, error) {
 		return nil, fmt.Errorf("%w: the spec has no paths", ErrStructural)
 	}
 	n := &Normalised{Doc: doc, Version: version, Warnings: repairs}
-	if v := doc.Info.Version; v != "" && !semverRe.MatchString(v) {
+	// The loader does not insist on info (the validation below reports it
+	// missing), so a spec without one has a nil Info.
+	if v := infoVersion(doc); v != "" && !semverRe.MatchString(v) {
 		n.Warnings = append(n.Warnings, fmt.Sprintf("the API version %q is not semver: its tools are versioned %s and keep %q as their source version", v, Semver(v), v))
 	}
 	n.Warnings = append(n.Warnings, dropUncompilablePatterns(doc)...)
@@ -113,20 +115,46 @@ func Normalise(ctx context.Context, data []byte) (*Normalised, error) {
 }
 
 // repair makes lossless fixes to a decoded spec before it is loaded, and
-// says what it changed: a "required" list that names a property twice
-// keeps one of each (JSON Schema wants the names unique; the set of
-// required properties is the same).
+// says what it changed:
+//   - a "required" list that names a property twice keeps one of each
+//     (JSON Schema wants the names unique; the set of required properties
+//     is the same);
+//   - a null where the spec needs an object or a list (a path item, an
+//     operation, a parameter, a schema, …) is removed, as if absent: kin-openapi
+//     reads such a null as a nil pointer and its converter and validator
+//     dereference those, so `"paths": {"/a": null}` crashed the import.
+//     Nulls that are values (example, default, enum and const values,
+//     x- extensions) stay.
 func repair(js []byte) ([]byte, []string, error) {
 	var root any
 	if err := json.Unmarshal(js, &root); err != nil {
 		return nil, nil, err
 	}
-	dups := 0
-	var walk func(v any)
-	walk = func(v any) {
+	dups, nulls := 0, 0
+	// walk repairs v and returns it; names says v's keys are names (of
+	// paths, properties, schemas, …), not keywords.
+	var walk func(v any, names bool) any
+	walk = func(v any, names bool) any {
 		switch x := v.(type) {
 		case map[string]any:
-			if req, ok := x["required"].([]any); ok {
+			for k, c := range x {
+				switch {
+				case !names && k == "examples":
+					// Named Example objects (OpenAPI), or a list of values
+					// (JSON Schema), which stays as it is.
+					if m, ok := c.(map[string]any); ok {
+						x[k] = walk(m, true)
+					}
+				case !names && (valueKeywords[k] || strings.HasPrefix(k, "x-")):
+					// A value, nulls included, stays as it is.
+				case c == nil:
+					nulls++
+					delete(x, k)
+				default:
+					x[k] = walk(c, !names && nameMaps[k])
+				}
+			}
+			if req, ok := x["required"].([]any); ok && !names {
 				seen := map[string]bool{}
 				out := req[:0:0]
 				for _, r := range req {
@@ -142,24 +170,53 @@ func repair(js []byte) ([]byte, []string, error) {
 				}
 				x["required"] = out
 			}
-			for _, c := range x {
-				walk(c)
-			}
+			return x
 		case []any:
+			out := x[:0:0]
 			for _, c := range x {
-				walk(c)
+				if c == nil {
+					nulls++
+					continue
+				}
+				out = append(out, walk(c, false))
 			}
+			return out
 		}
+		return v
 	}
-	walk(root)
-	if dups == 0 {
+	root = walk(root, false)
+	if dups == 0 && nulls == 0 {
 		return js, nil, nil
 	}
 	b, err := json.Marshal(root)
 	if err != nil {
 		return nil, nil, err
 	}
-	return b, []string{fmt.Sprintf("removed %d duplicate name(s) from \"required\" lists (the required properties are unchanged)", dups)}, nil
+	var said []string
+	if dups > 0 {
+		said = append(said, fmt.Sprintf("removed %d duplicate name(s) from \"required\" lists (the required properties are unchanged)", dups))
+	}
+	if nulls > 0 {
+		said = append(said, fmt.Sprintf("removed %d null(s) where the spec needs an object, a list or a string (read as absent)", nulls))
+	}
+	return b, said, nil
+}
+
+// valueKeywords hold values, where null is a value like any other.
+var valueKeywords = map[string]bool{"example": true, "default": true, "enum": true, "const": true, "value": true}
+
+// nameMaps are the keywords whose keys are names chosen by the spec's
+// author (a property may be called "example"), not keywords.
+var nameMaps = map[string]bool{"paths": true, "properties": true, "patternProperties": true, "definitions": true, "$defs": true,
+	"schemas": true, "parameters": true, "responses": true, "requestBodies": true, "headers": true, "securitySchemes": true,
+	"securityDefinitions": true, "links": true, "callbacks": true, "content": true, "encoding": true, "variables": true,
+	"mapping": true, "scopes": true, "webhooks": true, "pathItems": true, "dependentSchemas": true}
+
+func infoVersion(doc *openapi3.T) string {
+	if doc.Info == nil {
+		return ""
+	}
+	return doc.Info.Version
 }
 
 // semverRe is semver.org's core grammar (what a manifest's version needs).

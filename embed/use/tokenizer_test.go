@@ -11,7 +11,7 @@ import (
 // layout: six reserved entries, then pieces with log-probabilities. The
 // expectations in TestTokenizerEncode were checked against the TF.js USE
 // tokenizer given the same vocabulary.
-func testTokenizer(t *testing.T) (*Tokenizer, []string) {
+func testTokenizer(t testing.TB) (*Tokenizer, []string) {
 	t.Helper()
 	raw := `[["<unk>",0],["<s>",0],["</s>",0],["x1",0],["x2",0],["x3",0],
 	 ["▁hello",-1],["▁he",-2],["llo",-2],["▁",-3],["h",-5],["e",-5],["l",-5],["o",-5],
