@@ -191,13 +191,13 @@ func writeLeaveOneOut(out io.Writer, o Options, res []LeaveOneOut, pts []CurvePo
 	var b strings.Builder
 	fmt.Fprintf(&b, "leave-one-out: queries: %d  history: %d  embedder: %s  (hybrid search, %d candidates, the workflow's rule)\n",
 		nq, nh, o.Embedder.Name(), retrieval.FulfilmentCandidates)
-	fmt.Fprintf(&b, "%-58s %12s %9s %10s %12s\n", "rule", "nothing fits", "recall", "precision", "substituted")
+	fmt.Fprintf(&b, "%-75s %12s %9s %10s %12s\n", "rule", "nothing fits", "recall", "precision", "substituted")
 	for i, r := range res {
-		label := fmt.Sprintf("threshold %.3f margin %.3f score margin %.2f evidence %.0f", r.Rule.Threshold, r.Rule.Margin, r.Rule.ScoreMargin, r.Rule.EvidenceMargin)
+		label := fmt.Sprintf("confidence %.3f threshold %.3f margin %.3f score margin %.2f evidence %.0f", r.Rule.Confidence, r.Rule.Threshold, r.Rule.Margin, r.Rule.ScoreMargin, r.Rule.EvidenceMargin)
 		if i == 1 {
 			label += " *"
 		}
-		fmt.Fprintf(&b, "%-58s %12.4f %9.4f %10.4f %12.4f\n", label, r.NothingFits, r.Recall, r.Precision, r.Substituted)
+		fmt.Fprintf(&b, "%-75s %12.4f %9.4f %10.4f %12.4f\n", label, r.NothingFits, r.Recall, r.Precision, r.Substituted)
 	}
 	if len(res) > 1 {
 		b.WriteString("* calibrated: the most recall at precision ≥ 0.95\n")

@@ -13,10 +13,10 @@ const FulfilmentCandidates = 10
 
 // DefaultSubstituteConfidence is the default rule's operating point: the
 // decision model's confidence (DefaultDecisionModel) a first candidate
-// needs to be substituted. Chosen on the "choose" part of the dev split for
-// a substitution precision ≥ .90 with dense history and zero-shot
-// (evaluation/TUNING.md, "The decision, learned"); README "Fulfil a novel
-// verb" gives the costs behind it.
+// needs to be substituted: the lowest bar with substitution precision ≥ .90
+// both zero-shot and with dense history on the "choose" part of the
+// MetaTool dev split (evaluation/TUNING.md, "The decision, learned"; the
+// README's "When does a tool substitute?" gives the costs behind it).
 const DefaultSubstituteConfidence = 0.525
 
 // The close-match rule of the seventh tuning round, which the default rule
