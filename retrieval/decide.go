@@ -24,8 +24,9 @@ const DefaultSubstituteConfidence = 0.525
 // close (cosine ≥ .67) and its hybrid score leads the second candidate's by
 // 4.25, or when its score leads by 22. Runs started under it keep it
 // (workflow version "default-substitute-rule" 1), and
-// DefaultSubstituteThreshold is still the similarity a request's own rule
-// takes when it sets margins without a threshold or confidence.
+// DefaultSubstituteThreshold is still the similarity of a close match: the
+// bar an external definition needs when the run's rule has no threshold
+// (workflows.DefaultThreshold).
 const (
 	DefaultSubstituteThreshold      = 0.67
 	DefaultSubstituteScoreMargin    = 4.25
