@@ -31,6 +31,8 @@ type Candidate struct {
 	Module      string   `json:"module,omitempty"`
 	Similarity  float64  `json:"similarity"`
 	Score       float64  `json:"score"`
+	Keyword     float64  `json:"keyword,omitempty"`
+	Subword     float64  `json:"subword,omitempty"`
 	Required    []string `json:"required,omitempty"`
 	Optional    []string `json:"optional,omitempty"`
 }
@@ -66,7 +68,7 @@ func (g *Graph) SearchTools(ctx context.Context, in SearchInput) (SearchOutput, 
 	for _, h := range hits {
 		out.Candidates = append(out.Candidates, Candidate{
 			ToolID: h.Tool.ID, Verb: h.Tool.Verb, Name: h.Tool.Name, Description: h.Tool.ShortDescription,
-			Module: h.Tool.Module, Similarity: h.Similarity, Score: h.Score,
+			Module: h.Tool.Module, Similarity: h.Similarity, Score: h.Score, Keyword: h.Keyword, Subword: h.Subword,
 			Required: h.Tool.RequiredParams, Optional: h.Tool.OptionalParams,
 		})
 	}

@@ -30,6 +30,10 @@ type SearchHit struct {
 	Similarity float64
 	// Score is the searcher's own ranking score (higher is better).
 	Score float64
+	// Keyword and Subword are the keyword and subword signals on the
+	// ranking's scale (0 when the searcher has none); the decision model
+	// reads them.
+	Keyword, Subword float64
 }
 
 // Searcher finds candidate tools, best first, visible to the caller only.

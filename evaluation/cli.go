@@ -18,7 +18,7 @@ import (
 // Usage is the eval command's help text.
 const Usage = `usage:
   toolsmith eval --tools F --queries F [--history F] [--strategy all|hybrid|semantic|keyword] [--k 5] [--json] [--limit N] [--vector-cache F]
-  toolsmith eval --protocol leave-one-out --tools F --queries F [--history F] [--threshold 0.6] [--margin 0] [--score-margin 0] [--calibrate] [--json]
+  toolsmith eval --protocol leave-one-out --tools F --queries F [--history F] [--confidence C] [--threshold 0] [--margin 0] [--score-margin 0] [--fit-samples F] [--calibrate] [--json]
   toolsmith eval split --queries F --history-out F --test-out F
 
 eval indexes the tools into a fresh temporary SQLite store with the built-in
@@ -38,9 +38,13 @@ of them in the top k, and queries with a "subset" are also scored per subset.
 workflow makes (retrieval.SubstituteRule): each query is searched as the
 workflow searches, with its relevant tools present and taken out; it reports
 how often nothing fits when they are out, how often the right tool is
-substituted when they are in, and the substitutions' precision. --json puts
-leaveOneOut.nothingFits, leaveOneOut.recall and leaveOneOut.precision on the
-last line; --calibrate adds the rule with the most recall at precision ≥ 0.95.
+substituted when they are in, and the substitutions' precision, then the
+whole curve of those figures over the rule's confidence bar. --json puts
+leaveOneOut.nothingFits, leaveOneOut.recall, leaveOneOut.precision and the
+curve on the last line; --calibrate adds the rule with the most recall at
+precision ≥ 0.95 over thresholds and margins; --fit-samples F appends the
+run's samples to F and fits the decision model (retrieval.DecisionModel) on
+all of F, so a model is fitted on one part of the data and chosen on another.
 
 eval split divides a query file by an FNV-1a hash of each normalised query
 text into a history half and a test half (no query text in both).
@@ -78,10 +82,12 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, model
 	fs.StringVar(&weights, "weights", "", "override hybrid weights, e.g. semantic=0.5,keyword=0.2,usage=0.6")
 	fs.StringVar(&o.Protocol, "protocol", ProtocolRank, "rank (retrieval quality) or leave-one-out (the fulfilment decision)")
 	def := retrieval.DefaultSubstituteRule()
-	fs.Float64Var(&o.Rule.Threshold, "threshold", def.Threshold, "leave-one-out: the similarity a close match needs to be substituted")
+	fs.Float64Var(&o.Rule.Confidence, "confidence", def.Confidence, "leave-one-out: the decision model's confidence a match needs to be substituted (0: off)")
+	fs.Float64Var(&o.Rule.Threshold, "threshold", def.Threshold, "leave-one-out: the similarity a match needs to be substituted (0: off)")
 	fs.Float64Var(&o.Rule.Margin, "margin", def.Margin, "leave-one-out: how far a close match's similarity must stand above the others' (0: off)")
 	fs.Float64Var(&o.Rule.ScoreMargin, "score-margin", def.ScoreMargin, "leave-one-out: how far a close match's hybrid score must stand above the second's (0: off)")
 	fs.Float64Var(&o.Rule.EvidenceMargin, "evidence-margin", def.EvidenceMargin, "leave-one-out: a hybrid-score lead over the second that substitutes whatever the similarity (0: off)")
+	fs.StringVar(&o.FitSamples, "fit-samples", "", "leave-one-out: append this run's decision samples to the file and fit the decision model on all of them")
 	fs.BoolVar(&o.Calibrate, "calibrate", false, "leave-one-out: also sweep thresholds and margins for the most recall at precision ≥ 0.95")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -109,8 +115,11 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, model
 	default:
 		return fault.Malformed("protocol", "must be rank or leave-one-out; got %q", o.Protocol)
 	}
-	if o.Rule.Threshold <= 0 || o.Rule.Threshold > 1 {
-		return fault.Malformed("threshold", "must be in (0, 1]; got %g", o.Rule.Threshold)
+	if o.Rule.Threshold < 0 || o.Rule.Threshold > 1 {
+		return fault.Malformed("threshold", "must be in [0, 1]; got %g", o.Rule.Threshold)
+	}
+	if o.Rule.Confidence < 0 || o.Rule.Confidence >= 1 {
+		return fault.Malformed("confidence", "must be in [0, 1); got %g", o.Rule.Confidence)
 	}
 	if o.Rule.Margin < 0 || o.Rule.Margin >= 1 {
 		return fault.Malformed("margin", "must be in [0, 1); got %g", o.Rule.Margin)

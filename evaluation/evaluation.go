@@ -148,8 +148,13 @@ type Options struct {
 	// Protocol is ProtocolRank (default) or ProtocolLeaveOneOut.
 	Protocol string
 	// Rule is the substitution decision leave-one-out measures (default:
-	// the workflow's, retrieval.SubstituteRule{Threshold: 0.60}).
+	// the workflow's, retrieval.DefaultSubstituteRule).
 	Rule retrieval.SubstituteRule
+	// FitSamples, with leave-one-out, appends this run's decision samples
+	// (the features of both searches and whether the first candidate is
+	// right) to the file, fits retrieval.DecisionModel on every sample in
+	// it, and measures and prints the fitted model.
+	FitSamples string
 	// Calibrate, with leave-one-out, also sweeps thresholds and margins and
 	// reports the rule with the most "nothing fits" at precision ≥ 0.95.
 	Calibrate bool
@@ -553,11 +558,11 @@ func Run(ctx context.Context, o Options, out io.Writer) (Report, error) {
 
 	rep := Report{}
 	if o.Protocol == ProtocolLeaveOneOut {
-		loo, err := o.leaveOneOut(ctx, svc, caller, queries)
+		loo, pts, fitted, err := o.leaveOneOut(ctx, svc, caller, queries)
 		if err != nil {
 			return nil, err
 		}
-		return rep, writeLeaveOneOut(out, o, loo, len(queries), len(history))
+		return rep, writeLeaveOneOut(out, o, loo, pts, fitted, len(queries), len(history))
 	}
 	for _, strat := range o.Strategies {
 		m, subsets, err := o.runStrategy(ctx, svc, caller, strat, queries)

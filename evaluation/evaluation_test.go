@@ -318,7 +318,12 @@ func TestLeaveOneOut(t *testing.T) {
 		evaluation.QueryRecord{Query: "currency exchange rates and conversion", RelevantToolIDs: []string{"FxRates"}},
 		evaluation.QueryRecord{Query: "recipes and cooking instructions", RelevantToolIDs: []string{"ChefBot"}},
 	)
-	run := func(o evaluation.Options) map[string]evaluation.LeaveOneOut {
+	type lastLine struct {
+		LeaveOneOut evaluation.LeaveOneOut  `json:"leaveOneOut"`
+		Calibrated  *evaluation.LeaveOneOut `json:"calibrated"`
+		Curve       []evaluation.CurvePoint `json:"curve"`
+	}
+	run := func(o evaluation.Options) lastLine {
 		t.Helper()
 		o.Tools, o.Queries, o.Embedder, o.JSON, o.Protocol = tools, queries, retrievaltest.Words{Dim: 256}, true, evaluation.ProtocolLeaveOneOut
 		var out bytes.Buffer
@@ -326,7 +331,7 @@ func TestLeaveOneOut(t *testing.T) {
 			t.Fatal(err)
 		}
 		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-		var last map[string]evaluation.LeaveOneOut
+		var last lastLine
 		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
 			t.Fatalf("last line: %q: %v", lines[len(lines)-1], err)
 		}
@@ -335,15 +340,67 @@ func TestLeaveOneOut(t *testing.T) {
 	// Each query is its tool's own description: present, the right tool is
 	// substituted; taken out, the others are far below the bar.
 	got := run(evaluation.Options{Rule: retrieval.SubstituteRule{Threshold: 0.6}, Calibrate: true})
-	loo := got["leaveOneOut"]
+	loo := got.LeaveOneOut
 	if loo.N != 3 || loo.NothingFits != 1 || loo.Recall != 1 || loo.Precision != 1 {
 		t.Fatalf("leave-one-out: %+v", got)
 	}
-	if _, ok := got["calibrated"]; !ok {
+	if got.Calibrated == nil {
 		t.Fatalf("no calibrated rule: %+v", got)
 	}
 	// A bar nothing reaches substitutes nothing: all "nothing fits", no recall.
-	if loo := run(evaluation.Options{Rule: retrieval.SubstituteRule{Threshold: 1}})["leaveOneOut"]; loo.NothingFits != 1 || loo.Recall != 0 || loo.Substituted != 0 {
+	if loo := run(evaluation.Options{Rule: retrieval.SubstituteRule{Threshold: 1}}).LeaveOneOut; loo.NothingFits != 1 || loo.Recall != 0 || loo.Substituted != 0 {
 		t.Fatalf("threshold 1: %+v", loo)
+	}
+}
+
+// The curve is the rule over its confidence bar: one point per step, the
+// bar rising, so what it substitutes can only shrink, and "nothing fits"
+// can only grow.
+func TestLeaveOneOutCurve(t *testing.T) {
+	dir := t.TempDir()
+	tools, queries := filepath.Join(dir, "tools.jsonl"), filepath.Join(dir, "queries.jsonl")
+	writeLines(t, tools,
+		evaluation.ToolRecord{ID: "WeatherNow", Name: "WeatherNow", Description: "Current weather and forecast for a city."},
+		evaluation.ToolRecord{ID: "WeatherSoon", Name: "WeatherSoon", Description: "Weather forecast for the coming days in a city."},
+		evaluation.ToolRecord{ID: "FxRates", Name: "FxRates", Description: "Currency exchange rates and conversion."},
+		evaluation.ToolRecord{ID: "ChefBot", Name: "ChefBot", Description: "Recipes and cooking instructions."},
+	)
+	writeLines(t, queries,
+		evaluation.QueryRecord{Query: "current weather forecast for a city", RelevantToolIDs: []string{"WeatherNow"}},
+		evaluation.QueryRecord{Query: "weather in the coming days", RelevantToolIDs: []string{"WeatherSoon"}},
+		evaluation.QueryRecord{Query: "currency exchange rates and conversion", RelevantToolIDs: []string{"FxRates"}},
+		evaluation.QueryRecord{Query: "recipes and cooking instructions", RelevantToolIDs: []string{"ChefBot"}},
+	)
+	var out bytes.Buffer
+	samples := filepath.Join(dir, "samples.jsonl")
+	o := evaluation.Options{Tools: tools, Queries: queries, Embedder: retrievaltest.Words{Dim: 256}, JSON: true,
+		Protocol: evaluation.ProtocolLeaveOneOut, FitSamples: samples}
+	if _, err := evaluation.Run(context.Background(), o, &out); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	var last struct {
+		Curve []evaluation.CurvePoint  `json:"curve"`
+		Model *retrieval.DecisionModel `json:"decisionModel"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
+		t.Fatal(err)
+	}
+	if len(last.Curve) != 39 || last.Model == nil {
+		t.Fatalf("curve of %d points, model %v:\n%s", len(last.Curve), last.Model, out.String())
+	}
+	for i, p := range last.Curve[1:] {
+		prev := last.Curve[i]
+		if p.Confidence <= prev.Confidence || p.Substituted > prev.Substituted || p.NothingFits < prev.NothingFits || p.Recall > prev.Recall {
+			t.Fatalf("not monotone at %+v after %+v", p, prev)
+		}
+	}
+	if !strings.Contains(out.String(), "curve over the confidence bar") || !strings.Contains(out.String(), "fitted decision model") {
+		t.Fatalf("text lacks the curve or the model:\n%s", out.String())
+	}
+	// The samples stay for the next run to pool: 2 searches per query.
+	raw, err := os.ReadFile(samples)
+	if err != nil || strings.Count(string(raw), "\n") != 8 {
+		t.Fatalf("samples file: %v, %d lines", err, strings.Count(string(raw), "\n"))
 	}
 }

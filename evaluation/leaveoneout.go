@@ -2,6 +2,7 @@ package evaluation
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -40,6 +41,33 @@ type LeaveOneOut struct {
 	N           int     `json:"n"`
 }
 
+// CurvePoint is the decision at one operating point: the run's rule with
+// its confidence bar at Confidence.
+type CurvePoint struct {
+	Confidence  float64 `json:"confidence"`
+	Recall      float64 `json:"recall"`
+	Precision   float64 `json:"precision"`
+	NothingFits float64 `json:"nothingFits"`
+	Substituted float64 `json:"substituted"`
+}
+
+// curveStep is the spacing of the curve's operating points.
+const curveStep = 0.025
+
+// curve measures the rule r over its operating parameter, the decision
+// model's confidence bar, from curveStep to 1 − curveStep: recall against
+// precision when the right tool is present, and "nothing fits" when it is
+// taken out.
+func curve(samples []looSample, r retrieval.SubstituteRule, model retrieval.DecisionModel) []CurvePoint {
+	var out []CurvePoint
+	for i := 1; float64(i)*curveStep < 1-1e-9; i++ {
+		r.Confidence = round3(float64(i) * curveStep)
+		m := measureRule(samples, r, model)
+		out = append(out, CurvePoint{Confidence: r.Confidence, Recall: m.Recall, Precision: m.Precision, NothingFits: m.NothingFits, Substituted: m.Substituted})
+	}
+	return out
+}
+
 // looSample is what one query's two searches found: the candidates'
 // similarities in ranking order, and whether the first is relevant.
 type looSample struct {
@@ -48,7 +76,7 @@ type looSample struct {
 	absent       []retrieval.Candidate
 }
 
-func (o Options) leaveOneOut(ctx context.Context, svc *retrieval.Service, caller access.Caller, queries []QueryRecord) ([]LeaveOneOut, error) {
+func (o Options) leaveOneOut(ctx context.Context, svc *retrieval.Service, caller access.Caller, queries []QueryRecord) ([]LeaveOneOut, []CurvePoint, *retrieval.DecisionModel, error) {
 	p := &progress{w: o.Progress, label: "leave-one-out", total: len(queries)}
 	samples := make([]looSample, 0, len(queries))
 	search := func(q QueryRecord, exclude []string) ([]retrieval.Candidate, string, error) {
@@ -69,33 +97,46 @@ func (o Options) leaveOneOut(ctx context.Context, svc *retrieval.Service, caller
 	for i, q := range queries {
 		present, first, err := search(q, nil)
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		absent, _, err := search(q, q.RelevantToolIDs)
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		samples = append(samples, looSample{present: present, presentRight: slices.Contains(q.RelevantToolIDs, first), absent: absent})
 		p.set(i + 1)
 	}
+	var fitted *retrieval.DecisionModel
+	if o.FitSamples != "" {
+		m, err := fitDecision(o.FitSamples, samples)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		fitted = &m
+	}
+	model := retrieval.DefaultDecisionModel
+	if fitted != nil {
+		model = *fitted // the run measures the model it fitted
+	}
 	// Completed as the workflow completes a run's rule.
-	out := []LeaveOneOut{measureRule(samples, o.Rule.Or(retrieval.DefaultSubstituteRule()))}
+	rule := o.Rule.Or(retrieval.DefaultSubstituteRule())
+	out := []LeaveOneOut{measureRule(samples, rule, model)}
 	if o.Calibrate {
 		if best, ok := calibrate(samples, 0.95); ok {
 			out = append(out, best)
 		}
 	}
-	return out, nil
+	return out, curve(samples, rule, model), fitted, nil
 }
 
-func measureRule(samples []looSample, r retrieval.SubstituteRule) LeaveOneOut {
+func measureRule(samples []looSample, r retrieval.SubstituteRule, model retrieval.DecisionModel) LeaveOneOut {
 	m := LeaveOneOut{Rule: r, N: len(samples)}
 	var nothing, right, subs int
 	for _, s := range samples {
-		if !r.Substitute(s.absent) {
+		if !r.SubstituteWith(model, s.absent) {
 			nothing++
 		}
-		if r.Substitute(s.present) {
+		if r.SubstituteWith(model, s.present) {
 			subs++
 			if s.presentRight {
 				right++
@@ -130,7 +171,7 @@ func calibrate(samples []looSample, minPrecision float64) (LeaveOneOut, bool) {
 					if em > 0 && em <= sm {
 						continue
 					}
-					m := measureRule(samples, retrieval.SubstituteRule{Threshold: round3(t), Margin: margin, ScoreMargin: sm, EvidenceMargin: em})
+					m := measureRule(samples, retrieval.SubstituteRule{Threshold: round3(t), Margin: margin, ScoreMargin: sm, EvidenceMargin: em}, retrieval.DecisionModel{})
 					if m.Precision < minPrecision || m.Substituted == 0 {
 						continue
 					}
@@ -146,29 +187,44 @@ func calibrate(samples []looSample, minPrecision float64) (LeaveOneOut, bool) {
 
 func round3(x float64) float64 { return float64(int(x*1000+0.5)) / 1000 }
 
-func writeLeaveOneOut(out io.Writer, o Options, res []LeaveOneOut, nq, nh int) error {
+func writeLeaveOneOut(out io.Writer, o Options, res []LeaveOneOut, pts []CurvePoint, fitted *retrieval.DecisionModel, nq, nh int) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "leave-one-out: queries: %d  history: %d  embedder: %s  (hybrid search, %d candidates, the workflow's rule)\n",
 		nq, nh, o.Embedder.Name(), retrieval.FulfilmentCandidates)
-	fmt.Fprintf(&b, "%-58s %12s %9s %10s %12s\n", "rule", "nothing fits", "recall", "precision", "substituted")
+	fmt.Fprintf(&b, "%-75s %12s %9s %10s %12s\n", "rule", "nothing fits", "recall", "precision", "substituted")
 	for i, r := range res {
-		label := fmt.Sprintf("threshold %.3f margin %.3f score margin %.2f evidence %.0f", r.Rule.Threshold, r.Rule.Margin, r.Rule.ScoreMargin, r.Rule.EvidenceMargin)
+		label := fmt.Sprintf("confidence %.3f threshold %.3f margin %.3f score margin %.2f evidence %.0f", r.Rule.Confidence, r.Rule.Threshold, r.Rule.Margin, r.Rule.ScoreMargin, r.Rule.EvidenceMargin)
 		if i == 1 {
 			label += " *"
 		}
-		fmt.Fprintf(&b, "%-58s %12.4f %9.4f %10.4f %12.4f\n", label, r.NothingFits, r.Recall, r.Precision, r.Substituted)
+		fmt.Fprintf(&b, "%-75s %12.4f %9.4f %10.4f %12.4f\n", label, r.NothingFits, r.Recall, r.Precision, r.Substituted)
 	}
 	if len(res) > 1 {
 		b.WriteString("* calibrated: the most recall at precision ≥ 0.95\n")
 	} else if o.Calibrate {
 		b.WriteString("no threshold and margin reach precision 0.95 on this set\n")
 	}
+	fmt.Fprintf(&b, "\ncurve over the confidence bar (right tool present: recall, precision, substituted; taken out: nothing fits)\n")
+	fmt.Fprintf(&b, "%10s %9s %10s %12s %12s\n", "confidence", "recall", "precision", "nothing fits", "substituted")
+	for _, p := range pts {
+		fmt.Fprintf(&b, "%10.3f %9.4f %10.4f %12.4f %12.4f\n", p.Confidence, p.Recall, p.Precision, p.NothingFits, p.Substituted)
+	}
+	if fitted != nil {
+		mj, err := json.Marshal(fitted)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "\nfitted decision model (%s): %s\n", o.FitSamples, mj)
+	}
 	if !o.JSON {
 		return writeReport(out, &b, nil)
 	}
-	last := map[string]any{"leaveOneOut": res[0]}
+	last := map[string]any{"leaveOneOut": res[0], "curve": pts}
 	if len(res) > 1 {
 		last["calibrated"] = res[1]
+	}
+	if fitted != nil {
+		last["decisionModel"] = fitted
 	}
 	return writeReport(out, &b, last)
 }

@@ -209,10 +209,10 @@ type Config struct {
 	// leaves uiUrl out of responses.
 	UIBaseURL string
 	// DefaultRule is the substitution rule calibrated for the server's
-	// embedder. A request that sets none of threshold, margin, scoreMargin
-	// and evidenceMargin gets it whole; one that sets any gets exactly what
-	// it set (an unset margin is off) and, without a threshold, this
-	// rule's. The zero rule leaves the workflow's own default
+	// embedder. A request that sets none of confidence, threshold, margin,
+	// scoreMargin and evidenceMargin gets it whole; one that sets any gets
+	// exactly what it set (an unset bar is off) and, with neither a
+	// confidence nor a threshold, this rule's. The zero rule leaves the workflow's own default
 	// (retrieval.DefaultSubstituteRule).
 	DefaultRule retrieval.SubstituteRule
 	// Audit receives a write-ahead record (graph.AuditIntent) before each
@@ -222,7 +222,7 @@ type Config struct {
 
 // rule is the substitution rule a verb request runs with (Config.DefaultRule).
 func (h *Service) rule(o VerbOptions) retrieval.SubstituteRule {
-	r := retrieval.SubstituteRule{Threshold: o.Threshold, Margin: o.Margin, ScoreMargin: o.ScoreMargin, EvidenceMargin: o.EvidenceMargin}
+	r := retrieval.SubstituteRule{Confidence: o.Confidence, Threshold: o.Threshold, Margin: o.Margin, ScoreMargin: o.ScoreMargin, EvidenceMargin: o.EvidenceMargin}
 	return r.Or(h.cfg.DefaultRule)
 }
 
@@ -237,6 +237,8 @@ type VerbRequest struct {
 
 // VerbOptions are the caller-settable workflows.NovelVerbOptions.
 type VerbOptions struct {
+	// Confidence is retrieval.SubstituteRule.Confidence.
+	Confidence  float64 `json:"confidence,omitempty"`
 	Threshold   float64 `json:"threshold,omitempty"`
 	Margin      float64 `json:"margin,omitempty"`
 	ScoreMargin float64 `json:"scoreMargin,omitempty"`
@@ -280,6 +282,9 @@ func (r VerbRequest) Validate() error {
 		v.Add("verb", "must be at most %d characters", maxVerbLen)
 	case !verbRe.MatchString(r.Verb):
 		v.Add("verb", "must be UPPER_SNAKE_CASE (e.g. CONVERT_CURRENCY), got %q", r.Verb)
+	}
+	if c := r.Options.Confidence; c < 0 || c >= 1 {
+		v.Add("options.confidence", "must be in [0, 1), got %g", c)
 	}
 	if t := r.Options.Threshold; t < 0 || t > 1 {
 		v.Add("options.threshold", "must be between 0 and 1, got %g", t)

@@ -376,7 +376,7 @@ type FulfilVerbIn struct {
 	Inputs      map[string]any `json:"inputs,omitempty" jsonschema:"the inputs at hand"`
 	Context     string         `json:"context,omitempty" jsonschema:"the task context"`
 	DryRun      bool           `json:"dryRun,omitempty" jsonschema:"plan without executing"`
-	Threshold   float64        `json:"threshold,omitempty" jsonschema:"similarity a known tool needs to substitute (0-1). Unset: the server's calibrated rule (a close match with a clear score lead, or overwhelming usage evidence); set: this similarity alone decides"`
+	Threshold   float64        `json:"threshold,omitempty" jsonschema:"similarity a known tool needs to substitute (0-1). Unset: the server's decision rule (a learned confidence that the best candidate is the right tool, from its similarity, leads and agreeing signals; never a tool the inputs cannot fill); set: this similarity alone decides"`
 }
 
 func (e *Edge) register() {

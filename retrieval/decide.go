@@ -1,28 +1,47 @@
 package retrieval
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"unicode"
+)
 
 // FulfilmentCandidates is how many candidates a novel verb's search returns.
 const FulfilmentCandidates = 10
 
-// The fulfilment rule calibrated for the built-in USE-Lite embedder and
-// DefaultWeights, on the ranking of FulfilmentQuery (the query as a whole)
-// (evaluation/TUNING.md, "The decision"; workflows/CALIBRATION.md):
-// a match substitutes when its description is close (cosine ≥ .67) and its
-// hybrid score leads the second candidate's by 4.25, or when its score leads
-// by 22 whatever its similarity, a lead that only usage evidence opens. On
-// the dev split it reaches substitution precision ≥ .95 zero-shot and with
-// history, on both halves. Other weights or another embedder move these
-// scales: recalibrate with `toolsmith eval --protocol leave-one-out
-// --calibrate`.
+// DefaultSubstituteConfidence is the default rule's operating point: the
+// decision model's confidence (DefaultDecisionModel) a first candidate
+// needs to be substituted: the lowest bar with substitution precision ≥ .90
+// both zero-shot and with dense history on the "choose" part of the
+// MetaTool dev split (evaluation/TUNING.md, "The decision, learned"; the
+// README's "When does a tool substitute?" gives the costs behind it).
+const DefaultSubstituteConfidence = 0.525
+
+// The close-match rule of the seventh tuning round, which the default rule
+// was before the decision model: a match substitutes when its description is
+// close (cosine ≥ .67) and its hybrid score leads the second candidate's by
+// 4.25, or when its score leads by 22. Runs started under it keep it
+// (workflow version "default-substitute-rule" 1), and
+// DefaultSubstituteThreshold is still the similarity of a close match: the
+// bar an external definition needs when the run's rule has no threshold
+// (workflows.DefaultThreshold).
 const (
 	DefaultSubstituteThreshold      = 0.67
 	DefaultSubstituteScoreMargin    = 4.25
 	DefaultSubstituteEvidenceMargin = 22
 )
 
-// DefaultSubstituteRule is the calibrated rule as one value.
+// DefaultSubstituteRule is the default rule as one value: the decision
+// model's confidence at the default operating point.
 func DefaultSubstituteRule() SubstituteRule {
+	return SubstituteRule{Confidence: DefaultSubstituteConfidence}
+}
+
+// CloseMatchRule is the rule of the seventh tuning round (see the
+// constants above), kept for runs started under it.
+func CloseMatchRule() SubstituteRule {
 	return SubstituteRule{Threshold: DefaultSubstituteThreshold, ScoreMargin: DefaultSubstituteScoreMargin,
 		EvidenceMargin: DefaultSubstituteEvidenceMargin}
 }
@@ -34,13 +53,24 @@ func DefaultSubstituteRule() SubstituteRule {
 // leave-one-out` measures it, so the number measured is the behaviour
 // shipped.
 //
-// The first candidate substitutes when it is a close match (Threshold,
-// Margin and ScoreMargin all hold) or when its score lead reaches
-// EvidenceMargin. A zero margin is off.
+// Every bar that is set must hold: the decision model's confidence
+// (Confidence), the similarity (Threshold) and the margins (Margin,
+// ScoreMargin); a score lead of EvidenceMargin substitutes on its own. A
+// zero field is off. Whatever the bars, a first candidate whose required
+// parameters the verb's inputs cannot fill (Candidate.InputFit < 0) is not
+// substituted: it could not run. Other candidates the inputs cannot fill
+// are no alternative to the first, so the bars read the first against the
+// candidates that could run (the inputs' fit is evidence the evaluation
+// sets, which carry no inputs, cannot measure, so it enters the decision
+// as this rule, not as a fitted weight).
 type SubstituteRule struct {
-	// Threshold is the cosine similarity (the semantic signal's raw value)
-	// the first candidate needs.
-	Threshold float64 `json:"threshold"`
+	// Confidence, when > 0, is the probability that the first candidate is
+	// the right tool, by DefaultDecisionModel, it needs (the rule's
+	// operating point: higher is more precise and refuses more).
+	Confidence float64 `json:"confidence,omitempty"`
+	// Threshold, when > 0, is the cosine similarity (the semantic signal's
+	// raw value) the first candidate needs.
+	Threshold float64 `json:"threshold,omitempty"`
 	// Margin, when > 0, is how far the first candidate's similarity must
 	// stand above every other candidate's: a near tie between two tools is
 	// not a confident match.
@@ -50,11 +80,10 @@ type SubstituteRule struct {
 	// second's.
 	ScoreMargin float64 `json:"scoreMargin,omitempty"`
 	// EvidenceMargin, when > 0, is a lead of the first candidate's hybrid
-	// score over the second's that substitutes on its own, below
-	// Threshold: with DefaultWeights only the usage signals (past queries
-	// like this one that the tool served, their neighbours, the query log)
-	// open a lead this wide, and it is the strongest evidence of a right
-	// match there is.
+	// score over the second's that substitutes on its own: with
+	// DefaultWeights only the usage signals (past queries like this one
+	// that the tool served, their neighbours, the query log) open a lead
+	// this wide.
 	EvidenceMargin float64 `json:"evidenceMargin,omitempty"`
 }
 
@@ -63,55 +92,217 @@ type SubstituteRule struct {
 func (r SubstituteRule) IsZero() bool { return r == SubstituteRule{} }
 
 // Or completes r from def: a rule is set as a whole, so a zero r is def,
-// and an r without a threshold takes def's (its unset margins stay off).
+// and an r with neither a threshold nor a confidence takes def's (its unset
+// margins stay off).
 func (r SubstituteRule) Or(def SubstituteRule) SubstituteRule {
 	switch {
 	case r.IsZero():
 		return def
-	case r.Threshold == 0:
-		r.Threshold = def.Threshold
+	case r.Threshold == 0 && r.Confidence == 0:
+		r.Threshold, r.Confidence = def.Threshold, def.Confidence
 	}
 	return r
 }
 
 // Candidate is what the rule reads of a search hit.
 type Candidate struct {
-	Similarity float64 // the semantic signal's raw cosine
-	Score      float64 // the hybrid ranking score
+	Similarity float64 `json:"similarity"` // the semantic signal's raw cosine
+	Score      float64 `json:"score"`      // the hybrid ranking score
+	// Keyword is the keyword (bm25) signal on its ranking scale (a z-score
+	// over the candidates with DefaultWeights' normalisation).
+	Keyword float64 `json:"keyword,omitempty"`
+	// Subword is the subword (character n-gram) signal on its ranking
+	// scale: high when the query names the tool.
+	Subword float64 `json:"subword,omitempty"`
+	// InputFit says whether the verb's inputs fill the tool's required
+	// parameters (InputFit): +1 they do, -1 one is missing, 0 unknown (no
+	// inputs given, or nothing known of the tool's parameters).
+	InputFit int `json:"inputFit,omitempty"`
 }
 
-// Candidate is what the rule reads of a ranked hit: its raw cosine and its
-// hybrid score. The workflow's searcher (activities.RetrievalSearcher) and
-// the leave-one-out evaluation both read hits through it.
+// InputFit is Candidate.InputFit for a tool's required parameters and the
+// names of the inputs a verb brings: 0 without inputs, else +1 when every
+// required parameter has an input of its name (ignoring case and the
+// separators '_', '-', '.' and space, as the module router maps inputs),
+// -1 when one has none.
+func InputFit(required, inputs []string) int {
+	if len(inputs) == 0 {
+		return 0
+	}
+	have := make(map[string]bool, len(inputs))
+	for _, n := range inputs {
+		have[paramKey(n)] = true
+	}
+	for _, p := range required {
+		if !have[paramKey(p)] {
+			return -1
+		}
+	}
+	return 1
+}
+
+func paramKey(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '_', '-', ' ', '.':
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, s)
+}
+
+// Candidate is what the rule reads of a ranked hit: its raw cosine, its
+// hybrid score and its keyword signal. The workflow's searcher
+// (activities.RetrievalSearcher) and the leave-one-out evaluation both read
+// hits through it.
 func (h Hit) Candidate() Candidate {
-	return Candidate{Similarity: h.Breakdown.Semantic.Raw, Score: h.Score}
+	return Candidate{Similarity: h.Breakdown.Semantic.Raw, Score: h.Score, Keyword: h.Breakdown.Keyword.Norm, Subword: h.Breakdown.Subword.Norm}
+}
+
+// DecisionFeatures is how many features DecisionModel reads.
+const DecisionFeatures = 7
+
+// DecisionModel is a logistic model of "the first candidate is the right
+// tool" over what a search knows of its candidates (Features): the
+// confidence the rule's Confidence bar applies to.
+type DecisionModel struct {
+	Bias    float64                   `json:"bias"`
+	Weights [DecisionFeatures]float64 `json:"weights"`
+}
+
+// DefaultDecisionModel is the model fitted with `toolsmith eval --protocol
+// leave-one-out --fit-samples` on the "tune" part of the MetaTool dev split,
+// zero-shot and with the history half pooled, for the built-in USE-Lite
+// embedder and DefaultWeights (evaluation/TUNING.md, "The decision,
+// learned"). No query of the parts the operating point was chosen or
+// reported on was fitted.
+var DefaultDecisionModel = DecisionModel{
+	Bias:    -2.789278,
+	Weights: [DecisionFeatures]float64{1.187567, 0.418922, 0.035951, 0.28411, 0.130511, 0.091846, 0.182309},
+}
+
+// Features are what DecisionModel reads of candidates in ranking order
+// (the first is the one that would run). Each is evidence for the first,
+// so the fitted weights are positive and the confidence only grows with it:
+//
+//	0 the first's similarity;
+//	1 log(1 + its score lead over the second), the lead usage evidence
+//	  widens;
+//	2 its score over the mean of the others';
+//	3 1 when no other candidate is more similar (the semantic signal agrees
+//	  with the ranking);
+//	4 its keyword signal's lead over every other candidate;
+//	5 its subword signal's lead over every other candidate (the query
+//	  names the tool);
+//	6 log(1 + its score lead over the third): is it alone, or one of a
+//	  crowd of near-duplicates?
+//
+// A missing candidate counts as similarity, score and signals 0: nothing
+// competes.
+func Features(cands []Candidate) [DecisionFeatures]float64 {
+	var f [DecisionFeatures]float64
+	if len(cands) == 0 {
+		return f
+	}
+	first, others := cands[0], cands[1:]
+	lead := func(get func(Candidate) float64) float64 {
+		b := 0.0
+		for i, c := range others {
+			if i == 0 || get(c) > b {
+				b = get(c)
+			}
+		}
+		return get(first) - b
+	}
+	score := func(i int) float64 {
+		if i < len(cands) {
+			return cands[i].Score
+		}
+		return 0
+	}
+	mean := 0.0
+	for _, c := range others {
+		mean += c.Score
+	}
+	if len(others) > 0 {
+		mean /= float64(len(others))
+	}
+	f[0] = first.Similarity
+	f[1] = math.Log1p(max(first.Score-score(1), 0))
+	f[2] = first.Score - mean
+	if lead(func(c Candidate) float64 { return c.Similarity }) >= 0 {
+		f[3] = 1
+	}
+	f[4] = lead(func(c Candidate) float64 { return c.Keyword })
+	f[5] = lead(func(c Candidate) float64 { return c.Subword })
+	f[6] = math.Log1p(max(first.Score-score(2), 0))
+	return f
+}
+
+// Confidence is the model's probability that the first of cands is the
+// right tool.
+func (m DecisionModel) Confidence(cands []Candidate) float64 {
+	if len(cands) == 0 {
+		return 0
+	}
+	f := Features(cands)
+	z := m.Bias
+	for i, w := range m.Weights {
+		z += w * f[i]
+	}
+	return 1 / (1 + math.Exp(-z))
 }
 
 // Substitute decides on the candidates, in ranking order (the first is the
-// one that would run).
-func (r SubstituteRule) Substitute(cands []Candidate) bool { return r.verdict(cands).ok }
+// one that would run), with DefaultDecisionModel.
+func (r SubstituteRule) Substitute(cands []Candidate) bool {
+	return r.verdict(DefaultDecisionModel, cands).ok
+}
+
+// SubstituteWith is Substitute with another decision model (the evaluation
+// measures a model it has just fitted with it).
+func (r SubstituteRule) SubstituteWith(m DecisionModel, cands []Candidate) bool {
+	return r.verdict(m, cands).ok
+}
 
 // Decide is Substitute with the reason, for the workflow's record: which
-// clause held, or which bar the first candidate missed.
+// bars held, or which one the first candidate missed.
 func (r SubstituteRule) Decide(cands []Candidate) (bool, string) {
-	v := r.verdict(cands)
+	v := r.verdict(DefaultDecisionModel, cands)
 	var why string
 	switch v.kind {
 	case noCandidates:
 		why = "no candidates"
+	case inputsMissing:
+		why = "the inputs do not fill the tool's required parameters"
 	case byEvidence:
 		why = fmt.Sprintf("score lead %.2f ≥ evidence margin %.2f", v.lead, r.EvidenceMargin)
+	case lowConfidence:
+		why = fmt.Sprintf("confidence %.3f < %.3f (similarity %.3f, score lead %.2f)", v.conf, r.Confidence, cands[0].Similarity, v.lead)
 	case belowThreshold:
 		why = fmt.Sprintf("similarity %.3f < threshold %.3f", cands[0].Similarity, r.Threshold)
 	case nearSimilarity:
 		why = fmt.Sprintf("similarity %.3f leads another candidate by %.3f < margin %.3f", cands[0].Similarity, v.gap, r.Margin)
 	case nearScore:
-		why = fmt.Sprintf("similarity %.3f ≥ %.3f but score lead %.2f < score margin %.2f", cands[0].Similarity, r.Threshold, v.lead, r.ScoreMargin)
+		why = fmt.Sprintf("similarity %.3f but score lead %.2f < score margin %.2f", cands[0].Similarity, v.lead, r.ScoreMargin)
 	default:
-		why = fmt.Sprintf("similarity %.3f ≥ threshold %.3f", cands[0].Similarity, r.Threshold)
-		if r.ScoreMargin > 0 && len(cands) > 1 {
-			why += fmt.Sprintf(", score lead %.2f ≥ %.2f", v.lead, r.ScoreMargin)
+		var held []string
+		if r.Confidence > 0 {
+			held = append(held, fmt.Sprintf("confidence %.3f ≥ %.3f", v.conf, r.Confidence))
 		}
+		if r.Threshold > 0 {
+			held = append(held, fmt.Sprintf("similarity %.3f ≥ threshold %.3f", cands[0].Similarity, r.Threshold))
+		}
+		if r.ScoreMargin > 0 && len(cands) > 1 {
+			held = append(held, fmt.Sprintf("score lead %.2f ≥ %.2f", v.lead, r.ScoreMargin))
+		}
+		if len(held) == 0 {
+			held = append(held, fmt.Sprintf("similarity %.3f, no bar set", cands[0].Similarity))
+		}
+		if cands[0].InputFit > 0 {
+			held = append(held, "the inputs fill its required parameters")
+		}
+		why = strings.Join(held, ", ")
 	}
 	return v.ok, why
 }
@@ -120,7 +311,9 @@ func (r SubstituteRule) Decide(cands []Candidate) (bool, string) {
 const (
 	closeMatch = iota
 	noCandidates
+	inputsMissing
 	byEvidence
+	lowConfidence
 	belowThreshold
 	nearSimilarity
 	nearScore
@@ -130,15 +323,31 @@ type verdict struct {
 	ok        bool
 	kind      int
 	lead, gap float64 // score lead over the second; smallest similarity gap
+	conf      float64 // the decision model's confidence, when the rule reads it
 }
 
-// verdict is the decision without formatting (the eval's calibration
-// applies it to every query under thousands of rules).
-func (r SubstituteRule) verdict(cands []Candidate) verdict {
+// runnable is cands without the candidates after the first that the
+// verb's inputs cannot fill (InputFit < 0): they could not run in its place,
+// so they are no alternative to it, and the rule weighs the first against
+// the candidates that could. Without inputs it is cands.
+func runnable(cands []Candidate) []Candidate {
+	if !slices.ContainsFunc(cands[1:], func(c Candidate) bool { return c.InputFit < 0 }) {
+		return cands
+	}
+	return slices.DeleteFunc(slices.Clone(cands), func(c Candidate) bool { return c.InputFit < 0 })
+}
+
+// verdict is the decision without formatting (the eval's curve applies it
+// to every query under many rules).
+func (r SubstituteRule) verdict(m DecisionModel, cands []Candidate) verdict {
 	if len(cands) == 0 {
 		return verdict{kind: noCandidates}
 	}
 	first := cands[0]
+	if first.InputFit < 0 {
+		return verdict{kind: inputsMissing}
+	}
+	cands = runnable(cands)
 	lead, hasLead := 0.0, len(cands) > 1
 	if hasLead {
 		lead = first.Score - cands[1].Score
@@ -146,18 +355,25 @@ func (r SubstituteRule) verdict(cands []Candidate) verdict {
 			return verdict{ok: true, kind: byEvidence, lead: lead}
 		}
 	}
+	var conf float64
+	if r.Confidence > 0 {
+		conf = m.Confidence(cands)
+		if conf < r.Confidence {
+			return verdict{kind: lowConfidence, lead: lead, conf: conf}
+		}
+	}
 	if first.Similarity < r.Threshold {
-		return verdict{kind: belowThreshold, lead: lead}
+		return verdict{kind: belowThreshold, lead: lead, conf: conf}
 	}
 	if r.Margin > 0 {
 		for _, c := range cands[1:] {
 			if d := first.Similarity - c.Similarity; d < r.Margin {
-				return verdict{kind: nearSimilarity, lead: lead, gap: d}
+				return verdict{kind: nearSimilarity, lead: lead, gap: d, conf: conf}
 			}
 		}
 	}
 	if r.ScoreMargin > 0 && hasLead && lead < r.ScoreMargin {
-		return verdict{kind: nearScore, lead: lead}
+		return verdict{kind: nearScore, lead: lead, conf: conf}
 	}
-	return verdict{ok: true, kind: closeMatch, lead: lead}
+	return verdict{ok: true, kind: closeMatch, lead: lead, conf: conf}
 }

@@ -1,15 +1,21 @@
 package retrieval
 
-import "testing"
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// c builds candidates from (similarity, score) pairs.
+func c(pairs ...float64) []Candidate {
+	var out []Candidate
+	for i := 0; i+1 < len(pairs); i += 2 {
+		out = append(out, Candidate{Similarity: pairs[i], Score: pairs[i+1]})
+	}
+	return out
+}
 
 func TestSubstituteRule(t *testing.T) {
-	c := func(pairs ...float64) []Candidate {
-		var out []Candidate
-		for i := 0; i+1 < len(pairs); i += 2 {
-			out = append(out, Candidate{Similarity: pairs[i], Score: pairs[i+1]})
-		}
-		return out
-	}
 	for _, tc := range []struct {
 		rule  SubstituteRule
 		cands []Candidate
@@ -38,19 +44,19 @@ func TestSubstituteRuleEvidence(t *testing.T) {
 		cands []Candidate
 		want  bool
 	}{
-		{"close and clear", []Candidate{{0.72, 10}, {0.5, 5}}, true},
-		{"close but a near tie in score", []Candidate{{0.72, 10}, {0.7, 6}}, false},
-		{"far from the description, small lead", []Candidate{{0.4, 20}, {0.5, 2}}, false},
-		{"far from the description, evidence lead", []Candidate{{0.4, 30}, {0.5, 8}}, true},
-		{"alone and close", []Candidate{{0.7, 3}}, true},
-		{"alone and far", []Candidate{{0.5, 40}}, false},
+		{"close and clear", c(0.72, 10, 0.5, 5), true},
+		{"close but a near tie in score", c(0.72, 10, 0.7, 6), false},
+		{"far from the description, small lead", c(0.4, 20, 0.5, 2), false},
+		{"far from the description, evidence lead", c(0.4, 30, 0.5, 8), true},
+		{"alone and close", c(0.7, 3), true},
+		{"alone and far", c(0.5, 40), false},
 	} {
 		ok, reason := r.Decide(tc.cands)
 		if ok != tc.want || reason == "" {
 			t.Errorf("%s: Decide = %v %q, want %v", tc.name, ok, reason, tc.want)
 		}
 	}
-	if !(SubstituteRule{}).IsZero() || DefaultSubstituteRule().IsZero() {
+	if !(SubstituteRule{}).IsZero() || DefaultSubstituteRule().IsZero() || CloseMatchRule().IsZero() {
 		t.Fatal("IsZero")
 	}
 }
@@ -60,11 +66,111 @@ func TestSubstituteRuleOr(t *testing.T) {
 	for _, tc := range []struct{ r, want SubstituteRule }{
 		{SubstituteRule{}, def},
 		{SubstituteRule{Threshold: 0.8}, SubstituteRule{Threshold: 0.8}},
-		{SubstituteRule{ScoreMargin: 2}, SubstituteRule{Threshold: def.Threshold, ScoreMargin: 2}},
+		{SubstituteRule{ScoreMargin: 2}, SubstituteRule{Confidence: def.Confidence, ScoreMargin: 2}},
 		{SubstituteRule{Threshold: 0.5, EvidenceMargin: 9}, SubstituteRule{Threshold: 0.5, EvidenceMargin: 9}},
+		{SubstituteRule{Confidence: 0.7}, SubstituteRule{Confidence: 0.7}},
+		{SubstituteRule{Margin: 0.1}, SubstituteRule{Confidence: def.Confidence, Margin: 0.1}},
+		{SubstituteRule{ScoreMargin: 2}.Or(CloseMatchRule()), SubstituteRule{Threshold: DefaultSubstituteThreshold, ScoreMargin: 2}},
 	} {
 		if got := tc.r.Or(def); got != tc.want {
 			t.Errorf("%+v.Or(default) = %+v, want %+v", tc.r, got, tc.want)
 		}
+	}
+}
+
+func TestInputFit(t *testing.T) {
+	for _, tc := range []struct {
+		required, inputs []string
+		want             int
+	}{
+		{[]string{"amount", "from", "to"}, nil, 0},                              // no inputs: unknown
+		{[]string{"amount", "from", "to"}, []string{"to", "amount", "from"}, 1}, // all there
+		{[]string{"from_currency"}, []string{"fromCurrency"}, 1},                // as the router maps names
+		{[]string{"amount", "from", "to"}, []string{"amount", "from"}, -1},      // one missing
+		{nil, []string{"anything"}, 1},                                          // nothing required
+	} {
+		if got := InputFit(tc.required, tc.inputs); got != tc.want {
+			t.Errorf("InputFit(%v, %v) = %d, want %d", tc.required, tc.inputs, got, tc.want)
+		}
+	}
+}
+
+// A tool the verb's inputs cannot run is never substituted, whatever the
+// rule: the substitution would fail on its required parameters.
+func TestSubstituteRuleInputFit(t *testing.T) {
+	clear := []Candidate{{Similarity: 0.9, Score: 40, Keyword: 5}, {Similarity: 0.3, Score: 1}}
+	for _, r := range []SubstituteRule{DefaultSubstituteRule(), CloseMatchRule(), {Threshold: 0.1}} {
+		if !r.Substitute(clear) {
+			t.Fatalf("%+v refuses a clear match", r)
+		}
+		missing := slices.Clone(clear)
+		missing[0].InputFit = -1
+		ok, why := r.Decide(missing)
+		if ok || !strings.Contains(why, "required parameters") {
+			t.Fatalf("%+v on a tool the inputs cannot fill: %v %q", r, ok, why)
+		}
+	}
+}
+
+// The default model's confidence grows with the evidence a search shows:
+// a closer match, a wider lead, signals that agree.
+func TestDecisionConfidence(t *testing.T) {
+	m := DefaultDecisionModel
+	weak := []Candidate{{Similarity: 0.45, Score: 3, Keyword: 1}, {Similarity: 0.47, Score: 2.8, Keyword: 1.5}, {Similarity: 0.4, Score: 2}}
+	closer := slices.Clone(weak)
+	closer[0].Similarity = 0.75
+	leading := slices.Clone(weak)
+	leading[0].Score = 12
+	agreeing := slices.Clone(weak)
+	agreeing[0].Keyword = 3
+	base := m.Confidence(weak)
+	for name, cands := range map[string][]Candidate{"closer": closer, "leading": leading, "keywords agree": agreeing} {
+		if got := m.Confidence(cands); got <= base {
+			t.Errorf("%s: confidence %.3f, not above the weak match's %.3f", name, got, base)
+		}
+	}
+	if r := DefaultSubstituteRule(); r.Substitute(weak) {
+		t.Errorf("the default rule substitutes a weak near tie (confidence %.3f)", base)
+	}
+	if m.Confidence(nil) != 0 {
+		t.Error("no candidates, some confidence")
+	}
+	// Every feature is evidence for the first candidate: the fitted weights
+	// are positive, so the confidence never falls as evidence grows, and a
+	// candidate alone (a small catalogue) is judged by its own strength.
+	for i, w := range m.Weights {
+		if w <= 0 {
+			t.Errorf("weight %d = %v, want > 0", i, w)
+		}
+	}
+	if alone := m.Confidence([]Candidate{{Similarity: 0.8, Score: 8}}); alone < m.Confidence(closer) {
+		t.Errorf("a close candidate alone: confidence %.3f", alone)
+	}
+}
+
+// Candidates the inputs cannot fill are no alternative: a first candidate
+// that leads only the runnable ones by far is weighed against those.
+func TestSubstituteRuleRunnableAlternatives(t *testing.T) {
+	cands := []Candidate{
+		{Similarity: 0.55, Score: 7, Keyword: 4, InputFit: 1},
+		{Similarity: 0.50, Score: 6.5, Keyword: 3, InputFit: -1},
+		{Similarity: 0.45, Score: 6, Keyword: 2, InputFit: -1},
+		{Similarity: 0.30, Score: 1, InputFit: 1},
+		{Similarity: 0.25, Score: 0.5, InputFit: 1},
+	}
+	unknown := make([]Candidate, len(cands))
+	for i, c := range cands {
+		c.InputFit = 0
+		unknown[i] = c
+	}
+	m := DefaultDecisionModel
+	if got, base := m.Confidence(runnable(cands)), m.Confidence(unknown); got <= base {
+		t.Fatalf("confidence against runnable candidates %.3f, not above %.3f against all", got, base)
+	}
+	if got := runnable(unknown); len(got) != len(unknown) {
+		t.Fatalf("without inputs runnable dropped candidates: %v", got)
+	}
+	if got := runnable(cands); len(got) != 3 || got[0] != cands[0] || got[1] != cands[3] {
+		t.Fatalf("runnable = %v", got)
 	}
 }

@@ -56,11 +56,11 @@ const (
 
 // Defaults of NovelVerbOptions.
 const (
-	// DefaultThreshold is the cosine similarity the best match must reach
-	// to be substituted, calibrated on MetaTool with the built-in USE-lite
-	// embedder; see CALIBRATION.md. It is the threshold of
-	// retrieval.DefaultSubstituteRule, which a run with no rule of its own
-	// uses whole.
+	// DefaultThreshold is the cosine similarity of a close match with the
+	// built-in USE-lite embedder (retrieval.DefaultSubstituteThreshold):
+	// the similarity an external definition needs when the run's rule has
+	// no threshold of its own (retrieval.DefaultSubstituteRule decides by
+	// the decision model's confidence instead).
 	DefaultThreshold = retrieval.DefaultSubstituteThreshold
 	// legacyDefaultThreshold is the default of runs started before the
 	// calibrated rule (workflow version "default-substitute-rule" 0).

@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -18,11 +19,14 @@ import (
 
 // NovelVerbOptions tune a fulfilment.
 type NovelVerbOptions struct {
-	// Threshold, Margin, ScoreMargin and EvidenceMargin are the
+	// Confidence, Threshold, Margin, ScoreMargin and EvidenceMargin are the
 	// substitution rule (retrieval.SubstituteRule). They come as a whole:
 	// with none set the run uses retrieval.DefaultSubstituteRule; with any
-	// set, an unset margin is off and an unset threshold is DefaultThreshold.
+	// set, an unset bar is off (and with neither a confidence nor a
+	// threshold, the default's confidence applies).
 	//
+	// Confidence is the decision model's confidence the best match needs.
+	Confidence float64 `json:"confidence,omitempty"`
 	// Threshold is the similarity the best match needs to be substituted.
 	Threshold float64 `json:"threshold,omitempty"`
 	// Margin, when > 0, is how far the best match's similarity must stand
@@ -197,12 +201,15 @@ type fulfilment struct {
 // NovelVerbResult.
 func NovelVerbWorkflow(ctx workflow.Context, in NovelVerbInput) (NovelVerbResult, error) {
 	in.Verb = llm.NormalizeVerb(in.Verb)
-	if in.Options.Threshold <= 0 {
-		// Runs started before the calibrated rule keep the threshold they
-		// were started under, so their histories replay.
-		if workflow.GetVersion(ctx, "default-substitute-rule", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if in.Options.Threshold <= 0 && in.Options.Confidence <= 0 {
+		// Runs started before the decision model keep the rule they were
+		// started under, so their histories replay.
+		switch workflow.GetVersion(ctx, "default-substitute-rule", workflow.DefaultVersion, 2) {
+		case workflow.DefaultVersion:
 			in.Options.Threshold = legacyDefaultThreshold
-		} else {
+		case 1:
+			in.Options.SetRule(in.Options.Rule().Or(retrieval.CloseMatchRule()))
+		default:
 			in.Options.SetRule(in.Options.Rule().Or(retrieval.DefaultSubstituteRule()))
 		}
 	}
@@ -276,9 +283,15 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 	}
 
 	// The decision `toolsmith eval --protocol leave-one-out` measures.
+	// Input fit (do the verb's inputs fill the tool's required
+	// parameters?) is read from version "decision-input-fit" 1 on.
+	var inputs []string
+	if workflow.GetVersion(f.ctx, "decision-input-fit", workflow.DefaultVersion, 1) >= 1 {
+		inputs = slices.Sorted(maps.Keys(in.Inputs))
+	}
 	cands := make([]retrieval.Candidate, len(search.Candidates))
 	for i, c := range search.Candidates {
-		cands[i] = retrieval.Candidate{Similarity: c.Similarity, Score: c.Score}
+		cands[i] = retrieval.Candidate{Similarity: c.Similarity, Score: c.Score, Keyword: c.Keyword, Subword: c.Subword, InputFit: retrieval.InputFit(c.Required, inputs)}
 	}
 	ok, why := in.Options.Rule().Decide(cands)
 	if ok {
@@ -289,12 +302,12 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 
 // Rule is the options' substitution rule.
 func (o NovelVerbOptions) Rule() retrieval.SubstituteRule {
-	return retrieval.SubstituteRule{Threshold: o.Threshold, Margin: o.Margin, ScoreMargin: o.ScoreMargin, EvidenceMargin: o.EvidenceMargin}
+	return retrieval.SubstituteRule{Confidence: o.Confidence, Threshold: o.Threshold, Margin: o.Margin, ScoreMargin: o.ScoreMargin, EvidenceMargin: o.EvidenceMargin}
 }
 
 // SetRule sets the options' substitution rule.
 func (o *NovelVerbOptions) SetRule(r retrieval.SubstituteRule) {
-	o.Threshold, o.Margin, o.ScoreMargin, o.EvidenceMargin = r.Threshold, r.Margin, r.ScoreMargin, r.EvidenceMargin
+	o.Confidence, o.Threshold, o.Margin, o.ScoreMargin, o.EvidenceMargin = r.Confidence, r.Threshold, r.Margin, r.ScoreMargin, r.EvidenceMargin
 }
 
 // substitute executes the best match with the original inputs.
@@ -538,7 +551,13 @@ func (f *fulfilment) airlock(why string) (NovelVerbResult, bool, error) {
 		res, ferr := f.fail(typeOr(err, activities.ErrTypeStepFailed), "find external definitions for %s: %s", f.in.Verb, activities.Message(err))
 		return res, true, ferr
 	}
-	if len(matches) == 0 || matches[0].Score < f.in.Options.Threshold {
+	bar := f.in.Options.Threshold
+	if bar <= 0 {
+		// A rule without a similarity bar (the decision model's): an
+		// external definition still needs a close match.
+		bar = retrieval.DefaultSubstituteThreshold
+	}
+	if len(matches) == 0 || matches[0].Score < bar {
 		return NovelVerbResult{}, false, nil
 	}
 	best := matches[0]

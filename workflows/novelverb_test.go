@@ -75,8 +75,8 @@ func TestSubstitute(t *testing.T) {
 	f := workflowstest.New(t, nil)
 	// Hybrid scores on the ranking's scale: a clear lead, as the demo
 	// catalogue gives CONVERT_CURRENCY.
-	f.ScoredHit("convert currency", "currency.convert", 0.82, 13.3)
-	f.ScoredHit("convert currency", "units.convert", 0.41, 6.7)
+	f.RankedHit("convert currency", "currency.convert", retrieval.Candidate{Similarity: 0.82, Score: 13.3, Keyword: 3})
+	f.RankedHit("convert currency", "units.convert", retrieval.Candidate{Similarity: 0.41, Score: 6.7, Keyword: -0.5})
 	res, err, p := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Description: "change money", Inputs: eurInputs()})
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +109,7 @@ func TestSubstitute(t *testing.T) {
 
 func TestSubstituteMapsInputNamesCaseInsensitively(t *testing.T) {
 	f := workflowstest.New(t, nil)
-	f.Hit("convert currency", "currency.convert", 0.9)
+	f.ClearHit("convert currency", "currency.convert")
 	res, err, _ := run(t, f, NovelVerbInput{Verb: "convert currency", Inputs: map[string]any{"AMOUNT": 10, "From": "GBP", "to": "USD"}})
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +135,7 @@ func TestSchemaMismatch(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := workflowstest.New(t, nil)
-			f.Hit("convert currency", "currency.convert", 0.9)
+			f.ClearHit("convert currency", "currency.convert")
 			res, err, p := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: tc.inputs})
 			wantType(t, err, activities.ErrTypeSchemaMismatch)
 			if !strings.Contains(err.Error(), tc.want) {
@@ -154,7 +154,7 @@ func TestSchemaMismatch(t *testing.T) {
 func TestModuleTimeout(t *testing.T) {
 	f := workflowstest.New(t, func(c *modules.Config) { c.DefaultTimeout = 50 * time.Millisecond })
 	f.Mods["currency"].SetDelay(2 * time.Second)
-	f.Hit("convert currency", "currency.convert", 0.9)
+	f.ClearHit("convert currency", "currency.convert")
 	_, err, _ := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: eurInputs()})
 	wantType(t, err, activities.ErrTypeModuleTimeout)
 	if !strings.Contains(err.Error(), "timed out") {
@@ -165,7 +165,7 @@ func TestModuleTimeout(t *testing.T) {
 func TestModuleHTTPErrorIsNotRetriedOn4xx(t *testing.T) {
 	f := workflowstest.New(t, nil)
 	f.Mods["currency"].FailWith("currency.convert", 422)
-	f.Hit("convert currency", "currency.convert", 0.9)
+	f.ClearHit("convert currency", "currency.convert")
 	_, err, _ := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: eurInputs()})
 	wantType(t, err, activities.ErrTypeModuleRejected)
 	if got := len(f.Mods["currency"].Calls()); got != 1 {
@@ -175,7 +175,7 @@ func TestModuleHTTPErrorIsNotRetriedOn4xx(t *testing.T) {
 
 func TestToolFailure(t *testing.T) {
 	f := workflowstest.New(t, nil)
-	f.Hit("convert currency", "currency.convert", 0.9)
+	f.ClearHit("convert currency", "currency.convert")
 	_, err, _ := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: map[string]any{"amount": 1, "from": "USD", "to": "XYZ"}})
 	wantType(t, err, activities.ErrTypeToolFailed)
 	if !strings.Contains(err.Error(), "unsupported currency") {
@@ -236,7 +236,7 @@ const tripPlan = `Here is the plan:
 func TestDecomposeWithNestedNovelVerb(t *testing.T) {
 	f := workflowstest.New(t, nil)
 	f.Hit("plan trip budget", "currency.convert", 0.35)
-	f.Hit("measure distance in miles", "units.convert", 0.77)
+	f.ClearHit("measure distance in miles", "units.convert")
 	llm := &workflowstest.ScriptedLLM{Answers: map[string]string{"PLAN_TRIP_BUDGET": tripPlan}}
 	f.LLM = llm
 	res, err, p := run(t, f, NovelVerbInput{Verb: "PLAN_TRIP_BUDGET", Inputs: map[string]any{"budget": 1000, "currency": "USD", "distance_km": 42.195}})
@@ -380,7 +380,7 @@ func TestStateTransition(t *testing.T) {
 
 func TestDryRun(t *testing.T) {
 	f := workflowstest.New(t, nil)
-	f.Hit("convert currency", "currency.convert", 0.9)
+	f.ClearHit("convert currency", "currency.convert")
 	res, err, _ := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: eurInputs(), Options: NovelVerbOptions{DryRun: true}})
 	if err != nil {
 		t.Fatal(err)
@@ -405,33 +405,37 @@ func TestDryRun(t *testing.T) {
 
 // TestDefaultRule: with no rule of its own a run decides with
 // retrieval.DefaultSubstituteRule, the rule `toolsmith eval --protocol
-// leave-one-out` measures.
+// leave-one-out` measures: the decision model's confidence, and never a tool
+// the verb's inputs cannot fill.
 func TestDefaultRule(t *testing.T) {
 	for _, tc := range []struct {
 		name             string
 		sim, lead        float64
+		inputs           map[string]any
 		substitute       bool
 		reasonContaining string
 	}{
-		{"close with a clear lead", 0.75, 6, true, "score lead 6.00"},
-		{"close but a near tie (another tool scores alike)", 0.75, 2, false, "score lead 2.00 < score margin 4.25"},
-		{"below the threshold with an ordinary lead", 0.55, 8, false, "similarity 0.550 < threshold 0.670"},
-		{"below the threshold with the lead of usage evidence", 0.55, 25, true, "evidence margin"},
+		{"close with a clear lead", 0.8, 12, eurInputs(), true, "confidence"},
+		{"far and a near tie (another tool scores alike)", 0.42, 0.1, eurInputs(), false, "confidence"},
+		{"close, but the inputs do not fill its parameters", 0.8, 12, map[string]any{"text": "hello"}, false, "required parameters"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := workflowstest.New(t, nil)
+			conv := f.Tools["currency.convert"]
+			conv.RequiredParams = []string{"amount", "from", "to"}
+			f.Tools["currency.convert"] = conv
 			f.ScoredHit("convert currency", "currency.convert", tc.sim, 10+tc.lead)
 			f.ScoredHit("convert currency", "units.convert", 0.4, 10)
-			res, err, _ := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: eurInputs()})
+			res, err, _ := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: tc.inputs})
 			if tc.substitute {
 				if err != nil || res.Branch != BranchSubstitute {
-					t.Fatalf("branch %q err %v, want substitute", res.Branch, err)
+					t.Fatalf("branch %q err %v (%s), want substitute", res.Branch, err, res.Reason)
 				}
 			} else {
 				wantType(t, err, activities.ErrTypeLLMUnavailable) // decomposition was tried
 			}
-			if res.Rule != retrieval.DefaultSubstituteRule() || res.Threshold != DefaultThreshold {
-				t.Fatalf("rule %+v threshold %v, want the default rule", res.Rule, res.Threshold)
+			if res.Rule != retrieval.DefaultSubstituteRule() {
+				t.Fatalf("rule %+v, want the default rule", res.Rule)
 			}
 			if !strings.Contains(res.Reason, tc.reasonContaining) {
 				t.Fatalf("reason %q lacks %q", res.Reason, tc.reasonContaining)

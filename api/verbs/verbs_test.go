@@ -248,6 +248,7 @@ func TestStartVerbValidation(t *testing.T) {
 		{"lower verb", "/api/v1/verbs", `{"verb":"convert"}`, 422, "verb"},
 		{"long verb", "/api/v1/verbs", `{"verb":"` + strings.Repeat("A", 65) + `"}`, 422, "verb"},
 		{"threshold", "/api/v1/verbs", `{"verb":"A_B","options":{"threshold":-0.1}}`, 422, "options.threshold"},
+		{"confidence", "/api/v1/verbs", `{"verb":"A_B","options":{"confidence":1}}`, 422, "options.confidence"},
 		{"margin", "/api/v1/verbs", `{"verb":"A_B","options":{"margin":2}}`, 422, "options.margin"},
 		{"score margin", "/api/v1/verbs", `{"verb":"A_B","options":{"scoreMargin":-1}}`, 422, "options.scoreMargin"},
 		{"evidence margin", "/api/v1/verbs", `{"verb":"A_B","options":{"evidenceMargin":-1}}`, 422, "options.evidenceMargin"},
@@ -286,6 +287,8 @@ func TestStartVerbRule(t *testing.T) {
 		{"threshold", `{"threshold":0.8}`, retrieval.SubstituteRule{Threshold: 0.8}},
 		{"a margin", `{"scoreMargin":2}`, retrieval.SubstituteRule{Threshold: 0.67, ScoreMargin: 2}},
 		{"all", `{"threshold":0.5,"margin":0.1,"scoreMargin":1,"evidenceMargin":9}`, retrieval.SubstituteRule{Threshold: 0.5, Margin: 0.1, ScoreMargin: 1, EvidenceMargin: 9}},
+		{"a confidence", `{"confidence":0.7}`, retrieval.SubstituteRule{Confidence: 0.7}},
+		{"a confidence and a margin", `{"confidence":0.7,"margin":0.1}`, retrieval.SubstituteRule{Confidence: 0.7, Margin: 0.1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			gin.SetMode(gin.TestMode)

@@ -40,8 +40,9 @@ import (
 // USE-Lite uses retrieval.DefaultSubstituteRule.
 const hashingThreshold = 0.30
 
-// substituteRule is the configured embedder's calibrated substitution rule,
-// with --substitute-threshold in place of its threshold when set.
+// substituteRule is the configured embedder's substitution rule, with
+// --substitute-threshold as its similarity bar when set (for USE-Lite, a
+// bar on top of the decision model's confidence).
 func substituteRule(cfg config.Config) retrieval.SubstituteRule {
 	r := retrieval.DefaultSubstituteRule()
 	if cfg.Embedder == config.EmbedderHashing {

@@ -110,7 +110,8 @@ type Config struct {
 	// LLM decomposes novel verbs; provider none disables decomposition.
 	LLM LLM
 	// SubstituteThreshold is the similarity a match needs to substitute a
-	// novel verb; 0 means the embedder's calibrated default.
+	// novel verb, on top of the default rule's other bars; 0 means the
+	// embedder's default rule alone.
 	SubstituteThreshold float64
 	// ReviewTimeout bounds how long an airlock review waits for a decision.
 	ReviewTimeout time.Duration

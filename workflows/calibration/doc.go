@@ -10,7 +10,8 @@
 //	go test ./workflows/calibration -run TestCalibrate -v
 //
 // and the others check the whole default substitution rule
-// (retrieval.DefaultSubstituteRule) on the demo catalogue.
+// (retrieval.DefaultSubstituteRule: the decision model's confidence and the
+// inputs' fit) on the demo catalogue.
 //
 // See CALIBRATION.md for the figures and the choice.
 package calibration

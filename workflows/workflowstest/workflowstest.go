@@ -21,6 +21,7 @@ import (
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/demomodule"
 	"github.com/toolsmith/toolsmith/modules"
+	"github.com/toolsmith/toolsmith/retrieval"
 	"github.com/toolsmith/toolsmith/tool"
 )
 
@@ -96,6 +97,24 @@ func (f *Fixture) ScoredHit(words, toolID string, sim, score float64) {
 	f.Searcher.mu.Lock()
 	defer f.Searcher.mu.Unlock()
 	f.Searcher.hits[words] = append(f.Searcher.hits[words], activities.SearchHit{Tool: t.ToolSummary, Similarity: sim, Score: score})
+}
+
+// RankedHit is ScoredHit with the signals the decision model reads besides
+// similarity and score (retrieval.Candidate's keyword and subword leads).
+func (f *Fixture) RankedHit(words, toolID string, c retrieval.Candidate) {
+	t := f.Tools[toolID]
+	f.Searcher.mu.Lock()
+	defer f.Searcher.mu.Unlock()
+	f.Searcher.hits[words] = append(f.Searcher.hits[words], activities.SearchHit{Tool: t.ToolSummary,
+		Similarity: c.Similarity, Score: c.Score, Keyword: c.Keyword, Subword: c.Subword})
+}
+
+// ClearHit makes the searcher answer query words with the tool as the
+// hybrid ranking reports a clear match: close (similarity .9), far ahead on
+// score (12) and on keywords (z-score 4), so that the default rule
+// substitutes it.
+func (f *Fixture) ClearHit(words, toolID string) {
+	f.RankedHit(words, toolID, retrieval.Candidate{Similarity: 0.9, Score: 12, Keyword: 4})
 }
 
 // GetTool implements activities.ToolSource.
