@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"github.com/toolsmith/toolsmith/api/httpx/httpxtest"
 	"net/http"
 	"net/http/httptest"
@@ -123,8 +124,9 @@ type response struct {
 		Result json.RawMessage `json:"result"`
 	} `json:"data"`
 	Error struct {
-		Code   string `json:"code"`
-		Fields []struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+		Fields  []struct {
 			Path string `json:"path"`
 		} `json:"fields"`
 	} `json:"error"`
@@ -380,6 +382,30 @@ func TestGetVerb(t *testing.T) {
 		f := &fakeTemporal{run: &fakeRun{}, desc: describe("RefreshModulesWorkflow", enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED)}
 		if code, _ := serve(t, f, nil, http.MethodGet, "/api/v1/verbs/modules-refresh-1", "", asU1); code != 404 {
 			t.Errorf("HTTP %d, want 404", code)
+		}
+	})
+	// An unknown id, a run of another workflow type and another caller's
+	// run answer the same 404 with the same message: anything else is an
+	// existence and type oracle (issue #27 item 10).
+	t.Run("one answer for unknown, other type and other caller", func(t *testing.T) {
+		cases := map[string]*fakeTemporal{
+			"unknown":      {run: &fakeRun{}, descErr: serviceerror.NewNotFound("workflow not found for ID: verb-A_B-1")},
+			"other type":   {run: &fakeRun{}, desc: describe("ExecuteToolWorkflow", enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED)},
+			"other caller": {run: &fakeRun{}, desc: describeOwned("NovelVerbWorkflow", enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, "u2")},
+			"airlock run":  {run: &fakeRun{}, desc: describe("AirlockWorkflow", enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING)},
+		}
+		var first string
+		for name, f := range cases {
+			code, resp := serve(t, f, nil, http.MethodGet, "/api/v1/verbs/verb-A_B-1", "", asU1)
+			got := fmt.Sprintf("%d %s %s", code, resp.Error.Code, resp.Error.Message)
+			if code != 404 || strings.Contains(resp.Error.Message, "Workflow") || strings.Contains(resp.Error.Message, "workflow not found") {
+				t.Errorf("%s: %s", name, got)
+			}
+			if first == "" {
+				first = got
+			} else if got != first {
+				t.Errorf("%s: %s, another case: %s", name, got, first)
+			}
 		}
 	})
 	// A run belongs to its caller: another caller's run answers 404 like
