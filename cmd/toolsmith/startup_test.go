@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/internal/config"
 	"github.com/toolsmith/toolsmith/internal/datadir"
 )
@@ -221,5 +222,29 @@ func TestStoreLockSharesANeo4jDataDir(t *testing.T) {
 	cfg.Store = config.StoreNeo4j
 	if l, err := lockStore(cfg, "toolsmith worker", nil); err != nil || l != nil {
 		t.Fatalf("neo4j on a held dir: %v, %v", l, err)
+	}
+}
+
+// TestResourceMetadataURLIsTheServersOwn: a 401's resource_metadata URL
+// and the metadata document name the address the banner shows, not the
+// Host header a client sent (#27 item 7).
+func TestResourceMetadataURLIsTheServersOwn(t *testing.T) {
+	in := startDev(t, t.TempDir(), "--no-demo")
+	for _, path := range []string{"/api/v1/admin/keys", identity.ResourceMetadataPath} {
+		req, err := http.NewRequest(http.MethodGet, in.base+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = "evil.example"
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got := resp.Header.Get("WWW-Authenticate") + string(body)
+		if strings.Contains(got, "evil.example") || !strings.Contains(got, in.base) {
+			t.Errorf("GET %s with Host evil.example: %d %s", path, resp.StatusCode, got)
+		}
 	}
 }
