@@ -114,7 +114,7 @@ func fullServerWith(t *testing.T, m *metrics.Metrics) (*api.Server, *identity.Ke
 	console := web.New(nil, web.Config{})
 	limiter := ratelimit.New(ratelimit.Config{}, m.RateLimited) // one budget for both doors, as cmd/toolsmith wires it
 	edge := mcp.New(mcp.Deps{Auth: auth, Retrieval: search, Store: st, Fulfil: runs.Service(), Audit: log, Metrics: m, Limiter: limiter})
-	srv, _ := newServer(t, api.Options{Auth: auth, Audit: log, Metrics: m, Limiter: limiter,
+	srv, _ := newServer(t, api.Options{Auth: auth, Audit: log, Metrics: m, Limiter: limiter, BaseURL: "http://ts.example",
 		Handlers: []api.Handler{{Methods: []string{http.MethodGet, http.MethodPost, http.MethodDelete}, Path: "/mcp", Handler: edge.Handler()},
 			{Methods: []string{http.MethodGet}, Path: "/ui", Handler: console},
 			{Methods: []string{http.MethodGet, http.MethodPost}, Path: "/ui/*path", Handler: console}}}, features...)

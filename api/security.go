@@ -87,7 +87,7 @@ func (s *Server) secure(c *gin.Context) {
 		if err != nil {
 			s.opts.Metrics.AuthFailure("unauthenticated")
 			s.record(c, row, identity.Anonymous(), "auth.failed", graph.AuditDenied, http.StatusUnauthorized, err.Error())
-			c.Header("WWW-Authenticate", identity.Challenge(baseURL(c)+identity.ResourceMetadataPath, err))
+			c.Header("WWW-Authenticate", identity.Challenge(s.opts.BaseURL+identity.ResourceMetadataPath, err))
 			httpx.Error(c, err)
 			return
 		}
@@ -154,7 +154,7 @@ func (s *Server) refuse(c *gin.Context, row RouteRule, p identity.Principal, err
 		s.opts.Metrics.AuthFailure("unauthenticated")
 		// No credential was sent (a bad one is answered in secure): a
 		// challenge without an error code (RFC 6750 §3.1).
-		c.Header("WWW-Authenticate", identity.Challenge(baseURL(c)+identity.ResourceMetadataPath, nil))
+		c.Header("WWW-Authenticate", identity.Challenge(s.opts.BaseURL+identity.ResourceMetadataPath, nil))
 	case http.StatusForbidden:
 		s.opts.Metrics.AuthFailure("forbidden")
 	}

@@ -66,7 +66,16 @@ type Options struct {
 	// Handlers are served beside /api/v1 at their own paths (the MCP
 	// endpoint, the console); each path needs rows in Rules.
 	Handlers []Handler
+	// BaseURL is the scheme and host clients reach the server at
+	// ("http://127.0.0.1:8080"): the resource_metadata URL of a 401 and
+	// the resource of the metadata document are built from it, never from
+	// the request's Host header, which the client chooses. Empty means
+	// DefaultBaseURL.
+	BaseURL string
 }
+
+// DefaultBaseURL is the base URL of a server given none.
+const DefaultBaseURL = "http://localhost"
 
 // Handler is an http.Handler served at a path outside /api/v1 for the
 // given methods (a path ending in "/*any" serves a subtree).
@@ -112,6 +121,10 @@ func New(opts Options, mounters ...httpx.Mounter) *Server {
 	}
 	if opts.Rules == nil {
 		opts.Rules = Rules
+	}
+	opts.BaseURL = strings.TrimRight(opts.BaseURL, "/")
+	if opts.BaseURL == "" {
+		opts.BaseURL = DefaultBaseURL
 	}
 	if opts.Limiter == nil {
 		opts.Limiter = ratelimit.New(ratelimit.Config{SearchPerMinute: opts.Limits.SearchPerMinute,
@@ -248,18 +261,8 @@ func (s *Server) healthz(c *gin.Context) {
 // to sign in, for clients (MCP Inspector) to show instead of starting an
 // OAuth flow the server does not offer.
 func (s *Server) resourceMetadata(c *gin.Context) {
-	resource := baseURL(c) + strings.TrimPrefix(c.Request.URL.Path, identity.ResourceMetadataPath)
+	resource := s.opts.BaseURL + strings.TrimPrefix(c.Request.URL.Path, identity.ResourceMetadataPath)
 	c.JSON(http.StatusOK, s.opts.Auth.Metadata(resource))
-}
-
-// baseURL is the scheme and host the request was sent to. Forwarding
-// headers are not trusted (see SetTrustedProxies above).
-func baseURL(c *gin.Context) string {
-	scheme := "http"
-	if c.Request.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + c.Request.Host
 }
 
 // Index is the body of GET /api/v1.

@@ -369,6 +369,23 @@ func TestMCPWithTheTypeScriptSDK(t *testing.T) {
 	if !got.Bad.IsError || !strings.Contains(got.Bad.Text, "not found") {
 		t.Fatalf("unknown tool: %+v", got.Bad)
 	}
+
+	// A bad key: the SDK's connection error carries the server's reason
+	// for refusing it (the 401's message), not only a status (#27 item 7).
+	badKey := "tsk_k000000000000_" + strings.Repeat("A", 43)
+	cmd = exec.Command(node, "client.mjs", e.api.URL+"/mcp", badKey, "convert", "currency.convert", `{}`)
+	cmd.Dir = dir
+	stderr.Reset()
+	cmd.Stderr = &stderr
+	out, err = cmd.Output()
+	if err == nil {
+		t.Fatalf("a made-up key connected: %s", out)
+	}
+	if msg := stderr.String(); !strings.Contains(msg, "API key k000000000000 is not known here") {
+		t.Fatalf("a bad key's connection error lacks the server's reason (%v):\n%s%s", err, msg, out)
+	} else {
+		t.Logf("bad key: %s", strings.SplitN(msg, "\n", 2)[0])
+	}
 }
 
 // TestMCPCatalogueFollowsTheRegistry: every active tool is an MCP tool of

@@ -61,6 +61,11 @@ func TestReindexWithProgress(t *testing.T) {
 	if code := e.do(http.MethodGet, "/api/v1/tools/admin/reindex/latest", nil, nil, &latest); code != http.StatusOK || latest.Done != p.Done {
 		t.Fatalf("latest: HTTP %d %+v", code, latest)
 	}
+	// A run id that is not a UUID is the caller's mistake (Temporal refuses
+	// it as an invalid argument): 400, not 500 (#27).
+	if code := e.do(http.MethodGet, "/api/v1/tools/admin/reindex/foo", nil, nil, nil); code != http.StatusBadRequest {
+		t.Fatalf("reindex/foo: HTTP %d, want 400", code)
+	}
 	after, _ := e.store.History(ctx, "currency.convert")
 	if len(after) != len(before)+1 {
 		t.Fatalf("history %d -> %d revisions, want one more (the reindex)", len(before), len(after))

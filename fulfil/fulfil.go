@@ -479,16 +479,19 @@ func idempotencyScope(caller access.Caller, key string) string {
 // caller's run, and a run of another workflow type, answer
 // fault.ErrNotFound, so existence does not leak.
 func (h *Service) GetVerb(ctx context.Context, caller access.Caller, id, runID string) (Run, error) {
+	// One answer for an unknown id, a run of another type and another
+	// caller's run: a message that differed would tell what exists.
+	notFound := fmt.Errorf("fulfil: no verb run %q: %w", id, fault.ErrNotFound)
 	desc, err := h.temporal.DescribeWorkflowExecution(ctx, id, runID)
 	if err != nil {
-		return Run{}, TemporalError("describe "+id, err)
+		if err = TemporalError("describe "+id, err); errors.Is(err, fault.ErrNotFound) {
+			return Run{}, notFound
+		}
+		return Run{}, err
 	}
 	info := desc.GetWorkflowExecutionInfo()
-	if name := info.GetType().GetName(); name != "NovelVerbWorkflow" {
-		return Run{}, fmt.Errorf("fulfil: %q is a %s run, not a verb fulfilment: %w", id, name, fault.ErrNotFound)
-	}
-	if !mayRead(caller, info.GetMemo().GetFields()[MemoOwner]) {
-		return Run{}, fmt.Errorf("fulfil: no verb run %q of this caller: %w", id, fault.ErrNotFound)
+	if info.GetType().GetName() != "NovelVerbWorkflow" || !mayRead(caller, info.GetMemo().GetFields()[MemoOwner]) {
+		return Run{}, notFound
 	}
 	runID = info.GetExecution().GetRunId()
 	out := Run{WorkflowID: id, RunID: runID, UIURL: h.UIURL(id, runID), Status: StatusName(info.GetStatus())}

@@ -125,24 +125,17 @@ func (e *Edge) listOnlyCallable(next sdk.MethodHandler) sdk.MethodHandler {
 		if !ok {
 			return res, nil
 		}
-		var h http.Header
-		if x := req.GetExtra(); x != nil {
-			h = x.Header
-		}
-		if h == nil {
-			h = http.Header{}
-		}
-		p := identity.Anonymous()
-		if e.d.Auth != nil {
-			if p, err = e.d.Auth.Authenticate(ctx, h.Get("Authorization")); err != nil {
-				return nil, err
-			}
+		h := headerOf(req.GetExtra())
+		p, err := e.principal(ctx, h)
+		if err != nil {
+			return nil, err
 		}
 		caller, nerr := identity.Narrow(p, h)
 		kept := list.Tools[:0:0]
 		for _, t := range list.Tools {
 			if rule, ok := Rules[t.Name]; ok {
-				if rule.Check(p) == nil {
+				// The same check as a call: a gateway's narrowed level.
+				if nerr == nil && rule.Check(p.Acting(caller)) == nil {
 					kept = append(kept, t)
 				}
 				continue
@@ -193,22 +186,34 @@ func (e *Edge) limit(class string, p identity.Principal, req *sdk.CallToolReques
 
 // caller authenticates one call from its request's headers.
 func (e *Edge) caller(ctx context.Context, req *sdk.CallToolRequest) (identity.Principal, access.Caller, error) {
-	var h http.Header
-	if req != nil && req.Extra != nil {
-		h = req.Extra.Header
+	var extra *sdk.RequestExtra
+	if req != nil {
+		extra = req.Extra
 	}
-	if h == nil {
-		h = http.Header{}
-	}
-	p := identity.Anonymous()
-	if e.d.Auth != nil {
-		var err error
-		if p, err = e.d.Auth.Authenticate(ctx, h.Get("Authorization")); err != nil {
-			return identity.Principal{}, access.Caller{}, err
-		}
+	h := headerOf(extra)
+	p, err := e.principal(ctx, h)
+	if err != nil {
+		return identity.Principal{}, access.Caller{}, err
 	}
 	c, err := identity.Narrow(p, h)
 	return p, c, err
+}
+
+// principal authenticates the Authorization header of h (the anonymous
+// guest without an authenticator).
+func (e *Edge) principal(ctx context.Context, h http.Header) (identity.Principal, error) {
+	if e.d.Auth == nil {
+		return identity.Anonymous(), nil
+	}
+	return e.d.Auth.Authenticate(ctx, h.Get("Authorization"))
+}
+
+// headerOf is a request's HTTP header (empty over stdio and in memory).
+func headerOf(extra *sdk.RequestExtra) http.Header {
+	if extra == nil || extra.Header == nil {
+		return http.Header{}
+	}
+	return extra.Header
 }
 
 // add registers a typed tool behind the edge's rule check, audit and

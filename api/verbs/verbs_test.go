@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"github.com/toolsmith/toolsmith/api/httpx/httpxtest"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -98,8 +100,12 @@ func (f *fakeTemporal) DescribeWorkflowExecution(context.Context, string, string
 	return f.desc, f.descErr
 }
 
-func (f *fakeTemporal) QueryWorkflow(_ context.Context, _, _, q string, _ ...any) (converter.EncodedValue, error) {
-	if q != workflows.ProgressQuery {
+func (f *fakeTemporal) QueryWorkflow(_ context.Context, _, runID, q string, _ ...any) (converter.EncodedValue, error) {
+	// Temporal refuses a run id that is not a UUID.
+	if _, err := uuid.Parse(runID); runID != "" && err != nil {
+		return nil, serviceerror.NewInvalidArgument("Invalid RunId.")
+	}
+	if q != workflows.ProgressQuery && q != workflows.ReindexQuery {
 		return nil, errors.New("unknown query")
 	}
 	return fakeValue{f.progress}, nil
@@ -123,8 +129,9 @@ type response struct {
 		Result json.RawMessage `json:"result"`
 	} `json:"data"`
 	Error struct {
-		Code   string `json:"code"`
-		Fields []struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+		Fields  []struct {
 			Path string `json:"path"`
 		} `json:"fields"`
 	} `json:"error"`
@@ -325,6 +332,9 @@ func TestStartVerbTemporalErrors(t *testing.T) {
 	}
 }
 
+// runR9 is the run id of the described runs (Temporal's run ids are UUIDs).
+const runR9 = "9e0c2a5e-5f4b-4c1e-9d7a-3b2f1a0c9e99"
+
 // describe is a run started by u1.
 func describe(typ string, status enumspb.WorkflowExecutionStatus) *workflowservice.DescribeWorkflowExecutionResponse {
 	return describeOwned(typ, status, "u1")
@@ -334,7 +344,7 @@ func describe(typ string, status enumspb.WorkflowExecutionStatus) *workflowservi
 // for runs started before owners were recorded).
 func describeOwned(typ string, status enumspb.WorkflowExecutionStatus, owner string) *workflowservice.DescribeWorkflowExecutionResponse {
 	info := &workflowpb.WorkflowExecutionInfo{
-		Execution: &commonpb.WorkflowExecution{WorkflowId: "verb-A_B-1", RunId: "r9"},
+		Execution: &commonpb.WorkflowExecution{WorkflowId: "verb-A_B-1", RunId: runR9},
 		Type:      &commonpb.WorkflowType{Name: typ},
 		Status:    status,
 	}
@@ -355,7 +365,7 @@ func TestGetVerb(t *testing.T) {
 		f := &fakeTemporal{run: &fakeRun{}, desc: describe("NovelVerbWorkflow", enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING),
 			progress: workflows.Progress{Verb: "A_B", Status: "running", Stage: "decompose", StepsTotal: 3, StepsDone: 1}}
 		code, resp := serve(t, f, nil, http.MethodGet, "/api/v1/verbs/verb-A_B-1", "", asU1)
-		if code != 200 || resp.Data.Status != "running" || resp.Data.RunID != "r9" {
+		if code != 200 || resp.Data.Status != "running" || resp.Data.RunID != runR9 {
 			t.Fatalf("HTTP %d %+v", code, resp.Data.Run)
 		}
 		if p := resp.Data.Progress; p == nil || p.Stage != "decompose" || p.StepsDone != 1 {
@@ -383,6 +393,30 @@ func TestGetVerb(t *testing.T) {
 		f := &fakeTemporal{run: &fakeRun{}, desc: describe("RefreshModulesWorkflow", enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED)}
 		if code, _ := serve(t, f, nil, http.MethodGet, "/api/v1/verbs/modules-refresh-1", "", asU1); code != 404 {
 			t.Errorf("HTTP %d, want 404", code)
+		}
+	})
+	// An unknown id, a run of another workflow type and another caller's
+	// run answer the same 404 with the same message: anything else is an
+	// existence and type oracle (issue #27 item 10).
+	t.Run("one answer for unknown, other type and other caller", func(t *testing.T) {
+		cases := map[string]*fakeTemporal{
+			"unknown":      {run: &fakeRun{}, descErr: serviceerror.NewNotFound("workflow not found for ID: verb-A_B-1")},
+			"other type":   {run: &fakeRun{}, desc: describe("ExecuteToolWorkflow", enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED)},
+			"other caller": {run: &fakeRun{}, desc: describeOwned("NovelVerbWorkflow", enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, "u2")},
+			"airlock run":  {run: &fakeRun{}, desc: describe("AirlockWorkflow", enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING)},
+		}
+		var first string
+		for name, f := range cases {
+			code, resp := serve(t, f, nil, http.MethodGet, "/api/v1/verbs/verb-A_B-1", "", asU1)
+			got := fmt.Sprintf("%d %s %s", code, resp.Error.Code, resp.Error.Message)
+			if code != 404 || strings.Contains(resp.Error.Message, "Workflow") || strings.Contains(resp.Error.Message, "workflow not found") {
+				t.Errorf("%s: %s", name, got)
+			}
+			if first == "" {
+				first = got
+			} else if got != first {
+				t.Errorf("%s: %s, another case: %s", name, got, first)
+			}
 		}
 	})
 	// A run belongs to its caller: another caller's run answers 404 like
@@ -517,4 +551,23 @@ func TestNewPanicsWithoutStarter(t *testing.T) {
 		}
 	}()
 	verbs.New(nil, nil, verbs.Config{})
+}
+
+// TestReindexProgressBadID: a reindex run id that is not a UUID (Temporal
+// refuses it as an invalid argument) is a 400 naming the id, not a 500;
+// "latest" and a UUID reach Temporal.
+func TestReindexProgressBadID(t *testing.T) {
+	for _, id := range []string{"foo", "%2E", "latest%20", "0000"} {
+		f := &fakeTemporal{run: &fakeRun{}, progress: workflows.ReindexProgress{Total: 3}}
+		code, resp := serve(t, f, nil, http.MethodGet, "/api/v1/tools/admin/reindex/"+id, "", asU1)
+		if code != http.StatusBadRequest || len(resp.Error.Fields) != 1 || resp.Error.Fields[0].Path != "id" {
+			t.Errorf("%s: HTTP %d %+v", id, code, resp.Error)
+		}
+	}
+	for _, id := range []string{"latest", uuid.NewString()} {
+		f := &fakeTemporal{run: &fakeRun{}, progress: workflows.ReindexProgress{Total: 3}}
+		if code, resp := serve(t, f, nil, http.MethodGet, "/api/v1/tools/admin/reindex/"+id, "", asU1); code != http.StatusOK {
+			t.Errorf("%s: HTTP %d %+v", id, code, resp.Error)
+		}
+	}
 }

@@ -18,6 +18,11 @@ func newAPICommand(e *env) *cobra.Command {
 // TEMPORAL_ADDRESS), whose workers (`toolsmith worker`) run the workflows
 // the API starts. Unlike dev it never loads the demo catalogue.
 func runAPI(ctx context.Context, e *env, cfg config.Config) error {
+	lock, err := lockStore(cfg, "toolsmith api", map[string]string{"API": cfg.HTTPAddr})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = lock.Release() }()
 	log, sys, err := openCommand(ctx, e, cfg)
 	if err != nil {
 		return err

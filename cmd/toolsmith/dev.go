@@ -11,7 +11,6 @@ import (
 	"github.com/toolsmith/toolsmith/demo"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/config"
-	"github.com/toolsmith/toolsmith/internal/datadir"
 )
 
 // devReadiness are the parts dev waits for before /healthz answers 200 (the
@@ -123,23 +122,4 @@ func loadDemo(ctx context.Context, e *env, sys *system, cfg config.Config) error
 	}
 	sys.log.Info("demo catalogue loaded", "tools", n)
 	return nil
-}
-
-// lockDataDir takes the data dir for this dev process: dev owns everything
-// in it (the store, Temporal's history, the airlock's wrappers and ledger),
-// so a second dev on the same dir is refused, naming the first. (api and
-// worker may share a data dir, as in docker-compose, and do not lock it.)
-func lockDataDir(cfg config.Config) (*datadir.Lock, error) {
-	lock, err := datadir.Acquire(cfg.DataDir, datadir.Holder{
-		Command: "toolsmith dev",
-		Addrs:   map[string]string{"API": cfg.HTTPAddr, "Temporal": cfg.Temporal.Addr, "Web UI": cfg.Temporal.UIAddr},
-	})
-	if errors.Is(err, datadir.ErrLocked) {
-		return nil, fmt.Errorf("--data-dir: %w: stop that process, or give this one a data dir of its own with --data-dir (%s) "+
-			"and free ports with --http-addr, --temporal-addr and --ui-addr", err, config.EnvName("data-dir"))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("--data-dir %s: %w", cfg.DataDir, err)
-	}
-	return lock, nil
 }

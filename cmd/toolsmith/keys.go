@@ -20,6 +20,7 @@ import (
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/internal/config"
+	"github.com/toolsmith/toolsmith/internal/datadir"
 )
 
 // AdminKeyFile is the first-start owner key's file inside the data dir.
@@ -256,22 +257,30 @@ func openKeyClient(ctx context.Context, e *env, cfg config.Config, kf keysFlags)
 		}
 		return &httpKeys{base: strings.TrimRight(kf.url, "/"), secret: secret, c: &http.Client{Timeout: 30 * time.Second}}, nil
 	}
+	lock, err := lockStore(cfg, "toolsmith keys", nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w (or manage keys through the running server with --url)", err)
+	}
 	st, err := openStore(ctx, cfg)
 	if err != nil {
+		_ = lock.Release()
 		return nil, err
 	}
 	ks, ok := st.(graph.Keys)
 	if !ok {
 		st.Close()
+		_ = lock.Release()
 		return nil, fmt.Errorf("the %s store cannot hold API keys", cfg.Store)
 	}
-	return &storeKeys{svc: identity.NewKeyService(ks), st: st}, nil
+	return &storeKeys{svc: identity.NewKeyService(ks), st: st, lock: lock}, nil
 }
 
 // storeKeys manages keys in the store directly (an operator on the host).
 type storeKeys struct {
 	svc *identity.KeyService
 	st  graph.Store
+	// lock holds the data dir while the SQLite store is open (nil with neo4j).
+	lock *datadir.Lock
 }
 
 func (s *storeKeys) create(ctx context.Context, req identity.NewKey) (graph.APIKey, string, error) {
@@ -282,7 +291,10 @@ func (s *storeKeys) list(ctx context.Context) ([]graph.APIKey, error) { return s
 func (s *storeKeys) revoke(ctx context.Context, id string) error {
 	return s.svc.Revoke(ctx, identity.Principal{}, id) // the operator on the host, as for create
 }
-func (s *storeKeys) close() { _ = s.st.Close() }
+func (s *storeKeys) close() {
+	_ = s.st.Close()
+	_ = s.lock.Release()
+}
 
 // httpKeys manages keys through a running server's admin routes.
 type httpKeys struct {

@@ -145,3 +145,27 @@ func expected(code int) string {
 	}
 	return strconv.Itoa(code)
 }
+
+// TestREADMEInspectorCommandsShowTheServersReason: every MCP Inspector CLI
+// command in the README carries --stored-auth-only. Without it the
+// Inspector (2.12.0, connectInspectorWithOAuth) answers any 401 by starting
+// interactive OAuth and prints "auth_required … requires a TTY" instead of
+// the server's reason for refusing the key (#27 item 7).
+func TestREADMEInspectorCommandsShowTheServersReason(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	locs := regexp.MustCompile(`inspector@\S+\s+--cli`).FindAllStringIndex(readme, -1)
+	if len(locs) == 0 {
+		t.Fatal("README shows no MCP Inspector CLI command; update this test")
+	}
+	for _, loc := range locs {
+		// The command ends where its code span or block does.
+		cmd, _, _ := strings.Cut(readme[loc[0]:], "`")
+		if !strings.Contains(cmd, "--stored-auth-only") {
+			t.Errorf("README's Inspector command lacks --stored-auth-only: %q", cmd)
+		}
+	}
+}

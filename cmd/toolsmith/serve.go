@@ -50,9 +50,13 @@ func serve(ctx context.Context, e *env, sys *system, log *slog.Logger, opts serv
 	if err != nil {
 		return fmt.Errorf("listen on --http-addr %s: %w", sys.cfg.HTTPAddr, err)
 	}
+	// The address the banner shows is the one clients are told about (a
+	// 401's resource_metadata URL), whatever Host header they send.
+	base := "http://" + displayAddr(ln.Addr())
 	a := sys.cfg.Auth
 	srv := api.New(api.Options{
-		Logger: log, Ready: opts.ready.check, Version: version,
+		BaseURL: base,
+		Logger:  log, Ready: opts.ready.check, Version: version,
 		Auth: sys.auth, Audit: sys.audit, Metrics: sys.metrics,
 		Limits:   api.Limits{MaxBodyBytes: a.MaxBodyBytes},
 		Limiter:  sys.limiter, // the rate limits, shared with the MCP edge
@@ -77,7 +81,6 @@ func serve(ctx context.Context, e *env, sys *system, log *slog.Logger, opts serv
 	if err := opts.ready.check(); err != nil && gctx.Err() == nil {
 		log.Warn("started but not ready", "reason", err)
 	}
-	base := "http://" + displayAddr(ln.Addr())
 	if gctx.Err() == nil {
 		printBanner(e.stdout, base, opts.urls)
 		if e.onReady != nil {

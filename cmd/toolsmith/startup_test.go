@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -16,7 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/internal/config"
+	"github.com/toolsmith/toolsmith/internal/datadir"
 )
 
 // TestDevOnboardsAndRunsAToolWithARelativeDataDir runs dev as make run does:
@@ -170,4 +173,78 @@ func TestSecondDevOnOneDataDirIsRefused(t *testing.T) {
 	first.stop(t)
 	again := startDev(t, dataDir, "--no-demo")
 	again.stop(t)
+}
+
+// TestStoreCommandsOnADataDirHeldByDevAreRefused: while dev runs, api,
+// worker and keys (without --url) on its data dir exit at once naming dev
+// by pid and command, before the SQLite store is opened; api used to start
+// and write to the store dev was serving.
+func TestStoreCommandsOnADataDirHeldByDevAreRefused(t *testing.T) {
+	dataDir := t.TempDir()
+	dev := startDev(t, dataDir, "--no-demo")
+	for _, args := range [][]string{
+		{"api", "--data-dir", dataDir, "--http-addr", "127.0.0.1:0", "--embedder", "hashing"},
+		{"worker", "--data-dir", dataDir, "--embedder", "hashing"},
+		{"keys", "list", "--data-dir", dataDir},
+	} {
+		code, _, stderr := runCLI(t, args...)
+		for _, want := range []string{"is in use by pid " + strconv.Itoa(os.Getpid()), "toolsmith dev", "--data-dir", dataDir, "--store neo4j"} {
+			if code != exitError || !strings.Contains(stderr, want) {
+				t.Fatalf("%s: exit %d, stderr lacks %q:\n%s", args[0], code, want, stderr)
+			}
+		}
+		if strings.Contains(stderr, "system open") {
+			t.Fatalf("%s opened the store before it was refused:\n%s", args[0], stderr)
+		}
+		t.Logf("%s: %s", args[0], stderr)
+	}
+	if code, _ := dev.call(t, http.MethodGet, "/healthz", nil); code != http.StatusOK {
+		t.Fatalf("dev after the refused commands: healthz %d", code)
+	}
+	dev.stop(t)
+}
+
+// TestStoreLockSharesANeo4jDataDir: with --store neo4j the store is a
+// server, so api and worker may share a data dir (docker-compose.yml mounts
+// one volume into both) and lockStore takes no lock, even on a held dir;
+// with SQLite it refuses the second process.
+func TestStoreLockSharesANeo4jDataDir(t *testing.T) {
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	first, err := lockStore(cfg, "toolsmith api", nil)
+	if err != nil || first == nil {
+		t.Fatalf("sqlite, first: %v, %v", first, err)
+	}
+	defer first.Release()
+	if _, err := lockStore(cfg, "toolsmith worker", nil); !errors.Is(err, datadir.ErrLocked) || !strings.Contains(err.Error(), "toolsmith api") {
+		t.Fatalf("sqlite, second: %v", err)
+	}
+	cfg.Store = config.StoreNeo4j
+	if l, err := lockStore(cfg, "toolsmith worker", nil); err != nil || l != nil {
+		t.Fatalf("neo4j on a held dir: %v, %v", l, err)
+	}
+}
+
+// TestResourceMetadataURLIsTheServersOwn: a 401's resource_metadata URL
+// and the metadata document name the address the banner shows, not the
+// Host header a client sent (#27 item 7).
+func TestResourceMetadataURLIsTheServersOwn(t *testing.T) {
+	in := startDev(t, t.TempDir(), "--no-demo")
+	for _, path := range []string{"/api/v1/admin/keys", identity.ResourceMetadataPath} {
+		req, err := http.NewRequest(http.MethodGet, in.base+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = "evil.example"
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got := resp.Header.Get("WWW-Authenticate") + string(body)
+		if strings.Contains(got, "evil.example") || !strings.Contains(got, in.base) {
+			t.Errorf("GET %s with Host evil.example: %d %s", path, resp.StatusCode, got)
+		}
+	}
 }

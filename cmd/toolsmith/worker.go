@@ -21,6 +21,11 @@ func newWorkerCommand(e *env) *cobra.Command {
 // configured store, until SIGINT/SIGTERM. It keeps the module discovery
 // schedule in place.
 func runWorker(ctx context.Context, e *env, cfg config.Config) error {
+	lock, err := lockStore(cfg, "toolsmith worker", nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = lock.Release() }()
 	log, sys, err := openCommand(ctx, e, cfg)
 	if err != nil {
 		return err
