@@ -173,6 +173,9 @@ func (h *Handler) addSource(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
+	if src.Type == "" {
+		src.Type = airlock.SourceOpenAPI
+	}
 	ctx := c.Request.Context()
 	id := sourceID(src.Location)
 	if _, err := h.sources.GetSource(ctx, id); err == nil {

@@ -311,3 +311,17 @@ func TestNotificationsAndEnable(t *testing.T) {
 		t.Fatalf("enable unknown: %d", w.Code)
 	}
 }
+
+// A source added without a type (the console's form, a folder or a
+// list.json) is an openapi source, whose scan finds the location's kind.
+func TestSourceWithoutTypeIsOpenAPI(t *testing.T) {
+	r, _, s := setup(t)
+	code, out := do(r, "POST", "/api/v1/tools/sources?wait=0s", `{"location":"specs/list.json"}`)
+	if code != 201 {
+		t.Fatalf("add without a type: %d %v", code, out)
+	}
+	srcs, err := s.Sources(context.Background())
+	if err != nil || len(srcs) != 1 || srcs[0].Type != airlock.SourceOpenAPI || srcs[0].Location != "specs/list.json" {
+		t.Fatalf("stored: %+v %v", srcs, err)
+	}
+}
