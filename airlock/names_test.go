@@ -80,6 +80,10 @@ func (failingRegistrar) RegisterManifests(context.Context, []tool.Manifest) ([]s
 	return nil, errors.New("registry down")
 }
 
+func (failingRegistrar) RetireTools(context.Context, string, []string, string) ([]string, error) {
+	return nil, errors.New("registry down")
+}
+
 // Approving a second spec with the same title ("Pet Clinic") leaves the
 // first's wrapper, approval and tools working; a failed re-approval of the
 // first spec does not touch the wrapper its tools run; the review of the
