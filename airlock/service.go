@@ -127,12 +127,17 @@ type Review struct {
 	// NameTakenBy names the spec that already uses the name this spec's
 	// title gives; Slug is then the name it gets instead.
 	NameTakenBy string `json:"nameTakenBy,omitempty"`
+	// NamePending is true when NameTakenBy is another pending review,
+	// which reserved the name first.
+	NamePending bool `json:"namePending,omitempty"`
 }
 
-// NameReview gives a review the wrapper name its spec would get now and
-// warns when the title's name is already another spec's.
+// NameReview reserves the wrapper name of the reviewed spec (ReserveName)
+// and gives it to the review, so the review shows the name an approval
+// gives, and warns when the title's name is already another spec's, an
+// approved one or one pending review.
 func (f *Files) NameReview(r *Review, n *codegen.Normalised) error {
-	choice, err := f.WrapperName(n.Doc, r.Location, "")
+	choice, err := f.ReserveName(n.Doc, r.Location, r.SpecHash)
 	if errors.Is(err, fault.ErrConflict) {
 		r.Warnings = append(r.Warnings, err.Error())
 		return nil
@@ -142,7 +147,7 @@ func (f *Files) NameReview(r *Review, n *codegen.Normalised) error {
 	}
 	r.Slug = choice.Name
 	if w := choice.Warning(); w != "" {
-		r.NameTakenBy = choice.TakenBy
+		r.NameTakenBy, r.NamePending = choice.TakenBy, choice.Reserved
 		r.Warnings = append(r.Warnings, w)
 	}
 	return nil
@@ -386,6 +391,7 @@ func (o *Onboarding) Approve(ctx context.Context, approvalID, specHash, location
 	}
 	kept = true
 	o.Files.removeBuild(choice.Name, previous.Binary, build)
+	_ = os.Remove(filepath.Join(o.Files.WrapperDir(choice.Name), reservedPrefix+specHash[:16])) // the approval holds the name now
 	reason := fmt.Sprintf("not in approval %s of %s (approved: %s)", approvalID, location, strings.Join(ids, ", "))
 	retired, err := o.Registrar.RetireTools(ctx, choice.Name, ids, reason)
 	if err != nil {
