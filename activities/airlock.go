@@ -307,6 +307,11 @@ func (a *Airlock) OnboardSpec(ctx context.Context, in OnboardInput) (OnboardOutp
 type SpecStatusInput struct {
 	SpecHash string `json:"specHash"`
 	Status   string `json:"status"`
+	// Name and Location, when set, are the wrapper name the spec's review
+	// reserved and the spec's location: a review that ends without an
+	// approval gives the name back (airlock.Files.ReleaseName).
+	Name     string `json:"name,omitempty"`
+	Location string `json:"location,omitempty"`
 }
 
 // SetSpecStatus sets the status of a spec's definitions; a spec without
@@ -314,6 +319,15 @@ type SpecStatusInput struct {
 func (a *Airlock) SetSpecStatus(ctx context.Context, in SpecStatusInput) error {
 	if err := a.check(); err != nil {
 		return err
+	}
+	if in.Name != "" && in.Status != graph.DefinitionOnboarded {
+		err := a.Files.ReleaseName(in.Name, in.Location, in.SpecHash)
+		if errors.Is(err, fault.ErrInvalid) {
+			return Fail(ErrTypeInvalidInput, "%v", err)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	err := a.Definitions.SetSpecStatus(ctx, in.SpecHash, in.Status)
 	if errors.Is(err, graph.ErrNotFound) {

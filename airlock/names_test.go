@@ -33,7 +33,7 @@ func TestWrapperNamesAreUniquePerSpec(t *testing.T) {
 	}
 	peek, err := f.WrapperName(doc, "https://a.example/petstore-expanded.yml", "airlock-2")
 	if err != nil || peek.Name != "swagger_petstore_petstore_expanded" || peek.TakenBy != "https://a.example/petstore.yml" ||
-		!strings.Contains(peek.Warning(), `"swagger_petstore" is already used`) {
+		!peek.Reserved || !strings.Contains(peek.Warning(), `"swagger_petstore" is reserved by another spec's pending review`) {
 		t.Fatalf("peek: %+v %v", peek, err)
 	}
 	second, err := f.ClaimWrapperName(doc, "https://a.example/petstore-expanded.yml", "airlock-2")
@@ -77,6 +77,10 @@ func TestWrapperNamesAreUniquePerSpec(t *testing.T) {
 type failingRegistrar struct{}
 
 func (failingRegistrar) RegisterManifests(context.Context, []tool.Manifest) ([]string, error) {
+	return nil, errors.New("registry down")
+}
+
+func (failingRegistrar) RetireTools(context.Context, string, []string, string) ([]string, error) {
 	return nil, errors.New("registry down")
 }
 
@@ -168,5 +172,82 @@ func TestSameTitleSpecsNeverReplaceEachOther(t *testing.T) {
 	builds, _ := filepath.Glob(filepath.Join(files.WrapperDir("pet_clinic"), "build-*"))
 	if len(builds) != 1 {
 		t.Fatalf("build directories left: %v", builds)
+	}
+}
+
+// Two specs with the same title pending at once: the first review reserves
+// the title's name, the second shows the name it will actually get and
+// warns that a pending review holds the title's name; approvals then give
+// exactly the names the reviews showed. A review that ends without an
+// approval gives its name back, unless an approval or another review of
+// the same location still holds it.
+func TestPendingReviewsOfTheSameTitleShowTheirNames(t *testing.T) {
+	f := &Files{Root: t.TempDir()}
+	n := &codegen.Normalised{Doc: titled("Zoo API")}
+	hash := func(s string) string { return strings.Repeat(s, 64) }
+	locA, locB, locC := "https://a.example/zoo.yaml", "https://b.example/zoo.yaml", "https://c.example/animals.yaml"
+	review := func(loc, h string) Review {
+		t.Helper()
+		r := Review{SpecHash: h, Location: loc}
+		if err := f.NameReview(&r, n); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	a := review(locA, hash("a"))
+	if a.Slug != "zoo_api" || a.NameTakenBy != "" || len(a.Warnings) != 0 {
+		t.Fatalf("first review: %+v", a)
+	}
+	b := review(locB, hash("b"))
+	if b.Slug == "zoo_api" || !strings.HasPrefix(b.Slug, "zoo_api_") || b.NameTakenBy != locA || !b.NamePending ||
+		len(b.Warnings) != 1 || !strings.Contains(b.Warnings[0], "reserved by another spec's pending review ("+locA+")") ||
+		!strings.Contains(b.Warnings[0], b.Slug+".<operation>") {
+		t.Fatalf("second review: %+v", b)
+	}
+	// The second is approved first: it gets the name its review showed.
+	gotB, err := f.ClaimWrapperName(n.Doc, locB, "airlock-b")
+	if err != nil || gotB.Name != b.Slug {
+		t.Fatalf("approve B: %+v %v, review showed %s", gotB, err, b.Slug)
+	}
+	// A second version of A (same location) is reviewed while the first
+	// is pending: same name. The first version's rejection keeps it.
+	a2 := review(locA, hash("c"))
+	if a2.Slug != "zoo_api" || len(a2.Warnings) != 0 {
+		t.Fatalf("A's second version: %+v", a2)
+	}
+	if err := f.ReleaseName(a.Slug, locA, hash("a")); err != nil {
+		t.Fatal(err)
+	}
+	if c := review(locC, hash("d")); c.Slug == "zoo_api" || c.NameTakenBy != locA {
+		t.Fatalf("while A's second version is pending: %+v", c)
+	}
+	// Both of A's reviews ended without an approval: the name is free, and
+	// B keeps the name it was shown and approved with.
+	if err := f.ReleaseName(a2.Slug, locA, hash("c")); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := f.ClaimWrapperName(n.Doc, locB, "airlock-b2"); err != nil || again.Name != b.Slug {
+		t.Fatalf("B after A gave the name back: %+v %v", again, err)
+	}
+	if err := f.ReleaseName("zoo_api_animals", locC, hash("d")); err != nil {
+		t.Fatal(err)
+	}
+	e := review("https://e.example/zoo.yaml", hash("e"))
+	if e.Slug != "zoo_api" || len(e.Warnings) != 0 {
+		t.Fatalf("after the reservations ended: %+v", e)
+	}
+	// An approved name is never given back.
+	if err := f.SaveApproval(Approval{ID: "airlock-e", Slug: "zoo_api", Location: "https://e.example/zoo.yaml"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.ReleaseName("zoo_api", "https://e.example/zoo.yaml", hash("e")); err != nil {
+		t.Fatal(err)
+	}
+	if other := review("https://f.example/other.yaml", hash("f")); other.Slug == "zoo_api" || other.NamePending ||
+		!strings.Contains(strings.Join(other.Warnings, " "), "already used by another spec") {
+		t.Fatalf("after the approval: %+v", other)
+	}
+	if err := f.ReleaseName("../x", locA, hash("a")); !errors.Is(err, fault.ErrInvalid) {
+		t.Fatalf("a bad name: %v", err)
 	}
 }

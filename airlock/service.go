@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -126,12 +127,17 @@ type Review struct {
 	// NameTakenBy names the spec that already uses the name this spec's
 	// title gives; Slug is then the name it gets instead.
 	NameTakenBy string `json:"nameTakenBy,omitempty"`
+	// NamePending is true when NameTakenBy is another pending review,
+	// which reserved the name first.
+	NamePending bool `json:"namePending,omitempty"`
 }
 
-// NameReview gives a review the wrapper name its spec would get now and
-// warns when the title's name is already another spec's.
+// NameReview reserves the wrapper name of the reviewed spec (ReserveName)
+// and gives it to the review, so the review shows the name an approval
+// gives, and warns when the title's name is already another spec's, an
+// approved one or one pending review.
 func (f *Files) NameReview(r *Review, n *codegen.Normalised) error {
-	choice, err := f.WrapperName(n.Doc, r.Location, "")
+	choice, err := f.ReserveName(n.Doc, r.Location, r.SpecHash)
 	if errors.Is(err, fault.ErrConflict) {
 		r.Warnings = append(r.Warnings, err.Error())
 		return nil
@@ -141,7 +147,7 @@ func (f *Files) NameReview(r *Review, n *codegen.Normalised) error {
 	}
 	r.Slug = choice.Name
 	if w := choice.Warning(); w != "" {
-		r.NameTakenBy = choice.TakenBy
+		r.NameTakenBy, r.NamePending = choice.TakenBy, choice.Reserved
 		r.Warnings = append(r.Warnings, w)
 	}
 	return nil
@@ -295,9 +301,13 @@ func (s *Scanner) Scan(ctx context.Context, sourceID string) (ScanReport, error)
 }
 
 // ToolRegistrar registers manifests (registry.Service satisfies it through
-// a small adapter in the composition root).
+// RegistryRegistrar).
 type ToolRegistrar interface {
 	RegisterManifests(ctx context.Context, ms []tool.Manifest) ([]string, error)
+	// RetireTools deprecates, with reason, every active tool of the wrapper
+	// (ids "<wrapper>.<operation>") that keep does not list, and returns
+	// their ids.
+	RetireTools(ctx context.Context, wrapper string, keep []string, reason string) ([]string, error)
 }
 
 // Onboarding approves a reviewed spec: builds and tests its wrapper,
@@ -314,6 +324,10 @@ type Onboarding struct {
 type Result struct {
 	Outcome Outcome  `json:"outcome"`
 	ToolIDs []string `json:"toolIds,omitempty"`
+	// Retired are the wrapper's tools an earlier approval registered that
+	// this one leaves out: they are deprecated, since the new wrapper
+	// cannot run them.
+	Retired []string `json:"retired,omitempty"`
 }
 
 // Approve onboards the spec with the policy. An onboarding failure is a
@@ -324,7 +338,11 @@ type Result struct {
 // another spec's name, and it is built in a new directory: the wrapper an
 // earlier approval of the same spec runs stays in place until this one is
 // built, tested, registered and recorded, so a failed approval never
-// breaks tools that are already active.
+// breaks tools that are already active. A re-approval replaces the whole
+// wrapper: the spec's tools it does not include (fewer operations, an
+// operation the new version dropped) are deprecated with a reason naming
+// the approval, and a later approval that includes them again re-activates
+// them.
 func (o *Onboarding) Approve(ctx context.Context, approvalID, specHash, location string, p Policy) (Result, error) {
 	data, err := o.Files.Spec(specHash)
 	if err != nil {
@@ -373,10 +391,19 @@ func (o *Onboarding) Approve(ctx context.Context, approvalID, specHash, location
 	}
 	kept = true
 	o.Files.removeBuild(choice.Name, previous.Binary, build)
+	_ = os.Remove(filepath.Join(o.Files.WrapperDir(choice.Name), reservedPrefix+specHash[:16])) // the approval holds the name now
+	reason := fmt.Sprintf("not in approval %s of %s (approved: %s)", approvalID, location, strings.Join(ids, ", "))
+	retired, err := o.Registrar.RetireTools(ctx, choice.Name, ids, reason)
+	if err != nil {
+		return Result{}, fmt.Errorf("airlock: retire the tools approval %s leaves out: %w", approvalID, err)
+	}
+	if len(retired) > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("deprecated %s: %s", strings.Join(retired, ", "), reason))
+	}
 	if err := o.Definitions.SetSpecStatus(ctx, specHash, graph.DefinitionOnboarded); err != nil && !errors.Is(err, graph.ErrNotFound) {
 		return Result{}, err
 	}
-	return Result{Outcome: out, ToolIDs: ids}, nil
+	return Result{Outcome: out, ToolIDs: ids, Retired: retired}, nil
 }
 
 // removeBuild deletes the build directory of a replaced approval's binary
@@ -408,6 +435,10 @@ func (r *Runtime) RunWrapped(ctx context.Context, toolID string, args map[string
 	if err != nil {
 		return kit.Result{}, err
 	}
+	if len(a.ToolIDs) > 0 && !slices.Contains(a.ToolIDs, toolID) {
+		return kit.Result{}, fmt.Errorf("airlock: tool %q is not in approval %s of %s (approved: %s): %w",
+			toolID, a.ID, a.Location, strings.Join(a.ToolIDs, ", "), fault.ErrNotFound)
+	}
 	return r.Executor.Execute(ctx, a, name, args, caller)
 }
 
@@ -438,6 +469,40 @@ func (r RegistryRegistrar) RegisterManifests(ctx context.Context, ms []tool.Mani
 		return ids, fmt.Errorf("airlock: register onboarded tools: %s", strings.Join(problems, "; "))
 	}
 	return ids, nil
+}
+
+// RetireTools implements ToolRegistrar: it pages through the active tools
+// whose ids start with "<wrapper>." (ids are listed in order, so they are
+// one run) and deprecates those keep does not list.
+func (r RegistryRegistrar) RetireTools(ctx context.Context, wrapper string, keep []string, reason string) ([]string, error) {
+	prefix := wrapper + "."
+	var retire []string
+	for after := prefix; ; {
+		page, err := r.Registry.List(ctx, graph.ListQuery{After: after, Limit: 500})
+		if err != nil {
+			return nil, err
+		}
+		done := page.Next == ""
+		for _, t := range page.Items {
+			if !strings.HasPrefix(t.ID, prefix) {
+				done = true
+				break
+			}
+			if !slices.Contains(keep, t.ID) {
+				retire = append(retire, t.ID)
+			}
+		}
+		if done {
+			break
+		}
+		after = page.Next
+	}
+	for i, id := range retire {
+		if err := r.Registry.Deprecate(ctx, id, reason); err != nil {
+			return retire[:i], err
+		}
+	}
+	return retire, nil
 }
 
 // Approvals lists every recorded approval, ordered by slug.

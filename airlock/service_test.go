@@ -33,6 +33,10 @@ func (f *fakeRegistrar) RegisterManifests(_ context.Context, ms []tool.Manifest)
 	return ids, nil
 }
 
+func (f *fakeRegistrar) RetireTools(context.Context, string, []string, string) ([]string, error) {
+	return nil, nil
+}
+
 func openStore(t *testing.T) *sqlite.Store {
 	t.Helper()
 	s, err := sqlite.Open(filepath.Join(t.TempDir(), "g.db"), sqlite.Options{})

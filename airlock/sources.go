@@ -23,12 +23,15 @@ import (
 	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
-// Source types (seed 05 §7.1).
+// Source types (seed 05 §7.1). Both scan the same way: the location says
+// whether it is one spec, a folder or a list (Fetcher.Scan).
 const (
-	// SourceOpenAPI is one spec: an http(s) URL or a local file.
+	// SourceOpenAPI (the default) is an OpenAPI source: one spec (an
+	// http(s) URL or a local file), a local folder of specs, or an
+	// APIs.guru-style list.json.
 	SourceOpenAPI = "openapi"
-	// SourceDirectory is many specs: an APIs.guru-style list.json URL or a
-	// local folder of spec files.
+	// SourceDirectory is the older name for a folder or list source, kept
+	// so that sources registered with it still scan.
 	SourceDirectory = "directory"
 )
 
@@ -44,10 +47,11 @@ type Source struct {
 }
 
 // ValidateSource checks a source as submitted; problems name the field.
+// An empty type is SourceOpenAPI.
 func ValidateSource(s Source) error {
 	v := &fault.ValidationError{}
-	if s.Type != SourceOpenAPI && s.Type != SourceDirectory {
-		v.Add("type", "must be %q or %q", SourceOpenAPI, SourceDirectory)
+	if s.Type != "" && s.Type != SourceOpenAPI && s.Type != SourceDirectory {
+		v.Add("type", "must be %q (the default: a spec, a folder or a list.json) or %q", SourceOpenAPI, SourceDirectory)
 	}
 	loc := strings.TrimSpace(s.Location)
 	switch {
@@ -200,73 +204,122 @@ func readBounded(r io.Reader, limit int64, name string) ([]byte, error) {
 	return data, nil
 }
 
-// Scan fetches every spec a source names. A directory source that fails as
-// a whole is an error; individual specs that fail come back in errs.
+// Scan fetches every spec a source names. Its location may be one spec (an
+// http(s) URL or a local file), a local folder of specs, or an
+// APIs.guru-style list.json (an http(s) URL or a local file): the kind is
+// found from the location itself (a folder on disk, a fetched document
+// that is an API list), so the type ("openapi", the default, or
+// "directory") does not have to match it. A source that fails as a whole
+// is an error; individual specs of a folder or list that fail come back in
+// errs.
 func (f *Fetcher) Scan(ctx context.Context, s Source) (specs []FoundSpec, errs []error, err error) {
 	switch s.Type {
-	case SourceOpenAPI:
-		spec, err := f.Fetch(ctx, s.Location)
-		if err != nil {
-			return nil, nil, err
-		}
-		return []FoundSpec{spec}, nil, nil
-	case SourceDirectory:
-		listed, err := f.list(ctx, s.Location)
-		if err != nil {
-			return nil, nil, err
-		}
-		var locations []string
-		for _, loc := range listed {
-			// Only a local folder or a local list may name local files;
-			// what a remote list names is fetched over http(s) or not at all.
-			if isHTTP(s.Location) && !isHTTP(loc) {
-				errs = append(errs, fmt.Errorf("airlock: %s lists %q: %w", s.Location, loc, ErrNotHTTP))
-				continue
-			}
-			locations = append(locations, loc)
-		}
-		max := f.MaxSpecs
-		if max <= 0 {
-			max = 1000
-		}
-		if len(locations) > max {
-			errs = append(errs, fmt.Errorf("airlock: %s lists %d specs; only the first %d are read", s.Location, len(locations), max))
-			locations = locations[:max]
-		}
-		for _, loc := range locations {
-			if ctx.Err() != nil {
-				return specs, errs, ctx.Err()
-			}
-			spec, err := f.Fetch(ctx, loc)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			specs = append(specs, spec)
-		}
-		return specs, errs, nil
+	case SourceOpenAPI, SourceDirectory, "":
 	default:
 		return nil, nil, fmt.Errorf("airlock: source type %q: %w", s.Type, fault.ErrInvalid)
 	}
-}
-
-// list returns the spec locations of a directory source: spec files under
-// a local folder, or the preferred version of each API in an APIs.guru-style
-// list.json.
-func (f *Fetcher) list(ctx context.Context, location string) ([]string, error) {
-	if !isHTTP(location) {
-		root := strings.TrimPrefix(location, "file://")
-		if st, err := os.Stat(root); err == nil && st.IsDir() {
-			ctx, cancel := context.WithTimeout(ctx, f.timeout())
-			defer cancel()
-			return specFiles(ctx, root)
+	var listed []string
+	if folder, ok := localFolder(s.Location); ok {
+		ctx, cancel := context.WithTimeout(ctx, f.timeout())
+		listed, err = specFiles(ctx, folder)
+		cancel()
+		if err != nil {
+			return nil, nil, err
+		}
+	} else {
+		doc, err := f.Fetch(ctx, s.Location)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !IsAPIList(doc.Data) {
+			return []FoundSpec{doc}, nil, nil
+		}
+		if listed, err = ParseAPIList(doc.Data); err != nil {
+			return nil, nil, err
+		}
+		if !isHTTP(s.Location) {
+			listed = relativeTo(strings.TrimPrefix(s.Location, "file://"), listed)
 		}
 	}
-	doc, err := f.Fetch(ctx, location)
-	if err != nil {
-		return nil, err
+	var locations []string
+	for _, loc := range listed {
+		// Only a local folder or a local list may name local files;
+		// what a remote list names is fetched over http(s) or not at all.
+		if isHTTP(s.Location) && !isHTTP(loc) {
+			errs = append(errs, fmt.Errorf("airlock: %s lists %q: %w", s.Location, loc, ErrNotHTTP))
+			continue
+		}
+		locations = append(locations, loc)
 	}
-	return ParseAPIList(doc.Data)
+	max := f.MaxSpecs
+	if max <= 0 {
+		max = 1000
+	}
+	if len(locations) > max {
+		errs = append(errs, fmt.Errorf("airlock: %s lists %d specs; only the first %d are read", s.Location, len(locations), max))
+		locations = locations[:max]
+	}
+	for _, loc := range locations {
+		if ctx.Err() != nil {
+			return specs, errs, ctx.Err()
+		}
+		spec, err := f.Fetch(ctx, loc)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		specs = append(specs, spec)
+	}
+	return specs, errs, nil
+}
+
+// localFolder reports whether location names a local folder (a path or a
+// file:// URL), and its path.
+func localFolder(location string) (string, bool) {
+	if isHTTP(location) {
+		return "", false
+	}
+	p := strings.TrimPrefix(location, "file://")
+	st, err := os.Stat(p)
+	return p, err == nil && st.IsDir()
+}
+
+// relativeTo resolves the relative local paths a local list names against
+// the list's folder; URLs and absolute paths stay as they are.
+func relativeTo(list string, locations []string) []string {
+	out := make([]string, len(locations))
+	for i, loc := range locations {
+		if !strings.Contains(loc, "://") && !filepath.IsAbs(loc) {
+			loc = filepath.Join(filepath.Dir(list), loc)
+		}
+		out[i] = loc
+	}
+	return out
+}
+
+// IsAPIList reports whether a document is an APIs.guru-style list.json
+// rather than a spec: a JSON object with no "openapi" or "swagger" member
+// whose members each carry "versions".
+func IsAPIList(data []byte) bool {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil || len(top) == 0 {
+		return false
+	}
+	if _, ok := top["openapi"]; ok {
+		return false
+	}
+	if _, ok := top["swagger"]; ok {
+		return false
+	}
+	for _, raw := range top {
+		var api struct {
+			Versions map[string]json.RawMessage `json:"versions"`
+		}
+		if err := json.Unmarshal(raw, &api); err != nil || api.Versions == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // ParseAPIList reads an APIs.guru-style list.json: for each API, the

@@ -131,3 +131,75 @@ func TestRemoteListNamesOnlyHTTP(t *testing.T) {
 		t.Fatalf("local list: specs=%d errs=%v err=%v", len(specs), errs, err)
 	}
 }
+
+// An openapi source (the type the console and README use, and the default
+// when none is given) may be a folder, a remote list.json or a local one:
+// the kind is found from the location, a spec is never taken for a list,
+// and a remote list still names only http(s) specs.
+func TestOpenAPISourceMayBeAFolderOrAList(t *testing.T) {
+	pets, err := os.ReadFile(petstore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	_ = os.MkdirAll(filepath.Join(dir, "specs", "nested"), 0o755)
+	_ = os.WriteFile(filepath.Join(dir, "specs", "pets.yaml"), pets, 0o644)
+	_ = os.WriteFile(filepath.Join(dir, "specs", "nested", "more-pets.yaml"), append(append([]byte{}, pets...), "\n# more\n"...), 0o644)
+	local := filepath.Join(dir, "specs", "pets.yaml")
+	jsonSpec := `{"openapi": "3.0.3", "info": {"title": "J", "version": "1"}, "paths": {}}`
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/pets.yaml":
+			_, _ = w.Write(pets)
+		case "/spec.json":
+			_, _ = w.Write([]byte(jsonSpec))
+		case "/list.json":
+			fmt.Fprintf(w, `{"pets.example": {"preferred": "2", "versions": {"2": {"openapiUrl": "%s/pets.yaml"}}},
+			  "local.example": {"preferred": "1", "versions": {"1": {"openapiUrl": %q}}}}`, srv.URL, local)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	// A local list names a remote spec, an absolute path and a path relative
+	// to the list's folder.
+	list := filepath.Join(dir, "list.json")
+	_ = os.WriteFile(list, []byte(fmt.Sprintf(`{"a": {"preferred": "1", "versions": {"1": {"openapiUrl": "%s/pets.yaml"}}},
+	  "b": {"preferred": "1", "versions": {"1": {"swaggerUrl": %q}}},
+	  "c": {"preferred": "1", "versions": {"1": {"openapiUrl": "specs/nested/more-pets.yaml"}}}}`, srv.URL, local)), 0o644)
+	ctx := context.Background()
+	f := &Fetcher{}
+	for _, typ := range []string{SourceOpenAPI, ""} {
+		specs, errs, err := f.Scan(ctx, Source{Type: typ, Location: filepath.Join(dir, "specs")})
+		if err != nil || len(errs) != 0 || len(specs) != 2 {
+			t.Fatalf("type %q, folder: specs=%d errs=%v err=%v", typ, len(specs), errs, err)
+		}
+		specs, errs, err = f.Scan(ctx, Source{Type: typ, Location: "file://" + filepath.Join(dir, "specs")})
+		if err != nil || len(errs) != 0 || len(specs) != 2 {
+			t.Fatalf("type %q, file:// folder: specs=%d errs=%v err=%v", typ, len(specs), errs, err)
+		}
+		specs, errs, err = f.Scan(ctx, Source{Type: typ, Location: srv.URL + "/list.json"})
+		if err != nil || len(specs) != 1 || specs[0].Location != srv.URL+"/pets.yaml" || len(errs) != 1 || !errors.Is(errs[0], ErrNotHTTP) {
+			t.Fatalf("type %q, remote list: specs=%v errs=%v err=%v", typ, specs, errs, err)
+		}
+		specs, errs, err = f.Scan(ctx, Source{Type: typ, Location: list})
+		if err != nil || len(errs) != 0 || len(specs) != 3 || specs[2].Location != filepath.Join(dir, "specs", "nested", "more-pets.yaml") {
+			t.Fatalf("type %q, local list: specs=%v errs=%v err=%v", typ, specs, errs, err)
+		}
+		specs, errs, err = f.Scan(ctx, Source{Type: typ, Location: srv.URL + "/spec.json"})
+		if err != nil || len(errs) != 0 || len(specs) != 1 || string(specs[0].Data) != jsonSpec {
+			t.Fatalf("type %q, a JSON spec is one spec: specs=%v errs=%v err=%v", typ, specs, errs, err)
+		}
+		specs, _, err = f.Scan(ctx, Source{Type: typ, Location: local})
+		if err != nil || len(specs) != 1 {
+			t.Fatalf("type %q, a file: specs=%v err=%v", typ, specs, err)
+		}
+	}
+	if err := ValidateSource(Source{Location: dir}); err != nil {
+		t.Fatalf("no type: %v", err)
+	}
+	if IsAPIList([]byte(`{}`)) || IsAPIList([]byte(jsonSpec)) || !IsAPIList([]byte(`{"x": {"versions": {}}}`)) {
+		t.Fatal("IsAPIList")
+	}
+}

@@ -355,6 +355,7 @@ type reviewState struct {
 		Review struct {
 			Title, Location, Slug, Version, License, Description string
 			NameTakenBy                                          string `json:"nameTakenBy"`
+			NamePending                                          bool   `json:"namePending"`
 			Servers, AuthSchemes, Warnings                       []string
 			Operations                                           []struct{ Name, Method, Path, Summary string }
 		} `json:"review"`

@@ -279,6 +279,14 @@ func TestReviewPageWarnsOfANameCollision(t *testing.T) {
 		!strings.Contains(body, "<code>swagger_petstore_petstore_expanded.&lt;operation&gt;</code>") {
 		t.Fatalf("review page:\n%s", body)
 	}
+	// The other spec is a review pending too, which reserved the name.
+	api.review = `{"id":"airlock-c","state":{"status":"pending","review":{"title":"Zoo API","slug":"zoo_api_zoo",
+		"location":"https://b.example/zoo.yaml","nameTakenBy":"https://a.example/zoo.yaml","namePending":true,"operations":[]}}}`
+	body = b.do("GET", "/ui/reviews/airlock-c", nil).Body.String()
+	if !strings.Contains(body, "another spec (https://a.example/zoo.yaml) is pending review too and has reserved this API's name") ||
+		!strings.Contains(body, "<code>zoo_api_zoo.&lt;operation&gt;</code>") {
+		t.Fatalf("review page, name reserved by a pending review:\n%s", body)
+	}
 	api.review = `{"id":"airlock-a","state":{"status":"pending","review":{"title":"Swagger Petstore","slug":"swagger_petstore","operations":[]}}}`
 	if body := b.do("GET", "/ui/reviews/airlock-a", nil).Body.String(); strings.Contains(body, "Name collision") {
 		t.Fatalf("a review without a collision warns:\n%s", body)

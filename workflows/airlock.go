@@ -263,11 +263,13 @@ func AirlockWorkflow(ctx workflow.Context, in AirlockInput) (AirlockOutcome, err
 	if outcome.Status != AirlockOnboarded {
 		// Rejected specs stay searchable as rejected (never offered again
 		// by find-or-build); timed-out and failed ones become available.
+		// Either way the wrapper name the review reserved is given back.
 		status := "available"
 		if outcome.Status == AirlockRejected {
 			status = "rejected"
 		}
-		if err := workflow.ExecuteActivity(actx, a.SetSpecStatus, activities.SpecStatusInput{SpecHash: in.SpecHash, Status: status}).Get(ctx, nil); err != nil {
+		if err := workflow.ExecuteActivity(actx, a.SetSpecStatus, activities.SpecStatusInput{SpecHash: in.SpecHash, Status: status,
+			Name: state.Review.Slug, Location: in.Location}).Get(ctx, nil); err != nil {
 			return outcome, err
 		}
 	}

@@ -23,7 +23,7 @@ func airlockEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	env.RegisterWorkflow(ScanSourcesWorkflow)
 	env.RegisterActivity(&activities.Airlock{})
 	var a *activities.Airlock
-	env.OnActivity(a.PrepareReview, mock.Anything, mock.Anything).Return(airlock.Review{SpecHash: testHash, Title: "Pets", Operations: []airlock.ReviewOperation{{Name: "list_pets"}}}, nil).Maybe()
+	env.OnActivity(a.PrepareReview, mock.Anything, mock.Anything).Return(airlock.Review{SpecHash: testHash, Title: "Pets", Slug: "pets", Operations: []airlock.ReviewOperation{{Name: "list_pets"}}}, nil).Maybe()
 	return env
 }
 
@@ -76,11 +76,12 @@ func TestAirlockApproveOnboardsAndTellsSubscribers(t *testing.T) {
 func TestAirlockRejectNeverOnboards(t *testing.T) {
 	env := airlockEnv(t)
 	var a *activities.Airlock
-	env.OnActivity(a.SetSpecStatus, mock.Anything, activities.SpecStatusInput{SpecHash: testHash, Status: "rejected"}).Return(nil).Once()
+	env.OnActivity(a.SetSpecStatus, mock.Anything, activities.SpecStatusInput{SpecHash: testHash, Status: "rejected",
+		Name: "pets", Location: "https://specs.example/pets.yaml"}).Return(nil).Once() // the review's name is given back
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow(SignalReject, RejectSignal{Reviewer: "bo", Reason: "sends data abroad"})
 	}, time.Hour)
-	env.ExecuteWorkflow(AirlockWorkflow, AirlockInput{SpecHash: testHash})
+	env.ExecuteWorkflow(AirlockWorkflow, AirlockInput{SpecHash: testHash, Location: "https://specs.example/pets.yaml"})
 	var out AirlockOutcome
 	if err := env.GetWorkflowResult(&out); err != nil {
 		t.Fatal(err)
@@ -94,7 +95,7 @@ func TestAirlockRejectNeverOnboards(t *testing.T) {
 func TestAirlockReviewTimesOutCleanly(t *testing.T) {
 	env := airlockEnv(t)
 	var a *activities.Airlock
-	env.OnActivity(a.SetSpecStatus, mock.Anything, activities.SpecStatusInput{SpecHash: testHash, Status: "available"}).Return(nil).Once()
+	env.OnActivity(a.SetSpecStatus, mock.Anything, activities.SpecStatusInput{SpecHash: testHash, Status: "available", Name: "pets"}).Return(nil).Once()
 	env.ExecuteWorkflow(AirlockWorkflow, AirlockInput{SpecHash: testHash, ReviewTimeout: 48 * time.Hour})
 	var out AirlockOutcome
 	if err := env.GetWorkflowResult(&out); err != nil {
@@ -110,7 +111,7 @@ func TestAirlockFailedOnboardingIsReported(t *testing.T) {
 	env := airlockEnv(t)
 	var a *activities.Airlock
 	env.OnActivity(a.OnboardSpec, mock.Anything, mock.Anything).Return(activities.OnboardOutput{Stage: "test", Error: "1 generated test failed"}, nil)
-	env.OnActivity(a.SetSpecStatus, mock.Anything, activities.SpecStatusInput{SpecHash: testHash, Status: "available"}).Return(nil).Once()
+	env.OnActivity(a.SetSpecStatus, mock.Anything, activities.SpecStatusInput{SpecHash: testHash, Status: "available", Name: "pets"}).Return(nil).Once()
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalApprove, ApproveSignal{}) }, time.Minute)
 	env.ExecuteWorkflow(AirlockWorkflow, AirlockInput{SpecHash: testHash})
 	var out AirlockOutcome
@@ -161,7 +162,7 @@ func TestHealthCheckWorkflow(t *testing.T) {
 func TestAirlockDecidesOnce(t *testing.T) {
 	env := airlockEnv(t)
 	var a *activities.Airlock
-	env.OnActivity(a.SetSpecStatus, mock.Anything, activities.SpecStatusInput{SpecHash: testHash, Status: "rejected"}).Return(nil).Once()
+	env.OnActivity(a.SetSpecStatus, mock.Anything, activities.SpecStatusInput{SpecHash: testHash, Status: "rejected", Name: "pets"}).Return(nil).Once()
 	var accepted, refused []string
 	send := func(id string, d Decision) {
 		env.UpdateWorkflow(UpdateDecide, id, &testsuite.TestUpdateCallback{
@@ -210,7 +211,7 @@ func TestAirlockDecidesOnce(t *testing.T) {
 func TestAirlockSecondRejectSignalIsRecorded(t *testing.T) {
 	env := airlockEnv(t)
 	var a *activities.Airlock
-	env.OnActivity(a.SetSpecStatus, mock.Anything, activities.SpecStatusInput{SpecHash: testHash, Status: "rejected"}).Return(nil).Once()
+	env.OnActivity(a.SetSpecStatus, mock.Anything, activities.SpecStatusInput{SpecHash: testHash, Status: "rejected", Name: "pets"}).Return(nil).Once()
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow(SignalReject, RejectSignal{Reviewer: "bo", Reason: "first"})
 		env.SignalWorkflow(SignalReject, RejectSignal{Reviewer: "cy", Reason: "second"})

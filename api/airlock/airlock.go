@@ -173,6 +173,9 @@ func (h *Handler) addSource(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
+	if src.Type == "" {
+		src.Type = airlock.SourceOpenAPI
+	}
 	ctx := c.Request.Context()
 	id := sourceID(src.Location)
 	if _, err := h.sources.GetSource(ctx, id); err == nil {
@@ -281,9 +284,14 @@ type pendingItem struct {
 	Location   string `json:"location"`
 	Operations int    `json:"operations"`
 	Warnings   int    `json:"warnings"`
+	// Slug is the wrapper name an approval gives the spec (reserved when
+	// the review was prepared): its tools are named <slug>.<operation>.
+	Slug string `json:"slug,omitempty"`
 	// NameTakenBy is set when the name the spec's title gives is already
-	// another spec's (the review's slug is then the name it gets).
+	// another spec's (the review's slug is then the name it gets);
+	// NamePending when that spec is itself a pending review.
 	NameTakenBy string `json:"nameTakenBy,omitempty"`
+	NamePending bool   `json:"namePending,omitempty"`
 	Status      string `json:"status"`
 	StartedAt   string `json:"startedAt"`
 }
@@ -303,7 +311,7 @@ func (h *Handler) listPending(c *gin.Context) {
 			continue // ended between the listing and the query
 		}
 		items = append(items, pendingItem{ID: id, SpecHash: st.Review.SpecHash, Title: st.Review.Title, Location: st.Review.Location,
-			Operations: len(st.Review.Operations), Warnings: len(st.Review.Warnings), NameTakenBy: st.Review.NameTakenBy, Status: st.Status,
+			Operations: len(st.Review.Operations), Warnings: len(st.Review.Warnings), Slug: st.Review.Slug, NameTakenBy: st.Review.NameTakenBy, NamePending: st.Review.NamePending, Status: st.Status,
 			StartedAt: ex.GetStartTime().AsTime().UTC().Format(time.RFC3339)})
 	}
 	httpx.OK(c, http.StatusOK, gin.H{"pending": items, "count": len(items)})

@@ -12,7 +12,9 @@ import (
 	"testing"
 
 	"github.com/gin-gonic/gin"
+	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -107,8 +109,14 @@ func (f *fakeTemporal) QueryWorkflow(_ context.Context, id, _, _ string, _ ...an
 	}
 	return jsonValue{st}, nil
 }
+
+// ListWorkflow lists every review the fake holds as running.
 func (f *fakeTemporal) ListWorkflow(context.Context, *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error) {
-	return &workflowservice.ListWorkflowExecutionsResponse{}, nil
+	out := &workflowservice.ListWorkflowExecutionsResponse{}
+	for id := range f.states {
+		out.Executions = append(out.Executions, &workflowpb.WorkflowExecutionInfo{Execution: &commonpb.WorkflowExecution{WorkflowId: id}})
+	}
+	return out, nil
 }
 func (f *fakeTemporal) GetWorkflow(_ context.Context, id, _ string) client.WorkflowRun {
 	return fakeRun{id: id}
@@ -309,5 +317,44 @@ func TestNotificationsAndEnable(t *testing.T) {
 	r.ServeHTTP(w, req)
 	if w.Code != 404 {
 		t.Fatalf("enable unknown: %d", w.Code)
+	}
+}
+
+// A source added without a type (the console's form, a folder or a
+// list.json) is an openapi source, whose scan finds the location's kind.
+func TestSourceWithoutTypeIsOpenAPI(t *testing.T) {
+	r, _, s := setup(t)
+	code, out := do(r, "POST", "/api/v1/tools/sources?wait=0s", `{"location":"specs/list.json"}`)
+	if code != 201 {
+		t.Fatalf("add without a type: %d %v", code, out)
+	}
+	srcs, err := s.Sources(context.Background())
+	if err != nil || len(srcs) != 1 || srcs[0].Type != airlock.SourceOpenAPI || srcs[0].Location != "specs/list.json" {
+		t.Fatalf("stored: %+v %v", srcs, err)
+	}
+}
+
+// The pending list shows the name each review's spec gets, and when the
+// title's name is held by another pending review, which one.
+func TestPendingListShowsEachReviewsName(t *testing.T) {
+	r, ft, _ := setup(t)
+	ft.states["airlock-a"] = workflows.AirlockState{Status: workflows.AirlockPending, Review: airlock.Review{Title: "Zoo API", Slug: "zoo_api", Location: "https://a.example/zoo.yaml"}}
+	ft.states["airlock-b"] = workflows.AirlockState{Status: workflows.AirlockPending, Review: airlock.Review{Title: "Zoo API", Slug: "zoo_api_zoo",
+		Location: "https://b.example/zoo.yaml", NameTakenBy: "https://a.example/zoo.yaml", NamePending: true, Warnings: []string{"reserved"}}}
+	code, out := do(r, "GET", "/api/v1/tools/pending", "")
+	items, _ := out["data"].(map[string]any)["pending"].([]any)
+	if code != 200 || len(items) != 2 {
+		t.Fatalf("pending: %d %v", code, out)
+	}
+	got := map[string]map[string]any{}
+	for _, it := range items {
+		m := it.(map[string]any)
+		got[m["id"].(string)] = m
+	}
+	if a := got["airlock-a"]; a["slug"] != "zoo_api" || a["nameTakenBy"] != nil {
+		t.Fatalf("first: %v", a)
+	}
+	if b := got["airlock-b"]; b["slug"] != "zoo_api_zoo" || b["nameTakenBy"] != "https://a.example/zoo.yaml" || b["namePending"] != true {
+		t.Fatalf("second: %v", b)
 	}
 }
