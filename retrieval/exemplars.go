@@ -60,10 +60,10 @@ func (e *exemplars) logScores(query string) map[string]float64 {
 	return e.log.score(words)
 }
 
-// vote returns, per tool, the query's k nearest exemplars that tool served
-// among those at least floor similar to the query (a similarity-weighted
-// kNN vote): their summed similarity, their summed excess over the floor,
-// and the best similarity.
+// vote returns, per tool, the similarity-weighted kNN vote of the query's
+// k nearest exemplars: the summed similarity of those at least floor
+// similar to the query and their summed excess over the floor, the summed
+// similarity of those below it, and the best similarity.
 func (e *exemplars) vote(q []float32, k int, floor float64) map[string]vote {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
@@ -93,10 +93,14 @@ func (e *exemplars) vote(q []float32, k int, floor float64) map[string]vote {
 	}
 	out := map[string]vote{}
 	for _, n := range top {
-		if s := float64(n.sim); s > 0 && s >= floor {
+		if s := float64(n.sim); s > 0 {
 			v := out[e.tools[n.i]]
-			v.sum += s
-			v.excess += (s - floor) / (1 - floor)
+			if s >= floor {
+				v.sum += s
+				v.excess += (s - floor) / (1 - floor)
+			} else {
+				v.below += s
+			}
 			v.best = max(v.best, s)
 			out[e.tools[n.i]] = v
 		}
@@ -106,5 +110,5 @@ func (e *exemplars) vote(q []float32, k int, floor float64) map[string]vote {
 
 // vote is one tool's share of a kNN vote (exemplars.vote).
 type vote struct {
-	sum, excess, best float64
+	sum, excess, below, best float64
 }

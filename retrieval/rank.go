@@ -25,8 +25,9 @@ type candidate struct {
 	keyword    float64 // bm25-like, > 0 when matched
 	usage      float64 // cosine to the usage centroid; valid when hasUsage
 	hasUsage   bool
-	votes      float64 // neighbours' kNN vote: summed similarity
-	voteExcess float64 // the same neighbours' summed excess over the evidence floor, in [0,k]
+	votes      float64 // neighbours' kNN vote: summed similarity of the neighbours above the evidence floor
+	voteExcess float64 // their summed excess over the floor, in [0,k]
+	votesBelow float64 // the summed similarity of the neighbours below the floor
 	queryLog   float64 // bm25 against the tool's served queries (queryLog)
 	verb       bool    // the query names the tool's verb
 	history    float64 // recency in (0,1]
@@ -146,13 +147,13 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 		admit := map[string]float64{}
 		for id, v := range votes {
 			if c, ok := cands[id]; ok {
-				c.votes, c.voteExcess = v.sum, v.excess
+				c.votes, c.voteExcess, c.votesBelow = v.sum, v.excess, v.below
 			} else if v.best >= s.opts.Admit {
 				admit[id] = v.sum
 			}
 		}
 		if err := s.addScored(ctx, admit, f, cands, get, func(c *candidate, v float64) {
-			c.votes, c.voteExcess, c.admitted = v, votes[c.sum.ID].excess, true
+			c.votes, c.voteExcess, c.votesBelow, c.admitted = v, votes[c.sum.ID].excess, votes[c.sum.ID].below, true
 		}); err != nil {
 			return nil, nil, fmt.Errorf("retrieval: neighbour tools: %w", err)
 		}
@@ -611,7 +612,7 @@ func rankNorm(vals map[string]float64, c float64) map[string]float64 {
 // they reorder what the query makes plausible. floor is the evidence floor
 // (evidenceFloor) the usage centroid's cosine must pass.
 func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usage, w Weights, st Strategy, floor float64) []Hit {
-	sem, use, phr := map[string]float64{}, map[string]float64{}, map[string]float64{}
+	sem, use, useAny, phr := map[string]float64{}, map[string]float64{}, map[string]float64{}, map[string]float64{}
 	maxKw, maxGraph := 0.0, 0.0
 	for id, c := range cands {
 		if c.hasPhrase {
@@ -623,13 +624,18 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 				sem[id] = c.centred
 			}
 		}
-		if c.hasUsage && c.usage >= floor {
-			use[id] = c.usage
+		if c.hasUsage {
+			useAny[id] = c.usage
+			if c.usage >= floor {
+				use[id] = c.usage
+			}
 		}
 		maxKw = math.Max(maxKw, c.keyword)
 		maxGraph = math.Max(maxGraph, math.Abs(c.graph))
 	}
 	semN, phrN := minMax(sem), minMax(phr)
+	useAll := minMax(useAny)
+	below := make(map[string][2]float64, len(cands)) // neighbours and centroid as they count with the gate open
 	var kwN, subN map[string]float64
 	switch s.opts.Normalisation {
 	case "z":
@@ -681,21 +687,25 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 		}
 		u := usage[id]
 		// Usage centroid similarity counts in proportion to the evidence
-		// behind it: n/(n+prior) of n served queries. It is measured from
-		// the evidence floor up, absolutely: min-max over the few tools
-		// with history would give the best of them full weight however
-		// weak its match (a lone used tool would always score 1).
+		// behind it: n/(n+prior) of n served queries.
 		conf := float64(u.CentroidN) / (float64(u.CentroidN) + s.opts.UsagePrior)
+		// Measured from the evidence floor up, absolutely: min-max over the
+		// few tools with history would give the best of them full weight
+		// however weak its match. As far as the gate is open it becomes the
+		// min-max over every candidate with a centroid.
 		b.Usage = Signal{Raw: c.usage}
 		if _, ok := use[id]; ok && floor < 1 {
 			b.Usage.Norm = math.Min(1, (c.usage-floor)/(1-floor)) * conf
 		}
+		below[id] = [2]float64{math.Min(1, (c.votes+c.votesBelow)/float64(s.opts.Neighbours)), useAll[id] * conf}
 		// The kNN vote is normalised absolutely, as the mean excess of the
 		// neighbours' similarity over the evidence floor (in [0,1]):
 		// scaling by the best vote would make a lone weak neighbour look as
 		// strong as an exact paraphrase, and a neighbour barely above the
-		// floor is barely evidence.
-		b.Neighbours = Signal{Raw: c.votes, Norm: math.Min(1, c.voteExcess/float64(s.opts.Neighbours))}
+		// floor is barely evidence. As far as the gate is open (every
+		// candidate has history, below) it becomes the mean similarity of
+		// all k neighbours.
+		b.Neighbours = Signal{Raw: c.votes + c.votesBelow, Norm: math.Min(1, c.voteExcess/float64(s.opts.Neighbours))}
 		// The query log's bm25 is used as it is: it has a natural zero and an
 		// absolute scale through idf, which is small while few tools have
 		// served queries, so a young log cannot swamp the other signals
@@ -719,15 +729,26 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 		hits = append(hits, Hit{Tool: c.sum, Breakdown: b, Entities: c.entities})
 	}
 	learn, coverage := s.plausible(hits, w, cands, usage, floor)
+	// How far usage evidence may count beyond the gate: not at all while
+	// fewer than half of the plausible candidates have served queries (a
+	// lone used tool has no competitor to be weighed against), fully when
+	// all have (then every candidate's evidence is on the same footing).
+	open := math.Max(0, 2*coverage-1)
 	for i := range hits {
 		b := &hits[i].Breakdown
+		id := hits[i].Tool.ID
 		// The query log and popularity compare a tool with the others by
 		// what each has served, and tools that served nothing yet cannot
 		// answer: they count in proportion to the share of plausible
 		// candidates that have served queries (1 when all have).
 		b.QueryLog.Norm *= coverage
 		b.Popularity.Norm *= coverage
-		hits[i].Score = weigh(b, w, learn[hits[i].Tool.ID], s.opts.SuccessPrior)
+		// As far as the gate is open, neighbours and the centroid count as
+		// before it: every neighbour's similarity, min-max over the
+		// candidates' centroids.
+		b.Neighbours.Norm += open * (below[id][0] - b.Neighbours.Norm)
+		b.Usage.Norm += open * (below[id][1] - b.Usage.Norm)
+		hits[i].Score = weigh(b, w, learn[id], open, s.opts.SuccessPrior)
 	}
 	sort.Slice(hits, func(i, j int) bool {
 		if hits[i].Score != hits[j].Score {
@@ -741,14 +762,18 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 // weigh applies the weights to a breakdown's normalised signals and returns
 // the score. Without learn (outside the plausible set, or no evidence for
 // this query) the signals learned from use that raise a tool (usage
-// centroid, neighbours, query log, pairing, popularity) count as for a tool
-// never used, and a success rate above the prior lifts no more than the
-// prior; failures still count against a tool everywhere.
-func weigh(b *Breakdown, w Weights, learn bool, prior float64) float64 {
+// centroid, neighbours, query log, pairing, popularity, a success rate above
+// the prior) count only as far as the gate is open (open, in [0,1]: 0 while
+// few candidates have history, when they count as for a tool never used);
+// failures count against a tool everywhere.
+func weigh(b *Breakdown, w Weights, learn bool, open, prior float64) float64 {
 	if !learn {
-		b.Usage, b.Neighbours, b.QueryLog = Signal{Raw: b.Usage.Raw}, Signal{Raw: b.Neighbours.Raw}, Signal{Raw: b.QueryLog.Raw}
-		b.Pairing, b.Popularity = Signal{Raw: b.Pairing.Raw}, Signal{Raw: b.Popularity.Raw}
-		b.Success.Norm = math.Min(b.Success.Norm, prior)
+		for _, sig := range []*Signal{&b.Usage, &b.Neighbours, &b.QueryLog, &b.Pairing, &b.Popularity} {
+			sig.Norm *= open
+		}
+		if b.Success.Norm > prior {
+			b.Success.Norm = prior + open*(b.Success.Norm-prior)
+		}
 	}
 	b.Semantic.Weighted = w.Semantic * b.Semantic.Norm
 	b.Phrase.Weighted = w.Phrase * b.Phrase.Norm
