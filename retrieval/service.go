@@ -90,12 +90,13 @@ func DefaultWeights() Weights {
 }
 
 // Defaults of the gate on usage evidence (Options.Plausible,
-// NeighbourFloor, Admit); evaluation/TUNING.md, twelfth
+// NeighbourFloor, NeighbourMargin, Admit); evaluation/TUNING.md, twelfth
 // round, says how they were chosen.
 const (
-	DefaultPlausible      = 10
-	DefaultNeighbourFloor = 0.5
-	DefaultAdmit          = 0.8
+	DefaultPlausible       = 30
+	DefaultNeighbourFloor  = 0.5
+	DefaultNeighbourMargin = 0.1
+	DefaultAdmit           = 0.65
 )
 
 // DefaultFeedback is Options.Feedback's default (see evaluation/TUNING.md).
@@ -158,8 +159,9 @@ type Options struct {
 	// NeighbourFloor and NeighbourMargin set the evidence floor: a past
 	// query (a neighbour) or a usage centroid counts only when its cosine
 	// to the query is at least the query's best cosine to a tool plus
-	// NeighbourMargin (default 0; < -1 drops the relative part), and at
-	// least NeighbourFloor (default DefaultNeighbourFloor).
+	// NeighbourMargin (0 = DefaultNeighbourMargin; < -1 drops the
+	// relative part), and at least NeighbourFloor (default
+	// DefaultNeighbourFloor).
 	NeighbourFloor  float64
 	NeighbourMargin float64
 	// Admit is the similarity at which a past query admits the tool that
@@ -257,6 +259,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.NeighbourFloor == 0 {
 		o.NeighbourFloor = DefaultNeighbourFloor
+	}
+	if o.NeighbourMargin == 0 {
+		o.NeighbourMargin = DefaultNeighbourMargin
 	}
 	if o.Admit == 0 {
 		o.Admit = DefaultAdmit
