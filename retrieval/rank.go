@@ -794,11 +794,12 @@ func weigh(b *Breakdown, w Weights, learn bool, open, prior float64) float64 {
 	return score
 }
 
-// plausible returns the candidates whose learned signals count: the
-// Options.Plausible best by the query's own signals (semantic, phrase,
-// keyword, subword, verb, session history, graph, complexity), and those a
-// near-paraphrase of a past query admitted. Plausible < 0 lets every
-// candidate learn (the behaviour before the gate).
+// plausible returns the candidates whose learned signals count fully: among
+// the Options.Plausible best by the query's own signals (semantic, phrase,
+// keyword, subword, verb, session history, graph, complexity) and those a
+// near-paraphrase of a past query admitted, the ones this query has
+// evidence for. Plausible < 0 puts every candidate in the plausible set.
+// It also returns the share of the plausible set that has served queries.
 func (s *Service) plausible(hits []Hit, w Weights, cands map[string]*candidate, usage map[string]graph.Usage, floor float64) (map[string]bool, float64) {
 	learn := make(map[string]bool, len(hits))
 	served := 0 // plausible candidates that have served queries
@@ -853,28 +854,6 @@ func complexityPenalty(c string) float64 {
 		return 1
 	}
 	return 0
-}
-
-// topScores keeps the n best of scores (all when there are at most n).
-func topScores(scores map[string]float64, n int) map[string]float64 {
-	if len(scores) <= n {
-		return scores
-	}
-	ids := make([]string, 0, len(scores))
-	for id := range scores {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool {
-		if scores[ids[i]] != scores[ids[j]] {
-			return scores[ids[i]] > scores[ids[j]]
-		}
-		return ids[i] < ids[j]
-	})
-	out := make(map[string]float64, n)
-	for _, id := range ids[:n] {
-		out[id] = scores[id]
-	}
-	return out
 }
 
 // dot64 is a·b in float64 over the shorter of the two.
