@@ -19,7 +19,9 @@ import (
 const Usage = `usage:
   toolsmith eval --tools F --queries F [--history F] [--strategy all|hybrid|semantic|keyword] [--k 5] [--json] [--limit N] [--vector-cache F]
   toolsmith eval --protocol leave-one-out --tools F --queries F [--history F] [--confidence C] [--threshold 0] [--margin 0] [--score-margin 0] [--fit-samples F] [--calibrate] [--json]
+  toolsmith eval --protocol sparse-history --tools F --queries F --history F [--hot-tools 10] [--hot-queries 30] [--json]
   toolsmith eval split --queries F --history-out F --test-out F
+  toolsmith eval split --queries F --tune-out F --choose-out F --report-out F
 
 eval indexes the tools into a fresh temporary SQLite store with the built-in
 embedder (USE-Lite, weights from --model-dir), ingests --history as usage
@@ -46,8 +48,19 @@ precision ≥ 0.95 over thresholds and margins; --fit-samples F appends the
 run's samples to F and fits the decision model (retrieval.DecisionModel) on
 all of F, so a model is fitted on one part of the data and chosen on another.
 
+--protocol sparse-history gives only a few tools history, as a young
+deployment has: --hot-tools tools (chosen by a hash of their ids among those
+with at least --hot-queries history queries) keep their first --hot-queries
+history queries, and no other tool has any. It scores the queries for those
+tools (hot) and for every other tool (cold) apart, each zero-shot and with
+that history (hybrid): learning from use must lift the hot queries and leave
+the cold ones where they were. --json puts sparseHistory on the last line.
+
 eval split divides a query file by an FNV-1a hash of each normalised query
-text into a history half and a test half (no query text in both).
+text into a history half and a test half (no query text in both); with
+--tune-out, --choose-out and --report-out it divides it three ways instead
+(another hash), to tune on one part, choose on the second and report on the
+third (evaluation/TUNING.md says which figure came from which part).
 `
 
 // Command runs `toolsmith eval` with args (after "eval"). load opens the
@@ -74,13 +87,17 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, model
 	fs.StringVar(&o.Retrieval.Normalisation, "norm", "", "signal normalisation: z (default), minmax or rank")
 	fs.Float64Var(&o.Retrieval.RankConstant, "rank-c", 0, "rank normalisation constant (default 10)")
 	fs.IntVar(&o.Retrieval.Neighbours, "neighbours-k", 0, "k of the neighbours signal's kNN vote (default 3)")
+	fs.IntVar(&o.Retrieval.Plausible, "plausible", 0, "how many of a query's best candidates by its own signals usage evidence may reorder (default 30; -1: all)")
+	fs.Float64Var(&o.Retrieval.NeighbourFloor, "neighbour-floor", 0, "least cosine of a past query (or usage centroid) to the query for its evidence to count (default 0.5)")
+	fs.Float64Var(&o.Retrieval.NeighbourMargin, "neighbour-margin", 0, "a past query counts when its cosine is ≥ the query's best tool cosine plus this (0: the default 0.1; < -1: off)")
+	fs.Float64Var(&o.Retrieval.Admit, "admit", 0, "cosine at which a past query admits its tool outside the plausible set (default 0.65; > 1: never)")
 	fs.IntVar(&o.Retrieval.PhraseWords, "phrase-words", 0, "window of the phrase signal in words (default 3; -1 disables it)")
 	fs.Float64Var(&o.Retrieval.Feedback, "feedback", 0, "pseudo-relevance feedback weight (0 = default, <0 = off)")
 	fs.IntVar(&o.Retrieval.FeedbackDocs, "feedback-docs", 0, "best matches averaged by the feedback (default 3)")
 	fs.StringVar(&o.VectorCache, "vector-cache", "", "file keeping embedded texts across runs (for tuning; created when missing)")
 	var weights string
 	fs.StringVar(&weights, "weights", "", "override hybrid weights, e.g. semantic=0.5,keyword=0.2,usage=0.6")
-	fs.StringVar(&o.Protocol, "protocol", ProtocolRank, "rank (retrieval quality) or leave-one-out (the fulfilment decision)")
+	fs.StringVar(&o.Protocol, "protocol", ProtocolRank, "rank (retrieval quality), leave-one-out (the fulfilment decision) or sparse-history (history for a few tools only)")
 	def := retrieval.DefaultSubstituteRule()
 	fs.Float64Var(&o.Rule.Confidence, "confidence", def.Confidence, "leave-one-out: the decision model's confidence a match needs to be substituted (0: off)")
 	fs.Float64Var(&o.Rule.Threshold, "threshold", def.Threshold, "leave-one-out: the similarity a match needs to be substituted (0: off)")
@@ -88,6 +105,8 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, model
 	fs.Float64Var(&o.Rule.ScoreMargin, "score-margin", def.ScoreMargin, "leave-one-out: how far a close match's hybrid score must stand above the second's (0: off)")
 	fs.Float64Var(&o.Rule.EvidenceMargin, "evidence-margin", def.EvidenceMargin, "leave-one-out: a hybrid-score lead over the second that substitutes whatever the similarity (0: off)")
 	fs.StringVar(&o.FitSamples, "fit-samples", "", "leave-one-out: append this run's decision samples to the file and fit the decision model on all of them")
+	fs.IntVar(&o.HotTools, "hot-tools", DefaultHotTools, "sparse-history: how many tools have history")
+	fs.IntVar(&o.HotQueries, "hot-queries", DefaultHotQueries, "sparse-history: history queries per tool with history")
 	fs.BoolVar(&o.Calibrate, "calibrate", false, "leave-one-out: also sweep thresholds and margins for the most recall at precision ≥ 0.95")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -111,9 +130,12 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, model
 		return fault.Malformed("strategy", "must be all, hybrid, semantic or keyword; got %q", strategy)
 	}
 	switch o.Protocol {
-	case ProtocolRank, ProtocolLeaveOneOut:
+	case ProtocolRank, ProtocolLeaveOneOut, ProtocolSparseHistory:
 	default:
-		return fault.Malformed("protocol", "must be rank or leave-one-out; got %q", o.Protocol)
+		return fault.Malformed("protocol", "must be rank, leave-one-out or sparse-history; got %q", o.Protocol)
+	}
+	if o.HotTools <= 0 || o.HotQueries <= 0 {
+		return fault.Malformed("hot-tools", "--hot-tools and --hot-queries must be ≥ 1")
 	}
 	if o.Rule.Threshold < 0 || o.Rule.Threshold > 1 {
 		return fault.Malformed("threshold", "must be in [0, 1]; got %g", o.Rule.Threshold)
@@ -147,12 +169,21 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, model
 func splitCommand(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("eval split", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var in, hOut, tOut string
+	var in, hOut, tOut, tuneOut, chooseOut, reportOut string
 	fs.StringVar(&in, "queries", "", "queries.jsonl to split")
 	fs.StringVar(&hOut, "history-out", "", "where the history half goes")
 	fs.StringVar(&tOut, "test-out", "", "where the test half goes")
+	fs.StringVar(&tuneOut, "tune-out", "", "three-way split: where the tuning part goes")
+	fs.StringVar(&chooseOut, "choose-out", "", "three-way split: where the choosing part goes")
+	fs.StringVar(&reportOut, "report-out", "", "three-way split: where the report part goes")
 	if err := fs.Parse(args); err != nil {
 		return fault.Malformed("args", "%v", err)
+	}
+	if tuneOut != "" || chooseOut != "" || reportOut != "" {
+		if in == "" || tuneOut == "" || chooseOut == "" || reportOut == "" || hOut != "" || tOut != "" {
+			return fault.Malformed("queries", "a three-way split takes --queries, --tune-out, --choose-out and --report-out (and neither --history-out nor --test-out)")
+		}
+		return split3Command(in, [3]string{tuneOut, chooseOut, reportOut}, stdout)
 	}
 	if in == "" || hOut == "" || tOut == "" {
 		return fault.Malformed("queries", "--queries, --history-out and --test-out are required")
@@ -207,4 +238,31 @@ func ParseWeights(s string) (retrieval.Weights, error) {
 		*p = f
 	}
 	return w, nil
+}
+
+// split3Command writes the three-way split of the queries in in to paths
+// (tune, choose, report).
+func split3Command(in string, paths [3]string, stdout io.Writer) error {
+	qs, err := ReadQueries(in)
+	if err != nil {
+		return err
+	}
+	var fs [3]*os.File
+	for i, p := range paths {
+		if fs[i], err = os.Create(p); err != nil {
+			return fmt.Errorf("eval split: %w", err)
+		}
+		defer fs[i].Close()
+	}
+	n, err := Split3(qs, fs[0], fs[1], fs[2])
+	if err != nil {
+		return err
+	}
+	for i, f := range fs {
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("eval split: %w", err)
+		}
+		fmt.Fprintf(stdout, "%s: %d queries → %s\n", []string{PartTune, PartChoose, PartReport}[i], n[i], paths[i])
+	}
+	return nil
 }

@@ -145,7 +145,8 @@ type Options struct {
 	// description written for the model, so a long instruction text does
 	// not drown the short statement of purpose.
 	ToolText string
-	// Protocol is ProtocolRank (default) or ProtocolLeaveOneOut.
+	// Protocol is ProtocolRank (default), ProtocolLeaveOneOut or
+	// ProtocolSparseHistory.
 	Protocol string
 	// Rule is the substitution decision leave-one-out measures (default:
 	// the workflow's, retrieval.DefaultSubstituteRule).
@@ -158,6 +159,10 @@ type Options struct {
 	// Calibrate, with leave-one-out, also sweeps thresholds and margins and
 	// reports the rule with the most "nothing fits" at precision ≥ 0.95.
 	Calibrate bool
+	// HotTools and HotQueries, with ProtocolSparseHistory, are how many
+	// tools have history and how many history queries each keeps (defaults
+	// DefaultHotTools and DefaultHotQueries).
+	HotTools, HotQueries int
 	// VectorCache, when set, is a file of vectors kept across runs: texts
 	// embedded once (tools, queries, history) are read back, not embedded
 	// again. It is written when the run ends.
@@ -279,6 +284,53 @@ func Split(queries []QueryRecord, history, test io.Writer) (int, int, error) {
 		}
 	}
 	return nh, nt, nil
+}
+
+// The parts of the three-way split: tune on one, choose between a few
+// settings on the second, report on the third, touched once.
+const (
+	PartTune   = "tune"
+	PartChoose = "choose"
+	PartReport = "report"
+)
+
+// Part returns PartTune, PartChoose or PartReport for a query by an FNV-1a
+// hash of its normalised text (salted, so the parts do not follow the
+// halves of Half): deterministic, and identical texts share a part.
+func Part(query string) string {
+	h := fnv.New64a()
+	h.Write([]byte("part:" + normQuery(query)))
+	switch h.Sum64() % 3 {
+	case 0:
+		return PartTune
+	case 1:
+		return PartChoose
+	}
+	return PartReport
+}
+
+// Split3 writes each query to its Part's writer and returns how many went
+// to each, in the order tune, choose, report.
+func Split3(queries []QueryRecord, tune, choose, report io.Writer) ([3]int, error) {
+	var n [3]int
+	for _, q := range queries {
+		b, err := json.Marshal(q)
+		if err != nil {
+			return n, fmt.Errorf("evaluation: split: %w", err)
+		}
+		w, i := report, 2
+		switch Part(q.Query) {
+		case PartTune:
+			w, i = tune, 0
+		case PartChoose:
+			w, i = choose, 1
+		}
+		if _, err := w.Write(append(b, '\n')); err != nil {
+			return n, fmt.Errorf("evaluation: split: %w", err)
+		}
+		n[i]++
+	}
+	return n, nil
 }
 
 // hashOrder sorts queries by the hash of their text (a fixed shuffle) so a
@@ -455,9 +507,26 @@ func Run(ctx context.Context, o Options, out io.Writer) (Report, error) {
 		return nil, err
 	}
 	var history []QueryRecord
+	var sparse Sparse
+	if o.Protocol == ProtocolSparseHistory {
+		if o.History == "" {
+			return nil, fault.Malformed("history", "the sparse-history protocol takes its history from --history")
+		}
+		if o.HotTools <= 0 {
+			o.HotTools = DefaultHotTools
+		}
+		if o.HotQueries <= 0 {
+			o.HotQueries = DefaultHotQueries
+		}
+	}
 	if o.History != "" {
 		if history, err = ReadQueries(o.History); err != nil {
 			return nil, err
+		}
+		hashOrder(history)
+		if o.Protocol == ProtocolSparseHistory {
+			sparse.HotTools, history = SparseHistory(history, o.HotTools, o.HotQueries)
+			sparse.HistoryQueries = len(history)
 		}
 		// Never let a test query text be in the history.
 		seen := map[string]bool{}
@@ -476,7 +545,6 @@ func Run(ctx context.Context, o Options, out io.Writer) (Report, error) {
 		queries = kept
 	}
 	hashOrder(queries)
-	hashOrder(history)
 	if o.Limit > 0 {
 		queries = queries[:min(o.Limit, len(queries))]
 	}
@@ -526,6 +594,15 @@ func Run(ctx context.Context, o Options, out io.Writer) (Report, error) {
 	svc := retrieval.New(st, o.Embedder, ropts)
 	caller := access.Caller{UserID: "eval", Level: "owner", Groups: []string{access.Wildcard}}
 
+	var hotQ, coldQ []QueryRecord
+	if o.Protocol == ProtocolSparseHistory {
+		// Zero-shot first, on the same store and queries.
+		hotQ, coldQ = splitHot(queries, sparse.HotTools)
+		sparse.NHot, sparse.NCold = len(hotQ), len(coldQ)
+		if err := o.sparseRanks(ctx, svc, caller, hotQ, coldQ, &sparse.HotZeroShot, &sparse.ColdZeroShot); err != nil {
+			return nil, err
+		}
+	}
 	if len(history) > 0 {
 		var evs []retrieval.Event
 		for i, h := range history {
@@ -557,6 +634,14 @@ func Run(ctx context.Context, o Options, out io.Writer) (Report, error) {
 	}
 
 	rep := Report{}
+	if o.Protocol == ProtocolSparseHistory {
+		if err := o.sparseRanks(ctx, svc, caller, hotQ, coldQ, &sparse.Hot, &sparse.Cold); err != nil {
+			return nil, err
+		}
+		rep[retrieval.StrategyHybrid+"/hot"], rep[retrieval.StrategyHybrid+"/cold"] = sparse.Hot, sparse.Cold
+		rep[retrieval.StrategyHybrid+"/hot/zero-shot"], rep[retrieval.StrategyHybrid+"/cold/zero-shot"] = sparse.HotZeroShot, sparse.ColdZeroShot
+		return rep, writeSparse(out, o, sparse)
+	}
 	if o.Protocol == ProtocolLeaveOneOut {
 		loo, pts, fitted, err := o.leaveOneOut(ctx, svc, caller, queries)
 		if err != nil {

@@ -60,9 +60,11 @@ func (e *exemplars) logScores(query string) map[string]float64 {
 	return e.log.score(words)
 }
 
-// vote returns, per tool, the sum of the similarities of the query's k
-// nearest exemplars that tool served (a similarity-weighted kNN vote).
-func (e *exemplars) vote(q []float32, k int) map[string]float64 {
+// vote returns, per tool, the similarity-weighted kNN vote of the query's
+// k nearest exemplars: the summed similarity of those at least floor
+// similar to the query and their summed excess over the floor, the summed
+// similarity of those below it, and the best similarity.
+func (e *exemplars) vote(q []float32, k int, floor float64) map[string]vote {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	if len(e.vecs) == 0 {
@@ -89,11 +91,24 @@ func (e *exemplars) vote(q []float32, k int) map[string]float64 {
 			top = top[:k]
 		}
 	}
-	out := map[string]float64{}
+	out := map[string]vote{}
 	for _, n := range top {
-		if n.sim > 0 {
-			out[e.tools[n.i]] += float64(n.sim)
+		if s := float64(n.sim); s > 0 {
+			v := out[e.tools[n.i]]
+			if s >= floor {
+				v.sum += s
+				v.excess += (s - floor) / (1 - floor)
+			} else {
+				v.below += s
+			}
+			v.best = max(v.best, s)
+			out[e.tools[n.i]] = v
 		}
 	}
 	return out
+}
+
+// vote is one tool's share of a kNN vote (exemplars.vote).
+type vote struct {
+	sum, excess, below, best float64
 }

@@ -13,7 +13,7 @@ func TestQueryLogBM25AndEviction(t *testing.T) {
 	add("cite", "bibtex for my paper")
 	add("wx", "will it rain in Paris?")
 	add("wx", "  ,; ") // no words: not an entry
-	if v := e.vote([]float32{1, 0}, 3); len(v) != 0 {
+	if v := e.vote([]float32{1, 0}, 3, 0); len(v) != 0 {
 		t.Fatalf("entries without an embedding voted: %v", v)
 	}
 

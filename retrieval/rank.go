@@ -25,7 +25,9 @@ type candidate struct {
 	keyword    float64 // bm25-like, > 0 when matched
 	usage      float64 // cosine to the usage centroid; valid when hasUsage
 	hasUsage   bool
-	votes      float64 // neighbours' kNN vote
+	votes      float64 // neighbours' kNN vote: summed similarity of the neighbours above the evidence floor
+	voteExcess float64 // their summed excess over the floor, in [0,k]
+	votesBelow float64 // the summed similarity of the neighbours below the floor
 	queryLog   float64 // bm25 against the tool's served queries (queryLog)
 	verb       bool    // the query names the tool's verb
 	history    float64 // recency in (0,1]
@@ -33,6 +35,7 @@ type candidate struct {
 	subword    float64 // character n-gram TF-IDF cosine (addSubword)
 	pairing    float64 // learned pairing with a top hit, in [0,1) (addPairings)
 	popularity float64 // the scheduled analytics' prior, in [0,1]
+	admitted   bool    // a near-paraphrase of a past query admits it (Options.Admit)
 	entities   []string
 }
 
@@ -125,23 +128,40 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 	for _, h := range kwHits {
 		get(h.Tool).keyword = h.Score
 	}
+	// Usage evidence reorders the tools the query itself makes plausible;
+	// it does not bring in others (a tool used often must not enter an
+	// unrelated query's results), except through a near-paraphrase of a
+	// query it served (Options.Admit).
+	floor := s.evidenceFloor(semHits)
 	for _, h := range useHits {
-		c := get(h.Tool)
-		c.usage, c.hasUsage = h.Score, true
+		if c, ok := cands[h.Tool.ID]; ok {
+			c.usage, c.hasUsage = h.Score, true
+		}
 	}
 	var usage map[string]graph.Usage
 	if src.usage && s.exemplars != nil {
 		if err := s.followMemory(ctx, false); err != nil {
 			return nil, nil, err
 		}
-		votes := s.exemplars.vote(qv, s.opts.Neighbours)
-		if err := s.addScored(ctx, votes, f, cands, get, func(c *candidate, v float64) { c.votes = v }); err != nil {
+		votes := s.exemplars.vote(qv, s.opts.Neighbours, floor)
+		admit := map[string]float64{}
+		for id, v := range votes {
+			if c, ok := cands[id]; ok {
+				c.votes, c.voteExcess, c.votesBelow = v.sum, v.excess, v.below
+			} else if v.best >= s.opts.Admit {
+				admit[id] = v.sum
+			}
+		}
+		if err := s.addScored(ctx, admit, f, cands, get, func(c *candidate, v float64) {
+			c.votes, c.voteExcess, c.votesBelow, c.admitted = v, votes[c.sum.ID].excess, votes[c.sum.ID].below, true
+		}); err != nil {
 			return nil, nil, fmt.Errorf("retrieval: neighbour tools: %w", err)
 		}
 		if s.opts.Weights.QueryLog != 0 || s.opts.SessionWeights.QueryLog != 0 {
-			logs := topScores(s.exemplars.logScores(q.Text), n)
-			if err := s.addScored(ctx, logs, f, cands, get, func(c *candidate, v float64) { c.queryLog = v }); err != nil {
-				return nil, nil, fmt.Errorf("retrieval: query log tools: %w", err)
+			for id, v := range s.exemplars.logScores(q.Text) {
+				if c, ok := cands[id]; ok {
+					c.queryLog = v
+				}
 			}
 		}
 	}
@@ -206,10 +226,10 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 			c.popularity = pop[id]
 		}
 	}
-	hits := s.score(cands, usage, w, q.Strategy)
+	hits := s.score(cands, usage, w, q.Strategy, floor)
 	if src.usage && w.Pairing > 0 { // the learning strategies (hybrid, category, session)
 		var err error
-		if hits, err = s.addPairings(ctx, q, f, qv, hits, cands, get, usage, w); err != nil {
+		if hits, err = s.addPairings(ctx, q, f, qv, hits, cands, get, usage, w, floor); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -224,7 +244,7 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 // for the second hit's partners, and the candidates are scored again.
 // Partners that were not candidates join through the caller's filter.
 func (s *Service) addPairings(ctx context.Context, q Query, f graph.Filter, qv []float32, hits []Hit, cands map[string]*candidate,
-	get func(graph.ToolSummary) *candidate, usage map[string]graph.Usage, w Weights) ([]Hit, error) {
+	get func(graph.ToolSummary) *candidate, usage map[string]graph.Usage, w Weights, floor float64) ([]Hit, error) {
 	ps, ok := s.store.(graph.Pairings)
 	if !ok {
 		return hits, nil
@@ -268,7 +288,24 @@ func (s *Service) addPairings(ctx context.Context, q Query, f graph.Filter, qv [
 			}
 		}
 	}
-	return s.score(cands, usage, w, q.Strategy), nil
+	return s.score(cands, usage, w, q.Strategy, floor), nil
+}
+
+// evidenceFloor is the similarity a past query (a neighbour, or a tool's
+// usage centroid) must reach for its evidence to count: the query's best
+// cosine to a tool's description plus Options.NeighbourMargin, and at least
+// Options.NeighbourFloor. A past query counts when it is closer to this
+// query than the catalogue's best description is; a query unlike anything
+// served before gets no usage evidence, however much history there is.
+func (s *Service) evidenceFloor(semHits []graph.Hit) float64 {
+	best := math.Inf(-1)
+	for _, h := range semHits {
+		best = math.Max(best, h.Score)
+	}
+	if math.IsInf(best, -1) {
+		return s.opts.NeighbourFloor
+	}
+	return math.Max(s.opts.NeighbourFloor, best+s.opts.NeighbourMargin)
 }
 
 // feedback is pseudo-relevance feedback (Rocchio) in embedding space: the
@@ -568,8 +605,14 @@ func rankNorm(vals map[string]float64, c float64) map[string]float64 {
 }
 
 // score normalises each signal within the candidate set and combines them.
-func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usage, w Weights, st Strategy) []Hit {
-	sem, use, phr := map[string]float64{}, map[string]float64{}, map[string]float64{}
+// The signals learned from use (usage centroid, neighbours, query log,
+// popularity, pairing) count only for the Options.Plausible best
+// candidates by the query's own signals, and for tools a near-paraphrase
+// admitted, and only when this query has evidence for the tool (plausible):
+// they reorder what the query makes plausible. floor is the evidence floor
+// (evidenceFloor) the usage centroid's cosine must pass.
+func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usage, w Weights, st Strategy, floor float64) []Hit {
+	sem, use, useAny, phr := map[string]float64{}, map[string]float64{}, map[string]float64{}, map[string]float64{}
 	maxKw, maxGraph := 0.0, 0.0
 	for id, c := range cands {
 		if c.hasPhrase {
@@ -582,12 +625,17 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 			}
 		}
 		if c.hasUsage {
-			use[id] = c.usage
+			useAny[id] = c.usage
+			if c.usage >= floor {
+				use[id] = c.usage
+			}
 		}
 		maxKw = math.Max(maxKw, c.keyword)
 		maxGraph = math.Max(maxGraph, math.Abs(c.graph))
 	}
-	semN, useN, phrN := minMax(sem), minMax(use), minMax(phr)
+	semN, phrN := minMax(sem), minMax(phr)
+	useAll := minMax(useAny)
+	below := make(map[string][2]float64, len(cands)) // neighbours and centroid as they count with the gate open
 	var kwN, subN map[string]float64
 	switch s.opts.Normalisation {
 	case "z":
@@ -603,7 +651,7 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 				kw[id] = c.keyword
 			}
 		}
-		semN, useN, kwN, phrN = rankNorm(sem, s.opts.RankConstant), rankNorm(use, s.opts.RankConstant), rankNorm(kw, s.opts.RankConstant), rankNorm(phr, s.opts.RankConstant)
+		semN, kwN, phrN = rankNorm(sem, s.opts.RankConstant), rankNorm(kw, s.opts.RankConstant), rankNorm(phr, s.opts.RankConstant)
 	}
 	if subN == nil {
 		// The subword cosine lies in [0,1] with a natural zero, like bm25.
@@ -641,11 +689,23 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 		// Usage centroid similarity counts in proportion to the evidence
 		// behind it: n/(n+prior) of n served queries.
 		conf := float64(u.CentroidN) / (float64(u.CentroidN) + s.opts.UsagePrior)
-		b.Usage = Signal{Raw: c.usage, Norm: useN[id] * conf}
-		// The kNN vote is normalised absolutely, as the mean similarity over
-		// the k neighbours (in [0,1]): scaling by the best vote would make a
-		// lone weak neighbour look as strong as an exact paraphrase.
-		b.Neighbours = Signal{Raw: c.votes, Norm: math.Min(1, c.votes/float64(s.opts.Neighbours))}
+		// Measured from the evidence floor up, absolutely: min-max over the
+		// few tools with history would give the best of them full weight
+		// however weak its match. As far as the gate is open it becomes the
+		// min-max over every candidate with a centroid.
+		b.Usage = Signal{Raw: c.usage}
+		if _, ok := use[id]; ok && floor < 1 {
+			b.Usage.Norm = math.Min(1, (c.usage-floor)/(1-floor)) * conf
+		}
+		below[id] = [2]float64{math.Min(1, (c.votes+c.votesBelow)/float64(s.opts.Neighbours)), useAll[id] * conf}
+		// The kNN vote is normalised absolutely, as the mean excess of the
+		// neighbours' similarity over the evidence floor (in [0,1]):
+		// scaling by the best vote would make a lone weak neighbour look as
+		// strong as an exact paraphrase, and a neighbour barely above the
+		// floor is barely evidence. As far as the gate is open (every
+		// candidate has history, below) it becomes the mean similarity of
+		// all k neighbours.
+		b.Neighbours = Signal{Raw: c.votes + c.votesBelow, Norm: math.Min(1, c.voteExcess/float64(s.opts.Neighbours))}
 		// The query log's bm25 is used as it is: it has a natural zero and an
 		// absolute scale through idf, which is small while few tools have
 		// served queries, so a young log cannot swamp the other signals
@@ -666,23 +726,29 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 		b.Pairing = Signal{Raw: c.pairing, Norm: c.pairing}
 		b.Popularity = Signal{Raw: c.popularity, Norm: c.popularity}
 
-		b.Semantic.Weighted = w.Semantic * b.Semantic.Norm
-		b.Phrase.Weighted = w.Phrase * b.Phrase.Norm
-		b.Keyword.Weighted = w.Keyword * b.Keyword.Norm
-		b.Subword.Weighted = w.Subword * b.Subword.Norm
-		b.Usage.Weighted = w.Usage * b.Usage.Norm
-		b.Neighbours.Weighted = w.Neighbours * b.Neighbours.Norm
-		b.QueryLog.Weighted = w.QueryLog * b.QueryLog.Norm
-		b.Verb.Weighted = w.Verb * b.Verb.Norm
-		b.History.Weighted = w.History * b.History.Norm
-		b.Success.Weighted = w.Success * b.Success.Norm
-		b.Graph.Weighted = w.Graph * b.Graph.Norm
-		b.Complexity.Weighted = -w.Complexity * b.Complexity.Norm
-		b.Pairing.Weighted = w.Pairing * b.Pairing.Norm
-		b.Popularity.Weighted = w.Popularity * b.Popularity.Norm
-		score := b.Semantic.Weighted + b.Phrase.Weighted + b.Keyword.Weighted + b.Subword.Weighted + b.Usage.Weighted + b.Neighbours.Weighted + b.QueryLog.Weighted + b.Verb.Weighted + b.History.Weighted +
-			b.Success.Weighted + b.Graph.Weighted + b.Complexity.Weighted + b.Pairing.Weighted + b.Popularity.Weighted
-		hits = append(hits, Hit{Tool: c.sum, Score: score, Breakdown: b, Entities: c.entities})
+		hits = append(hits, Hit{Tool: c.sum, Breakdown: b, Entities: c.entities})
+	}
+	learn, coverage := s.plausible(hits, w, cands, usage, floor)
+	// How far usage evidence may count beyond the gate: not at all while
+	// fewer than half of the plausible candidates have served queries (a
+	// lone used tool has no competitor to be weighed against), fully when
+	// all have (then every candidate's evidence is on the same footing).
+	open := math.Max(0, 2*coverage-1)
+	for i := range hits {
+		b := &hits[i].Breakdown
+		id := hits[i].Tool.ID
+		// The query log and popularity compare a tool with the others by
+		// what each has served, and tools that served nothing yet cannot
+		// answer: they count in proportion to the share of plausible
+		// candidates that have served queries (1 when all have).
+		b.QueryLog.Norm *= coverage
+		b.Popularity.Norm *= coverage
+		// As far as the gate is open, neighbours and the centroid count as
+		// before it: every neighbour's similarity, min-max over the
+		// candidates' centroids.
+		b.Neighbours.Norm += open * (below[id][0] - b.Neighbours.Norm)
+		b.Usage.Norm += open * (below[id][1] - b.Usage.Norm)
+		hits[i].Score = weigh(b, w, learn[id], open, s.opts.SuccessPrior)
 	}
 	sort.Slice(hits, func(i, j int) bool {
 		if hits[i].Score != hits[j].Score {
@@ -691,6 +757,92 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 		return hits[i].Tool.ID < hits[j].Tool.ID
 	})
 	return hits
+}
+
+// weigh applies the weights to a breakdown's normalised signals and returns
+// the score. Without learn (outside the plausible set, or no evidence for
+// this query) the signals learned from use that raise a tool (usage
+// centroid, neighbours, query log, pairing, popularity, a success rate above
+// the prior) count only as far as the gate is open (open, in [0,1]: 0 while
+// few candidates have history, when they count as for a tool never used);
+// failures count against a tool everywhere.
+func weigh(b *Breakdown, w Weights, learn bool, open, prior float64) float64 {
+	if !learn {
+		for _, sig := range []*Signal{&b.Usage, &b.Neighbours, &b.QueryLog, &b.Pairing, &b.Popularity} {
+			sig.Norm *= open
+		}
+		if b.Success.Norm > prior {
+			b.Success.Norm = prior + open*(b.Success.Norm-prior)
+		}
+	}
+	b.Semantic.Weighted = w.Semantic * b.Semantic.Norm
+	b.Phrase.Weighted = w.Phrase * b.Phrase.Norm
+	b.Keyword.Weighted = w.Keyword * b.Keyword.Norm
+	b.Subword.Weighted = w.Subword * b.Subword.Norm
+	b.Usage.Weighted = w.Usage * b.Usage.Norm
+	b.Neighbours.Weighted = w.Neighbours * b.Neighbours.Norm
+	b.QueryLog.Weighted = w.QueryLog * b.QueryLog.Norm
+	b.Verb.Weighted = w.Verb * b.Verb.Norm
+	b.History.Weighted = w.History * b.History.Norm
+	b.Success.Weighted = w.Success * b.Success.Norm
+	b.Graph.Weighted = w.Graph * b.Graph.Norm
+	b.Complexity.Weighted = -w.Complexity * b.Complexity.Norm
+	b.Pairing.Weighted = w.Pairing * b.Pairing.Norm
+	b.Popularity.Weighted = w.Popularity * b.Popularity.Norm
+	score := b.Semantic.Weighted + b.Phrase.Weighted + b.Keyword.Weighted + b.Subword.Weighted + b.Usage.Weighted + b.Neighbours.Weighted + b.QueryLog.Weighted + b.Verb.Weighted + b.History.Weighted +
+		b.Success.Weighted + b.Graph.Weighted + b.Complexity.Weighted + b.Pairing.Weighted + b.Popularity.Weighted
+	return score
+}
+
+// plausible returns the candidates whose learned signals count fully: among
+// the Options.Plausible best by the query's own signals (semantic, phrase,
+// keyword, subword, verb, session history, graph, complexity) and those a
+// near-paraphrase of a past query admitted, the ones this query has
+// evidence for. Plausible < 0 puts every candidate in the plausible set.
+// It also returns the share of the plausible set that has served queries.
+func (s *Service) plausible(hits []Hit, w Weights, cands map[string]*candidate, usage map[string]graph.Usage, floor float64) (map[string]bool, float64) {
+	learn := make(map[string]bool, len(hits))
+	served := 0 // plausible candidates that have served queries
+	// Evidence for this query: a past query above the floor voted for the
+	// tool, or its usage centroid is above the floor. Without it, what the
+	// tool learned elsewhere (its query log, popularity, success) says
+	// nothing about this query.
+	evidence := func(id string) bool {
+		c := cands[id]
+		return c.votes > 0 || (c.hasUsage && c.usage >= floor)
+	}
+	if s.opts.Plausible < 0 || len(hits) <= s.opts.Plausible {
+		for _, h := range hits {
+			learn[h.Tool.ID] = evidence(h.Tool.ID)
+			if usage[h.Tool.ID].CentroidN > 0 {
+				served++
+			}
+		}
+		return learn, float64(served) / float64(max(1, len(hits)))
+	}
+	own := func(b *Breakdown) float64 {
+		return w.Semantic*b.Semantic.Norm + w.Phrase*b.Phrase.Norm + w.Keyword*b.Keyword.Norm + w.Subword*b.Subword.Norm +
+			w.Verb*b.Verb.Norm + w.History*b.History.Norm + w.Graph*b.Graph.Norm - w.Complexity*b.Complexity.Norm
+	}
+	order := make([]int, len(hits))
+	scores := make([]float64, len(hits))
+	for i := range hits {
+		order[i], scores[i] = i, own(&hits[i].Breakdown)
+	}
+	sort.Slice(order, func(a, b int) bool {
+		if scores[order[a]] != scores[order[b]] {
+			return scores[order[a]] > scores[order[b]]
+		}
+		return hits[order[a]].Tool.ID < hits[order[b]].Tool.ID
+	})
+	for r, i := range order {
+		id := hits[i].Tool.ID
+		learn[id] = (r < s.opts.Plausible || cands[id].admitted) && evidence(id)
+		if r < s.opts.Plausible && usage[id].CentroidN > 0 {
+			served++
+		}
+	}
+	return learn, float64(served) / float64(s.opts.Plausible)
 }
 
 // complexityPenalty maps complexity to [0,1]: low 0, medium ½, high 1.
@@ -702,28 +854,6 @@ func complexityPenalty(c string) float64 {
 		return 1
 	}
 	return 0
-}
-
-// topScores keeps the n best of scores (all when there are at most n).
-func topScores(scores map[string]float64, n int) map[string]float64 {
-	if len(scores) <= n {
-		return scores
-	}
-	ids := make([]string, 0, len(scores))
-	for id := range scores {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool {
-		if scores[ids[i]] != scores[ids[j]] {
-			return scores[ids[i]] > scores[ids[j]]
-		}
-		return ids[i] < ids[j]
-	})
-	out := make(map[string]float64, n)
-	for _, id := range ids[:n] {
-		out[id] = scores[id]
-	}
-	return out
 }
 
 // dot64 is a·b in float64 over the shorter of the two.

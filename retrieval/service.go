@@ -89,6 +89,16 @@ func DefaultWeights() Weights {
 	return Weights{Semantic: 1, Phrase: 1, Keyword: 0.4, Subword: 0.3, Usage: 7, Neighbours: 16, QueryLog: 0.8, Verb: 2, History: 1.5, Success: 0.35, Graph: 2.5, Complexity: 0.7, Popularity: 1}
 }
 
+// Defaults of the gate on usage evidence (Options.Plausible,
+// NeighbourFloor, NeighbourMargin, Admit); evaluation/TUNING.md, twelfth
+// round, says how they were chosen.
+const (
+	DefaultPlausible       = 30
+	DefaultNeighbourFloor  = 0.5
+	DefaultNeighbourMargin = 0.1
+	DefaultAdmit           = 0.65
+)
+
 // DefaultFeedback is Options.Feedback's default (see evaluation/TUNING.md).
 const DefaultFeedback = -1
 
@@ -141,6 +151,24 @@ type Options struct {
 	FollowEvery time.Duration
 	// Neighbours is k of the neighbours signal's kNN vote (default 3).
 	Neighbours int
+	// Plausible is how many of a query's best candidates by its own
+	// signals (semantic, phrase, keyword, subword, verb) the signals
+	// learned from use may reorder (default DefaultPlausible; < 0: all).
+	// A tool used often thus never enters an unrelated query's results.
+	Plausible int
+	// NeighbourFloor and NeighbourMargin set the evidence floor: a past
+	// query (a neighbour) or a usage centroid counts only when its cosine
+	// to the query is at least the query's best cosine to a tool plus
+	// NeighbourMargin (0 = DefaultNeighbourMargin; < -1 drops the
+	// relative part), and at least NeighbourFloor (default
+	// DefaultNeighbourFloor).
+	NeighbourFloor  float64
+	NeighbourMargin float64
+	// Admit is the similarity at which a past query admits the tool that
+	// served it although the query's own signals do not rank it among
+	// the Plausible best: a near-paraphrase is evidence enough (default
+	// DefaultAdmit; > 1 never).
+	Admit float64
 	// Feedback is the weight of pseudo-relevance feedback (Rocchio) on the
 	// semantic search: the query vector moves towards the mean vector of
 	// its FeedbackDocs best matches and the vector search runs again.
@@ -225,6 +253,18 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Neighbours <= 0 {
 		o.Neighbours = 3
+	}
+	if o.Plausible == 0 {
+		o.Plausible = DefaultPlausible
+	}
+	if o.NeighbourFloor == 0 {
+		o.NeighbourFloor = DefaultNeighbourFloor
+	}
+	if o.NeighbourMargin == 0 {
+		o.NeighbourMargin = DefaultNeighbourMargin
+	}
+	if o.Admit == 0 {
+		o.Admit = DefaultAdmit
 	}
 	if o.PhraseWords == 0 {
 		o.PhraseWords = DefaultPhraseWords
