@@ -211,12 +211,7 @@ func TestCheckOnboardsACorpus(t *testing.T) {
 	_ = os.WriteFile(filepath.Join(dir, "broken.yaml"), []byte("openapi: 3.0.0\ninfo: {title: x, version: '1'}\npaths: {}\n"), 0o644)
 	_ = os.WriteFile(filepath.Join(dir, "README.md"), []byte("not a spec"), 0o644)
 	ctx := context.Background()
-	reqs, err := codegen.BuildRequires(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, _ := codegen.New(templates.FS)
-	ob := &Onboarder{Generator: g, Requires: reqs}
+	ob := testOnboarder(t, ctx)
 	var out, progress bytes.Buffer
 	rep, err := Check(ctx, ob, dir, CheckOptions{JSON: true}, &out, &progress)
 	if err != nil {

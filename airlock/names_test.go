@@ -3,8 +3,6 @@ package airlock
 import (
 	"context"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +13,6 @@ import (
 	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/codegen"
 	"github.com/toolsmith/toolsmith/internal/fault"
-	"github.com/toolsmith/toolsmith/templates"
 	"github.com/toolsmith/toolsmith/tool"
 )
 
@@ -108,17 +105,9 @@ func TestSameTitleSpecsNeverReplaceEachOther(t *testing.T) {
 		t.Fatal(err)
 	}
 	locA, locB := "https://specs.example/petstore.yaml", "https://specs.example/petstore-expanded.yaml"
-	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`[{"id": "rex-1", "name": "Rex", "species": "dog"}]`))
-	}))
-	defer api.Close()
-	reqs, err := codegen.BuildRequires(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, _ := codegen.New(templates.FS)
-	onb := &Onboarding{Onboarder: &Onboarder{Generator: g, Requires: reqs}, Files: files, Definitions: store, Registrar: &fakeRegistrar{}}
+	api := petsAPI(t)
+	ob := testOnboarder(t, ctx)
+	onb := &Onboarding{Onboarder: ob, Files: files, Definitions: store, Registrar: &fakeRegistrar{}}
 	resA, err := onb.Approve(ctx, "airlock-a", hashA, locA, Policy{BaseURL: api.URL, Operations: []string{"listPets"}})
 	if err != nil || !resA.Outcome.OK() || len(resA.ToolIDs) != 1 || resA.ToolIDs[0] != "pet_clinic.list_pets" {
 		t.Fatalf("approve A: %+v %v", resA, err)

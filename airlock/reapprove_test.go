@@ -4,20 +4,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/toolsmith/toolsmith/access"
-	"github.com/toolsmith/toolsmith/codegen"
 	"github.com/toolsmith/toolsmith/embed/hashing"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/registry"
-	"github.com/toolsmith/toolsmith/templates"
 	"github.com/toolsmith/toolsmith/tool"
 )
 
@@ -49,19 +45,10 @@ func TestReapprovalWithFewerOperationsRetiresTheRest(t *testing.T) {
 	if err != nil || hash2 == hash1 {
 		t.Fatal(err)
 	}
-	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`[{"id": "rex-1", "name": "Rex", "species": "dog"}]`))
-	}))
-	defer api.Close()
-	reqs, err := codegen.BuildRequires(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, _ := codegen.New(templates.FS)
-	onb := &Onboarding{Onboarder: &Onboarder{Generator: g, Requires: reqs,
-		Validate: func(m *tool.Manifest) error { tool.Normalize(m); return tool.Validate(m) }},
-		Files: files, Definitions: store, Registrar: RegistryRegistrar{Registry: reg}}
+	api := petsAPI(t)
+	ob := testOnboarder(t, ctx)
+	ob.Validate = func(m *tool.Manifest) error { tool.Normalize(m); return tool.Validate(m) }
+	onb := &Onboarding{Onboarder: ob, Files: files, Definitions: store, Registrar: RegistryRegistrar{Registry: reg}}
 	rt := &Runtime{Files: files, Executor: &Executor{Ledger: &MemoryLedger{}}}
 	loc := "https://specs.example/petstore.yaml"
 	active := func() []string {

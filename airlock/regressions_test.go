@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolsmith/toolsmith/codegen"
-	"github.com/toolsmith/toolsmith/templates"
 	"github.com/toolsmith/toolsmith/tool"
 )
 
@@ -21,15 +19,8 @@ func TestRegressionCorpus(t *testing.T) {
 		t.Skip("builds Go programs; skipped with -short")
 	}
 	ctx := context.Background()
-	reqs, err := codegen.BuildRequires(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := codegen.New(templates.FS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ob := &Onboarder{Generator: g, Requires: reqs, Validate: func(m *tool.Manifest) error { tool.Normalize(m); return tool.Validate(m) }}
+	ob := testOnboarder(t, ctx)
+	ob.Validate = func(m *tool.Manifest) error { tool.Normalize(m); return tool.Validate(m) }
 	var out, progress bytes.Buffer
 	rep, err := Check(ctx, ob, "testdata/regressions", CheckOptions{Explain: true}, &out, &progress)
 	if err != nil {

@@ -15,7 +15,6 @@ import (
 	"github.com/toolsmith/toolsmith/embed/hashing"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/graph/sqlite"
-	"github.com/toolsmith/toolsmith/templates"
 	"github.com/toolsmith/toolsmith/tool"
 )
 
@@ -111,13 +110,9 @@ func TestScanReviewApproveExecute(t *testing.T) {
 		w.WriteHeader(http.StatusTeapot)
 	}))
 	defer api.Close()
-	reqs, err := codegen.BuildRequires(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, _ := codegen.New(templates.FS)
+	ob := testOnboarder(t, ctx)
 	reg := &fakeRegistrar{}
-	onb := &Onboarding{Onboarder: &Onboarder{Generator: g, Requires: reqs}, Files: files, Definitions: store, Registrar: reg}
+	onb := &Onboarding{Onboarder: ob, Files: files, Definitions: store, Registrar: reg}
 	res, err := onb.Approve(ctx, "airlock-test", hash, src.Location, Policy{BaseURL: api.URL + "/v1", QuotaPerDay: 10, Operations: []string{"listPets"}})
 	if err != nil {
 		t.Fatal(err)
