@@ -95,6 +95,10 @@ func TestHistoryNeverHurtsDev(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+	// Module discovery registers the demo modules' tools just after ready;
+	// wait for the catalogue to settle, so "before" and "after" differ only
+	// by the uses.
+	in.waitCatalogueSettled(t)
 	// The demo's restaurant.reserve_table needs a signed-in user, so a
 	// guest never sees it; a guest's ranking must then be what it was.
 	guestBefore, _ := in.search(t, table, "")
@@ -151,4 +155,29 @@ func hitIDs(hits []retrieval.Hit) []string {
 		out[i] = h.Tool.ID
 	}
 	return out
+}
+
+// waitCatalogueSettled waits until the owner's tool list has kept its size
+// for two seconds (module discovery registers tools after ready).
+func (in *instance) waitCatalogueSettled(t *testing.T) {
+	t.Helper()
+	count := func() int {
+		code, env := in.call(t, http.MethodGet, "/api/v1/tools?limit=1000", nil, "Authorization", in.auth)
+		var page struct {
+			Count int `json:"count"`
+		}
+		if code != http.StatusOK || json.Unmarshal(env.Data, &page) != nil {
+			t.Fatalf("list: %d %s", code, env.Data)
+		}
+		return page.Count
+	}
+	last, since := count(), time.Now()
+	for deadline := time.Now().Add(time.Minute); time.Since(since) < 2*time.Second; time.Sleep(250 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the catalogue did not settle within a minute")
+		}
+		if n := count(); n != last {
+			last, since = n, time.Now()
+		}
+	}
 }

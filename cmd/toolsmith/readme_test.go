@@ -65,6 +65,7 @@ func TestREADMEExamplesRun(t *testing.T) {
 	}
 	dataDir := t.TempDir()
 	in := startDev(t, dataDir)
+	in.waitCatalogueSettled(t)
 	readmeCountsHold(t, in)
 	host := strings.TrimPrefix(in.base, "http://")
 	code, out, errOut := runCLI(t, "keys", "create", "--url", in.base, "--key-file", filepath.Join(dataDir, AdminKeyFile),
