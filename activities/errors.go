@@ -42,6 +42,10 @@ const (
 	// ErrTypeInvalidPlan: the model's plan is not valid JSON or breaks the
 	// plan rules (ids, references, step count). Non-retryable.
 	ErrTypeInvalidPlan = "InvalidPlan"
+	// ErrTypeInvalidJudgement: the model's judgement of a substitution is
+	// not valid JSON, gives no reason, or names a tool it was not offered.
+	// Non-retryable: the workflow falls back to the substitution rule.
+	ErrTypeInvalidJudgement = "InvalidJudgement"
 	// ErrTypeInvalidInput: a workflow input is unusable (empty verb, bad
 	// binding). Raised by workflows. Non-retryable.
 	ErrTypeInvalidInput = "InvalidInput"

@@ -53,6 +53,9 @@ type NovelVerbOptions struct {
 	// AirlockWait bounds how long find-or-build waits for the review of an
 	// external definition it found; 0 means DefaultAirlockWait.
 	AirlockWait time.Duration `json:"airlockWait,omitempty"`
+	// JudgeTimeout bounds each attempt of the configured model's judgement
+	// of the substitution; 0 means DefaultJudgeTimeout.
+	JudgeTimeout time.Duration `json:"judgeTimeout,omitempty"`
 }
 
 // DefaultAirlockWait is how long find-or-build waits for a review outcome.
@@ -143,6 +146,10 @@ type NovelVerbResult struct {
 	GapRecorded string `json:"gapRecorded,omitempty"`
 	// Airlock is set when find-or-build found an external definition.
 	Airlock *AirlockRef `json:"airlock,omitempty"`
+	// Judge records who decided the substitution (the rule, or the
+	// configured model) and the model's reason; nil for runs recorded
+	// before the judge and for searches with no candidates.
+	Judge *Judgement `json:"judge,omitempty"`
 	// Error and ErrorType are set when the workflow failed; the failure's
 	// details carry this result.
 	Error     string `json:"error,omitempty"`
@@ -294,10 +301,157 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 		cands[i] = retrieval.Candidate{Similarity: c.Similarity, Score: c.Score, Keyword: c.Keyword, Subword: c.Subword, InputFit: retrieval.InputFit(c.Required, inputs)}
 	}
 	ok, why := in.Options.Rule().Decide(cands)
+	pick := -1
 	if ok {
-		return f.substitute(search.Candidates[0], why)
+		pick = 0
+	}
+	// A configured model judges the rule's decision from version
+	// "llm-judge" 1 on; runs recorded before it replay without the judge.
+	if len(cands) > 0 && workflow.GetVersion(f.ctx, "llm-judge", workflow.DefaultVersion, 1) >= 1 {
+		pick, why = f.judge(search.Candidates, cands, pick, why)
+	}
+	if pick >= 0 {
+		return f.substitute(search.Candidates[pick], why)
 	}
 	return f.decompose(search.Candidates, why)
+}
+
+// Who decided a substitution (Judgement.DecidedBy).
+const (
+	DecidedByRule  = "rule"
+	DecidedByModel = "model"
+)
+
+// The model's verdicts on the rule's decision (Judgement.Verdict).
+const (
+	VerdictConfirm = "confirm" // the model picked the rule's pick
+	VerdictVeto    = "veto"    // the rule would substitute; the model said none fits
+	VerdictPick    = "pick"    // the model picked another candidate than the rule (or one where the rule picked none)
+	VerdictNone    = "none"    // neither the rule nor the model found a fit
+)
+
+// Judgement records how a run's substitution was decided: by the rule
+// alone, or by the configured model judging the top candidates.
+type Judgement struct {
+	// DecidedBy is DecidedByRule or DecidedByModel.
+	DecidedBy string `json:"decidedBy"`
+	// RulePick is the tool the rule would substitute ("" for none).
+	RulePick string `json:"rulePick,omitempty"`
+	// Offered are the candidates the model was offered, best first.
+	Offered []string `json:"offered,omitempty"`
+	// ModelPick is the model's answer (a tool of Offered, or llm.JudgeNone)
+	// and Verdict what it made of the rule's decision; both are empty when
+	// the rule decided.
+	ModelPick string `json:"modelPick,omitempty"`
+	Verdict   string `json:"verdict,omitempty"`
+	// Reason is the model's reason, or why the rule decided alone (no
+	// model configured, the call failed or timed out, the answer was
+	// invalid).
+	Reason string `json:"reason,omitempty"`
+}
+
+// DefaultJudgeTimeout bounds each attempt of the model's judgement.
+const DefaultJudgeTimeout = 20 * time.Second
+
+// judgeOptions bound the judge: a short call (it stands between the search
+// and the substitution) tried twice, after which the rule decides. It is a
+// local activity: without a model it answers at once, so the substitute
+// branch pays no schedule/poll round trip for asking, and its result is
+// still recorded in history as a marker.
+func judgeOptions(attempt time.Duration) workflow.LocalActivityOptions {
+	if attempt <= 0 {
+		attempt = DefaultJudgeTimeout
+	}
+	const attempts, backoff = 2, time.Second
+	return workflow.LocalActivityOptions{
+		StartToCloseTimeout:    attempt,
+		ScheduleToCloseTimeout: attempts*attempt + backoff,
+		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: backoff, BackoffCoefficient: 2, MaximumAttempts: attempts},
+	}
+}
+
+// judge asks the configured model which of the top runnable candidates, if
+// any, can run in the verb's place, and returns the index (into cands) to
+// substitute, -1 for none, and the reason. rulePick is the rule's decision
+// (0 or -1) and why its reason: they stand whenever no model is configured
+// or it fails, times out, or answers badly. The model is asked whatever the
+// rule decided, because with a model configured either error costs more
+// than the call: a wrong substitution runs the wrong tool (the veto guards
+// it), and a missed one costs a decomposition, itself a longer model call
+// and a multi-step plan (a pick among the top candidates saves it). It is
+// offered only the first MaxJudgeCandidates candidates the verb's inputs
+// can fill; the search returned only tools the caller may use, and the
+// execution checks access again, so its pick can never widen what runs.
+func (f *fulfilment) judge(all []activities.Candidate, cands []retrieval.Candidate, rulePick int, why string) (int, string) {
+	j := &Judgement{DecidedBy: DecidedByRule}
+	f.res.Judge = j
+	if rulePick >= 0 {
+		j.RulePick = all[rulePick].ToolID
+	}
+	req := activities.JudgeInput{Verb: f.in.Verb, Description: f.in.Description, Context: f.in.Context, InputNames: sortedKeys(f.in.Inputs)}
+	var idx []int
+	for i, c := range all {
+		if len(idx) == llm.MaxJudgeCandidates {
+			break
+		}
+		if cands[i].InputFit < 0 {
+			continue
+		}
+		idx = append(idx, i)
+		j.Offered = append(j.Offered, c.ToolID)
+		req.Candidates = append(req.Candidates, llm.JudgeCandidate{ToolID: c.ToolID, Verb: c.Verb, Description: c.Description, Required: c.Required})
+	}
+	if len(idx) == 0 {
+		j.Reason = "no candidate the inputs can fill to judge"
+		return rulePick, why
+	}
+	var l *activities.LLM
+	var ans llm.Judgement
+	jctx := workflow.WithLocalActivityOptions(f.ctx, judgeOptions(f.in.Options.JudgeTimeout))
+	if err := workflow.ExecuteLocalActivity(jctx, l.JudgeSubstitution, req).Get(f.ctx, &ans); err != nil {
+		j.Reason = "the rule decided: " + judgeFailure(err)
+		return rulePick, why
+	}
+	// The activity validated the answer; validating again here is pure and
+	// guards against an answer recorded by an older activity version.
+	pick := -1
+	if ans.Tool != llm.JudgeNone {
+		pick = slices.IndexFunc(idx, func(i int) bool { return all[i].ToolID == ans.Tool })
+		if pick < 0 {
+			j.Reason = fmt.Sprintf("the rule decided: the model named %q, which it was not offered", ans.Tool)
+			return rulePick, why
+		}
+		pick = idx[pick]
+	}
+	j.DecidedBy, j.ModelPick, j.Reason = DecidedByModel, ans.Tool, ans.Reason
+	switch {
+	case pick >= 0 && pick == rulePick:
+		j.Verdict = VerdictConfirm
+		return pick, fmt.Sprintf("%s; the model confirmed: %s", why, ans.Reason)
+	case pick >= 0:
+		j.Verdict = VerdictPick
+		return pick, fmt.Sprintf("the model picked it (the rule: %s): %s", why, ans.Reason)
+	case rulePick >= 0:
+		j.Verdict = VerdictVeto
+		return -1, fmt.Sprintf("the model vetoed %s (the rule: %s): %s", all[rulePick].ToolID, why, ans.Reason)
+	default:
+		j.Verdict = VerdictNone
+		return -1, fmt.Sprintf("%s; the model agreed none fits: %s", why, ans.Reason)
+	}
+}
+
+// judgeFailure says why the model did not judge.
+func judgeFailure(err error) string {
+	switch t := typeOr(err, ""); t {
+	case activities.ErrTypeLLMUnavailable:
+		return "no language model is configured"
+	case activities.ErrTypeInvalidJudgement:
+		return "the model's answer was invalid: " + activities.Message(err)
+	case activities.ErrTypeModuleTimeout:
+		return "the model did not answer in time"
+	default:
+		return "the model failed: " + activities.Message(err)
+	}
 }
 
 // Rule is the options' substitution rule.

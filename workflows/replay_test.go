@@ -13,7 +13,8 @@ import (
 
 // TestReplay replays recorded histories (substitute, decompose with a child
 // workflow, no_capability, schema mismatch, all started before the calibrated
-// substitution rule; and a substitution by that rule's evidence clause)
+// substitution rule; a substitution by that rule's evidence clause; and a
+// substitution the configured model picked, version llm-judge 1)
 // against the current workflow code: a nondeterministic change fails here before it breaks running
 // workflows. Re-record with workflows/replay (go test -tags record; see its
 // package comment),
@@ -24,8 +25,8 @@ func TestReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) < 5 {
-		t.Fatalf("found %d recorded histories in testdata, want 5", len(files))
+	if len(files) < 6 {
+		t.Fatalf("found %d recorded histories in testdata, want 6", len(files))
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {

@@ -51,9 +51,15 @@ func TestRecord(t *testing.T) {
 	// the default rule's evidence clause (version default-substitute-rule 1).
 	f.ScoredHit("exchange money", "currency.convert", 0.55, 31)
 	f.ScoredHit("exchange money", "units.convert", 0.41, 5)
+	// An undecided ranking the configured model judges (version
+	// llm-judge 1): it picks the second candidate.
+	f.ScoredHit("change money", "currency.rates", 0.46, 1.2)
+	f.ScoredHit("change money", "currency.convert", 0.45, 1.1)
 	f.LLM = &workflowstest.ScriptedLLM{Answers: map[string]string{
 		"PLAN_TRIP_BUDGET":     tripPlan,
 		"RESERVE_LUTECE_TABLE": `{"steps":[],"reason":"no restaurant booking verb is known"}`,
+	}, Judgements: map[string]string{
+		"CHANGE_MONEY": `{"tool":"currency.convert","reason":"changing money between currencies is converting it"}`,
 	}}
 	w := worker.New(c, worker.Deps{Searcher: f.Searcher, Router: f.Router, LLM: f.LLM, Gaps: f.Gaps, Tools: f})
 	if err := w.Start(); err != nil {
@@ -70,6 +76,7 @@ func TestRecord(t *testing.T) {
 		{"no_capability.json", workflows.NovelVerbInput{Verb: "RESERVE_LUTECE_TABLE", Description: "book dinner at Lutèce"}},
 		{"schema_mismatch.json", workflows.NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: map[string]any{"amount": "ten", "from": "USD", "to": "EUR"}}},
 		{"substitute_evidence.json", workflows.NovelVerbInput{Verb: "EXCHANGE_MONEY", Inputs: map[string]any{"amount": 100, "from": "USD", "to": "EUR"}}},
+		{"judge_pick.json", workflows.NovelVerbInput{Verb: "CHANGE_MONEY", Inputs: map[string]any{"amount": 100, "from": "USD", "to": "EUR"}}},
 	}
 	for _, r := range runs {
 		// A recorded history is evidence that the runs started under older

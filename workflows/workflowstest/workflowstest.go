@@ -183,14 +183,22 @@ func (u *UsageLog) LearnPairs(_ context.Context, evidence []graph.PairEvidence) 
 	return nil
 }
 
-// ScriptedLLM answers the decomposition prompt of each verb with a fixed text.
+// ScriptedLLM answers the decomposition prompt of each verb with a fixed
+// text, and the judge's prompt (llm.JudgePrompt) of each verb with its
+// Judgements text, or with an answer that is no judgement when none is
+// scripted (so the rule decides).
 type ScriptedLLM struct {
-	mu      sync.Mutex
-	Answers map[string]string
-	Asked   []string
+	mu         sync.Mutex
+	Answers    map[string]string
+	Judgements map[string]string
+	Asked      []string
+	Judged     []string
 }
 
-var verbLine = regexp.MustCompile(`(?m)^VERB: (\S+)$`)
+var (
+	verbLine   = regexp.MustCompile(`(?m)^VERB: (\S+)$`)
+	actionLine = regexp.MustCompile(`(?m)^ACTION: (\S+)$`)
+)
 
 // GenerateContent implements llms.Model.
 func (s *ScriptedLLM) GenerateContent(_ context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
@@ -201,6 +209,16 @@ func (s *ScriptedLLM) GenerateContent(_ context.Context, msgs []llms.MessageCont
 				prompt.WriteString(t.Text)
 			}
 		}
+	}
+	if m := actionLine.FindStringSubmatch(prompt.String()); m != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.Judged = append(s.Judged, m[1])
+		a, ok := s.Judgements[m[1]]
+		if !ok {
+			a = "no judgement scripted"
+		}
+		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: a}}}, nil
 	}
 	m := verbLine.FindStringSubmatch(prompt.String())
 	if m == nil {
