@@ -18,7 +18,7 @@ import (
 // Usage is the eval command's help text.
 const Usage = `usage:
   toolsmith eval --tools F --queries F [--history F] [--strategy all|hybrid|semantic|keyword] [--k 5] [--json] [--limit N] [--vector-cache F]
-  toolsmith eval ... [--adapter off|catalogue] [--adapter-train-tools F] [--adapter-epochs N] [--adapter-lr R] [--adapter-temp T] [--adapter-decay D]
+  toolsmith eval ... [--adapter off|catalogue] [--adapter-train-tools F] [--adapter-both] [--adapter-epochs N] [--adapter-lr R] [--adapter-temp T] [--adapter-decay D]
   toolsmith eval --protocol leave-one-out --tools F --queries F [--history F] [--confidence C] [--threshold 0] [--margin 0] [--score-margin 0] [--fit-samples F] [--calibrate] [--json]
   toolsmith eval --protocol sparse-history --tools F --queries F --history F [--hot-tools 10] [--hot-queries 30] [--json]
   toolsmith eval split --queries F --history-out F --test-out F
@@ -120,6 +120,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, model
 	fs.IntVar(&o.HotQueries, "hot-queries", DefaultHotQueries, "sparse-history: history queries per tool with history")
 	fs.StringVar(&o.Adapter, "adapter", AdapterOff, "off, or catalogue: train a query-side adapter on the evaluated tools' catalogue entries (and --history) and search with it")
 	fs.Float64Var(&o.AdapterTrainTools, "adapter-train-tools", 0, "share of tools (by id hash) that train the adapter; only queries for the others are scored (0: all tools train, all queries scored)")
+	fs.BoolVar(&o.AdapterOptions.BothSides, "adapter-both", false, "map the tool vectors with the adapter too (a learned metric), not only the queries")
 	fs.IntVar(&o.AdapterOptions.Epochs, "adapter-epochs", 0, "adapter training epochs (default 20)")
 	fs.Float64Var(&o.AdapterOptions.LearningRate, "adapter-lr", 0, "adapter learning rate (default 1e-3)")
 	fs.Float64Var(&o.AdapterOptions.Temperature, "adapter-temp", 0, "adapter softmax temperature (default 0.05)")

@@ -587,8 +587,26 @@ func Run(ctx context.Context, o Options, out io.Writer) (Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	searchEmb := o.Embedder
+	var arep *AdapterReport
+	switch o.Adapter {
+	case "", AdapterOff:
+	case AdapterCatalogue:
+		a, r, err := o.trainAdapter(ctx, ms, tvecs, history)
+		if err != nil {
+			return nil, err
+		}
+		arep = &r
+		searchEmb = adapted{Model: o.Embedder, a: a}
+	default:
+		return nil, fault.Malformed("adapter", "must be off or catalogue; got %q", o.Adapter)
+	}
 	for i, m := range ms {
-		if _, err := st.UpsertTool(ctx, tool.ToGraph(m, tvecs[i])); err != nil {
+		v := tvecs[i]
+		if arep != nil {
+			v = searchEmb.(adapted).a.ApplyTool(v)
+		}
+		if _, err := st.UpsertTool(ctx, tool.ToGraph(m, v)); err != nil {
 			return nil, fmt.Errorf("evaluation: index %q: %w", m.ToolID, err)
 		}
 	}
@@ -605,20 +623,6 @@ func Run(ctx context.Context, o Options, out io.Writer) (Report, error) {
 	}
 	if _, err := o.embedAll(ctx, "embed queries", distinct); err != nil {
 		return nil, err
-	}
-	searchEmb := o.Embedder
-	var arep *AdapterReport
-	switch o.Adapter {
-	case "", AdapterOff:
-	case AdapterCatalogue:
-		a, r, err := o.trainAdapter(ctx, ms, tvecs, history)
-		if err != nil {
-			return nil, err
-		}
-		arep = &r
-		searchEmb = adapted{Model: o.Embedder, a: a}
-	default:
-		return nil, fault.Malformed("adapter", "must be off or catalogue; got %q", o.Adapter)
 	}
 	ropts := o.Retrieval
 	ropts.CacheSize, ropts.EmbedCacheSize = -1, -1

@@ -44,10 +44,13 @@ type Options struct {
 	Decay float64
 	// Seed makes the shuffles and the negative samples reproducible.
 	Seed int64
-	// Workers split each batch's gradient (default 2); the parts are
-	// summed in a fixed order, so a seed and a worker count give the same
-	// adapter every time.
+	// Workers share each step's work (default 2); every vector and row is
+	// computed by one worker alone, so the adapter does not depend on it.
 	Workers int
+	// BothSides maps the tool vectors too (a shared map, a learned
+	// metric), so a tool the adapter never saw moves with the queries;
+	// else only queries are mapped.
+	BothSides bool
 }
 
 func (o Options) withDefaults() Options {
@@ -81,6 +84,17 @@ func (o Options) withDefaults() Options {
 type Adapter struct {
 	Dim   int
 	Delta []float32 // Dim×Dim, row-major
+	// Tools says the map applies to tool vectors too (ApplyTool).
+	Tools bool
+}
+
+// ApplyTool maps a tool vector: Apply when the adapter was trained on both
+// sides, else the vector unchanged.
+func (a *Adapter) ApplyTool(x []float32) []float32 {
+	if a == nil || !a.Tools {
+		return x
+	}
+	return a.Apply(x)
 }
 
 // Identity is the adapter that changes nothing.
@@ -151,56 +165,35 @@ func Train(pairs []Pair, targets [][]float32, o Options) (*Adapter, Stats, error
 		}
 	}
 	a := Identity(d)
+	a.Tools = o.BothSides
 	rng := rand.New(rand.NewSource(o.Seed))
 	order := make([]int, len(pairs))
 	for i := range order {
 		order[i] = i
 	}
-	m := make([]float64, d*d) // Adam moments
-	v := make([]float64, d*d)
-	grads := make([][]float32, o.Workers)
-	for w := range grads {
-		grads[w] = make([]float32, d*d)
-	}
-	losses := make([]float64, o.Workers)
+	tr := &trainer{a: a, o: o, m: make([]float64, d*d), v: make([]float64, d*d)}
 	st := Stats{Pairs: len(pairs), Targets: len(T)}
-	const beta1, beta2, eps = 0.9, 0.999, 1e-8
 	for ep := 0; ep < o.Epochs; ep++ {
 		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		var epochLoss float64
 		for b := 0; b < len(order); b += o.Batch {
 			batch := order[b:min(b+o.Batch, len(order))]
 			cands := candidates(pairs, batch, len(T), o.Negatives, rng)
-			// Each worker takes a fixed slice of the batch into its own
-			// gradient; the gradients are then summed in worker order.
-			var wg sync.WaitGroup
-			per := (len(batch) + o.Workers - 1) / o.Workers
-			for w := 0; w < o.Workers; w++ {
-				lo, hi := min(w*per, len(batch)), min((w+1)*per, len(batch))
-				wg.Add(1)
-				go func(w int, part []int) {
-					defer wg.Done()
-					losses[w] = a.gradient(pairs, part, T, cands, o.Temperature, grads[w])
-				}(w, batch[lo:hi])
+			xs := make([][]float32, len(batch))
+			pos := make([]int, len(batch))
+			at := map[int]int{}
+			for j, t := range cands {
+				at[t] = j
 			}
-			wg.Wait()
+			for i, k := range batch {
+				xs[i], pos[i] = pairs[k].Query, at[pairs[k].Target]
+			}
+			ts := make([][]float32, len(cands))
+			for j, t := range cands {
+				ts[j] = T[t]
+			}
 			st.Steps++
-			scale := 1 / float64(len(batch))
-			c1 := 1 - math.Pow(beta1, float64(st.Steps))
-			c2 := 1 - math.Pow(beta2, float64(st.Steps))
-			for w := range grads {
-				epochLoss += losses[w]
-			}
-			for k := range a.Delta {
-				var g float64
-				for w := range grads {
-					g += float64(grads[w][k])
-				}
-				g = g*scale + o.Decay*float64(a.Delta[k])
-				m[k] = beta1*m[k] + (1-beta1)*g
-				v[k] = beta2*v[k] + (1-beta2)*g*g
-				a.Delta[k] -= float32(o.LearningRate * (m[k] / c1) / (math.Sqrt(v[k]/c2) + eps))
-			}
+			epochLoss += tr.step(xs, pos, ts, st.Steps)
 		}
 		epochLoss /= float64(len(order))
 		if ep == 0 {
@@ -211,8 +204,167 @@ func Train(pairs []Pair, targets [][]float32, o Options) (*Adapter, Stats, error
 	return a, st, nil
 }
 
-// candidates are the tools a step scores against: the batch's targets
-// first, then a seeded sample of the others up to n.
+// trainer holds Adam's moments between steps.
+type trainer struct {
+	a    *Adapter
+	o    Options
+	m, v []float64
+}
+
+// parallel runs f over [0, n) in o.Workers contiguous ranges. Every index
+// is computed alone, so the result does not depend on the worker count.
+func (tr *trainer) parallel(n int, f func(lo, hi int)) {
+	w := min(tr.o.Workers, n)
+	if w <= 1 {
+		f(0, n)
+		return
+	}
+	per := (n + w - 1) / w
+	var wg sync.WaitGroup
+	for lo := 0; lo < n; lo += per {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			f(lo, hi)
+		}(lo, min(lo+per, n))
+	}
+	wg.Wait()
+}
+
+// mapAll returns the unit vectors of x + Δx for each x, and their norms
+// before normalising.
+func (tr *trainer) mapAll(xs [][]float32) ([][]float32, []float32) {
+	d := tr.a.Dim
+	zs := make([][]float32, len(xs))
+	ns := make([]float32, len(xs))
+	tr.parallel(len(xs), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			zs[i] = make([]float32, d)
+			tr.a.forward(xs[i], zs[i])
+			ns[i] = normalise(zs[i])
+		}
+	})
+	return zs, ns
+}
+
+// step takes one Adam step on the softmax loss of queries xs (query i's
+// right tool is ts[pos[i]]) and returns the summed loss.
+func (tr *trainer) step(xs [][]float32, pos []int, ts [][]float32, n int) float64 {
+	a, o, d := tr.a, tr.o, tr.a.Dim
+	zs, nz := tr.mapAll(xs)
+	us, nu := ts, []float32(nil)
+	if a.Tools {
+		us, nu = tr.mapAll(ts)
+	}
+	// R = (softmax − onehot) / temperature, B×C
+	R := make([][]float64, len(xs))
+	var loss float64
+	for i, z := range zs {
+		row := make([]float64, len(us))
+		mx := math.Inf(-1)
+		for j, u := range us {
+			var s float32
+			for k, zk := range z {
+				s += zk * u[k]
+			}
+			row[j] = float64(s) / o.Temperature
+			mx = math.Max(mx, row[j])
+		}
+		var sum float64
+		for j := range row {
+			row[j] = math.Exp(row[j] - mx)
+			sum += row[j]
+		}
+		loss -= math.Log(row[pos[i]] / sum)
+		for j := range row {
+			row[j] /= sum
+		}
+		row[pos[i]]--
+		for j := range row {
+			row[j] /= o.Temperature
+		}
+		R[i] = row
+	}
+	// the gradients at the unnormalised vectors: (g − (g·z) z) / |y|
+	back := func(g []float64, z []float32, n float32) []float32 {
+		var dot float64
+		for k, zk := range z {
+			dot += g[k] * float64(zk)
+		}
+		out := make([]float32, len(z))
+		for k, zk := range z {
+			out[k] = float32((g[k] - dot*float64(zk)) / float64(n))
+		}
+		return out
+	}
+	gy := make([][]float32, len(xs))
+	for i := range xs {
+		g := make([]float64, d)
+		for j, u := range us {
+			if r := R[i][j]; r != 0 {
+				for k, uk := range u {
+					g[k] += r * float64(uk)
+				}
+			}
+		}
+		gy[i] = back(g, zs[i], nz[i])
+	}
+	var gv [][]float32
+	if a.Tools {
+		gv = make([][]float32, len(ts))
+		for j := range ts {
+			g := make([]float64, d)
+			for i, z := range zs {
+				if r := R[i][j]; r != 0 {
+					for k, zk := range z {
+						g[k] += r * float64(zk)
+					}
+				}
+			}
+			gv[j] = back(g, us[j], nu[j])
+		}
+	}
+	// dL/dΔ = Σ gy xᵀ (+ Σ gv tᵀ), row by row, then Adam on that row.
+	const beta1, beta2, eps = 0.9, 0.999, 1e-8
+	c1 := 1 - math.Pow(beta1, float64(n))
+	c2 := 1 - math.Pow(beta2, float64(n))
+	scale := 1 / float64(len(xs))
+	tr.parallel(d, func(lo, hi int) {
+		grow := make([]float64, d)
+		for r := lo; r < hi; r++ {
+			clear(grow)
+			for i, x := range xs {
+				if g := float64(gy[i][r]); g != 0 {
+					for c, xc := range x {
+						grow[c] += g * float64(xc)
+					}
+				}
+			}
+			for j, t := range ts {
+				if gv == nil {
+					break
+				}
+				if g := float64(gv[j][r]); g != 0 {
+					for c, tc := range t {
+						grow[c] += g * float64(tc)
+					}
+				}
+			}
+			for c := 0; c < d; c++ {
+				k := r*d + c
+				g := grow[c]*scale + o.Decay*float64(a.Delta[k])
+				tr.m[k] = beta1*tr.m[k] + (1-beta1)*g
+				tr.v[k] = beta2*tr.v[k] + (1-beta2)*g*g
+				a.Delta[k] -= float32(o.LearningRate * (tr.m[k] / c1) / (math.Sqrt(tr.v[k]/c2) + eps))
+			}
+		}
+	})
+	return loss
+}
+
+// candidates are the tools a step scores against: every tool when there
+// are at most n, else the batch's targets and a seeded sample of the
+// others up to n.
 func candidates(pairs []Pair, batch []int, nT, n int, rng *rand.Rand) []int {
 	if nT <= n {
 		out := make([]int, nT)
@@ -236,79 +388,6 @@ func candidates(pairs []Pair, batch []int, nT, n int, rng *rand.Rand) []int {
 		}
 	}
 	return out
-}
-
-// gradient writes into g the gradient of the summed softmax loss of the
-// pairs in part with respect to Δ, and returns that summed loss.
-func (a *Adapter) gradient(pairs []Pair, part []int, T [][]float32, cands []int, temp float64, g []float32) float64 {
-	clear(g)
-	d := a.Dim
-	y := make([]float32, d)
-	gz := make([]float64, d)
-	gy := make([]float32, d)
-	logits := make([]float64, len(cands))
-	var loss float64
-	for _, i := range part {
-		x := pairs[i].Query
-		a.forward(x, y)
-		n := normalise(y) // y is now z, the unit vector
-		if n == 0 {
-			continue
-		}
-		mx := math.Inf(-1)
-		pos := -1
-		for j, t := range cands {
-			var s float32
-			for k, zk := range y {
-				s += zk * T[t][k]
-			}
-			logits[j] = float64(s) / temp
-			mx = math.Max(mx, logits[j])
-			if t == pairs[i].Target {
-				pos = j
-			}
-		}
-		var sum float64
-		for j := range logits {
-			logits[j] = math.Exp(logits[j] - mx)
-			sum += logits[j]
-		}
-		loss += -math.Log(logits[pos] / sum)
-		// dL/dz = Σ_j (p_j − 1[j = pos]) T_j / temp
-		clear(gz)
-		for j, t := range cands {
-			p := logits[j] / sum
-			if j == pos {
-				p--
-			}
-			if p == 0 {
-				continue
-			}
-			f := p / temp
-			for k, tk := range T[t] {
-				gz[k] += f * float64(tk)
-			}
-		}
-		// through the normalisation: dL/dy = (gz − (gz·z) z) / |y|
-		var dot float64
-		for k, zk := range y {
-			dot += gz[k] * float64(zk)
-		}
-		for k, zk := range y {
-			gy[k] = float32((gz[k] - dot*float64(zk)) / float64(n))
-		}
-		// dL/dΔ = gy xᵀ
-		for r, gr := range gy {
-			if gr == 0 {
-				continue
-			}
-			row := g[r*d : (r+1)*d]
-			for c, xc := range x {
-				row[c] += gr * xc
-			}
-		}
-	}
-	return loss
 }
 
 // normalise scales v to unit length in place and returns its former norm.
