@@ -124,7 +124,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, model
 	fs.IntVar(&o.AdapterOptions.Epochs, "adapter-epochs", 0, "adapter training epochs (default 20)")
 	fs.Float64Var(&o.AdapterOptions.LearningRate, "adapter-lr", 0, "adapter learning rate (default 1e-3)")
 	fs.Float64Var(&o.AdapterOptions.Temperature, "adapter-temp", 0, "adapter softmax temperature (default 0.05)")
-	fs.Float64Var(&o.AdapterOptions.Decay, "adapter-decay", 0, "adapter L2 pull towards the identity (default 1e-4; <0: none)")
+	fs.Float64Var(&o.AdapterOptions.Decay, "adapter-decay", 0, "adapter L2 pull towards the identity (default 0.1; <0: none)")
 	fs.BoolVar(&o.Calibrate, "calibrate", false, "leave-one-out: also sweep thresholds and margins for the most recall at precision ≥ 0.95")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
