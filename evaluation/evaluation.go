@@ -587,8 +587,11 @@ func Run(ctx context.Context, o Options, out io.Writer) (Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The adapter, when asked for, learns from the catalogue and the
+	// history before the tools are indexed (with both sides, their
+	// vectors are mapped too) and the search embeds through it.
 	searchEmb := o.Embedder
-	var arep *AdapterReport
+	var ad *adapter.Adapter
 	switch o.Adapter {
 	case "", AdapterOff:
 	case AdapterCatalogue:
@@ -596,17 +599,13 @@ func Run(ctx context.Context, o Options, out io.Writer) (Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		arep = &r
-		searchEmb = adapted{Model: o.Embedder, a: a}
+		r.write(out)
+		ad, searchEmb = a, adapted{Model: o.Embedder, a: a}
 	default:
 		return nil, fault.Malformed("adapter", "must be off or catalogue; got %q", o.Adapter)
 	}
 	for i, m := range ms {
-		v := tvecs[i]
-		if arep != nil {
-			v = searchEmb.(adapted).a.ApplyTool(v)
-		}
-		if _, err := st.UpsertTool(ctx, tool.ToGraph(m, v)); err != nil {
+		if _, err := st.UpsertTool(ctx, tool.ToGraph(m, ad.ApplyTool(tvecs[i]))); err != nil {
 			return nil, fmt.Errorf("evaluation: index %q: %w", m.ToolID, err)
 		}
 	}
@@ -695,9 +694,6 @@ func Run(ctx context.Context, o Options, out io.Writer) (Report, error) {
 				rep[retrieval.Strategy(string(strat)+"/"+name)] = sub
 			}
 		}
-	}
-	if arep != nil {
-		arep.write(out)
 	}
 	if err := write(out, o, rep, len(queries), len(history)); err != nil {
 		return nil, err
