@@ -137,7 +137,12 @@ func TestTrainIsDeterministic(t *testing.T) {
 	if !slices.Equal(a1.Delta, a2.Delta) {
 		t.Fatal("two runs with one seed differ")
 	}
-	o.Seed = 43
+	o.Workers = 3 // every vector and gradient row is one worker's: same result
+	a4, _, _ := Train(pairs, targets, o)
+	if !slices.Equal(a1.Delta, a4.Delta) {
+		t.Fatal("three workers gave another adapter than two")
+	}
+	o.Workers, o.Seed = 2, 43
 	a3, _, _ := Train(pairs, targets, o)
 	if slices.Equal(a1.Delta, a3.Delta) {
 		t.Fatal("another seed gave the same adapter")
@@ -179,7 +184,12 @@ func TestApply(t *testing.T) {
 	}
 }
 
-func BenchmarkTrain(b *testing.B) {
+func BenchmarkTrain(b *testing.B) { benchmarkTrain(b, false) }
+
+// BenchmarkTrainBothSides maps the step's tool vectors too.
+func BenchmarkTrainBothSides(b *testing.B) { benchmarkTrain(b, true) }
+
+func benchmarkTrain(b *testing.B, both bool) {
 	// One epoch at the catalogue scale the issue names: 10,000 tools with
 	// five texts each (50,000 pairs) at 512 dimensions; b.N epochs.
 	rng := rand.New(rand.NewSource(1))
@@ -196,7 +206,7 @@ func BenchmarkTrain(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, _, err := Train(pairs, targets, Options{Epochs: 1, Seed: 1}); err != nil {
+		if _, _, err := Train(pairs, targets, Options{Epochs: 1, Seed: 1, BothSides: both}); err != nil {
 			b.Fatal(err)
 		}
 	}
