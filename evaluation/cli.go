@@ -18,6 +18,7 @@ import (
 // Usage is the eval command's help text.
 const Usage = `usage:
   toolsmith eval --tools F --queries F [--history F] [--strategy all|hybrid|semantic|keyword] [--k 5] [--json] [--limit N] [--vector-cache F]
+  toolsmith eval ... [--adapter off|catalogue] [--adapter-train-tools F] [--adapter-both] [--adapter-epochs N] [--adapter-lr R] [--adapter-temp T] [--adapter-decay D]
   toolsmith eval --protocol leave-one-out --tools F --queries F [--history F] [--confidence C] [--threshold 0] [--margin 0] [--score-margin 0] [--fit-samples F] [--calibrate] [--json]
   toolsmith eval --protocol sparse-history --tools F --queries F --history F [--hot-tools 10] [--hot-queries 30] [--json]
   toolsmith eval split --queries F --history-out F --test-out F
@@ -55,6 +56,16 @@ history queries, and no other tool has any. It scores the queries for those
 tools (hot) and for every other tool (cold) apart, each zero-shot and with
 that history (hybrid): learning from use must lift the hot queries and leave
 the cold ones where they were. --json puts sparseHistory on the last line.
+
+--adapter catalogue trains a query-side linear adapter over the frozen
+embedder (retrieval/adapter) from the evaluated catalogue alone (each
+tool's use cases, descriptions, verb, name and parameter names against its
+vector) and from --history, never from the scored queries, and searches
+with it; the table is preceded by the training's size, loss and time.
+--adapter-train-tools F trains it on a hash-chosen share F of the tools and
+scores only the queries for the others (a tool-disjoint split); give the
+same F with --adapter off for the frozen embedder's figures on those
+queries.
 
 eval split divides a query file by an FNV-1a hash of each normalised query
 text into a history half and a test half (no query text in both); with
@@ -107,6 +118,13 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, model
 	fs.StringVar(&o.FitSamples, "fit-samples", "", "leave-one-out: append this run's decision samples to the file and fit the decision model on all of them")
 	fs.IntVar(&o.HotTools, "hot-tools", DefaultHotTools, "sparse-history: how many tools have history")
 	fs.IntVar(&o.HotQueries, "hot-queries", DefaultHotQueries, "sparse-history: history queries per tool with history")
+	fs.StringVar(&o.Adapter, "adapter", AdapterOff, "off, or catalogue: train a query-side adapter on the evaluated tools' catalogue entries (and --history) and search with it")
+	fs.Float64Var(&o.AdapterTrainTools, "adapter-train-tools", 0, "share of tools (by id hash) that train the adapter; only queries for the others are scored (0: all tools train, all queries scored)")
+	fs.BoolVar(&o.AdapterOptions.BothSides, "adapter-both", false, "map the tool vectors with the adapter too (a learned metric), not only the queries")
+	fs.IntVar(&o.AdapterOptions.Epochs, "adapter-epochs", 0, "adapter training epochs (default 20)")
+	fs.Float64Var(&o.AdapterOptions.LearningRate, "adapter-lr", 0, "adapter learning rate (default 1e-3)")
+	fs.Float64Var(&o.AdapterOptions.Temperature, "adapter-temp", 0, "adapter softmax temperature (default 0.05)")
+	fs.Float64Var(&o.AdapterOptions.Decay, "adapter-decay", 0, "adapter L2 pull towards the identity (default 0.1; <0: none)")
 	fs.BoolVar(&o.Calibrate, "calibrate", false, "leave-one-out: also sweep thresholds and margins for the most recall at precision ≥ 0.95")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -148,6 +166,12 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, model
 	}
 	if o.Rule.ScoreMargin < 0 {
 		return fault.Malformed("score-margin", "must be ≥ 0; got %g", o.Rule.ScoreMargin)
+	}
+	if o.Adapter != AdapterOff && o.Adapter != AdapterCatalogue {
+		return fault.Malformed("adapter", "must be off or catalogue; got %q", o.Adapter)
+	}
+	if o.AdapterTrainTools < 0 || o.AdapterTrainTools >= 1 {
+		return fault.Malformed("adapter-train-tools", "must be in [0, 1); got %g", o.AdapterTrainTools)
 	}
 	if o.Tools == "" || o.Queries == "" {
 		fs.Usage()

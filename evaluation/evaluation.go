@@ -37,6 +37,7 @@ import (
 	"github.com/toolsmith/toolsmith/graph/sqlite"
 	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/retrieval"
+	"github.com/toolsmith/toolsmith/retrieval/adapter"
 	"github.com/toolsmith/toolsmith/tool"
 )
 
@@ -167,6 +168,19 @@ type Options struct {
 	// embedded once (tools, queries, history) are read back, not embedded
 	// again. It is written when the run ends.
 	VectorCache string
+	// Adapter is AdapterOff (default) or AdapterCatalogue: train an
+	// adapter (retrieval/adapter) on the evaluated catalogue and the
+	// history, and search with it on the query side.
+	Adapter string
+	// AdapterTrainTools, in (0, 1), is the share of tools (by a hash of
+	// their ids) whose catalogue entries and history train the adapter;
+	// only queries for the other tools are scored, so the adapter never
+	// sees the tools it is scored on. 0 trains on every tool and scores
+	// every query. It filters the queries with the adapter off too, so
+	// both runs score the same queries.
+	AdapterTrainTools float64
+	// AdapterOptions tune the adapter's training.
+	AdapterOptions adapter.Options
 }
 
 // Metrics are one strategy's figures.
@@ -544,6 +558,9 @@ func Run(ctx context.Context, o Options, out io.Writer) (Report, error) {
 		}
 		queries = kept
 	}
+	if o.AdapterTrainTools > 0 {
+		queries = heldOut(queries, o.AdapterTrainTools)
+	}
 	hashOrder(queries)
 	if o.Limit > 0 {
 		queries = queries[:min(o.Limit, len(queries))]
@@ -570,8 +587,25 @@ func Run(ctx context.Context, o Options, out io.Writer) (Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The adapter, when asked for, learns from the catalogue and the
+	// history before the tools are indexed (with both sides, their
+	// vectors are mapped too) and the search embeds through it.
+	searchEmb := o.Embedder
+	var ad *adapter.Adapter
+	switch o.Adapter {
+	case "", AdapterOff:
+	case AdapterCatalogue:
+		a, r, err := o.trainAdapter(ctx, ms, tvecs, history)
+		if err != nil {
+			return nil, err
+		}
+		r.write(out)
+		ad, searchEmb = a, adapted{Model: o.Embedder, a: a}
+	default:
+		return nil, fault.Malformed("adapter", "must be off or catalogue; got %q", o.Adapter)
+	}
 	for i, m := range ms {
-		if _, err := st.UpsertTool(ctx, tool.ToGraph(m, tvecs[i])); err != nil {
+		if _, err := st.UpsertTool(ctx, tool.ToGraph(m, ad.ApplyTool(tvecs[i]))); err != nil {
 			return nil, fmt.Errorf("evaluation: index %q: %w", m.ToolID, err)
 		}
 	}
@@ -591,7 +625,7 @@ func Run(ctx context.Context, o Options, out io.Writer) (Report, error) {
 	}
 	ropts := o.Retrieval
 	ropts.CacheSize, ropts.EmbedCacheSize = -1, -1
-	svc := retrieval.New(st, o.Embedder, ropts)
+	svc := retrieval.New(st, searchEmb, ropts)
 	caller := access.Caller{UserID: "eval", Level: "owner", Groups: []string{access.Wildcard}}
 
 	var hotQ, coldQ []QueryRecord
