@@ -62,7 +62,9 @@ func CloseMatchRule() SubstituteRule {
 // are no alternative to the first, so the bars read the first against the
 // candidates that could run (the inputs' fit is evidence the evaluation
 // sets, which carry no inputs, cannot measure, so it enters the decision
-// as this rule, not as a fitted weight).
+// as this rule, not as a fitted weight). Likewise the confidence bar
+// admits a close first candidate that alone provides the requested verb
+// (Candidate.SameVerb; see soleProvider).
 type SubstituteRule struct {
 	// Confidence, when > 0, is the probability that the first candidate is
 	// the right tool, by DefaultDecisionModel, it needs (the rule's
@@ -118,6 +120,10 @@ type Candidate struct {
 	// parameters (InputFit): +1 they do, -1 one is missing, 0 unknown (no
 	// inputs given, or nothing known of the tool's parameters).
 	InputFit int `json:"inputFit,omitempty"`
+	// SameVerb says the tool provides the very verb the request names
+	// (CONVERT_CURRENCY asked, a tool that declares CONVERT_CURRENCY): the
+	// planner's own words and the tool's own manifest agree.
+	SameVerb bool `json:"sameVerb,omitempty"`
 }
 
 // InputFit is Candidate.InputFit for a tool's required parameters and the
@@ -277,6 +283,8 @@ func (r SubstituteRule) Decide(cands []Candidate) (bool, string) {
 		why = "the inputs do not fill the tool's required parameters"
 	case byEvidence:
 		why = fmt.Sprintf("score lead %.2f ≥ evidence margin %.2f", v.lead, r.EvidenceMargin)
+	case byVerb:
+		why = fmt.Sprintf("confidence %.3f < %.3f, but it ranks first, is close (similarity %.3f) and is the only candidate that provides the verb itself", v.conf, r.Confidence, cands[0].Similarity)
 	case lowConfidence:
 		why = fmt.Sprintf("confidence %.3f < %.3f (similarity %.3f, score lead %.2f)", v.conf, r.Confidence, cands[0].Similarity, v.lead)
 	case belowThreshold:
@@ -317,6 +325,7 @@ const (
 	belowThreshold
 	nearSimilarity
 	nearScore
+	byVerb
 )
 
 type verdict struct {
@@ -335,6 +344,20 @@ func runnable(cands []Candidate) []Candidate {
 		return cands
 	}
 	return slices.DeleteFunc(slices.Clone(cands), func(c Candidate) bool { return c.InputFit < 0 })
+}
+
+// soleProvider reports whether the ranking's first is a close match
+// (similarity ≥ DefaultSubstituteThreshold) that provides the requested verb
+// itself, and no other runnable candidate does. The confidence bar admits
+// it: the manifest says what the planner asked for, so look-alikes (a more
+// similar description among thousands of tools) do not hold it back, while
+// two tools that provide the verb (a seat and a table both
+// MAKE_RESERVATION) are left to the model. The evaluation sets carry no
+// verbs, so this enters as a rule, like the inputs' fit.
+func soleProvider(cands []Candidate) bool {
+	first := cands[0]
+	return first.SameVerb && first.Similarity >= DefaultSubstituteThreshold &&
+		!slices.ContainsFunc(cands[1:], func(c Candidate) bool { return c.SameVerb })
 }
 
 // verdict is the decision without formatting (the eval's curve applies it
@@ -359,6 +382,9 @@ func (r SubstituteRule) verdict(m DecisionModel, cands []Candidate) verdict {
 	if r.Confidence > 0 {
 		conf = m.Confidence(cands)
 		if conf < r.Confidence {
+			if soleProvider(cands) {
+				return verdict{ok: true, kind: byVerb, lead: lead, conf: conf}
+			}
 			return verdict{kind: lowConfidence, lead: lead, conf: conf}
 		}
 	}

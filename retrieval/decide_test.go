@@ -112,6 +112,44 @@ func TestSubstituteRuleInputFit(t *testing.T) {
 	}
 }
 
+// The ranking's first that provides the requested verb itself substitutes
+// even where look-alikes hold the model's confidence under the bar (the
+// 10,000-tool catalogue: CONVERT_CURRENCY first by 4.4 points, but a
+// corpus tool's description a little more similar); two providers of the
+// verb, or inputs that cannot fill it, do not.
+func TestSubstituteRuleSameVerb(t *testing.T) {
+	crowd := []Candidate{
+		{Similarity: 0.822, Score: 8.64, Keyword: 1.2, InputFit: 1, SameVerb: true},
+		{Similarity: 0.725, Score: 4.21, Keyword: 1.0},
+		{Similarity: 0.846, Score: 3.83, Keyword: 1.1},
+		{Similarity: 0.713, Score: 3.77},
+	}
+	r := DefaultSubstituteRule()
+	noVerb := slices.Clone(crowd)
+	noVerb[0].SameVerb = false
+	if ok, why := r.Decide(noVerb); ok {
+		t.Fatalf("the fixture should sit under the bar without the verb: %q", why)
+	}
+	if ok, why := r.Decide(crowd); !ok || !strings.Contains(why, "provides the verb") {
+		t.Fatalf("the only provider of the verb, first: %v %q", ok, why)
+	}
+	two := slices.Clone(crowd)
+	two[2].SameVerb = true
+	if ok, why := r.Decide(two); ok {
+		t.Fatalf("two providers of the verb must be left to the model and the rule: %q", why)
+	}
+	missing := slices.Clone(crowd)
+	missing[0].InputFit = -1
+	if ok, _ := r.Decide(missing); ok {
+		t.Fatal("a provider of the verb the inputs cannot fill must not run")
+	}
+	second := slices.Clone(noVerb)
+	second[1].SameVerb = true
+	if ok, _ := r.Decide(second); ok {
+		t.Fatal("a provider of the verb ranked second must not promote the first")
+	}
+}
+
 // The default model's confidence grows with the evidence a search shows:
 // a closer match, a wider lead, signals that agree.
 func TestDecisionConfidence(t *testing.T) {

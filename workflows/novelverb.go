@@ -296,9 +296,13 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 	if workflow.GetVersion(f.ctx, "decision-input-fit", workflow.DefaultVersion, 1) >= 1 {
 		inputs = slices.Sorted(maps.Keys(in.Inputs))
 	}
+	// A candidate that provides the requested verb itself is read from
+	// version "decision-same-verb" 1 on (retrieval.Candidate.SameVerb).
+	sameVerb := workflow.GetVersion(f.ctx, "decision-same-verb", workflow.DefaultVersion, 1) >= 1
 	cands := make([]retrieval.Candidate, len(search.Candidates))
 	for i, c := range search.Candidates {
-		cands[i] = retrieval.Candidate{Similarity: c.Similarity, Score: c.Score, Keyword: c.Keyword, Subword: c.Subword, InputFit: retrieval.InputFit(c.Required, inputs)}
+		cands[i] = retrieval.Candidate{Similarity: c.Similarity, Score: c.Score, Keyword: c.Keyword, Subword: c.Subword,
+			InputFit: retrieval.InputFit(c.Required, inputs), SameVerb: sameVerb && c.Verb == in.Verb}
 	}
 	ok, why := in.Options.Rule().Decide(cands)
 	pick := -1
