@@ -21,6 +21,7 @@ import (
 	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/identity/identitytest"
 	"github.com/toolsmith/toolsmith/metrics"
+	"github.com/toolsmith/toolsmith/ratelimit"
 	"github.com/toolsmith/toolsmith/retrieval"
 )
 
@@ -68,7 +69,7 @@ func BenchmarkSearchThroughput(b *testing.B) {
 				m = metrics.New()
 				opts.Auth, opts.Metrics, opts.Audit = &identity.Authenticator{Keys: keys}, m, audit.New(st)
 			}
-			opts.Limits.SearchPerMinute = -1
+			opts.Limiter = ratelimit.New(ratelimit.Config{SearchPerMinute: -1}, nil)
 			svc := retrieval.New(st, emb, retrieval.Options{Observer: m})
 			h := api.New(opts, apiretrieval.New(svc)).Handler()
 			b.ResetTimer()

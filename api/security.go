@@ -22,21 +22,9 @@ import (
 	"github.com/toolsmith/toolsmith/ratelimit"
 )
 
-// Default per-caller limits, requests per minute (a key may set its own).
-const (
-	DefaultSearchPerMinute  = ratelimit.DefaultSearchPerMinute
-	DefaultExecutePerMinute = ratelimit.DefaultExecutePerMinute
-	DefaultVerbsPerMinute   = ratelimit.DefaultVerbsPerMinute
-)
-
-// Limits are the server's default rate limits and body size bound.
+// Limits bound the server's requests; the per-caller rate limits are
+// Options.Limiter's.
 type Limits struct {
-	// Requests per minute per caller in each class; 0 takes the default,
-	// a negative value means unlimited. They configure the limiter the
-	// server builds when Options.Limiter is nil.
-	SearchPerMinute  int
-	ExecutePerMinute int
-	VerbsPerMinute   int
 	// MaxBodyBytes bounds request bodies (413 above it); 0 means httpx.MaxBodyBytes.
 	MaxBodyBytes int64
 }

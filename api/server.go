@@ -57,11 +57,11 @@ type Options struct {
 	Audit audit.Recorder
 	// Metrics records requests and serves GET /metrics; nil serves no metrics.
 	Metrics *metrics.Metrics
-	// Limits are the default rate limits and the body size bound.
+	// Limits bound request bodies.
 	Limits Limits
 	// Limiter applies the per-caller rate limits; share one with the MCP
-	// edge so both doors take from the same buckets. Nil builds one from
-	// Limits.
+	// edge so both doors take from the same buckets. Nil builds one with
+	// the default limits.
 	Limiter *ratelimit.Limiter
 	// Handlers are served beside /api/v1 at their own paths (the MCP
 	// endpoint, the console); each path needs rows in Rules.
@@ -127,8 +127,7 @@ func New(opts Options, mounters ...httpx.Mounter) *Server {
 		opts.BaseURL = DefaultBaseURL
 	}
 	if opts.Limiter == nil {
-		opts.Limiter = ratelimit.New(ratelimit.Config{SearchPerMinute: opts.Limits.SearchPerMinute,
-			ExecutePerMinute: opts.Limits.ExecutePerMinute, VerbsPerMinute: opts.Limits.VerbsPerMinute}, opts.Metrics.RateLimited)
+		opts.Limiter = ratelimit.New(ratelimit.Config{}, opts.Metrics.RateLimited)
 	}
 	s := &Server{engine: gin.New(), opts: opts, log: opts.Logger, rules: ruleIndex(opts.Rules), limiter: opts.Limiter}
 	e := s.engine
