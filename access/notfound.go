@@ -22,3 +22,17 @@ func (e toolNotFound) Error() string { return fmt.Sprintf("tool %q: not found", 
 func (e toolNotFound) Is(target error) bool {
 	return errors.Is(graph.ErrNotFound, target) || errors.Is(fault.ErrNotFound, target)
 }
+
+// VisibleTool is the one read rule for a tool by id: t and err are what the
+// store's GetTool returned, and a tool that does not exist, is not active,
+// or caller may not execute is ToolNotFound, alike. Other errors come back
+// wrapped.
+func VisibleTool(id string, t graph.Tool, err error, caller Caller) (graph.Tool, error) {
+	if errors.Is(err, graph.ErrNotFound) || err == nil && (t.Status != graph.StatusActive || !caller.Allows(&t.ToolSummary)) {
+		return graph.Tool{}, ToolNotFound(id)
+	}
+	if err != nil {
+		return graph.Tool{}, fmt.Errorf("tool %q: %w", id, err)
+	}
+	return t, nil
+}

@@ -307,8 +307,8 @@ func (r VerbRequest) Validate() error {
 	return v.Err()
 }
 
-// ExecuteRequest is the body of POST /tools/:toolId/execute.
-// ExecuteRequest is what executing a known tool takes.
+// ExecuteRequest is what executing a known tool takes (the body of POST
+// /tools/:toolId/execute).
 type ExecuteRequest struct {
 	Inputs map[string]any `json:"inputs"`
 	DryRun bool           `json:"dryRun,omitempty"`
@@ -321,16 +321,11 @@ func (h *Service) CheckTool(ctx context.Context, id string, caller access.Caller
 	if h.tools == nil {
 		return nil
 	}
+	// Missing, inactive and hidden answer alike (the reads use the same
+	// rule), so execute cannot be used to probe which ids exist.
 	t, err := h.tools.GetTool(ctx, id)
-	if err != nil && !errors.Is(err, graph.ErrNotFound) {
-		return fmt.Errorf("fulfil: tool %q: %w", id, err)
-	}
-	// Missing, inactive and hidden answer alike (the reads do the same),
-	// so execute cannot be used to probe which ids exist.
-	if err != nil || t.Status != "" && t.Status != graph.StatusActive || caller.Reason(&t.ToolSummary) != "" {
-		return access.ToolNotFound(id)
-	}
-	return nil
+	_, err = access.VisibleTool(id, t, err, caller)
+	return err
 }
 
 // Collect waits for run's outcome and fills out. It reports false when ctx

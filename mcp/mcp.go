@@ -675,13 +675,7 @@ func (e *Edge) hybridSearch(ctx context.Context, caller access.Caller, in Search
 // visibleTool reads a tool the caller may see (hidden ones are not found).
 func (e *Edge) visibleTool(ctx context.Context, caller access.Caller, id string) (graph.Tool, error) {
 	t, err := e.d.Store.GetTool(ctx, id)
-	if errors.Is(err, graph.ErrNotFound) || err == nil && (t.Status != graph.StatusActive || !caller.Allows(&t.ToolSummary)) {
-		return graph.Tool{}, access.ToolNotFound(id)
-	}
-	if err != nil {
-		return graph.Tool{}, fmt.Errorf("tool %q: %w", id, err)
-	}
-	return t, nil
+	return access.VisibleTool(id, t, err, caller)
 }
 
 func (e *Edge) getDocument(ctx context.Context, caller access.Caller, in GetDocumentIn) (DocumentOut, error) {

@@ -2,7 +2,6 @@ package retrieval
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -90,7 +89,7 @@ func DefaultWeights() Weights {
 }
 
 // Defaults of the gate on usage evidence (Options.Plausible,
-// NeighbourFloor, NeighbourMargin, Admit); evaluation/TUNING.md, twelfth
+// NeighbourFloor, NeighbourMargin, Admit); evaluation/TUNING.md, thirteenth
 // round, says how they were chosen.
 const (
 	DefaultPlausible       = 30
@@ -641,13 +640,7 @@ func (s *Service) Manifest(ctx context.Context, id string, caller access.Caller,
 
 func (s *Service) visibleTool(ctx context.Context, id string, caller access.Caller) (graph.Tool, error) {
 	t, err := s.store.GetTool(ctx, id)
-	if errors.Is(err, graph.ErrNotFound) || err == nil && (t.Status != graph.StatusActive || !caller.Allows(&t.ToolSummary)) {
-		return graph.Tool{}, access.ToolNotFound(id)
-	}
-	if err != nil {
-		return graph.Tool{}, fmt.Errorf("retrieval: tool %q: %w", id, err)
-	}
-	return t, nil
+	return access.VisibleTool(id, t, err, caller)
 }
 
 // RelationKind is a relationship type of the retrieval API.
