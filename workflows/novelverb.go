@@ -294,7 +294,7 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 	// parameters?) is read from version "decision-input-fit" 1 on.
 	var inputs []string
 	if workflow.GetVersion(f.ctx, "decision-input-fit", workflow.DefaultVersion, 1) >= 1 {
-		inputs = slices.Sorted(maps.Keys(in.Inputs))
+		inputs = sortedKeys(in.Inputs)
 	}
 	// A candidate that provides the requested verb itself is read from
 	// version "decision-same-verb" 1 on (retrieval.Candidate.SameVerb).
@@ -828,11 +828,4 @@ func validVerb(v string) bool {
 	return len(v) > 0 && len(v) <= 100
 }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
