@@ -270,34 +270,47 @@ func normQuery(q string) string {
 // Half returns "history" or "test" for a query by an FNV-1a hash of its
 // normalised text: deterministic, and identical texts share a half.
 func Half(query string) string {
-	h := fnv.New64a()
-	h.Write([]byte(normQuery(query)))
-	if h.Sum64()%2 == 0 {
+	if queryHash("", query)%2 == 0 {
 		return "history"
 	}
 	return "test"
 }
 
+// queryHash is the FNV-1a hash of salt and a query's normalised text.
+func queryHash(salt, query string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(salt + normQuery(query)))
+	return h.Sum64()
+}
+
 // Split writes each query line of in to history or test by Half and
 // returns how many went to each.
 func Split(queries []QueryRecord, history, test io.Writer) (int, int, error) {
-	nh, nt := 0, 0
+	n, err := splitBy(queries, func(q string) int {
+		if Half(q) == "history" {
+			return 0
+		}
+		return 1
+	}, history, test)
+	return n[0], n[1], err
+}
+
+// splitBy writes each query, as a JSON line, to the writer part names and
+// returns how many went to each.
+func splitBy(queries []QueryRecord, part func(query string) int, ws ...io.Writer) ([]int, error) {
+	n := make([]int, len(ws))
 	for _, q := range queries {
 		b, err := json.Marshal(q)
 		if err != nil {
-			return nh, nt, fmt.Errorf("evaluation: split: %w", err)
+			return n, fmt.Errorf("evaluation: split: %w", err)
 		}
-		w := test
-		if Half(q.Query) == "history" {
-			w, nh = history, nh+1
-		} else {
-			nt++
+		i := part(q.Query)
+		if _, err := ws[i].Write(append(b, '\n')); err != nil {
+			return n, fmt.Errorf("evaluation: split: %w", err)
 		}
-		if _, err := w.Write(append(b, '\n')); err != nil {
-			return nh, nt, fmt.Errorf("evaluation: split: %w", err)
-		}
+		n[i]++
 	}
-	return nh, nt, nil
+	return n, nil
 }
 
 // The parts of the three-way split: tune on one, choose between a few
@@ -311,40 +324,17 @@ const (
 // Part returns PartTune, PartChoose or PartReport for a query by an FNV-1a
 // hash of its normalised text (salted, so the parts do not follow the
 // halves of Half): deterministic, and identical texts share a part.
-func Part(query string) string {
-	h := fnv.New64a()
-	h.Write([]byte("part:" + normQuery(query)))
-	switch h.Sum64() % 3 {
-	case 0:
-		return PartTune
-	case 1:
-		return PartChoose
-	}
-	return PartReport
-}
+func Part(query string) string { return parts[partIndex(query)] }
+
+func partIndex(query string) int { return int(queryHash("part:", query) % 3) }
+
+var parts = [3]string{PartTune, PartChoose, PartReport}
 
 // Split3 writes each query to its Part's writer and returns how many went
 // to each, in the order tune, choose, report.
 func Split3(queries []QueryRecord, tune, choose, report io.Writer) ([3]int, error) {
-	var n [3]int
-	for _, q := range queries {
-		b, err := json.Marshal(q)
-		if err != nil {
-			return n, fmt.Errorf("evaluation: split: %w", err)
-		}
-		w, i := report, 2
-		switch Part(q.Query) {
-		case PartTune:
-			w, i = tune, 0
-		case PartChoose:
-			w, i = choose, 1
-		}
-		if _, err := w.Write(append(b, '\n')); err != nil {
-			return n, fmt.Errorf("evaluation: split: %w", err)
-		}
-		n[i]++
-	}
-	return n, nil
+	n, err := splitBy(queries, partIndex, tune, choose, report)
+	return [3]int(n), err
 }
 
 // hashOrder sorts queries by the hash of their text (a fixed shuffle) so a
