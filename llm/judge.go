@@ -2,7 +2,6 @@ package llm
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -92,16 +91,9 @@ ANSWER with one JSON object and nothing else:
 // unknown fields, an empty reason, or a tool that is neither an offered id
 // nor JudgeNone wrap ErrInvalidJudgement. The reason is trimmed and clipped.
 func ParseJudgement(text string, offered []JudgeCandidate) (Judgement, error) {
-	start := strings.Index(text, "{")
-	end := strings.LastIndex(text, "}")
-	if start < 0 || end < start {
-		return Judgement{}, fmt.Errorf("%w: the answer holds no JSON object: %q", ErrInvalidJudgement, clip(text, 200))
-	}
 	var j Judgement
-	dec := json.NewDecoder(strings.NewReader(text[start : end+1]))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&j); err != nil {
-		return Judgement{}, fmt.Errorf("%w: %v", ErrInvalidJudgement, err)
+	if err := decodeAnswer(text, &j, ErrInvalidJudgement); err != nil {
+		return Judgement{}, err
 	}
 	j.Tool, j.Reason = strings.TrimSpace(j.Tool), clip(strings.TrimSpace(j.Reason), maxJudgeReason)
 	if j.Reason == "" {

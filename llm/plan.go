@@ -66,22 +66,32 @@ func NormalizeVerb(v string) string {
 // text (code fences and prose around it are ignored). Verbs are normalized.
 // It does not validate; see ValidatePlan.
 func ParsePlan(text string) (Plan, error) {
-	start := strings.Index(text, "{")
-	end := strings.LastIndex(text, "}")
-	if start < 0 || end < start {
-		return Plan{}, fmt.Errorf("%w: the answer holds no JSON object: %q", ErrInvalidPlan, clip(text, 200))
-	}
 	var p Plan
-	dec := json.NewDecoder(strings.NewReader(text[start : end+1]))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
-		return Plan{}, fmt.Errorf("%w: %v", ErrInvalidPlan, err)
+	if err := decodeAnswer(text, &p, ErrInvalidPlan); err != nil {
+		return Plan{}, err
 	}
 	for i := range p.Steps {
 		p.Steps[i].Verb = NormalizeVerb(p.Steps[i].Verb)
 		p.Steps[i].ID = strings.TrimSpace(p.Steps[i].ID)
 	}
 	return p, nil
+}
+
+// decodeAnswer decodes the first JSON object of a model's answer into v
+// (code fences and prose around it are ignored), strictly: unknown fields
+// are refused. Errors wrap invalid.
+func decodeAnswer(text string, v any, invalid error) error {
+	start := strings.Index(text, "{")
+	end := strings.LastIndex(text, "}")
+	if start < 0 || end < start {
+		return fmt.Errorf("%w: the answer holds no JSON object: %q", invalid, clip(text, 200))
+	}
+	dec := json.NewDecoder(strings.NewReader(text[start : end+1]))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: %v", invalid, err)
+	}
+	return nil
 }
 
 // ValidatePlan checks a plan against the verb's input names: 1 to MaxSteps
