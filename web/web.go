@@ -650,13 +650,9 @@ func (c *Console) sourceAction(w http.ResponseWriter, r *http.Request, s *sessio
 	}
 }
 
-// addedSource is what POST /tools/sources answers: the source after its
-// first scan and that scan's outcome.
+// addedSource is what the console reads of POST /tools/sources's answer:
+// the outcome of the source's first scan.
 type addedSource struct {
-	Source struct {
-		Specs     int    `json:"specs"`
-		LastError string `json:"lastError"`
-	} `json:"source"`
 	Scan *struct {
 		Status string `json:"status"`
 		Error  string `json:"error"`
