@@ -20,7 +20,31 @@ func FuzzSourceList(f *testing.F) {
 	  "gone.example": {"preferred": "1", "versions": {"1": {"swaggerUrl": "http://127.0.0.1/missing.json"}}}}`))
 	f.Add([]byte(`{"a": {"preferred": "x"}, "b": null, "c": {"versions": {"": {"openapiUrl": "u"}}}}`))
 	f.Add([]byte(`[]`))
+	f.Add([]byte(`{"openapi": "3.0.0", "info": {"title": "t", "version": "1"}, "paths": {}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// The scan reads a fetched document as a list only when IsAPIList
+		// says so: never a spec (openapi or swagger at the top), and never
+		// a document whose members do not all carry versions.
+		if IsAPIList(data) {
+			var top map[string]map[string]json.RawMessage
+			if err := json.Unmarshal(data, &top); err != nil || len(top) == 0 {
+				t.Fatalf("IsAPIList took a document that is not an object of objects: %v", err)
+			}
+			for name, api := range top {
+				// Member names match as encoding/json matches fields (and
+				// as ParseAPIList reads them): ignoring case.
+				versions := false
+				for k, v := range api {
+					versions = versions || strings.EqualFold(k, "versions") && string(v) != "null"
+				}
+				if name == "openapi" || name == "swagger" || !versions {
+					t.Fatalf("IsAPIList took member %q (%s)", name, data)
+				}
+			}
+			if IsAPIList(data) != true {
+				t.Fatal("IsAPIList is not deterministic")
+			}
+		}
 		locs, err := ParseAPIList(data)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "airlock: ") {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/toolsmith/toolsmith/internal/fault"
 )
@@ -90,4 +91,52 @@ func checkInvalid(t *testing.T, op string, err error) {
 	if !errors.Is(err, ErrInvalidPlan) || !errors.Is(err, fault.ErrInvalid) {
 		t.Fatalf("%s: error %v does not match ErrInvalidPlan and fault.ErrInvalid", op, err)
 	}
+}
+
+// fuzzCandidates are the candidates FuzzJudgement's answers are checked
+// against.
+var fuzzCandidates = []JudgeCandidate{{ToolID: "currency.convert", Verb: "CONVERT_CURRENCY"}, {ToolID: "units.convert"}, {ToolID: "text.stats"}}
+
+// FuzzJudgement runs a model's answer through ParseJudgement, as Judge
+// does. Seeds are in testdata/fuzz/FuzzJudgement. Properties:
+//   - every failure matches ErrInvalidJudgement;
+//   - an accepted judgement names an offered candidate or JudgeNone, has a
+//     trimmed, non-empty reason of at most maxJudgeReason bytes;
+//   - an accepted judgement, written as JSON and parsed again, is the same.
+func FuzzJudgement(f *testing.F) {
+	f.Add(`{"tool": "currency.convert", "reason": "it converts money"}`)
+	f.Add("Here you go:\n```json\n{\"tool\": \"NONE\", \"reason\": \"nothing fits\"}\n```")
+	f.Add(`{"tool": "bank.transfer", "reason": "money"}`)
+	f.Add(`{"tool": "units.convert", "reason": " ", "confidence": 1}`)
+	f.Add(`{"tool": " text.stats ", "reason": "` + strings.Repeat("long ", 100) + `"}`)
+	f.Add("no json here")
+	f.Fuzz(func(t *testing.T, answer string) {
+		j, err := ParseJudgement(answer, fuzzCandidates)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidJudgement) {
+				t.Fatalf("ParseJudgement: %v does not match ErrInvalidJudgement", err)
+			}
+			return
+		}
+		offered := j.Tool == JudgeNone
+		for _, c := range fuzzCandidates {
+			offered = offered || c.ToolID == j.Tool
+		}
+		if !offered {
+			t.Fatalf("accepted tool %q is neither offered nor %q", j.Tool, JudgeNone)
+		}
+		if j.Reason == "" || strings.TrimLeftFunc(j.Reason, unicode.IsSpace) != j.Reason || len(j.Reason) > maxJudgeReason+len("…") {
+			t.Fatalf("reason %q is not trimmed, non-empty and bounded", j.Reason)
+		}
+		// What the activity returns reaches the workflow through its
+		// history as JSON: it must arrive as it left.
+		b, err := json.Marshal(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var again Judgement
+		if err := json.Unmarshal(b, &again); err != nil || again != j {
+			t.Fatalf("a judgement through JSON is %+v (%v), want %+v", again, err, j)
+		}
+	})
 }

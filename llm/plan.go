@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/toolsmith/toolsmith/internal/fault"
 )
@@ -253,6 +254,11 @@ func sortedKeys[V any](m map[string]V) []string {
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	// Cut at a rune boundary: half a rune is invalid UTF-8, which JSON
+	// (a judgement's reason in the workflow's history) cannot carry.
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }
