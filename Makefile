@@ -6,9 +6,15 @@ SHELL        := bash
 GO           ?= go
 export GOTOOLCHAIN := local
 
+# Two binaries from one module: bin/toolsmith has every command, including
+# `dev` on the in-process Temporal server and its Web UI (what make run
+# starts); bin/toolsmith-server is the production binary (api, worker,
+# keys, mcp, airlock, model fetch, healthcheck, version) without that
+# server, the one the Dockerfile ships.
 BIN          := bin/toolsmith
+SERVER_BIN   := bin/toolsmith-server
 VERSION      ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS      := -s -w -X main.version=$(VERSION)
+LDFLAGS      := -s -w -X github.com/toolsmith/toolsmith/internal/cli.version=$(VERSION)
 # The built-in USE-Lite embedder's weights, fetched once into one cache that
 # make run, make test and make bench share (the binary's own default is
 # <data-dir>/models/use-lite-0.2.0; make passes this one as TOOLSMITH_MODEL_DIR,
@@ -29,7 +35,7 @@ TEST_FUZZTIME ?= 3s
 FUZZPARALLEL  ?=
 FUZZ          ?= .
 
-.PHONY: all run build test fuzz model cypher-lint mcp-client browser bench lint fmt tidy-check clean help
+.PHONY: all run build build-toolsmith build-server test fuzz model cypher-lint mcp-client browser bench lint fmt tidy-check clean help
 
 all: build
 
@@ -38,18 +44,23 @@ help:
 	@echo "make test        the one test command (fetches embedder weights, the Cypher linter, the MCP client and Chromium first)"
 	@echo "make bench       run the Go benchmarks (BENCH=regexp, BENCHTIME=1s)"
 	@echo "make fuzz        run every fuzz target for FUZZTIME=10m, one after another (FUZZPARALLEL=n, FUZZ=regexp)"
-	@echo "make build       build $(BIN)"
+	@echo "make build       build $(BIN) (everything, with the dev Temporal server) and $(SERVER_BIN) (production)"
 	@echo "make lint        go vet + gofmt check"
 	@echo "make tidy-check  fail when go.mod/go.sum are not tidy"
 
-build:
+build: build-toolsmith build-server
+
+build-toolsmith:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/toolsmith
 
-run: build
+build-server:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(SERVER_BIN) ./cmd/toolsmith-server
+
+run: build-toolsmith
 	TOOLSMITH_MODEL_DIR=$${TOOLSMITH_MODEL_DIR:-$(MODEL_DIR)} $(BIN) dev $(RUN_FLAGS)
 
 # model makes sure the embedder weights are in MODEL_DIR (a no-op once they are).
-model: build
+model: build-toolsmith
 	$(BIN) model fetch --model-dir $(MODEL_DIR)
 
 # cypher-lint installs the pinned Cypher linter the Neo4j golden tests run.

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -318,7 +318,7 @@ func (b *bench) start(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	ready := make(chan string, 1)
 	var logs bytes.Buffer
-	e := &env{stdout: io.Discard, stderr: &syncWriter{w: &logs}, lookupEnv: b.e.lookupEnv, onReady: func(base string) { ready <- base }}
+	e := &env{stdout: io.Discard, stderr: &syncWriter{w: &logs}, lookupEnv: b.e.lookupEnv, devTemporal: b.e.devTemporal, onReady: func(base string) { ready <- base }}
 	args := []string{"dev", "--embedder", b.embedder, "--data-dir", b.dir, "--http-addr", "127.0.0.1:0",
 		"--temporal-addr", "127.0.0.1:0", "--ui-addr", "127.0.0.1:0", "--log-level", "error", "--rate-search", "-1", "--rate-verbs", "-1", "--rate-execute", "-1"}
 	if b.modelDir != "" {

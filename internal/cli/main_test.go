@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -70,10 +70,11 @@ func startDev(t *testing.T, dataDir string, extra ...string) *instance {
 	in := &instance{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, cancel: cancel, done: make(chan int, 1)}
 	ready := make(chan string, 1)
 	e := &env{
-		stdout:    in.stdout,
-		stderr:    in.stderr,
-		lookupEnv: func(string) (string, bool) { return "", false },
-		onReady:   func(base string) { ready <- base },
+		devTemporal: testDevTemporal,
+		stdout:      in.stdout,
+		stderr:      in.stderr,
+		lookupEnv:   func(string) (string, bool) { return "", false },
+		onReady:     func(base string) { ready <- base },
 	}
 	// Port 0 everywhere: the test must not collide with a running dev
 	// system or with other test packages' Temporal servers.
@@ -435,7 +436,7 @@ func TestDevRefusesAStoreOfAnotherEmbedder(t *testing.T) {
 	st.Close()
 
 	stderr := &lockedBuffer{}
-	e := &env{stdout: io.Discard, stderr: stderr, lookupEnv: func(string) (string, bool) { return "", false }}
+	e := &env{devTemporal: testDevTemporal, stdout: io.Discard, stderr: stderr, lookupEnv: func(string) (string, bool) { return "", false }}
 	code := run(context.Background(), []string{"dev", "--embedder", "hashing", "--data-dir", dataDir, "--http-addr", "127.0.0.1:0"}, e)
 	if code != exitError || !strings.Contains(stderr.String(), `"some-other-model"`) || !strings.Contains(stderr.String(), "reindex") {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
@@ -479,7 +480,7 @@ func TestRunDispatch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			e := &env{stdout: &out, stderr: &errb, lookupEnv: func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok }}
+			e := &env{devTemporal: testDevTemporal, stdout: &out, stderr: &errb, lookupEnv: func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok }}
 			code := run(context.Background(), tt.args, e)
 			if code != tt.code {
 				t.Fatalf("exit %d, want %d\nstdout %s\nstderr %s", code, tt.code, out.String(), errb.String())
@@ -521,7 +522,7 @@ func TestHealthcheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			e := &env{stdout: io.Discard, stderr: io.Discard}
+			e := &env{devTemporal: testDevTemporal, stdout: io.Discard, stderr: io.Discard}
 			if code := run(context.Background(), append([]string{"healthcheck"}, tt.args...), e); code != tt.code {
 				t.Fatalf("exit %d, want %d", code, tt.code)
 			}
@@ -626,9 +627,9 @@ func TestOldStyleCommandsPlugIn(t *testing.T) {
 		{[]string{"example", "run", "ana", "--level", "admin"}, exitOK},
 		{[]string{"example", "run", "-h"}, exitOK},
 	} {
-		e := &env{stdout: io.Discard, stderr: io.Discard, lookupEnv: func(string) (string, bool) { return "", false }}
+		e := &env{devTemporal: testDevTemporal, stdout: io.Discard, stderr: io.Discard, lookupEnv: func(string) (string, bool) { return "", false }}
 		root := newRoot(e)
-		attach(root, command{"example run", "an old-style command", old}, e)
+		attach(root, command{"example run", "an old-style command", old, false}, e)
 		root.SetArgs(tt.args)
 		cmd, err := root.ExecuteC()
 		if code := exitCode(e, cmd, err); code != tt.code || !slices.Equal(got, tt.args[2:]) {
@@ -642,7 +643,7 @@ func TestOldStyleCommandsPlugIn(t *testing.T) {
 func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	e := &env{stdout: &stdout, stderr: &stderr, lookupEnv: func(string) (string, bool) { return "", false }}
+	e := &env{devTemporal: testDevTemporal, stdout: &stdout, stderr: &stderr, lookupEnv: func(string) (string, bool) { return "", false }}
 	code := run(context.Background(), args, e)
 	return code, stdout.String(), stderr.String()
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -52,10 +52,11 @@ func exitCode(e *env, cmd *cobra.Command, err error) int {
 
 // newRoot builds the command tree from the commands table.
 func newRoot(e *env) *cobra.Command {
+	cmds := commands(e.devTemporal != nil)
 	root := &cobra.Command{
 		Use:           "toolsmith",
 		Short:         "Toolsmith: ask for a capability by intent",
-		Long:          rootLong(),
+		Long:          rootLong(cmds),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Args:          unknownCommand,
@@ -69,21 +70,21 @@ func newRoot(e *env) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return fmt.Errorf("%w: %w", err, config.ErrInvalid)
 	})
-	for _, c := range commands() {
+	for _, c := range cmds {
 		attach(root, c, e)
 	}
 	return root
 }
 
 // rootLong is the root help: every command with its summary, in columns.
-func rootLong() string {
+func rootLong(cmds []command) string {
 	width := 0
-	for _, c := range commands() {
+	for _, c := range cmds {
 		width = max(width, len(c.name))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "toolsmith %s: ask for a capability by intent.\n\nCommands:\n", version)
-	for _, c := range commands() {
+	for _, c := range cmds {
 		fmt.Fprintf(&b, "  toolsmith %-*s  %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprintf(&b, "  toolsmith %-*s  %s\n", width, "completion", "print a shell completion script (bash, zsh, fish, powershell)")

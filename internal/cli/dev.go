@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -40,7 +40,7 @@ func runDev(ctx context.Context, e *env, cfg config.Config) error {
 	}
 	defer closeSystem(sys, log)
 	fmt.Fprintf(e.stderr, "starting the in-process Temporal server on %s (first start creates its database)…\n", cfg.Temporal.Addr)
-	ts, c, err := startDevTemporal(ctx, cfg, log, sys.metrics.TemporalHandler())
+	ts, c, err := e.devTemporal(ctx, cfg, log, sys.metrics.TemporalHandler())
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,9 @@
-package main
+package cli
 
 import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -25,7 +24,7 @@ import (
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/config"
 	"github.com/toolsmith/toolsmith/internal/demomodule"
-	"github.com/toolsmith/toolsmith/internal/temporalserver"
+	"github.com/toolsmith/toolsmith/internal/temporallog"
 	"github.com/toolsmith/toolsmith/llm"
 	"github.com/toolsmith/toolsmith/mcp"
 	"github.com/toolsmith/toolsmith/modules"
@@ -54,52 +53,28 @@ func substituteRule(cfg config.Config) retrieval.SubstituteRule {
 	return r
 }
 
-// startDevTemporal starts the in-process Temporal server (SQLite under the
-// data dir, so history survives restarts) with its Web UI and the custom
-// search attributes, and dials a client that the worker and the API share.
-func startDevTemporal(ctx context.Context, cfg config.Config, log *slog.Logger, mh client.MetricsHandler) (*temporalserver.Server, client.Client, error) {
-	ts, err := temporalserver.Start(ctx, temporalserver.Options{
-		DataDir:          cfg.DataDir,
-		FrontendAddr:     cfg.Temporal.Addr,
-		UIAddr:           cfg.Temporal.UIAddr,
-		Namespace:        cfg.Temporal.Namespace,
-		SearchAttributes: workflows.SearchAttributes(),
-		Logger:           log,
-	})
-	if err != nil {
-		var le *temporalserver.ListenError
-		if errors.As(err, &le) {
-			return nil, nil, listenError(le)
-		}
-		return nil, nil, fmt.Errorf("start the in-process Temporal server on --temporal-addr %s: %w", cfg.Temporal.Addr, err)
-	}
-	c, err := ts.Dial(ctx, client.Options{MetricsHandler: mh})
-	if err != nil {
-		ts.Stop()
-		return nil, nil, err
-	}
-	return ts, c, nil
+// DevTemporal is the in-process Temporal server `toolsmith dev` runs on
+// (internal/temporalserver, reached through devtemporal.Start in
+// cmd/toolsmith only, so that the production binary does not link it).
+type DevTemporal interface {
+	// Addr is the frontend's host:port.
+	Addr() string
+	// Namespace is the namespace the server was started with.
+	Namespace() string
+	// UIURL is the Web UI's base URL, empty without a UI.
+	UIURL() string
+	// Stop stops the UI and the server.
+	Stop()
 }
 
-// listenError says which port the in-process Temporal server could not
-// bind and which flag moves it (a second dev beside a running one).
-func listenError(le *temporalserver.ListenError) error {
-	flag, what := "temporal-addr", "Temporal frontend"
-	if le.Role == temporalserver.RoleUI {
-		flag, what = "ui-addr", "Temporal Web UI"
-	}
-	_, port, _ := net.SplitHostPort(le.Addr)
-	if le.InUse() {
-		return fmt.Errorf("the %s cannot listen on %s: port %s is already in use (another toolsmith dev?); "+
-			"stop that process or choose a free port with --%s (%s): %w", what, le.Addr, port, flag, config.EnvName(flag), le)
-	}
-	return fmt.Errorf("the %s cannot listen on %s (port %s); choose another address with --%s (%s): %w",
-		what, le.Addr, port, flag, config.EnvName(flag), le)
-}
+// DevTemporalStarter starts the in-process Temporal server on cfg's
+// addresses and data dir and dials a client of it. A binary built without
+// one has no dev or bench command.
+type DevTemporalStarter func(ctx context.Context, cfg config.Config, log *slog.Logger, mh client.MetricsHandler) (DevTemporal, client.Client, error)
 
 // dialTemporal connects to an external Temporal cluster (api, worker).
 func dialTemporal(ctx context.Context, cfg config.Config, log *slog.Logger, mh client.MetricsHandler) (client.Client, error) {
-	opts := client.Options{HostPort: cfg.Temporal.Addr, Namespace: cfg.Temporal.Namespace, Logger: temporalserver.QuietLogger(log), MetricsHandler: mh}
+	opts := client.Options{HostPort: cfg.Temporal.Addr, Namespace: cfg.Temporal.Namespace, Logger: temporallog.Quiet(log), MetricsHandler: mh}
 	if cfg.Temporal.TLSCert != "" || cfg.Temporal.TLSCA != "" || cfg.Temporal.TLSServerName != "" {
 		tc, err := temporalTLS(cfg.Temporal)
 		if err != nil {

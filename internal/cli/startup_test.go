@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -53,8 +53,21 @@ func TestDevOnboardsAndRunsAToolWithARelativeDataDir(t *testing.T) {
 	}))
 	t.Cleanup(upstream.Close)
 
+	// make run's working directory, the module root: the data dir below is
+	// relative to it. It holds the module's go.mod and go.sum, as the root
+	// does: a test binary outside package main records no dependencies, so
+	// the airlock reads the wrapper's from `go list -m all` there.
 	wd := t.TempDir()
-	t.Chdir(wd) // make run's working directory: the data dir below is relative to it
+	for _, f := range []string{"go.mod", "go.sum"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(wd, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(wd)
 	in := startDev(t, config.DefaultDataDir, "--no-demo")
 	if in.auth == "" {
 		t.Fatal("no owner key in the relative data dir")
@@ -115,7 +128,7 @@ func TestDevOnboardsAndRunsAToolWithARelativeDataDir(t *testing.T) {
 func runDevOnce(t *testing.T, args ...string) (int, string) {
 	t.Helper()
 	stderr := &lockedBuffer{}
-	e := &env{stdout: io.Discard, stderr: stderr, lookupEnv: func(string) (string, bool) { return "", false }}
+	e := &env{devTemporal: testDevTemporal, stdout: io.Discard, stderr: stderr, lookupEnv: func(string) (string, bool) { return "", false }}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	code := run(ctx, append([]string{"dev", "--embedder", "hashing", "--log-level", "warn"}, args...), e)
