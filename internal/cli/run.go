@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/toolsmith/toolsmith/internal/config"
 )
@@ -110,22 +109,6 @@ func (g *group) Wait() error {
 	g.wg.Wait()
 	g.cancel()
 	return g.err
-}
-
-// progressPrinter writes "label: done/total" progress lines to w, at most a
-// few per second plus the last one.
-func progressPrinter(w io.Writer, label string) func(done, total int) {
-	var mu sync.Mutex
-	var last time.Time
-	return func(done, total int) {
-		mu.Lock()
-		defer mu.Unlock()
-		if done != total && time.Since(last) < 250*time.Millisecond {
-			return
-		}
-		last = time.Now()
-		fmt.Fprintf(w, "%s: %d/%d\n", label, done, total)
-	}
 }
 
 // openCommand builds a serving command's logger and opens the system; the
