@@ -277,13 +277,14 @@ func TestMCPCancelledCall(t *testing.T) {
 	}
 }
 
-// TestMCPStdioBridgeBinary builds the toolsmith binary and drives
-// `toolsmith mcp --url` over stdio with the SDK's client.
+// TestMCPStdioBridgeBinary builds the production binary (toolsmith-server,
+// whose mcp command is toolsmith's) and drives `mcp --url` over stdio with
+// the SDK's client.
 func TestMCPStdioBridgeBinary(t *testing.T) {
 	e := newEnv(t)
 	e.serveMCP(30 * time.Second)
-	bin := filepath.Join(t.TempDir(), "toolsmith")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/toolsmith")
+	bin := filepath.Join(t.TempDir(), "toolsmith-server")
+	build := exec.Command("go", "build", "-o", bin, "../cmd/toolsmith-server")
 	build.Env = append(os.Environ(), "GOTOOLCHAIN=local")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
