@@ -19,9 +19,8 @@ type toolNotFound struct{ id string }
 
 func (e toolNotFound) Error() string { return fmt.Sprintf("tool %q: not found", e.id) }
 
-func (e toolNotFound) Is(target error) bool {
-	return errors.Is(graph.ErrNotFound, target) || errors.Is(fault.ErrNotFound, target)
-}
+// Unwrap makes the error both sentinels at once: errors.Is matches either.
+func (e toolNotFound) Unwrap() []error { return []error{graph.ErrNotFound, fault.ErrNotFound} }
 
 // VisibleTool is the one read rule for a tool by id: t and err are what the
 // store's GetTool returned, and a tool that does not exist, is not active,

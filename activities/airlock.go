@@ -14,7 +14,7 @@ import (
 	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
-// ErrTypeSpecNotFound: the spec a review names is not stored. Non-retryable.
+// ErrTypeSpecNotFound is the error type when the spec a review names is not stored. Non-retryable.
 const ErrTypeSpecNotFound = "SpecNotFound"
 
 // ReviewStarter opens reviews: it starts AirlockWorkflow runs. The worker
@@ -145,7 +145,7 @@ func (a *Airlock) CloseGaps(ctx context.Context, in CloseGapsInput) ([]string, e
 	return closed, nil
 }
 
-// ErrTypeAirlockUnavailable: the worker has no airlock configured. Non-retryable.
+// ErrTypeAirlockUnavailable is the error type when the worker has no airlock configured. Non-retryable.
 const ErrTypeAirlockUnavailable = "AirlockUnavailable"
 
 func (a *Airlock) check() error {

@@ -229,15 +229,26 @@ func TestVerifyReportsABrokenWrapper(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds Go programs; skipped with -short")
 	}
-	_, w := generate(t, "petstore", "https://pets.example.com/v1")
 	reqs, err := BuildRequires(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, _ := New(templates.FS)
-	data, _ := os.ReadFile(specPath(t, "petstore"))
-	n, _ := Normalise(context.Background(), data)
-	w, _ = g.Generate(n, Options{Name: "petstore", BaseURL: "https://pets.example.com/v1", Requires: reqs})
+	g, err := New(templates.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(specPath(t, "petstore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := Normalise(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := g.Generate(n, Options{Name: "petstore", BaseURL: "https://pets.example.com/v1", Requires: reqs})
+	if err != nil {
+		t.Fatal(err)
+	}
 	w.Files["main.go"] = append(w.Files["main.go"], []byte("\nfunc broken() { undefined() }\n")...)
 	if _, err := Verify(context.Background(), w, VerifyOptions{Dir: t.TempDir()}); !errors.Is(err, ErrBuild) {
 		t.Fatalf("err = %v, want ErrBuild", err)

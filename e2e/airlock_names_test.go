@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -53,15 +54,13 @@ func TestAirlockFolderOfSameTitleSpecsShowsTheirNames(t *testing.T) {
 	var pending struct {
 		Pending []item `json:"pending"`
 	}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	eventually(t, 30*time.Second, func() error {
 		code := e.do(http.MethodGet, "/api/v1/tools/pending", nil, nil, &pending)
 		if code == 200 && len(pending.Pending) == 2 && pending.Pending[0].Status == workflows.AirlockPending && pending.Pending[1].Status == workflows.AirlockPending {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pending: HTTP %d %+v", code, pending)
-		}
-	}
+		return fmt.Errorf("pending: HTTP %d %+v", code, pending)
+	})
 	holder, other := pending.Pending[0], pending.Pending[1]
 	if other.Slug == "pet_clinic" {
 		holder, other = other, holder

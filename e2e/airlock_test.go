@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -126,15 +127,13 @@ func TestAirlockSourceToSubstitutionThroughPolicies(t *testing.T) {
 		} `json:"pending"`
 	}
 	// The review lists at once; its summary follows when it is prepared.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	eventually(t, 30*time.Second, func() error {
 		code := e.do(http.MethodGet, "/api/v1/tools/pending", nil, nil, &pending)
 		if code == 200 && len(pending.Pending) == 1 && pending.Pending[0].Status == workflows.AirlockPending {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pending: HTTP %d %+v", code, pending)
-		}
-	}
+		return fmt.Errorf("pending: HTTP %d %+v", code, pending)
+	})
 	if p := pending.Pending[0]; p.ID != review || p.Title != "Pet Clinic" || p.Operations != 4 {
 		t.Fatalf("pending review: %+v", p)
 	}

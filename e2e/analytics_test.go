@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -27,8 +28,7 @@ func TestAnalyticsReport(t *testing.T) {
 		t.Fatalf("compose: HTTP %d", code)
 	}
 	var r analytics.Report
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	eventually(t, 30*time.Second, func() error {
 		if code := e.do(http.MethodGet, "/api/v1/tools/admin/analytics?top=50", nil, nil, &r); code != http.StatusOK {
 			t.Fatalf("analytics: HTTP %d", code)
 		}
@@ -36,14 +36,11 @@ func TestAnalyticsReport(t *testing.T) {
 		for _, u := range r.Unfulfilled {
 			found = found || u.Key == "COMPOSE_SYMPHONY"
 		}
-		if (found && r.Fulfilments.ByBranch[workflows.BranchSubstitute] > 0) || time.Now().After(deadline) {
-			if !found || r.Fulfilments.ByBranch[workflows.BranchSubstitute] == 0 {
-				t.Fatalf("report after both runs: %+v", r)
-			}
-			break
+		if !found || r.Fulfilments.ByBranch[workflows.BranchSubstitute] == 0 {
+			return fmt.Errorf("report after both runs: %+v", r)
 		}
-		time.Sleep(300 * time.Millisecond)
-	}
+		return nil
+	})
 	recent := false
 	for _, x := range r.RecentRuns {
 		recent = recent || (x.Verb == "COMPOSE_SYMPHONY" && x.WorkflowID != "" && x.RunID != "" && x.Status == "failed")

@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -255,36 +257,34 @@ func TestMCPCancelledCall(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the cancelled call did not end")
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	eventually(t, 20*time.Second, func() error {
 		resp, err := e.client.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
 			Namespace: server.Namespace(), Query: `WorkflowType = 'ExecuteToolWorkflow' AND ExecutionStatus = 'Canceled' AND TaskQueue = '` + e.queue + `'`})
 		if err == nil && len(resp.GetExecutions()) > 0 {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			all, _ := e.client.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
-				Namespace: server.Namespace(), Query: `WorkflowType = 'ExecuteToolWorkflow'`})
-			for _, x := range all.GetExecutions() {
-				t.Logf("run %s %s %s", x.GetExecution().GetWorkflowId(), x.GetStatus(), x.GetTaskQueue())
-			}
-			t.Fatalf("the workflow of the cancelled call was not cancelled (%v)", err)
+		var runs []string
+		all, _ := e.client.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
+			Namespace: server.Namespace(), Query: `WorkflowType = 'ExecuteToolWorkflow'`})
+		for _, x := range all.GetExecutions() {
+			runs = append(runs, fmt.Sprintf("%s %s %s", x.GetExecution().GetWorkflowId(), x.GetStatus(), x.GetTaskQueue()))
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return fmt.Errorf("the workflow of the cancelled call was not cancelled (%v); runs: %q", err, runs)
+	})
 	e.gate.open()
 	if res, _, text := call(t, e.mcpSession(t, e.admin), "find_tools", map[string]any{"intent": "convert currency"}); res.IsError {
 		t.Fatalf("after a cancelled call: %s", text)
 	}
 }
 
-// TestMCPStdioBridgeBinary builds the toolsmith binary and drives
-// `toolsmith mcp --url` over stdio with the SDK's client.
+// TestMCPStdioBridgeBinary builds the production binary (toolsmith-server,
+// whose mcp command is toolsmith's) and drives `mcp --url` over stdio with
+// the SDK's client.
 func TestMCPStdioBridgeBinary(t *testing.T) {
 	e := newEnv(t)
 	e.serveMCP(30 * time.Second)
-	bin := filepath.Join(t.TempDir(), "toolsmith")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/toolsmith")
+	bin := filepath.Join(t.TempDir(), "toolsmith-server")
+	build := exec.Command("go", "build", "-o", bin, "../cmd/toolsmith-server")
 	build.Env = append(os.Environ(), "GOTOOLCHAIN=local")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
@@ -449,11 +449,10 @@ func TestMCPCatalogueFollowsTheRegistry(t *testing.T) {
 	if err := e.reg.Deprecate(context.Background(), "lab.secret_probe", "retired"); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for slices.Contains(list(cs), "lab__secret_probe") {
-		if time.Now().After(deadline) {
-			t.Fatal("a deprecated tool is still listed")
+	eventually(t, 10*time.Second, func() error {
+		if slices.Contains(list(cs), "lab__secret_probe") {
+			return errors.New("a deprecated tool is still listed")
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -44,16 +45,15 @@ func TestReindexWithProgress(t *testing.T) {
 	}
 	e.startWorker()
 	var p workflows.ReindexProgress
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	eventually(t, 90*time.Second, func() error {
 		if code := e.do(http.MethodGet, started.StatusURL, nil, nil, &p); code != http.StatusOK {
 			t.Fatalf("progress: HTTP %d", code)
 		}
-		if p.Status != workflows.StatusRunning || time.Now().After(deadline) {
-			break
+		if p.Status == workflows.StatusRunning {
+			return fmt.Errorf("reindex still running: %+v", p)
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 	if p.Status != workflows.StatusCompleted || p.Done != st.Tools || len(p.Failed) != 0 || p.Total != st.Tools {
 		t.Fatalf("reindex progress %+v, want completed with %d done", p, st.Tools)
 	}

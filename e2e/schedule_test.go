@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -55,8 +56,7 @@ func TestRefreshScheduleIdempotent(t *testing.T) {
 	if err := h.Trigger(ctx, client.ScheduleTriggerOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	eventually(t, 30*time.Second, func() error {
 		resp, err := e.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 			Query: `WorkflowType = "RefreshModulesWorkflow" AND ExecutionStatus = "Completed"`,
 		})
@@ -65,12 +65,9 @@ func TestRefreshScheduleIdempotent(t *testing.T) {
 		}
 		for _, ex := range resp.GetExecutions() {
 			if strings.HasPrefix(ex.GetExecution().GetWorkflowId(), "modules-refresh-scheduled") {
-				return
+				return nil
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the triggered schedule never completed a RefreshModulesWorkflow")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return errors.New("the triggered schedule never completed a RefreshModulesWorkflow")
+	})
 }

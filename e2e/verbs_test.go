@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -116,26 +117,18 @@ func TestConvertCurrencySubstitutes(t *testing.T) {
 	// The worker recorded the execution with the verb's words; retrieval
 	// learns them from the store without a restart (the query log).
 	q := activities.VerbQuery("CONVERT_CURRENCY", convertBody["description"].(string))
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	eventually(t, 15*time.Second, func() error {
 		res, err := e.search.Search(context.Background(), retrieval.Query{Text: q, MaxTools: 10, Caller: searchCaller})
 		if err != nil {
 			t.Fatal(err)
 		}
-		learned := 0.0
 		for _, h := range res.Hits {
-			if h.Tool.ID == "currency.convert" {
-				learned = h.Breakdown.QueryLog.Raw
+			if h.Tool.ID == "currency.convert" && h.Breakdown.QueryLog.Raw > 0 {
+				return nil
 			}
 		}
-		if learned > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the substituted run's query never reached the query log: hits %+v", res.Hits)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return fmt.Errorf("the substituted run's query never reached the query log: hits %+v", res.Hits)
+	})
 }
 
 // TestSessionRunsLearnPairings: two verbs a planner fulfils in one session
@@ -171,22 +164,18 @@ func TestSessionRunsLearnPairings(t *testing.T) {
 
 func assertVisible(t *testing.T, e *env, query, id string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	eventually(t, 10*time.Second, func() error {
 		resp, err := e.client.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Query: query})
 		if err != nil {
 			t.Fatalf("ListWorkflow(%s): %v", query, err)
 		}
 		for _, ex := range resp.GetExecutions() {
 			if ex.GetExecution().GetWorkflowId() == id {
-				return
+				return nil
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("workflow %s not listed by %s (got %d executions)", id, query, len(resp.GetExecutions()))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return fmt.Errorf("workflow %s not listed by %s (got %d executions)", id, query, len(resp.GetExecutions()))
+	})
 }
 
 func TestWorkerRestartCallsModuleOnce(t *testing.T) {
@@ -232,16 +221,15 @@ func TestWorkerRestartCallsModuleOnce(t *testing.T) {
 	e.gate.open()
 
 	var done verbRun
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	eventually(t, 60*time.Second, func() error {
 		if code := e.do(http.MethodGet, "/api/v1/verbs/"+run.WorkflowID, nil, nil, &done); code != http.StatusOK {
 			t.Fatalf("GET: HTTP %d", code)
 		}
-		if done.Status != workflows.StatusRunning || time.Now().After(deadline) {
-			break
+		if done.Status == workflows.StatusRunning {
+			return fmt.Errorf("run %s still running after the restart", run.WorkflowID)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 	if done.Status != workflows.StatusCompleted || done.Result.Branch != workflows.BranchSubstitute {
 		t.Fatalf("after restart: status %q branch %q error %q", done.Status, done.Result.Branch, done.Error)
 	}

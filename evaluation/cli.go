@@ -21,6 +21,7 @@ const Usage = `usage:
   toolsmith eval ... [--adapter off|catalogue] [--adapter-train-tools F] [--adapter-both] [--adapter-epochs N] [--adapter-lr R] [--adapter-temp T] [--adapter-decay D]
   toolsmith eval --protocol leave-one-out --tools F --queries F [--history F] [--confidence C] [--threshold 0] [--margin 0] [--score-margin 0] [--fit-samples F] [--calibrate] [--json]
   toolsmith eval --protocol sparse-history --tools F --queries F --history F [--hot-tools 10] [--hot-queries 30] [--json]
+  toolsmith eval --protocol threshold --tools F --queries F [--limit 1500]
   toolsmith eval split --queries F --history-out F --test-out F
   toolsmith eval split --queries F --tune-out F --choose-out F --report-out F
 
@@ -67,6 +68,13 @@ scores only the queries for the others (a tool-disjoint split); give the
 same F with --adapter off for the frozen embedder's figures on those
 queries.
 
+--protocol threshold measures a similarity threshold alone, the first
+substitution rule (workflows/CALIBRATION.md): a fixed-stride sample of
+--limit single-tool queries (default 1500) each takes the tool most similar
+to it (name and description, as the registry embeds them), and the report
+gives the similarity of right and wrong first tools and, per threshold from
+.30 to .90, the precision of substituting it, the share substituted and F0.5.
+
 eval split divides a query file by an FNV-1a hash of each normalised query
 text into a history half and a test half (no query text in both); with
 --tune-out, --choose-out and --report-out it divides it three ways instead
@@ -108,7 +116,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, model
 	fs.StringVar(&o.VectorCache, "vector-cache", "", "file keeping embedded texts across runs (for tuning; created when missing)")
 	var weights string
 	fs.StringVar(&weights, "weights", "", "override hybrid weights, e.g. semantic=0.5,keyword=0.2,usage=0.6")
-	fs.StringVar(&o.Protocol, "protocol", ProtocolRank, "rank (retrieval quality), leave-one-out (the fulfilment decision) or sparse-history (history for a few tools only)")
+	fs.StringVar(&o.Protocol, "protocol", ProtocolRank, "rank (retrieval quality), leave-one-out (the fulfilment decision), sparse-history (history for a few tools only) or threshold (a similarity threshold alone)")
 	def := retrieval.DefaultSubstituteRule()
 	fs.Float64Var(&o.Rule.Confidence, "confidence", def.Confidence, "leave-one-out: the decision model's confidence a match needs to be substituted (0: off)")
 	fs.Float64Var(&o.Rule.Threshold, "threshold", def.Threshold, "leave-one-out: the similarity a match needs to be substituted (0: off)")
@@ -148,9 +156,9 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, model
 		return fault.Malformed("strategy", "must be all, hybrid, semantic or keyword; got %q", strategy)
 	}
 	switch o.Protocol {
-	case ProtocolRank, ProtocolLeaveOneOut, ProtocolSparseHistory:
+	case ProtocolRank, ProtocolLeaveOneOut, ProtocolSparseHistory, ProtocolThreshold:
 	default:
-		return fault.Malformed("protocol", "must be rank, leave-one-out or sparse-history; got %q", o.Protocol)
+		return fault.Malformed("protocol", "must be rank, leave-one-out, sparse-history or threshold; got %q", o.Protocol)
 	}
 	if o.HotTools <= 0 || o.HotQueries <= 0 {
 		return fault.Malformed("hot-tools", "--hot-tools and --hot-queries must be ≥ 1")
@@ -183,6 +191,17 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, model
 	m, err := load(modelDir)
 	if err != nil {
 		return fmt.Errorf("eval: load embedder: %w", err)
+	}
+	if o.Protocol == ProtocolThreshold {
+		tools, err := ReadTools(o.Tools)
+		if err != nil {
+			return err
+		}
+		queries, err := ReadQueries(o.Queries)
+		if err != nil {
+			return err
+		}
+		return Threshold(ctx, m, tools, queries, o.Limit, stdout)
 	}
 	o.Embedder = m
 	o.Progress = stderr

@@ -400,7 +400,7 @@ func StatusName(s enumspb.WorkflowExecutionStatus) string {
 	}
 }
 
-// temporalError maps SDK errors onto the fault kinds httpx understands.
+// TemporalError maps SDK errors onto the fault kinds httpx understands.
 func TemporalError(op string, err error) error {
 	var notFound *serviceerror.NotFound
 	var started *serviceerror.WorkflowExecutionAlreadyStarted

@@ -50,7 +50,7 @@ func TestDiscover(t *testing.T) {
 	currency, _ := demomodule.New("currency")
 	cur := httptest.NewServer(currency)
 	defer cur.Close()
-	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "boom", 503) }))
+	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "boom", http.StatusServiceUnavailable) }))
 	defer broken.Close()
 	gone := httptest.NewServer(http.NotFoundHandler())
 	goneURL := gone.URL

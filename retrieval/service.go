@@ -576,7 +576,7 @@ func filterFor(q Query) graph.Filter {
 	return f
 }
 
-// Manifest options.
+// ManifestOptions select the optional parts of a ManifestView: examples, relationships and analytics.
 type ManifestOptions struct {
 	IncludeExamples      bool
 	IncludeRelationships bool

@@ -41,7 +41,7 @@ func TestJudgeConfirms(t *testing.T) {
 	f := workflowstest.New(t, nil)
 	clearMatch(f)
 	l := judging(f, "CONVERT_CURRENCY", `{"tool":"currency.convert","reason":"it converts money between currencies"}`)
-	res, err, _ := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: eurInputs()})
+	res, _, err := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: eurInputs()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestJudgeVetoes(t *testing.T) {
 	f := workflowstest.New(t, nil)
 	clearMatch(f)
 	judging(f, "CONVERT_CURRENCY", `{"tool":"none","reason":"the caller wants a different currency service"}`)
-	res, err, _ := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: eurInputs()})
+	res, _, err := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: eurInputs()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestJudgePicksAnother(t *testing.T) {
 	f.RankedHit("change money", "timezone.convert_time", retrieval.Candidate{Similarity: 0.30, Score: 0.4})
 	f.RankedHit("change money", "text.stats", retrieval.Candidate{Similarity: 0.20, Score: 0.1})
 	judging(f, "CHANGE_MONEY", `{"tool":"currency.convert","reason":"changing money is converting it"}`)
-	res, err, _ := run(t, f, NovelVerbInput{Verb: "CHANGE_MONEY", Inputs: eurInputs()})
+	res, _, err := run(t, f, NovelVerbInput{Verb: "CHANGE_MONEY", Inputs: eurInputs()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestJudgeBadAnswerFallsBackToRule(t *testing.T) {
 			f := workflowstest.New(t, nil)
 			clearMatch(f)
 			judging(f, "CONVERT_CURRENCY", answer)
-			res, err, _ := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: eurInputs()})
+			res, _, err := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: eurInputs()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,7 +123,7 @@ func TestJudgeBadAnswerFallsBackToRule(t *testing.T) {
 func TestJudgeWithoutModelLeavesTheRule(t *testing.T) {
 	f := workflowstest.New(t, nil)
 	clearMatch(f)
-	res, err, _ := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: eurInputs()})
+	res, _, err := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: eurInputs()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,9 +18,9 @@ import (
 )
 
 // run executes NovelVerbWorkflow in the SDK test environment with the real
-// activity structs over the fixture, and returns the result, the error and
-// the final progress.
-func run(t *testing.T, f *workflowstest.Fixture, in NovelVerbInput) (NovelVerbResult, error, Progress) {
+// activity structs over the fixture, and returns the result, the final
+// progress and the error.
+func run(t *testing.T, f *workflowstest.Fixture, in NovelVerbInput) (NovelVerbResult, Progress, error) {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
@@ -47,7 +47,7 @@ func run(t *testing.T, f *workflowstest.Fixture, in NovelVerbInput) (NovelVerbRe
 		if gerr := env.GetWorkflowResult(&res); gerr != nil {
 			t.Fatalf("result: %v", gerr)
 		}
-		return res, nil, p
+		return res, p, nil
 	}
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) && appErr.HasDetails() {
@@ -55,7 +55,7 @@ func run(t *testing.T, f *workflowstest.Fixture, in NovelVerbInput) (NovelVerbRe
 			t.Fatalf("failure details: %v", derr)
 		}
 	}
-	return res, err, p
+	return res, p, err
 }
 
 func wantType(t *testing.T, err error, typ string) {
@@ -77,7 +77,7 @@ func TestSubstitute(t *testing.T) {
 	// catalogue gives CONVERT_CURRENCY.
 	f.RankedHit("convert currency", "currency.convert", retrieval.Candidate{Similarity: 0.82, Score: 13.3, Keyword: 3})
 	f.RankedHit("convert currency", "units.convert", retrieval.Candidate{Similarity: 0.41, Score: 6.7, Keyword: -0.5})
-	res, err, p := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Description: "change money", Inputs: eurInputs()})
+	res, p, err := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Description: "change money", Inputs: eurInputs()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestSubstitute(t *testing.T) {
 func TestSubstituteMapsInputNamesCaseInsensitively(t *testing.T) {
 	f := workflowstest.New(t, nil)
 	f.ClearHit("convert currency", "currency.convert")
-	res, err, _ := run(t, f, NovelVerbInput{Verb: "convert currency", Inputs: map[string]any{"AMOUNT": 10, "From": "GBP", "to": "USD"}})
+	res, _, err := run(t, f, NovelVerbInput{Verb: "convert currency", Inputs: map[string]any{"AMOUNT": 10, "From": "GBP", "to": "USD"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestSchemaMismatch(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := workflowstest.New(t, nil)
 			f.ClearHit("convert currency", "currency.convert")
-			res, err, p := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: tc.inputs})
+			res, p, err := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: tc.inputs})
 			wantType(t, err, activities.ErrTypeSchemaMismatch)
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %q does not name %q", err, tc.want)
@@ -155,7 +155,7 @@ func TestModuleTimeout(t *testing.T) {
 	f := workflowstest.New(t, func(c *modules.Config) { c.DefaultTimeout = 50 * time.Millisecond })
 	f.Mods["currency"].SetDelay(2 * time.Second)
 	f.ClearHit("convert currency", "currency.convert")
-	_, err, _ := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: eurInputs()})
+	_, _, err := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: eurInputs()})
 	wantType(t, err, activities.ErrTypeModuleTimeout)
 	if !strings.Contains(err.Error(), "timed out") {
 		t.Fatalf("error %q lacks the seed's timeout message", err)
@@ -166,7 +166,7 @@ func TestModuleHTTPErrorIsNotRetriedOn4xx(t *testing.T) {
 	f := workflowstest.New(t, nil)
 	f.Mods["currency"].FailWith("currency.convert", 422)
 	f.ClearHit("convert currency", "currency.convert")
-	_, err, _ := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: eurInputs()})
+	_, _, err := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: eurInputs()})
 	wantType(t, err, activities.ErrTypeModuleRejected)
 	if got := len(f.Mods["currency"].Calls()); got != 1 {
 		t.Fatalf("module called %d times, want 1 (4xx is not retried)", got)
@@ -176,7 +176,7 @@ func TestModuleHTTPErrorIsNotRetriedOn4xx(t *testing.T) {
 func TestToolFailure(t *testing.T) {
 	f := workflowstest.New(t, nil)
 	f.ClearHit("convert currency", "currency.convert")
-	_, err, _ := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: map[string]any{"amount": 1, "from": "USD", "to": "XYZ"}})
+	_, _, err := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: map[string]any{"amount": 1, "from": "USD", "to": "XYZ"}})
 	wantType(t, err, activities.ErrTypeToolFailed)
 	if !strings.Contains(err.Error(), "unsupported currency") {
 		t.Fatalf("error %q lacks the module's message", err)
@@ -186,7 +186,7 @@ func TestToolFailure(t *testing.T) {
 func TestNoLLM(t *testing.T) {
 	f := workflowstest.New(t, nil)
 	f.Hit("plan trip budget", "currency.convert", 0.3)
-	res, err, p := run(t, f, NovelVerbInput{Verb: "PLAN_TRIP_BUDGET", Inputs: eurInputs()})
+	res, p, err := run(t, f, NovelVerbInput{Verb: "PLAN_TRIP_BUDGET", Inputs: eurInputs()})
 	wantType(t, err, activities.ErrTypeLLMUnavailable)
 	if res.Branch != BranchDecompose || res.Plan != nil {
 		t.Fatalf("partial result: branch %q plan %v; want decompose and no invented plan", res.Branch, res.Plan)
@@ -216,7 +216,7 @@ func TestInvalidPlan(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			f := workflowstest.New(t, nil)
 			f.LLM = &workflowstest.ScriptedLLM{Answers: map[string]string{"PLAN_TRIP": answer}}
-			_, err, _ := run(t, f, NovelVerbInput{Verb: "PLAN_TRIP", Inputs: map[string]any{"budget": 1}})
+			_, _, err := run(t, f, NovelVerbInput{Verb: "PLAN_TRIP", Inputs: map[string]any{"budget": 1}})
 			wantType(t, err, activities.ErrTypeInvalidPlan)
 		})
 	}
@@ -239,7 +239,7 @@ func TestDecomposeWithNestedNovelVerb(t *testing.T) {
 	f.ClearHit("measure distance in miles", "units.convert")
 	llm := &workflowstest.ScriptedLLM{Answers: map[string]string{"PLAN_TRIP_BUDGET": tripPlan}}
 	f.LLM = llm
-	res, err, p := run(t, f, NovelVerbInput{Verb: "PLAN_TRIP_BUDGET", Inputs: map[string]any{"budget": 1000, "currency": "USD", "distance_km": 42.195}})
+	res, p, err := run(t, f, NovelVerbInput{Verb: "PLAN_TRIP_BUDGET", Inputs: map[string]any{"budget": 1000, "currency": "USD", "distance_km": 42.195}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +298,7 @@ func TestDepthLimit(t *testing.T) {
 	f.LLM = &workflowstest.ScriptedLLM{Answers: map[string]string{
 		"LEVEL_ZERO": novelStep("LEVEL_ONE"), "LEVEL_ONE": novelStep("LEVEL_TWO"), "LEVEL_TWO": novelStep("LEVEL_THREE"),
 	}}
-	res, err, _ := run(t, f, NovelVerbInput{Verb: "LEVEL_ZERO", Inputs: map[string]any{"x": 1}, Options: NovelVerbOptions{MaxDepth: 2}})
+	res, _, err := run(t, f, NovelVerbInput{Verb: "LEVEL_ZERO", Inputs: map[string]any{"x": 1}, Options: NovelVerbOptions{MaxDepth: 2}})
 	wantType(t, err, activities.ErrTypeDepthLimit)
 	if !strings.Contains(err.Error(), "LEVEL_THREE") {
 		t.Fatalf("error %q does not name the refused verb", err)
@@ -311,7 +311,7 @@ func TestDepthLimit(t *testing.T) {
 func TestCycleGuard(t *testing.T) {
 	f := workflowstest.New(t, nil)
 	f.LLM = &workflowstest.ScriptedLLM{Answers: map[string]string{"PING_VERB": novelStep("PONG_VERB"), "PONG_VERB": novelStep("PING_VERB")}}
-	_, err, _ := run(t, f, NovelVerbInput{Verb: "PING_VERB", Inputs: map[string]any{"x": 1}})
+	_, _, err := run(t, f, NovelVerbInput{Verb: "PING_VERB", Inputs: map[string]any{"x": 1}})
 	wantType(t, err, activities.ErrTypeCycle)
 }
 
@@ -319,7 +319,7 @@ func TestNoCapability(t *testing.T) {
 	f := workflowstest.New(t, nil)
 	f.Hit("reserve lutece table", "currency.convert", 0.12)
 	f.LLM = &workflowstest.ScriptedLLM{Answers: map[string]string{"RESERVE_LUTECE_TABLE": `{"steps":[],"reason":"no restaurant booking verb is known"}`}}
-	res, err, p := run(t, f, NovelVerbInput{Verb: "RESERVE_LUTECE_TABLE", Description: "book dinner at Lutèce"})
+	res, p, err := run(t, f, NovelVerbInput{Verb: "RESERVE_LUTECE_TABLE", Description: "book dinner at Lutèce"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +337,7 @@ func TestNovelStepWithoutCapabilityEndsParentCleanly(t *testing.T) {
 		"BOOK_TRIP":   `{"steps":[{"id":"fly","verb":"BOOK_FLIGHT"}]}`,
 		"BOOK_FLIGHT": `{"steps":[],"reason":"no airline tool"}`,
 	}}
-	res, err, _ := run(t, f, NovelVerbInput{Verb: "BOOK_TRIP"})
+	res, _, err := run(t, f, NovelVerbInput{Verb: "BOOK_TRIP"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +357,7 @@ func TestStateTransition(t *testing.T) {
 	f.LLM = &workflowstest.ScriptedLLM{Answers: map[string]string{"PRICE_AND_MEASURE": `{"steps":[
 		{"id":"p","verb":"CONVERT_CURRENCY","inputs":{"amount":5,"from":"USD","to":"GBP"}},
 		{"id":"m","verb":"CONVERT_UNITS","inputs":{"value":"$steps.p.output.converted","from_unit":"kg","to_unit":"lb"}}]}`}}
-	res, err, _ := run(t, f, NovelVerbInput{Verb: "PRICE_AND_MEASURE", Caller: access.Caller{UserID: "u1"}})
+	res, _, err := run(t, f, NovelVerbInput{Verb: "PRICE_AND_MEASURE", Caller: access.Caller{UserID: "u1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +371,7 @@ func TestStateTransition(t *testing.T) {
 	f.LLM = &workflowstest.ScriptedLLM{Answers: map[string]string{"PRICE_TWICE": `{"steps":[
 		{"id":"a","verb":"CONVERT_CURRENCY","inputs":{"amount":5,"from":"USD","to":"GBP"}},
 		{"id":"b","verb":"CONVERT_CURRENCY","inputs":{"amount":7,"from":"USD","to":"GBP"}}]}`}}
-	res, err, _ = run(t, f, NovelVerbInput{Verb: "PRICE_TWICE"})
+	res, _, err = run(t, f, NovelVerbInput{Verb: "PRICE_TWICE"})
 	wantType(t, err, activities.ErrTypeForbidden)
 	if len(res.Steps) != 2 || res.Steps[1].ErrorType != activities.ErrTypeForbidden || res.State != "priced" {
 		t.Fatalf("steps = %+v state %q", res.Steps, res.State)
@@ -381,7 +381,7 @@ func TestStateTransition(t *testing.T) {
 func TestDryRun(t *testing.T) {
 	f := workflowstest.New(t, nil)
 	f.ClearHit("convert currency", "currency.convert")
-	res, err, _ := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: eurInputs(), Options: NovelVerbOptions{DryRun: true}})
+	res, _, err := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: eurInputs(), Options: NovelVerbOptions{DryRun: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,7 +394,7 @@ func TestDryRun(t *testing.T) {
 
 	f.Hit("plan trip budget", "currency.convert", 0.2)
 	f.LLM = &workflowstest.ScriptedLLM{Answers: map[string]string{"PLAN_TRIP_BUDGET": tripPlan}}
-	res, err, _ = run(t, f, NovelVerbInput{Verb: "PLAN_TRIP_BUDGET", Inputs: map[string]any{"budget": 1, "currency": "USD", "distance_km": 1}, Options: NovelVerbOptions{DryRun: true}})
+	res, _, err = run(t, f, NovelVerbInput{Verb: "PLAN_TRIP_BUDGET", Inputs: map[string]any{"budget": 1, "currency": "USD", "distance_km": 1}, Options: NovelVerbOptions{DryRun: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,7 +426,7 @@ func TestDefaultRule(t *testing.T) {
 			f.Tools["currency.convert"] = conv
 			f.ScoredHit("convert currency", "currency.convert", tc.sim, 10+tc.lead)
 			f.ScoredHit("convert currency", "units.convert", 0.4, 10)
-			res, err, _ := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: tc.inputs})
+			res, _, err := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: tc.inputs})
 			if tc.substitute {
 				if err != nil || res.Branch != BranchSubstitute {
 					t.Fatalf("branch %q err %v (%s), want substitute", res.Branch, err, res.Reason)
@@ -449,12 +449,12 @@ func TestThresholdIsConfigurable(t *testing.T) {
 	f.Hit("convert currency", "currency.convert", 0.6)
 	// Default threshold substitutes at 0.6 only if DefaultThreshold ≤ 0.6;
 	// a threshold of 0.95 must send the same verb to decomposition instead.
-	_, err, _ := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: eurInputs(), Options: NovelVerbOptions{Threshold: 0.95}})
+	_, _, err := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: eurInputs(), Options: NovelVerbOptions{Threshold: 0.95}})
 	wantType(t, err, activities.ErrTypeLLMUnavailable)
 }
 
 func TestInvalidVerb(t *testing.T) {
 	f := workflowstest.New(t, nil)
-	_, err, _ := run(t, f, NovelVerbInput{Verb: "  "})
+	_, _, err := run(t, f, NovelVerbInput{Verb: "  "})
 	wantType(t, err, activities.ErrTypeInvalidInput)
 }

@@ -27,7 +27,7 @@ func crowdedMatch(f *workflowstest.Fixture, words string) {
 func TestSubstitutesTheOnlyProviderOfTheVerb(t *testing.T) {
 	f := workflowstest.New(t, nil)
 	crowdedMatch(f, "convert currency")
-	res, err, _ := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: eurInputs()})
+	res, _, err := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: eurInputs()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,13 +36,6 @@ import (
 // without a record; every query that returns tools requires a status (or a
 // record), so such placeholders stay invisible until the tool is upserted.
 
-// Index and constraint names.
-const (
-	toolVectorIndex  = "tool_embedding"
-	usageVectorIndex = "tool_usage_centroid"
-	toolTextIndex    = "tool_text"
-)
-
 // Schema statements, run once by EnsureSchema (each in its own transaction:
 // Neo4j refuses schema and data writes in one transaction).
 const (

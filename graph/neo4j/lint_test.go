@@ -24,11 +24,11 @@ type lintItem struct {
 	Params map[string]any `json:"params,omitempty"`
 }
 
-// cypherLint runs lint.mjs on items and returns its exit error and output.
+// cypherLint runs lint.mjs on items and returns its output and exit error.
 // It skips the test when node or the npm packages are missing, unless
 // TOOLSMITH_REQUIRE_CYPHER_LINT=1 (set by `make test` after
 // `npm ci --prefix scripts/cypher-lint`), which turns that into a failure.
-func cypherLint(t *testing.T, items []lintItem) (error, string) {
+func cypherLint(t *testing.T, items []lintItem) (string, error) {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	pkg := filepath.Join(lintDir, "node_modules", "@neo4j-cypher", "language-support", "package.json")
@@ -58,7 +58,7 @@ func cypherLint(t *testing.T, items []lintItem) (error, string) {
 	if exit != nil && exit.ExitCode() != 1 {
 		t.Fatalf("lint.mjs exit %d (bad input?):\n%s", exit.ExitCode(), out.String())
 	}
-	return runErr, out.String()
+	return out.String(), runErr
 }
 
 // TestCypherLint lints every statement of cypher.go (parameters unchecked)
@@ -101,7 +101,7 @@ func TestCypherLint(t *testing.T) {
 			items = append(items, lintItem{Name: st.Name, Query: st.Cypher})
 		}
 	}
-	err, out := cypherLint(t, items)
+	out, err := cypherLint(t, items)
 	t.Logf("lint.mjs on %d statements:\n%s", len(items), out)
 	if err != nil {
 		t.Errorf("Cypher lint failed:\n%s", out)
@@ -129,7 +129,7 @@ func TestCypherLintCatchesErrors(t *testing.T) {
 		items[i] = tc.item
 		items[i].Name = "case-" + tc.name
 	}
-	_, out := cypherLint(t, items)
+	out, _ := cypherLint(t, items)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var diags []string

@@ -22,7 +22,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
-	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/server/common/authorization"
 	"go.temporal.io/server/common/cluster"
 	"go.temporal.io/server/common/config"
@@ -32,6 +31,8 @@ import (
 	"go.temporal.io/server/common/primitives"
 	sqliteschema "go.temporal.io/server/schema/sqlite"
 	"go.temporal.io/server/temporal"
+
+	"github.com/toolsmith/toolsmith/internal/temporallog"
 )
 
 // Defaults for Options.
@@ -192,28 +193,13 @@ func (s *Server) Dial(ctx context.Context, opts client.Options) (client.Client, 
 		opts.Namespace = s.ns
 	}
 	if opts.Logger == nil {
-		opts.Logger = QuietLogger(s.logger)
+		opts.Logger = temporallog.Quiet(s.logger)
 	}
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("temporalserver: dial %s: %w", s.addr, err)
 	}
 	return c, nil
-}
-
-// QuietLogger adapts l for the SDK, dropping debug and info records (the
-// SDK logs every worker start and stop at info).
-func QuietLogger(l *slog.Logger) sdklog.Logger {
-	return sdklog.NewStructuredLogger(slog.New(levelHandler{min: slog.LevelWarn, Handler: l.Handler()}))
-}
-
-type levelHandler struct {
-	min slog.Level
-	slog.Handler
-}
-
-func (h levelHandler) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= h.min && h.Handler.Enabled(ctx, l)
 }
 
 // Stop stops the UI and the server. It is safe to call more than once.

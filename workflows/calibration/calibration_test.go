@@ -1,14 +1,9 @@
 package calibration
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"testing"
 
 	"github.com/toolsmith/toolsmith/access"
@@ -22,159 +17,18 @@ import (
 	"github.com/toolsmith/toolsmith/workflows"
 )
 
-type evalTool struct {
-	ID          string `json:"id"`
-	Name        string `json:"name"`
-	Description string `json:"description"`
-}
-
-type evalQuery struct {
-	Query    string   `json:"query"`
-	Relevant []string `json:"relevant_tool_ids"`
-	Subset   string   `json:"subset"`
-}
-
-func readJSONL[T any](t *testing.T, path string) []T {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []T
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		var v T
-		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		out = append(out, v)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// sample is one query's best match.
-type sample struct {
-	sim     float64
-	correct bool
-}
-
-// TestCalibrate embeds the MetaTool tools as Toolsmith embeds manifests
-// (tool.EmbeddingText of name and description), takes a deterministic
-// sample of the single-tool queries, finds each query's most similar tool,
-// and reports, for each threshold, the precision of substituting the top-1
-// tool when it clears the threshold and the share of queries substituted.
-func TestCalibrate(t *testing.T) {
-	modelDir, evalDir := os.Getenv("TOOLSMITH_MODEL_DIR"), os.Getenv("TOOLSMITH_EVAL_DIR")
-	if modelDir == "" || evalDir == "" {
-		t.Skip("set TOOLSMITH_MODEL_DIR (USE-lite weights) and TOOLSMITH_EVAL_DIR (MetaTool tools.jsonl, queries.jsonl) to rerun the calibration")
-	}
-	limit := 1500
-	if s := os.Getenv("TOOLSMITH_CALIBRATION_QUERIES"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		limit = n
-	}
-	model, err := use.Load(modelDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	tools := readJSONL[evalTool](t, filepath.Join(evalDir, "tools.jsonl"))
-	texts := make([]string, len(tools))
-	for i, tl := range tools {
-		texts[i] = tool.EmbeddingText(tool.Manifest{Name: tl.Name, Description: tl.Description})
-	}
-	tvecs, err := model.EmbedDocuments(ctx, texts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var queries []evalQuery
-	for _, q := range readJSONL[evalQuery](t, filepath.Join(evalDir, "queries.jsonl")) {
-		if q.Subset == "single" && len(q.Relevant) == 1 {
-			queries = append(queries, q)
-		}
-	}
-	stride := max(1, len(queries)/limit)
-	var samples []sample
-	for i := 0; i < len(queries) && len(samples) < limit; i += stride {
-		q := queries[i]
-		qv, err := model.EmbedQuery(ctx, q.Query)
-		if err != nil {
-			t.Fatal(err)
-		}
-		best, bestSim := -1, -2.0
-		for j, tv := range tvecs {
-			var dot float64
-			for k := range tv {
-				dot += float64(tv[k]) * float64(qv[k])
-			}
-			if dot > bestSim {
-				best, bestSim = j, dot
-			}
-		}
-		samples = append(samples, sample{sim: bestSim, correct: tools[best].ID == q.Relevant[0]})
-	}
-	report(t, samples)
-}
-
-func report(t *testing.T, samples []sample) {
-	var right, wrong []float64
-	for _, s := range samples {
-		if s.correct {
-			right = append(right, s.sim)
-		} else {
-			wrong = append(wrong, s.sim)
-		}
-	}
-	sort.Float64s(right)
-	sort.Float64s(wrong)
-	q := func(xs []float64, p float64) float64 {
-		if len(xs) == 0 {
-			return 0
-		}
-		return xs[int(p*float64(len(xs)-1))]
-	}
-	t.Logf("queries %d, top-1 correct %d (%.1f%%)", len(samples), len(right), 100*float64(len(right))/float64(len(samples)))
-	t.Logf("similarity of correct top-1: p10 %.3f p25 %.3f p50 %.3f p75 %.3f", q(right, .1), q(right, .25), q(right, .5), q(right, .75))
-	t.Logf("similarity of wrong top-1:   p50 %.3f p75 %.3f p90 %.3f p95 %.3f", q(wrong, .5), q(wrong, .75), q(wrong, .9), q(wrong, .95))
-	t.Logf("%-9s %-10s %-12s %-8s", "threshold", "precision", "substituted", "F0.5")
-	for th := 0.30; th <= 0.901; th += 0.05 {
-		var sub, ok int
-		for _, s := range samples {
-			if s.sim >= th {
-				sub++
-				if s.correct {
-					ok++
-				}
-			}
-		}
-		prec := 0.0
-		if sub > 0 {
-			prec = float64(ok) / float64(sub)
-		}
-		recall := float64(ok) / float64(max(1, len(right)))
-		f := 0.0
-		if prec+recall > 0 {
-			f = 1.25 * prec * recall / (0.25*prec + recall)
-		}
-		t.Logf("%-9s %-10s %-12s %-8s", fmt.Sprintf("%.2f", th), fmt.Sprintf("%.3f", prec), fmt.Sprintf("%.1f%%", 100*float64(sub)/float64(len(samples))), fmt.Sprintf("%.3f", f))
-	}
-}
-
-// demoCatalogue loads USE-Lite (skipping without TOOLSMITH_MODEL_DIR) and
-// embeds the demo catalogue's manifests as the registry does.
+// demoCatalogue loads USE-Lite and embeds the demo catalogue's manifests
+// as the registry does. Without TOOLSMITH_MODEL_DIR it skips, or fails
+// with TOOLSMITH_REQUIRE_MODEL=1 (as `make test` sets).
 func demoCatalogue(t *testing.T) (*use.Model, []tool.Manifest, [][]float32) {
 	t.Helper()
 	modelDir := os.Getenv("TOOLSMITH_MODEL_DIR")
 	if modelDir == "" {
-		t.Skip("set TOOLSMITH_MODEL_DIR (USE-lite weights) to run")
+		const msg = "set TOOLSMITH_MODEL_DIR (USE-lite weights) to run"
+		if os.Getenv("TOOLSMITH_REQUIRE_MODEL") == "1" {
+			t.Fatal(msg + " (TOOLSMITH_REQUIRE_MODEL=1)")
+		}
+		t.Skip(msg)
 	}
 	model, err := use.Load(modelDir)
 	if err != nil {

@@ -1,17 +1,14 @@
-// Package calibration holds the measurement behind
-// workflows.DefaultThreshold: how similar (cosine, built-in USE-lite
-// embedder) the best tool is to a request when it is the right tool, and when
-// it is not. It has no code of its own, only tests: one reruns the
-// measurement when the embedder weights and the MetaTool evaluation set are
-// available,
+// Package calibration holds the checks behind the default substitution
+// rule on the demo catalogue: with the built-in USE-lite embedder, verbs a
+// planner would write reach the right tool above workflows.DefaultThreshold,
+// and the whole rule (retrieval.DefaultSubstituteRule: the decision model's
+// confidence and the inputs' fit) substitutes what it should and nothing
+// else. It has no code of its own, only tests, which need the weights
+// (TOOLSMITH_MODEL_DIR; `make test` sets it).
 //
-//	TOOLSMITH_MODEL_DIR=<unpacked USE-lite weights> \
-//	TOOLSMITH_EVAL_DIR=<dir with tools.jsonl and queries.jsonl> \
-//	go test ./workflows/calibration -run TestCalibrate -v
-//
-// and the others check the whole default substitution rule
-// (retrieval.DefaultSubstituteRule: the decision model's confidence and the
-// inputs' fit) on the demo catalogue.
+// The measurements behind the rule are `toolsmith eval` protocols:
+// --protocol threshold for the first, similarity-only threshold, and
+// --protocol leave-one-out for the decision model.
 //
 // See CALIBRATION.md for the figures and the choice.
 package calibration

@@ -12,4 +12,9 @@
 // re-records them). After an intentional, versioned change to a workflow,
 // add a run that takes the new path; a replay failure without such a change
 // means the change breaks running workflows.
+//
+// BenchmarkSubstituteWorkflow, behind the same tag, measures the substitute
+// branch's latency on the in-process server (`make bench` passes the tag):
+//
+//	go test -tags record -run '^$' -bench SubstituteWorkflow ./workflows/replay
 package replay

@@ -1,0 +1,200 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
+
+	"github.com/toolsmith/toolsmith/airlock"
+	"github.com/toolsmith/toolsmith/api/httpx"
+	"github.com/toolsmith/toolsmith/codegen"
+	"github.com/toolsmith/toolsmith/internal/config"
+	"github.com/toolsmith/toolsmith/templates"
+	"github.com/toolsmith/toolsmith/tool"
+	"github.com/toolsmith/toolsmith/workflows"
+)
+
+// newAirlockCheckCommand is `toolsmith airlock check DIR`: it onboards
+// every spec under a directory with automatic approval — a path that exists
+// for this check only, never for the service, where every external tool
+// waits for a person — and prints, per spec, whether it loaded, its
+// warnings, operations and tools, whether the wrapper built and its
+// generated test passed, then totals; --json adds one summary object as the
+// last line, --explain the operations preflight left out and why.
+func newAirlockCheckCommand(e *env) *cobra.Command {
+	c := &cobra.Command{Use: "check DIR", Args: exactArgs(1, "one DIR argument")}
+	asJSON := c.Flags().Bool("json", false, "print a JSON summary object as the last line")
+	limit := c.Flags().Int("limit", 0, "check only the first N specs (0 = all)")
+	timeout := c.Flags().Duration("timeout", 4*time.Minute, "time limit to build and test one wrapper")
+	explain := c.Flags().Bool("explain", false, "list under each spec the operations preflight left out, and why")
+	c.RunE = func(c *cobra.Command, args []string) error {
+		if *limit < 0 || *timeout <= 0 {
+			return fmt.Errorf("airlock check: --limit must be ≥ 0 and --timeout > 0: %w", config.ErrInvalid)
+		}
+		return runAirlockCheck(c.Context(), e, args[0], airlock.CheckOptions{JSON: *asJSON, Limit: *limit, Explain: *explain}, *timeout)
+	}
+	return c
+}
+
+func runAirlockCheck(ctx context.Context, e *env, dir string, opts airlock.CheckOptions, timeout time.Duration) error {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		return fmt.Errorf("airlock check: building wrappers needs the Go toolchain on PATH: %w", err)
+	}
+	reqs, err := codegen.BuildRequires(ctx, goCmd)
+	if err != nil {
+		return fmt.Errorf("airlock check: %w", err)
+	}
+	g, err := codegen.New(templates.FS)
+	if err != nil {
+		return err
+	}
+	ob := &airlock.Onboarder{Generator: g, Requires: reqs, Timeout: timeout, Validate: validateManifest}
+	fmt.Fprintf(e.stderr, "airlock check: generated tests run in sandbox %q\n", codegen.Sandbox())
+	_, err = airlock.Check(ctx, ob, dir, opts, e.stdout, e.stderr)
+	return err
+}
+
+// newAirlockPrefetchCommand is `toolsmith airlock prefetch`: it fills the Go
+// module cache with what generated wrappers need (online), so approvals can
+// build wrappers offline later. A worker image runs it at build time.
+func newAirlockPrefetchCommand(e *env) *cobra.Command {
+	c := &cobra.Command{Use: "prefetch", Args: noArgs}
+	c.RunE = func(c *cobra.Command, _ []string) error {
+		goCmd, err := exec.LookPath("go")
+		if err != nil {
+			return fmt.Errorf("airlock prefetch: building wrappers needs the Go toolchain on PATH: %w", err)
+		}
+		g, err := codegen.New(templates.FS)
+		if err != nil {
+			return err
+		}
+		if err := codegen.Prefetch(c.Context(), g, goCmd, e.stderr); err != nil {
+			return err
+		}
+		fmt.Fprintln(e.stdout, "the module cache holds what wrappers need: approvals build offline")
+		return nil
+	}
+	return c
+}
+
+// validateManifest applies the registry's rules to a produced manifest.
+func validateManifest(m *tool.Manifest) error {
+	tool.Normalize(m)
+	return tool.Validate(m)
+}
+
+// newAirlockApproveCommand is `toolsmith airlock approve REVIEW_ID`: it
+// approves a pending review by signalling its AirlockWorkflow on the
+// configured Temporal (as the API does).
+func newAirlockApproveCommand(e *env) *cobra.Command { return newAirlockDecisionCommand(e, "approve") }
+
+// newAirlockRejectCommand is `toolsmith airlock reject REVIEW_ID`: it
+// rejects a pending review with a reason.
+func newAirlockRejectCommand(e *env) *cobra.Command { return newAirlockDecisionCommand(e, "reject") }
+
+// decision is what an airlock approve or reject command was told.
+type decision struct {
+	verb, policyJSON, policyFile, reason string
+	wait                                 time.Duration
+}
+
+func newAirlockDecisionCommand(e *env, verb string) *cobra.Command {
+	c := &cobra.Command{Use: verb + " REVIEW_ID", Args: exactArgs(1, "one review id (e.g. airlock-0123456789abcdef)")}
+	d := decision{verb: verb}
+	if verb == "approve" {
+		c.Flags().StringVar(&d.policyJSON, "policy", "{}", "the policy as JSON, e.g. '{\"quotaPerDay\": 100, \"operations\": [\"listPets\"]}'")
+		c.Flags().StringVar(&d.policyFile, "policy-file", "", "a file holding the policy JSON")
+	} else {
+		c.Flags().StringVar(&d.reason, "reason", "", "why (required)")
+	}
+	c.Flags().DurationVar(&d.wait, "wait", 0, "wait up to this long for the review's outcome")
+	b := config.Bind(c.Flags(), config.FlagsTemporal)
+	c.RunE = func(c *cobra.Command, args []string) error {
+		cfg, err := b.Load(e.lookupEnv)
+		if err != nil {
+			return err
+		}
+		return airlockDecision(c.Context(), e, cfg, d, args[0])
+	}
+	return c
+}
+
+// operatorReviewer names who decides from the command line: whoever holds
+// access to Temporal, as the operating system knows them. Nobody picks the
+// name (the API records the authenticated identity the same way).
+func operatorReviewer() string {
+	name := "unknown"
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	}
+	host, _ := os.Hostname()
+	return "temporal-operator:" + name + "@" + host
+}
+
+func airlockDecision(ctx context.Context, e *env, cfg config.Config, d decision, id string) error {
+	var err error
+	var dec workflows.Decision
+	switch d.verb {
+	case "approve":
+		raw := []byte(d.policyJSON)
+		if d.policyFile != "" {
+			if raw, err = os.ReadFile(d.policyFile); err != nil {
+				return fmt.Errorf("--policy-file: %w: %w", config.ErrInvalid, err)
+			}
+		}
+		var p airlock.Policy
+		if err := httpx.DecodeStrict(raw, &p); err != nil {
+			return fmt.Errorf("--policy: %w: %w", config.ErrInvalid, err)
+		}
+		if err := p.Validate(); err != nil {
+			return fmt.Errorf("--policy: %w: %w", config.ErrInvalid, err)
+		}
+		dec.Approve = &workflows.ApproveSignal{Reviewer: operatorReviewer(), Policy: p}
+	default:
+		if strings.TrimSpace(d.reason) == "" {
+			return fmt.Errorf("--reason is required to reject: %w", config.ErrInvalid)
+		}
+		dec.Reject = &workflows.RejectSignal{Reviewer: operatorReviewer(), Reason: d.reason}
+	}
+	log, err := newLogger(cfg, e.stderr)
+	if err != nil {
+		return err
+	}
+	c, err := dialTemporal(ctx, cfg, log, nil)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	// The review answers the update: a review already decided refuses it.
+	handle, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: id, UpdateName: workflows.UpdateDecide, Args: []any{dec}, WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = handle.Get(ctx, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("%s review %s: %w", d.verb, id, err)
+	}
+	fmt.Fprintf(e.stdout, "%s recorded by %s\n", d.verb, id)
+	if d.wait <= 0 {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, d.wait)
+	defer cancel()
+	var out workflows.AirlockOutcome
+	if err := c.GetWorkflow(wctx, id, "").Get(wctx, &out); err != nil {
+		return fmt.Errorf("waiting for %s: %w", id, err)
+	}
+	b, _ := json.MarshalIndent(out, "", "  ")
+	fmt.Fprintln(e.stdout, string(b))
+	return nil
+}

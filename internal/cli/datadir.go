@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/toolsmith/toolsmith/internal/config"
+	"github.com/toolsmith/toolsmith/internal/datadir"
+)
+
+// lockDataDir takes the data dir for this dev process: dev owns everything
+// in it (the store, Temporal's history, the airlock's wrappers and ledger),
+// so a second process on the same dir is refused, naming the first.
+func lockDataDir(cfg config.Config) (*datadir.Lock, error) {
+	return acquireDataDir(cfg, datadir.Holder{
+		Command: "toolsmith dev",
+		Addrs:   map[string]string{"API": cfg.HTTPAddr, "Temporal": cfg.Temporal.Addr, "Web UI": cfg.Temporal.UIAddr},
+	}, " and free ports with --http-addr, --temporal-addr and --ui-addr")
+}
+
+// lockStore takes the data dir for a process that opens the store in it
+// (api, worker, keys without --url). The embedded SQLite store serves one
+// process, so with --store sqlite the dir is locked like dev's and a second
+// process is refused, naming the first; a nil lock (nothing to release)
+// with --store neo4j, where the store is a server and api and worker may
+// share a data dir (docker-compose.yml does so for the airlock's files).
+// addrs are this process's listen addresses, for the holder's record.
+func lockStore(cfg config.Config, command string, addrs map[string]string) (*datadir.Lock, error) {
+	if cfg.Store == config.StoreNeo4j {
+		return nil, nil
+	}
+	return acquireDataDir(cfg, datadir.Holder{Command: command, Addrs: addrs},
+		"; or use --store neo4j, a server more than one process may share")
+}
+
+// acquireDataDir takes cfg.DataDir's lock for h; a dir another process
+// holds is an error naming that process and the ways out (more adds one).
+func acquireDataDir(cfg config.Config, h datadir.Holder, more string) (*datadir.Lock, error) {
+	lock, err := datadir.Acquire(cfg.DataDir, h)
+	if errors.Is(err, datadir.ErrLocked) {
+		return nil, fmt.Errorf("--data-dir: %w: stop that process, or give this one a data dir of its own with --data-dir (%s)%s", err, config.EnvName("data-dir"), more)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--data-dir %s: %w", cfg.DataDir, err)
+	}
+	return lock, nil
+}
