@@ -295,6 +295,7 @@ type Service struct {
 	memRead    atomic.Int64 // when followMemory last read the store, in Unix nanoseconds
 	grams      gramCache    // per-tool grams of the subword signal
 	priors     priorCache
+	model      atomic.Pointer[Model] // the promoted learned model (SetModel); nil: none
 }
 
 // New builds a Service over a store and the embedder the store's vectors
