@@ -1,6 +1,10 @@
 package retrain
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/toolsmith/toolsmith/internal/fault"
+)
 
 // Defaults of the gate (see docs/retraining.md for why).
 const (
@@ -47,4 +51,15 @@ func (g Gate) Decide(current, candidate Figures) (bool, string) {
 	}
 	return true, fmt.Sprintf("better: MRR %.4f vs current %.4f (margin %.4f), R@1 %.3f vs %.3f, R@5 %.3f vs %.3f on %d held-out queries",
 		candidate.MRR, current.MRR, g.Margin, candidate.R1, current.R1, candidate.R5, current.R5, candidate.N)
+}
+
+// Validate checks a gate given by an operator; zero fields are defaults.
+func (g Gate) Validate() error {
+	if g.Margin < 0 || g.Margin > 1 {
+		return fault.Invalid("gate.margin", "must be between 0 and 1 (0 takes %.2f), got %g", DefaultMargin, g.Margin)
+	}
+	if g.MinHeldOut < 0 || g.MinHeldOut > 1_000_000 {
+		return fault.Invalid("gate.minHeldOut", "must be between 0 and 1000000 (0 takes %d), got %d", DefaultMinHeldOut, g.MinHeldOut)
+	}
+	return nil
 }

@@ -51,6 +51,31 @@ const (
 	MaxRank = retrieval.MaxTools
 )
 
+// Validate checks options given by an operator; zero fields are defaults.
+func (o Options) Validate() error {
+	if o.HeldOut < 0 || o.HeldOut >= 1 {
+		return fault.Invalid("options.heldOut", "must be at least 0 and below 1 (0 takes %.1f), got %g", DefaultHeldOut, o.HeldOut)
+	}
+	if o.Tune < 0 || o.Tune >= 1 {
+		return fault.Invalid("options.tune", "must be at least 0 and below 1 (0 takes %.1f), got %g", DefaultTune, o.Tune)
+	}
+	if o.MaxEvents < 0 || o.MaxEvents > 1_000_000 {
+		return fault.Invalid("options.maxEvents", "must be between 0 and 1000000 (0 takes %d), got %d", DefaultMaxEvents, o.MaxEvents)
+	}
+	if o.Epochs < 0 || o.Epochs > 200 {
+		return fault.Invalid("options.epochs", "must be between 0 and 200 (0 takes 20), got %d", o.Epochs)
+	}
+	if len(o.Scales) > 10 {
+		return fault.Invalid("options.scales", "at most 10 scales, got %d", len(o.Scales))
+	}
+	for i, sc := range o.Scales {
+		if !(sc > 0 && sc <= 10) {
+			return fault.Invalid(fmt.Sprintf("options.scales[%d]", i), "must be above 0 and at most 10, got %g", sc)
+		}
+	}
+	return nil
+}
+
 func (o Options) withDefaults() Options {
 	if o.HeldOut <= 0 || o.HeldOut >= 1 {
 		o.HeldOut = DefaultHeldOut
@@ -582,4 +607,16 @@ func (s *Service) Load(ctx context.Context) error {
 	}
 	s.live.SetModel(v.Model())
 	return nil
+}
+
+// PromotedID is the promoted version's id, or Baseline when none is.
+func (s *Service) PromotedID(ctx context.Context) (string, error) {
+	mv, err := s.versions.PromotedModelVersion(ctx)
+	if errors.Is(err, graph.ErrNotFound) {
+		return Baseline, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("retrain: promoted version: %w", err)
+	}
+	return mv.ID, nil
 }

@@ -16,7 +16,7 @@ import (
 // Statuses of a version. Promoted is the store's (graph.ModelPromoted):
 // one version at most.
 const (
-	StatusCandidate  = "candidate"   // trained, not yet decided
+	StatusCandidate  = "candidate" // trained, not yet decided
 	StatusPromoted   = graph.ModelPromoted
 	StatusRejected   = "rejected"    // evaluated and kept out (Reason says why)
 	StatusSuperseded = "superseded"  // was promoted; a better one replaced it
