@@ -56,6 +56,6 @@ func BenchmarkTrainAtScale(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Logf("held-out %d: current %+v, candidate %+v, scale %.1f", ev.Candidate.N, ev.Current, ev.Candidate, v.Scale)
+		b.Logf("%+v; held-out %d: current %+v, candidate %+v, scale %.1f", v.Counts, ev.Candidate.N, ev.Current, ev.Candidate, v.Scale)
 	}
 }
