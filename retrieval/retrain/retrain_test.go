@@ -273,3 +273,22 @@ func TestTrainNeedsACatalogue(t *testing.T) {
 		t.Fatalf("train on an empty catalogue: %v", err)
 	}
 }
+
+// TestTrainReadsTheNewestWindow: with MaxEvents below the log's size the
+// candidate trains on the newest events only, and its evaluation replays
+// the same held-out part.
+func TestTrainReadsTheNewestWindow(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, 60)
+	v, err := f.svc.Train(ctx, Options{Epochs: 2, MaxEvents: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Counts.Events != 30 || v.Counts.HeldOut != 6 || v.Split.From != 31 || v.Split.HeldOutUpTo != 60 || v.Split.TrainUpTo != 54 {
+		t.Fatalf("window: %+v %+v", v.Counts, v.Split)
+	}
+	ev, err := f.svc.Evaluate(ctx, v.ID)
+	if err != nil || ev.Candidate.N != 6 || ev.Current.N != 6 {
+		t.Fatalf("evaluation: %+v %v", ev, err)
+	}
+}

@@ -299,9 +299,23 @@ func (s *Service) Train(ctx context.Context, o Options) (Version, error) {
 	if len(c.ids) < 2 {
 		return Version{}, fault.Invalid("catalogue", "needs at least two active tools with vectors to train on, has %d", len(c.ids))
 	}
-	evs, err := s.events(ctx, 0, 0, o.MaxEvents, c)
+	// The window starts at the oldest of the newest MaxEvents served
+	// queries, so the read does not scan the whole log.
+	newest, err := s.store.ServedQueries(ctx, o.MaxEvents)
 	if err != nil {
-		return Version{}, err
+		return Version{}, fmt.Errorf("retrain: served queries: %w", err)
+	}
+	var from int64
+	for i, q := range newest {
+		if i == 0 || q.Seq < from {
+			from = q.Seq
+		}
+	}
+	var evs []graph.ServedQuery
+	if len(newest) > 0 {
+		if evs, err = s.events(ctx, from-1, 0, o.MaxEvents, c); err != nil {
+			return Version{}, err
+		}
 	}
 	train, held := splitRecent(evs, o.HeldOut)
 	if err := s.withEmbeddings(ctx, train); err != nil {
@@ -323,6 +337,7 @@ func (s *Service) Train(ctx context.Context, o Options) (Version, error) {
 		Counts: Counts{Tools: len(c.ids), CataloguePairs: len(ctexts), UsagePairs: len(train), Events: len(evs), HeldOut: len(held)},
 	}
 	if len(evs) > 0 {
+		v.Split.From = evs[0].Seq
 		v.Split.HeldOutUpTo = evs[len(evs)-1].Seq
 		v.Split.TrainUpTo = v.Split.HeldOutUpTo
 		if len(held) > 0 {
@@ -478,7 +493,7 @@ func (s *Service) Evaluate(ctx context.Context, id string) (Evaluation, error) {
 	}
 	var train, held []graph.ServedQuery
 	if cand.Split.HeldOutUpTo > 0 {
-		evs, err := s.events(ctx, 0, cand.Split.HeldOutUpTo, max(cand.Counts.Events, 1), c)
+		evs, err := s.events(ctx, max(cand.Split.From-1, 0), cand.Split.HeldOutUpTo, max(cand.Counts.Events, 1), c)
 		if err != nil {
 			return Evaluation{}, err
 		}

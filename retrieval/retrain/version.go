@@ -54,9 +54,10 @@ type Counts struct {
 }
 
 // Split is where a candidate's events were cut, by the store's order of
-// writes (graph.ServedQuery.Seq): events up to TrainUpTo trained it,
-// those after it up to HeldOutUpTo are its held-out replay.
+// writes (graph.ServedQuery.Seq): events from From up to TrainUpTo
+// trained it, those after it up to HeldOutUpTo are its held-out replay.
 type Split struct {
+	From        int64 `json:"from"`
 	TrainUpTo   int64 `json:"trainUpTo"`
 	HeldOutUpTo int64 `json:"heldOutUpTo"`
 }
