@@ -21,6 +21,7 @@ import (
 	apiairlock "github.com/toolsmith/toolsmith/api/airlock"
 	apianalytics "github.com/toolsmith/toolsmith/api/analytics"
 	"github.com/toolsmith/toolsmith/api/httpx"
+	"github.com/toolsmith/toolsmith/api/ranking"
 	apiretrieval "github.com/toolsmith/toolsmith/api/retrieval"
 	"github.com/toolsmith/toolsmith/api/tools"
 	"github.com/toolsmith/toolsmith/api/verbs"
@@ -35,6 +36,7 @@ import (
 	"github.com/toolsmith/toolsmith/ratelimit"
 	"github.com/toolsmith/toolsmith/registry"
 	"github.com/toolsmith/toolsmith/retrieval"
+	"github.com/toolsmith/toolsmith/retrieval/retrain"
 	"github.com/toolsmith/toolsmith/web"
 )
 
@@ -106,8 +108,12 @@ func fullServerWith(t *testing.T, m *metrics.Metrics) (*api.Server, *identity.Ke
 	log := audit.New(st)
 	tc := noTemporal{t}
 	runs := verbs.New(tc, st, verbs.Config{})
+	models, err := retrain.New(st, emb, search, retrieval.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	features := []httpx.Mounter{
-		tools.New(reg), apiretrieval.New(search), admin.New(keys, log),
+		tools.New(reg), apiretrieval.New(search), admin.New(keys, log), ranking.New(models, tc, ""),
 		runs, apianalytics.New(st, nil), apiairlock.New(tc, st, apiairlock.Config{}).WithOperations(noNotes{}, noEnabler{t}),
 	}
 	auth := &identity.Authenticator{Keys: keys}

@@ -86,6 +86,10 @@ var Rules = []RouteRule{
 	{"GET", "/api/v1/admin/keys", identity.RuleAdmin, "", false},
 	{"DELETE", "/api/v1/admin/keys/:id", identity.RuleAdmin, "", true},
 	{"GET", "/api/v1/admin/audit", identity.RuleAdmin, "", false},
+	// The learned ranking model's versions (retrieval/retrain).
+	{"GET", "/api/v1/admin/ranking/versions", identity.RuleAdmin, "", false},
+	{"POST", "/api/v1/admin/ranking/retrain", identity.RuleAdmin, "", true},
+	{"POST", "/api/v1/admin/ranking/versions/:id/rollback", identity.RuleAdmin, "", true},
 	{"GET", "/api/v1/whoami", identity.RulePublic, "", false},
 
 	// MCP (Streamable HTTP): every call is authenticated again from its

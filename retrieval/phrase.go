@@ -75,7 +75,7 @@ func (s *Service) startPhrases(ctx context.Context, text string) *phraseJob {
 // them together (max-passage matching, applied to the query). A query too
 // short for a window (j nil) leaves the signal empty, which scores every
 // candidate alike.
-func (s *Service) scorePhrases(ctx context.Context, j *phraseJob, f graph.Filter, cands map[string]*candidate, mean []float32) error {
+func (s *Service) scorePhrases(ctx context.Context, j *phraseJob, f graph.Filter, cands map[string]*candidate, mean []float32, m *Model) error {
 	if j == nil {
 		return nil
 	}
@@ -83,18 +83,25 @@ func (s *Service) scorePhrases(ctx context.Context, j *phraseJob, f graph.Filter
 	if j.err != nil || len(cands) == 0 {
 		return j.err
 	}
+	vecs := j.vecs
+	if m != nil && m.Adapter != nil { // phrases are compared with tool vectors, as the query is
+		vecs = make([][]float32, len(j.vecs))
+		for i, v := range j.vecs {
+			vecs[i] = m.semanticVector(v)
+		}
+	}
 	ids := make([]string, 0, len(cands))
 	for id := range cands {
 		ids = append(ids, id)
 	}
 	f.IDs = ids
-	scores, err := s.phraseScores(ctx, j.vecs, f)
+	scores, err := s.phraseScores(ctx, vecs, f)
 	if err != nil {
 		return fmt.Errorf("retrieval: phrase search: %w", err)
 	}
-	centre := len(mean) > 0 && len(mean) == len(j.vecs[0])
-	proj := make([]float64, len(j.vecs)) // each phrase's projection on the mean, as centreSemantic's q·m
-	for i, v := range j.vecs {
+	centre := len(mean) > 0 && len(mean) == len(vecs[0])
+	proj := make([]float64, len(vecs)) // each phrase's projection on the mean, as centreSemantic's q·m
+	for i, v := range vecs {
 		proj[i] = dot64(v, mean)
 	}
 	for id, sc := range scores {

@@ -107,7 +107,7 @@ func TestAddPhrasesCentred(t *testing.T) {
 		if err != nil || mean == nil {
 			t.Fatalf("centring: mean %v, err %v", mean, err)
 		}
-		if err := s.scorePhrases(context.Background(), s.startPhrases(context.Background(), text), graph.Filter{}, cands, mean); err != nil {
+		if err := s.scorePhrases(context.Background(), s.startPhrases(context.Background(), text), graph.Filter{}, cands, mean, nil); err != nil {
 			t.Fatal(err)
 		}
 		return cands
@@ -132,7 +132,7 @@ func TestAddPhrasesCentred(t *testing.T) {
 	}
 	// A short query has no phrases: the signal stays unset.
 	short := map[string]*candidate{"a": {sum: graph.ToolSummary{ID: "a"}}}
-	if err := s.scorePhrases(context.Background(), s.startPhrases(context.Background(), strings.Join(windows[:1], "")), graph.Filter{}, short, nil); err != nil || short["a"].hasPhrase {
+	if err := s.scorePhrases(context.Background(), s.startPhrases(context.Background(), strings.Join(windows[:1], "")), graph.Filter{}, short, nil, nil); err != nil || short["a"].hasPhrase {
 		t.Fatalf("short query: err %v, phrase set %v", err, short["a"].hasPhrase)
 	}
 }

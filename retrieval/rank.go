@@ -73,10 +73,9 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 		return c
 	}
 
-	w := *s.opts.Weights
-	if q.Strategy == StrategySession {
-		w = *s.opts.SessionWeights
-	}
+	// One model for the whole search, however SetModel swaps meanwhile.
+	model := s.model.Load()
+	w := s.weightsFor(model, q.Strategy)
 	var phraseWork *phraseJob
 	if w.Phrase != 0 && src.semantic && q.Strategy != StrategySemantic && !q.WholeQuery {
 		// The windows are embedded while the rest of the ranking runs.
@@ -92,6 +91,7 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 			return nil, nil, err
 		}
 	}
+	sv := model.semanticVector(qv) // the vector compared with tool vectors
 	// The three index searches are independent: run them concurrently so
 	// a search costs the slowest of them, not their sum.
 	var semHits, kwHits, useHits []graph.Hit
@@ -99,7 +99,7 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 	var wg sync.WaitGroup
 	if src.semantic {
 		wg.Add(1)
-		go func() { defer wg.Done(); semHits, semErr = s.store.VectorSearch(ctx, qv, n, f) }()
+		go func() { defer wg.Done(); semHits, semErr = s.store.VectorSearch(ctx, sv, n, f) }()
 	}
 	if src.keyword {
 		wg.Add(1)
@@ -111,7 +111,7 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 	}
 	wg.Wait()
 	if semErr == nil && src.semantic && s.opts.Feedback > 0 && len(semHits) > 0 {
-		semHits, semErr = s.feedback(ctx, qv, semHits, n, f)
+		semHits, semErr = s.feedback(ctx, sv, semHits, n, f)
 	}
 	switch {
 	case semErr != nil:
@@ -157,7 +157,7 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 		}); err != nil {
 			return nil, nil, fmt.Errorf("retrieval: neighbour tools: %w", err)
 		}
-		if s.opts.Weights.QueryLog != 0 || s.opts.SessionWeights.QueryLog != 0 {
+		if w.QueryLog != 0 {
 			for id, v := range s.exemplars.logScores(q.Text) {
 				if c, ok := cands[id]; ok {
 					c.queryLog = v
@@ -198,15 +198,15 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 	if s.opts.Normalisation == "z" && src.semantic {
 		// z-scores need every candidate's cosine, not only those the
 		// vector search returned.
-		if err := s.fillSemantic(ctx, qv, f, cands); err != nil {
+		if err := s.fillSemantic(ctx, sv, f, cands); err != nil {
 			return nil, nil, err
 		}
 		var err error
-		if mean, err = s.centreSemantic(ctx, qv, f, cands); err != nil {
+		if mean, err = s.centreSemantic(ctx, sv, f, cands); err != nil {
 			return nil, nil, err
 		}
 	}
-	if err := s.scorePhrases(ctx, phraseWork, f, cands, mean); err != nil {
+	if err := s.scorePhrases(ctx, phraseWork, f, cands, mean, model); err != nil {
 		return nil, nil, err
 	}
 	qWords := normPhrase(q.Text)
@@ -229,7 +229,7 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 	hits := s.score(cands, usage, w, q.Strategy, floor)
 	if src.usage && w.Pairing > 0 { // the learning strategies (hybrid, category, session)
 		var err error
-		if hits, err = s.addPairings(ctx, q, f, qv, hits, cands, get, usage, w, floor); err != nil {
+		if hits, err = s.addPairings(ctx, q, f, sv, hits, cands, get, usage, w, floor); err != nil {
 			return nil, nil, err
 		}
 	}

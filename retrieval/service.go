@@ -295,6 +295,7 @@ type Service struct {
 	memRead    atomic.Int64 // when followMemory last read the store, in Unix nanoseconds
 	grams      gramCache    // per-tool grams of the subword signal
 	priors     priorCache
+	model      atomic.Pointer[Model] // the promoted learned model (SetModel); nil: none
 }
 
 // New builds a Service over a store and the embedder the store's vectors
@@ -443,6 +444,7 @@ func (s *Service) Search(ctx context.Context, q Query) (Result, error) {
 		}
 	}
 	cfg := PhaseConfigFor(q.Phase, q.MaxTools, q.IncludeExamples)
+	model := s.model.Load()
 	hits, found, err := s.rank(ctx, q, q.MaxTools)
 	if err != nil {
 		return Result{}, err
@@ -455,7 +457,9 @@ func (s *Service) Search(ctx context.Context, q Query) (Result, error) {
 	res.Metadata.Phase = q.Phase
 	res.Metadata.ToolsRetrieved = len(res.Hits)
 	res.Metadata.RetrievalTimeMs = ms(time.Since(start))
-	if s.cache != nil {
+	// A result ranked while SetModel swapped the model is not cached: the
+	// swap cleared the cache of the old model's results.
+	if s.cache != nil && s.model.Load() == model {
 		ids := make([]string, 0, len(res.Hits)+len(res.Context.Index))
 		for _, h := range res.Hits {
 			ids = append(ids, h.Tool.ID)

@@ -10,6 +10,7 @@ import (
 	"github.com/toolsmith/toolsmith/analytics"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/modules"
+	"github.com/toolsmith/toolsmith/retrieval/retrain"
 	"github.com/toolsmith/toolsmith/workflows"
 )
 
@@ -45,6 +46,9 @@ type Deps struct {
 	// Runs lists novel-verb runs for the scheduled analytics (nil: the
 	// stored report has no fulfilment figures).
 	Runs analytics.RunLister
+	// Retrain trains, evaluates and promotes ranking models for
+	// RetrainWorkflow; nil makes a retrain fail with "not configured".
+	Retrain *retrain.Service
 	// Options tune the worker.
 	Options Options
 }
@@ -87,6 +91,8 @@ func Register(r Registry, deps Deps) {
 	r.RegisterWorkflow(workflows.ReindexWorkflow)
 	r.RegisterWorkflow(workflows.GapDiscoveryWorkflow)
 	r.RegisterWorkflow(workflows.AnalyticsWorkflow)
+	r.RegisterWorkflow(workflows.RetrainWorkflow)
+	r.RegisterActivity(&activities.Retrain{Service: deps.Retrain})
 	r.RegisterActivity(&activities.Reindex{Tools: deps.Reindexer})
 
 	mods := &activities.Modules{Router: deps.Router, Wrapped: deps.Wrapped}

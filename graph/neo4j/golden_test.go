@@ -402,6 +402,27 @@ func goldenCases() []goldenCase {
 		}, func(ctx context.Context, s *Store) (any, error) {
 			return s.GetSnapshot(ctx, "analytics")
 		}},
+		{"put_model_version", nil, func(ctx context.Context, s *Store) (any, error) {
+			return nil, s.PutModelVersion(ctx, graph.ModelVersion{ID: "rv-1", CreatedAt: goldenNow, Status: "candidate",
+				Record: json.RawMessage(`{"mrr":0.5}`), Blob: []byte{0, 1, 2}})
+		}},
+		{"list_model_versions", func(t *testing.T, f *fakeRunner) {
+			f.answer("listModelVersions",
+				record{"id": "rv-2", "createdAt": goldenNow.UnixNano(), "status": "rejected", "record": `{"mrr":0.4}`},
+				record{"id": "rv-1", "createdAt": goldenNow.UnixNano() - 1, "status": "promoted", "record": `{"mrr":0.5}`})
+		}, func(ctx context.Context, s *Store) (any, error) { return s.ListModelVersions(ctx, 0) }},
+		{"promote_model_version", func(t *testing.T, f *fakeRunner) {
+			f.answer("modelVersionExists", record{"id": "rv-1"})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return nil, s.PromoteModelVersion(ctx, "rv-1", "superseded")
+		}},
+		{"promote_model_version_missing", nil, func(ctx context.Context, s *Store) (any, error) {
+			return nil, s.PromoteModelVersion(ctx, "nope", "superseded")
+		}},
+		{"promoted_model_version", func(t *testing.T, f *fakeRunner) {
+			f.answer("promotedModelVersion", record{"id": "rv-1", "createdAt": goldenNow.UnixNano(), "status": "promoted",
+				"record": `{"mrr":0.5}`, "blob": "AAEC"})
+		}, func(ctx context.Context, s *Store) (any, error) { return s.PromotedModelVersion(ctx) }},
 		{"audit_events", func(t *testing.T, f *fakeRunner) {
 			rec, _ := json.Marshal(graph.AuditEvent{ID: "e2", At: goldenNow, Actor: "key:k1", Action: "tools.execute", Outcome: "denied", Status: 403})
 			f.answer("auditEvents", record{"record": string(rec)}, record{"record": string(rec)})
@@ -475,6 +496,7 @@ func TestGoldenErrors(t *testing.T) {
 		"delete_source_missing":         graph.ErrNotFound,
 		"set_spec_status_missing":       graph.ErrNotFound,
 		"create_key_conflict":           graph.ErrConflict,
+		"promote_model_version_missing": graph.ErrNotFound,
 	}
 	for _, tc := range goldenCases() {
 		f := newFakeRunner(goldenDim)

@@ -212,6 +212,19 @@ CREATE TABLE learned_pairs (
 );
 CREATE INDEX learned_pairs_b ON learned_pairs(b);
 `,
+	// v7: versions of the learned ranking model (graph.ModelVersions); at
+	// most one has status 'promoted'.
+	`
+CREATE TABLE model_versions (
+	id         TEXT PRIMARY KEY,
+	created_at INTEGER NOT NULL,
+	status     TEXT NOT NULL,
+	record     TEXT NOT NULL,
+	blob       BLOB
+);
+CREATE INDEX model_versions_created ON model_versions(created_at DESC, id DESC);
+CREATE UNIQUE INDEX model_versions_promoted ON model_versions(status) WHERE status = 'promoted';
+`,
 }
 
 // schemaVersion is the version a fully migrated store has.

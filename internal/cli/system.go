@@ -27,6 +27,7 @@ import (
 	"github.com/toolsmith/toolsmith/ratelimit"
 	"github.com/toolsmith/toolsmith/registry"
 	"github.com/toolsmith/toolsmith/retrieval"
+	"github.com/toolsmith/toolsmith/retrieval/retrain"
 )
 
 // system is the domain side of the process: store, embedder, registry and
@@ -38,6 +39,9 @@ type system struct {
 	model     embed.Model
 	registry  *registry.Service
 	retrieval *retrieval.Service
+	// retrain keeps the learned ranking model's versions; nil when the
+	// store keeps none.
+	retrain *retrain.Service
 	// Identity and operations: keys, the authenticator, the audit log and
 	// the process's metrics, shared by every edge.
 	keys    *identity.KeyService
@@ -121,7 +125,18 @@ func openSystem(ctx context.Context, cfg config.Config, log *slog.Logger, progre
 	}
 	sys.trim = memtrim.New(2 * time.Second)
 	sys.metrics.WatchTrims(sys.trim.Runs)
-	sys.retrieval = retrieval.New(store, model, retrieval.Options{Observer: trimmingObserver{sys.metrics, sys.trim}})
+	rank := retrieval.Options{Observer: trimmingObserver{sys.metrics, sys.trim}}
+	sys.retrieval = retrieval.New(store, model, rank)
+	// The promoted ranking model (if any) applies from the first search:
+	// a restart keeps what was promoted.
+	if rs, err := retrain.New(store, model, sys.retrieval, rank); err == nil {
+		sys.retrain = rs
+		if err := rs.Load(ctx); err != nil {
+			log.Warn("ranking model not loaded; ranking as configured", "err", err)
+		} else if m := sys.retrieval.Model(); m != nil {
+			log.Info("ranking model loaded", "version", m.Version)
+		}
+	}
 	// Every registry write invalidates the retrieval caches that may hold the tool.
 	sys.registry = registry.New(store, model, registry.WithOnChange(sys.toolChanged),
 		registry.WithAfterBatch(func(int) { sys.trim.Soon() }))

@@ -20,6 +20,7 @@ import (
 	"github.com/toolsmith/toolsmith/api"
 	apianalytics "github.com/toolsmith/toolsmith/api/analytics"
 	"github.com/toolsmith/toolsmith/api/httpx"
+	"github.com/toolsmith/toolsmith/api/ranking"
 	"github.com/toolsmith/toolsmith/api/verbs"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/config"
@@ -172,6 +173,7 @@ type fulfilment struct {
 	worker    sdkworker.Worker
 	verbs     *verbs.Handler
 	analytics *apianalytics.Handler
+	ranking   *ranking.Handlers // nil when the store keeps no model versions
 	mcp       *mcp.Edge
 	console   *web.Console
 	uiURL     string
@@ -204,6 +206,9 @@ func (f *fulfilment) handlers(ctx context.Context, sys *system) []api.Handler {
 // mounters are the Temporal-backed routes.
 func (f *fulfilment) mounters(cfg config.Config) []httpx.Mounter {
 	m := []httpx.Mounter{f.verbs, f.analytics}
+	if f.ranking != nil {
+		m = append(m, f.ranking)
+	}
 	if f.airlock != nil {
 		m = append(m, f.airlock.routes(f.client, cfg))
 	}
@@ -221,6 +226,9 @@ func newFulfilment(ctx context.Context, cfg config.Config, sys *system, c client
 		vc.Audit = sys.audit // write-ahead records of each run's start
 	}
 	f.verbs = verbs.New(c, sys.store, vc)
+	if sys.retrain != nil {
+		f.ranking = ranking.New(sys.retrain, c, "")
+	}
 	al, err := newAirlock(ctx, cfg, sys, c, sys.log)
 	if err != nil {
 		sys.log.Warn("airlock disabled", "err", err)
@@ -254,6 +262,7 @@ func newFulfilment(ctx context.Context, cfg config.Config, sys *system, c client
 		deps.Usage = sys.retrieval
 	}
 	deps.Runs = verbs.Runs{Temporal: c, Namespace: cfg.Temporal.Namespace}
+	deps.Retrain = sys.retrain
 	if gaps, ok := sys.store.(graph.Gaps); ok {
 		sg := activities.StoreGaps{Store: gaps}
 		if sys.retrieval != nil {
@@ -292,6 +301,12 @@ func (f *fulfilment) start(ctx context.Context, cfg config.Config, log *slog.Log
 	})
 	if err != nil {
 		return fmt.Errorf("analytics schedule: %w", err)
+	}
+	// The ranking retrains on the analytics' cadence, on a schedule of
+	// its own (a retrain failing does not fail the analytics, nor the
+	// other way round).
+	if err := ranking.EnsureRetrainSchedule(ctx, f.client, cfg.AnalyticsEvery, ""); err != nil {
+		return fmt.Errorf("ranking retrain schedule: %w", err)
 	}
 	_, err = f.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: "toolsmith-modules-refresh-startup", TaskQueue: workflows.TaskQueue,

@@ -1,0 +1,146 @@
+// Package ranking is the HTTP edge of the learned ranking model's
+// versions (retrieval/retrain): list them with their figures, retrain on
+// demand and roll back. Who may call each route (admins) is the server's
+// authorization table (api.Rules); the two POSTs are audited.
+//
+// Routes, under /api/v1:
+//
+//	GET  /admin/ranking/versions                 limit ≤ 200 → versions newest first, with figures, and the promoted id ("none": the baseline)
+//	POST /admin/ranking/retrain                  {"options", "gate"} (optional) → 202 with the run's ids; 409 while one runs
+//	POST /admin/ranking/versions/:id/rollback    promote that version, or "none" for the baseline
+package ranking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/toolsmith/toolsmith/api/httpx"
+	"github.com/toolsmith/toolsmith/fulfil"
+	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/retrieval/retrain"
+	"github.com/toolsmith/toolsmith/workflows"
+)
+
+// Starter starts workflows (a Temporal client).
+type Starter interface {
+	ExecuteWorkflow(ctx context.Context, options client.StartWorkflowOptions, workflow any, args ...any) (client.WorkflowRun, error)
+}
+
+// Handlers serves the ranking routes.
+type Handlers struct {
+	svc       *retrain.Service
+	temporal  Starter
+	taskQueue string
+}
+
+// New returns the handlers over the retrain service, and the Temporal
+// client and task queue that run RetrainWorkflow (nil client: retrain on
+// demand answers 503).
+func New(svc *retrain.Service, temporal Starter, taskQueue string) *Handlers {
+	if svc == nil {
+		panic("ranking: nil retrain service")
+	}
+	if taskQueue == "" {
+		taskQueue = workflows.TaskQueue
+	}
+	return &Handlers{svc: svc, temporal: temporal, taskQueue: taskQueue}
+}
+
+// Mount implements httpx.Mounter.
+func (h *Handlers) Mount(v1 *gin.RouterGroup) {
+	v1.GET("/admin/ranking/versions", h.list)
+	v1.POST("/admin/ranking/retrain", h.retrain)
+	v1.POST("/admin/ranking/versions/:id/rollback", h.rollback)
+}
+
+// Versions is the answer of GET /admin/ranking/versions.
+type Versions struct {
+	Versions []retrain.Version `json:"versions"`
+	Count    int               `json:"count"`
+	// Promoted is the promoted version's id, or "none" (the baseline).
+	Promoted string `json:"promoted"`
+}
+
+func (h *Handlers) list(c *gin.Context) {
+	limit, err := httpx.QueryInt(c, "limit", 50, 1, 200)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	vs, err := h.svc.List(c.Request.Context(), limit)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	promoted, err := h.svc.PromotedID(c.Request.Context())
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	httpx.OK(c, http.StatusOK, Versions{Versions: vs, Count: len(vs), Promoted: promoted})
+}
+
+// Started is the answer of POST /admin/ranking/retrain.
+type Started struct {
+	ID    string `json:"id"`
+	RunID string `json:"runId"`
+}
+
+func (h *Handlers) retrain(c *gin.Context) {
+	var in workflows.RetrainInput
+	if c.Request.ContentLength != 0 {
+		if err := httpx.BindJSON(c, &in); err != nil {
+			httpx.Error(c, err)
+			return
+		}
+	}
+	if err := in.Options.Validate(); err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	if err := in.Gate.Validate(); err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	if h.temporal == nil {
+		httpx.Error(c, fmt.Errorf("ranking: no Temporal client to run the retrain: %w", fault.ErrUnavailable))
+		return
+	}
+	run, err := h.temporal.ExecuteWorkflow(c.Request.Context(), client.StartWorkflowOptions{
+		ID: workflows.RetrainWorkflowID, TaskQueue: h.taskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		// Without this the SDK answers a start of a running id with that
+		// run's handle and no error, and a second start would be 202.
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+	}, workflows.RetrainWorkflow, in)
+	if err != nil {
+		err = fulfil.TemporalError("start retrain", err)
+		if errors.Is(err, fault.ErrConflict) {
+			err = fmt.Errorf("a retrain is already running (workflow %s): %w", workflows.RetrainWorkflowID, fault.ErrConflict)
+		}
+		httpx.Error(c, err)
+		return
+	}
+	httpx.OK(c, http.StatusAccepted, Started{ID: run.GetID(), RunID: run.GetRunID()})
+}
+
+// RolledBack is the answer of a rollback.
+type RolledBack struct {
+	Promoted string `json:"promoted"`
+}
+
+func (h *Handlers) rollback(c *gin.Context) {
+	id := c.Param("id")
+	if err := h.svc.Rollback(c.Request.Context(), id); err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	httpx.OK(c, http.StatusOK, RolledBack{Promoted: id})
+}

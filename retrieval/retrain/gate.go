@@ -1,0 +1,65 @@
+package retrain
+
+import (
+	"fmt"
+
+	"github.com/toolsmith/toolsmith/internal/fault"
+)
+
+// Defaults of the gate (see docs/retraining.md for why).
+const (
+	// DefaultMargin is how much the candidate's MRR must beat the current
+	// model's on the held-out replay (absolute).
+	DefaultMargin = 0.01
+	// DefaultMinHeldOut is the fewest held-out queries a decision to
+	// promote may rest on.
+	DefaultMinHeldOut = 20
+)
+
+// Gate is the promotion rule: a candidate is promoted only when the
+// replay had at least MinHeldOut queries, its MRR beats the current
+// model's by at least Margin, and neither its R@1 nor its R@5 is lower.
+// Anything else keeps the current model: learning must never hurt.
+type Gate struct {
+	Margin     float64 `json:"margin"`
+	MinHeldOut int     `json:"minHeldOut"`
+}
+
+// WithDefaults fills zero fields with the defaults.
+func (g Gate) WithDefaults() Gate {
+	if g.Margin <= 0 {
+		g.Margin = DefaultMargin
+	}
+	if g.MinHeldOut <= 0 {
+		g.MinHeldOut = DefaultMinHeldOut
+	}
+	return g
+}
+
+// Decide says whether the candidate is promoted over the current model
+// and why. It is pure (the workflow calls it).
+func (g Gate) Decide(current, candidate Figures) (bool, string) {
+	g = g.WithDefaults()
+	switch {
+	case candidate.N < g.MinHeldOut:
+		return false, fmt.Sprintf("not enough held-out queries: %d, the gate needs %d; the current model stays", candidate.N, g.MinHeldOut)
+	case candidate.MRR < current.MRR+g.Margin:
+		return false, fmt.Sprintf("no better by the margin: MRR %.4f vs current %.4f (needs +%.4f); the current model stays", candidate.MRR, current.MRR, g.Margin)
+	case candidate.R1 < current.R1 || candidate.R5 < current.R5:
+		return false, fmt.Sprintf("MRR %.4f beats %.4f but R@1 %.3f/R@5 %.3f fall below the current %.3f/%.3f; the current model stays",
+			candidate.MRR, current.MRR, candidate.R1, candidate.R5, current.R1, current.R5)
+	}
+	return true, fmt.Sprintf("better: MRR %.4f vs current %.4f (margin %.4f), R@1 %.3f vs %.3f, R@5 %.3f vs %.3f on %d held-out queries",
+		candidate.MRR, current.MRR, g.Margin, candidate.R1, current.R1, candidate.R5, current.R5, candidate.N)
+}
+
+// Validate checks a gate given by an operator; zero fields are defaults.
+func (g Gate) Validate() error {
+	if g.Margin < 0 || g.Margin > 1 {
+		return fault.Invalid("gate.margin", "must be between 0 and 1 (0 takes %.2f), got %g", DefaultMargin, g.Margin)
+	}
+	if g.MinHeldOut < 0 || g.MinHeldOut > 1_000_000 {
+		return fault.Invalid("gate.minHeldOut", "must be between 0 and 1000000 (0 takes %d), got %d", DefaultMinHeldOut, g.MinHeldOut)
+	}
+	return nil
+}
