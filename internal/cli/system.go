@@ -265,3 +265,19 @@ func checkEmbedder(ctx context.Context, cfg config.Config, store graph.Store, mo
 		"or reindex: use another --data-dir (or an empty database) and register the tools again: %w",
 		where, built, want.Model, want.Dimension, err)
 }
+
+// followRanking keeps this process's ranking on the promoted model version
+// (retrain.Service.Follow): a promotion or rollback made by another
+// process (a worker's scheduled retrain, another replica's admin route)
+// applies here within retrain.DefaultFollowEvery.
+func followRanking(ctx context.Context, g *group, sys *system, log *slog.Logger) {
+	if sys.retrain == nil {
+		return
+	}
+	g.Go(ctx, "ranking model", func(ctx context.Context) error {
+		sys.retrain.Follow(ctx, retrain.DefaultFollowEvery, func(err error) {
+			log.Warn("ranking model: reading the promoted version failed; keeping the one applied", "err", err)
+		})
+		return nil
+	})
+}

@@ -48,8 +48,11 @@ func runWorker(ctx context.Context, e *env, cfg config.Config) error {
 	if err := f.start(ctx, cfg, log); err != nil {
 		return err
 	}
+	g, gctx := newGroup(ctx, log)
+	followRanking(gctx, g, sys, log)
 	fmt.Fprintf(e.stdout, "Toolsmith worker %s is polling task queue %q on %s (namespace %s). Press Ctrl+C to stop.\n", version, workflows.TaskQueue, cfg.Temporal.Addr, cfg.Temporal.Namespace)
 	<-ctx.Done()
+	_ = g.Wait()
 	log.Info("worker shutting down")
 	return nil
 }

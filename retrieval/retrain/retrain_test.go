@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/graph"
@@ -291,4 +292,48 @@ func TestTrainReadsTheNewestWindow(t *testing.T) {
 	if err != nil || ev.Candidate.N != 6 || ev.Current.N != 6 {
 		t.Fatalf("evaluation: %+v %v", ev, err)
 	}
+}
+
+// TestAnotherProcessFollows: a promotion or rollback made through one
+// process's service reaches another process's live ranking over the same
+// store at its next check (Follow's tick calls refresh), and a check that
+// finds nothing new changes nothing.
+func TestAnotherProcessFollows(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, 60)
+	otherLive := retrieval.New(f.store, f.emb, retrieval.Options{})
+	other, err := New(f.store, f.emb, otherLive, retrieval.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := f.svc.Train(ctx, Options{Epochs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Conclude(ctx, v.ID, true, "better", Gate{}); err != nil {
+		t.Fatal(err)
+	}
+	if otherLive.Model() != nil {
+		t.Fatal("the other process applied the promotion before checking")
+	}
+	if err := other.refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m := otherLive.Model()
+	if m == nil || m.Version != v.ID {
+		t.Fatalf("after a check the other process applies %+v; want %s", m, v.ID)
+	}
+	if err := other.refresh(ctx); err != nil || otherLive.Model() != m {
+		t.Fatalf("a check with nothing new reloaded the model (%v)", err)
+	}
+	if err := f.svc.Rollback(ctx, Baseline); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.refresh(ctx); err != nil || otherLive.Model() != nil {
+		t.Fatalf("after a rollback to the baseline the other process applies %+v (%v)", otherLive.Model(), err)
+	}
+	// Follow returns when its context ends.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	other.Follow(cctx, time.Millisecond, func(err error) { t.Errorf("follow: %v", err) })
 }

@@ -635,3 +635,49 @@ func (s *Service) PromotedID(ctx context.Context) (string, error) {
 	}
 	return mv.ID, nil
 }
+
+// DefaultFollowEvery is how often Follow checks which version is
+// promoted: a promotion or rollback made by another process (a worker's
+// retrain, another replica's admin route) applies here within it.
+const DefaultFollowEvery = 30 * time.Second
+
+// Follow keeps the live retrieval service on the promoted version until
+// ctx ends: every interval it reads which version is promoted and loads it
+// when that differs from the one applied. A failed read is reported to
+// onError (when not nil) and tried again at the next tick.
+func (s *Service) Follow(ctx context.Context, every time.Duration, onError func(error)) {
+	if every <= 0 {
+		every = DefaultFollowEvery
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := s.refresh(ctx); err != nil && ctx.Err() == nil && onError != nil {
+			onError(err)
+		}
+	}
+}
+
+// refresh loads the promoted version when it is not the one applied.
+func (s *Service) refresh(ctx context.Context) error {
+	if s.live == nil {
+		return nil
+	}
+	want, err := s.PromotedID(ctx)
+	if err != nil {
+		return err
+	}
+	have := Baseline
+	if m := s.live.Model(); m != nil {
+		have = m.Version
+	}
+	if want == have {
+		return nil
+	}
+	return s.Load(ctx)
+}
