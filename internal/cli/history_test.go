@@ -71,11 +71,13 @@ func (in *instance) search(t *testing.T, q, auth string) ([]retrieval.Hit, bool)
 	return res.Ranked, res.Metadata.CacheHit
 }
 
-// TestHistoryNeverHurtsDev is issue 28's first measurement, in the shape of
-// `make run` (the dev wiring, the demo catalogue, USE-Lite): after twenty
-// successful uses of currency.convert, a search for a restaurant table
-// still ranks restaurant.reserve_table first, for a guest and for the
-// owner, while a currency question does learn from those uses.
+// TestHistoryNeverHurtsDev: in the shape of `make run` (the dev wiring,
+// the demo catalogue, USE-Lite), after twenty successful CONVERT_CURRENCY
+// runs (each substituting and executing currency.convert), a search for a
+// restaurant table still ranks restaurant.reserve_table first for the
+// owner and leaves a guest's ranking as it was, a currency question does
+// learn from those uses, and EXCHANGE_MONEY "change my dollars into yen"
+// still substitutes currency.convert.
 func TestHistoryNeverHurtsDev(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the dev system with USE-Lite")
@@ -83,7 +85,7 @@ func TestHistoryNeverHurtsDev(t *testing.T) {
 	dir := useLiteDir(t)
 	in := startDev(t, t.TempDir(), "--embedder", "use-lite", "--model-dir", dir)
 	const table = "book a table for two"
-	const fx = "change 300 dollars into japanese yen"
+	const fx = "convert 300 US dollars into euros"
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		hits, _ := in.search(t, table, in.auth)
@@ -104,21 +106,37 @@ func TestHistoryNeverHurtsDev(t *testing.T) {
 	guestBefore, _ := in.search(t, table, "")
 	before, _ := in.search(t, fx, in.auth)
 
-	// Twenty successful conversions, in the words users ask them with.
-	amounts := []string{"20", "45", "100", "250", "1,000"}
-	pairs := [][2]string{{"US dollars", "euros"}, {"pounds", "dollars"}, {"euros", "swiss francs"}, {"yen", "dollars"}}
-	var evs []retrieval.Event
+	// Twenty successful CONVERT_CURRENCY runs, as planners submit them:
+	// each substitutes currency.convert, executes it, and its success
+	// teaches the ranking (the query and the tool that served it).
+	descs := []string{"convert an amount of money between currencies", "convert US dollars to euros",
+		"how much is this in pounds", "change euros into swiss francs", ""}
+	codes := [][2]string{{"USD", "EUR"}, {"GBP", "USD"}, {"EUR", "CHF"}, {"JPY", "USD"}}
 	for i := range 20 {
-		p := pairs[i%len(pairs)]
-		evs = append(evs, retrieval.Event{
-			ToolID: "currency.convert", SessionID: fmt.Sprintf("fx-%d", i), Success: true,
-			Query: fmt.Sprintf("convert %s %s to %s", amounts[i%len(amounts)], p[0], p[1]),
-		})
+		c := codes[i%len(codes)]
+		code, env := in.call(t, http.MethodPost, "/api/v1/verbs?wait=60s", map[string]any{
+			"verb": "CONVERT_CURRENCY", "description": descs[i%len(descs)],
+			"inputs": map[string]any{"amount": 20 + 10*i, "from": c[0], "to": c[1]},
+		}, "Authorization", in.auth)
+		if code != http.StatusOK {
+			t.Fatalf("CONVERT_CURRENCY run %d: %d %s", i, code, env.Data)
+		}
+		var run struct {
+			Result struct {
+				Branch string   `json:"branch"`
+				Tools  []string `json:"tools"`
+				Reason string   `json:"reason"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(env.Data, &run); err != nil {
+			t.Fatal(err)
+		}
+		if r := run.Result; r.Branch != "substitute" || len(r.Tools) != 1 || r.Tools[0] != "currency.convert" {
+			t.Fatalf("CONVERT_CURRENCY run %d: branch %q tools %v (%s); want currency.convert substituted", i, r.Branch, r.Tools, r.Reason)
+		}
 	}
-	code, env := in.call(t, http.MethodPost, "/api/v1/tools/usage/batch", map[string]any{"events": evs}, "Authorization", in.auth)
-	if code != http.StatusAccepted {
-		t.Fatalf("usage batch: %d %s", code, env.Data)
-	}
+	// Each run recorded its use in its execute activity, before it
+	// answered.
 
 	for _, who := range []struct{ name, auth string }{{"guest", ""}, {"owner", in.auth}} {
 		hits, cached := in.search(t, table, who.auth)
@@ -128,10 +146,10 @@ func TestHistoryNeverHurtsDev(t *testing.T) {
 		switch {
 		case who.auth == "" && !slices.Contains(hitIDs(guestBefore), "restaurant.reserve_table"):
 			if !slices.Equal(hitIDs(hits), hitIDs(guestBefore)) {
-				t.Fatalf("guest: after 20 uses of currency.convert, %q ranks %v; before them %v", table, hitIDs(hits), hitIDs(guestBefore))
+				t.Fatalf("guest: after 20 CONVERT_CURRENCY runs, %q ranks %v; before them %v", table, hitIDs(hits), hitIDs(guestBefore))
 			}
 		case len(hits) == 0 || hits[0].Tool.ID != "restaurant.reserve_table":
-			t.Fatalf("%s: after 20 uses of currency.convert, %q ranks %v; want restaurant.reserve_table first", who.name, table, hitIDs(hits))
+			t.Fatalf("%s: after 20 CONVERT_CURRENCY runs, %q ranks %v; want restaurant.reserve_table first", who.name, table, hitIDs(hits))
 		}
 		for _, h := range hits {
 			if h.Tool.ID == "currency.convert" && h.Breakdown.Neighbours.Weighted+h.Breakdown.Usage.Weighted+h.Breakdown.QueryLog.Weighted+h.Breakdown.Popularity.Weighted > 0 {
@@ -146,6 +164,25 @@ func TestHistoryNeverHurtsDev(t *testing.T) {
 	}
 	if b := after[0].Breakdown; b.Neighbours.Weighted+b.Usage.Weighted <= 0 {
 		t.Fatalf("currency.convert has no usage evidence for %q: %+v (before: %v)", fx, b, hitIDs(before))
+	}
+	// And a paraphrase of the verb, with inputs that fill its parameters,
+	// still substitutes it after those uses.
+	code, env := in.call(t, http.MethodPost, "/api/v1/verbs?wait=60s", map[string]any{
+		"verb": "EXCHANGE_MONEY", "description": "change my dollars into yen",
+		"inputs": map[string]any{"amount": 100, "from": "USD", "to": "JPY"},
+	}, "Authorization", in.auth)
+	var run struct {
+		Result struct {
+			Branch string   `json:"branch"`
+			Tools  []string `json:"tools"`
+			Reason string   `json:"reason"`
+		} `json:"result"`
+	}
+	if code != http.StatusOK || json.Unmarshal(env.Data, &run) != nil {
+		t.Fatalf("EXCHANGE_MONEY: %d %s", code, env.Data)
+	}
+	if r := run.Result; r.Branch != "substitute" || len(r.Tools) != 1 || r.Tools[0] != "currency.convert" {
+		t.Fatalf("EXCHANGE_MONEY after 20 CONVERT_CURRENCY runs: branch %q tools %v (%s); want currency.convert substituted", r.Branch, r.Tools, r.Reason)
 	}
 }
 
