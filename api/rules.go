@@ -54,8 +54,11 @@ var Rules = []RouteRule{
 	{"POST", "/api/v1/tools/search", identity.RulePublic, LimitSearch, false},
 	{"GET", "/api/v1/tools/retrieval/manifest/:toolId", identity.RulePublic, "", false},
 	{"GET", "/api/v1/tools/retrieval/related/:toolId", identity.RulePublic, "", false},
-	{"POST", "/api/v1/sessions/:id/events", identity.RuleAuthenticated, "", true},
-	{"POST", "/api/v1/tools/usage/batch", identity.RuleAuthenticated, "", true},
+	// Recording uses teaches the shared ranking: a call counts against the
+	// caller's execute limit (retrieval.RecordEvents bounds its size and
+	// refuses guests).
+	{"POST", "/api/v1/sessions/:id/events", identity.RuleAuthenticated, LimitExecute, true},
+	{"POST", "/api/v1/tools/usage/batch", identity.RuleAuthenticated, LimitExecute, true},
 	{"DELETE", "/api/v1/tools/admin/cache/invalidate", identity.RuleAdmin, "", true},
 	{"POST", "/api/v1/tools/admin/reindex", identity.RuleAdmin, "", true},
 	{"GET", "/api/v1/tools/admin/reindex/:id", identity.RuleAdmin, "", false},

@@ -26,8 +26,18 @@ type Event struct {
 	At        time.Time `json:"at,omitempty"`
 }
 
-// MaxEvents bounds one RecordEvents call.
-const MaxEvents = 10000
+// MaxEvents bounds one RecordEvents call by an admin (an import); other
+// callers record at most MaxCallerEvents a call, and their calls count
+// against their execute rate limit (api.Rules), so no one caller's volume
+// outweighs everyone else's use.
+const (
+	MaxEvents       = 10000
+	MaxCallerEvents = 100
+)
+
+// FutureSkew is how far past the server's clock an event's time may be
+// (clocks differ); a later one is refused.
+const FutureSkew = 5 * time.Minute
 
 // RecordEvents validates events, checks that the caller may see every tool
 // named, embeds the queries of successful events in one batch (they feed the
@@ -37,10 +47,21 @@ func (s *Service) RecordEvents(ctx context.Context, caller access.Caller, events
 	if len(events) == 0 {
 		return fault.Malformed("events", "must not be empty")
 	}
-	if len(events) > MaxEvents {
-		return fault.Malformed("events", "at most %d events per call, got %d", MaxEvents, len(events))
+	// What teaches the shared ranking is a signed-in user's own use: a
+	// guest's word is not evidence.
+	if access.LevelRank(caller.Level) < access.LevelRank("user") {
+		return fmt.Errorf("events: recording uses needs level user or above (this caller is %s): %w",
+			access.Levels[access.LevelRank(caller.Level)], fault.ErrForbidden)
+	}
+	limit := MaxCallerEvents
+	if access.LevelRank(caller.Level) >= access.LevelRank("admin") {
+		limit = MaxEvents
+	}
+	if len(events) > limit {
+		return fault.Malformed("events", "at most %d events per call for level %s, got %d", limit, caller.Level, len(events))
 	}
 	verr := &fault.ValidationError{}
+	now := s.opts.Now()
 	checked := map[string]bool{}
 	for i, e := range events {
 		id := strings.TrimSpace(e.ToolID)
@@ -50,6 +71,10 @@ func (s *Service) RecordEvents(ctx context.Context, caller access.Caller, events
 		}
 		if e.LatencyMs < 0 {
 			verr.Add(fmt.Sprintf("events[%d].latencyMs", i), "must not be negative")
+		}
+		if e.At.After(now.Add(FutureSkew)) {
+			verr.Add(fmt.Sprintf("events[%d].at", i), "must not be in the future (%s is after the server's %s)",
+				e.At.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
 		}
 		if _, ok := checked[id]; ok {
 			continue
@@ -68,7 +93,6 @@ func (s *Service) RecordEvents(ctx context.Context, caller access.Caller, events
 	if err := verr.Err(); err != nil {
 		return fmt.Errorf("retrieval: record events: %w", err)
 	}
-	now := s.opts.Now()
 	out := make([]graph.UsageEvent, len(events))
 	for i, e := range events {
 		at := e.At

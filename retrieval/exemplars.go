@@ -1,6 +1,7 @@
 package retrieval
 
 import (
+	"slices"
 	"sort"
 	"sync"
 
@@ -16,18 +17,34 @@ import (
 // query log (queryLog). It is a bounded FIFO ring (oldest evicted) filled
 // by RecordEvents; after a restart it is rebuilt from the store's served
 // queries and their embeddings (Service.loadMemory).
+//
+// No tool holds more than perTool entries: past that, its own oldest entry
+// makes room. So a flood of uses of one tool (a burst of traffic, or a
+// caller reporting uses to pull a tool into other searches) cannot evict
+// what every other tool has learned.
 type exemplars struct {
-	mu    sync.RWMutex
-	cap   int
-	next  int
-	vecs  [][]float32 // nil for a query served without an embedding
-	tools []string
-	words [][]string // each query's words (logWords)
-	log   queryLog   // bm25 over the words, per tool
+	mu      sync.RWMutex
+	cap     int
+	perTool int
+	next    int
+	vecs    [][]float32 // nil for a query served without an embedding
+	tools   []string
+	words   [][]string       // each query's words (logWords)
+	log     queryLog         // bm25 over the words, per tool
+	slots   map[string][]int // each tool's entries, oldest first
 }
 
+// exemplarShare is the share of the memory one tool may hold (at least
+// minPerTool entries).
+const (
+	exemplarShare = 0.05
+	minPerTool    = 100
+)
+
 func newExemplars(capacity int) *exemplars {
-	return &exemplars{cap: capacity, log: queryLog{postings: map[string]map[string]int{}, length: map[string]int{}}}
+	return &exemplars{cap: capacity, perTool: max(minPerTool, int(exemplarShare*float64(capacity))),
+		slots: map[string][]int{},
+		log:   queryLog{postings: map[string]map[string]int{}, length: map[string]int{}}}
 }
 
 // add records that tool served query, with the query's unit embedding
@@ -39,14 +56,32 @@ func (e *exemplars) add(tool string, vec []float32, query string) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if len(e.vecs) < e.cap {
+	switch {
+	case len(e.slots[tool]) >= e.perTool:
+		// The tool's own oldest entry makes room.
+		i := e.slots[tool][0]
+		e.slots[tool] = e.slots[tool][1:]
+		e.log.count(tool, e.words[i], -1)
+		e.vecs[i], e.words[i] = vec, words
+		e.slots[tool] = append(e.slots[tool], i)
+	case len(e.vecs) < e.cap:
 		e.vecs = append(e.vecs, vec)
 		e.tools = append(e.tools, tool)
 		e.words = append(e.words, words)
-	} else {
-		e.log.count(e.tools[e.next], e.words[e.next], -1)
-		e.vecs[e.next], e.tools[e.next], e.words[e.next] = vec, tool, words
+		e.slots[tool] = append(e.slots[tool], len(e.vecs)-1)
+	default:
+		i := e.next
 		e.next = (e.next + 1) % e.cap
+		old := e.tools[i]
+		e.log.count(old, e.words[i], -1)
+		if j := slices.Index(e.slots[old], i); j >= 0 {
+			e.slots[old] = slices.Delete(e.slots[old], j, j+1)
+		}
+		if len(e.slots[old]) == 0 {
+			delete(e.slots, old)
+		}
+		e.vecs[i], e.tools[i], e.words[i] = vec, tool, words
+		e.slots[tool] = append(e.slots[tool], i)
 	}
 	e.log.count(tool, words, 1)
 }

@@ -152,7 +152,7 @@ func TestRecordEventsFeedsUsageAndSession(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		evs = append(evs, retrieval.Event{ToolID: "b.tool", SessionID: "s9", Query: "zebra migration tracker", Success: true})
 	}
-	if err := svc.RecordEvents(ctx, access.Caller{}, evs); err != nil {
+	if err := svc.RecordEvents(ctx, recorder, evs); err != nil {
 		t.Fatal(err)
 	}
 	u, err := st.Usage(ctx, []string{"b.tool"})
@@ -186,11 +186,11 @@ func TestRecordEventsFeedsUsageAndSession(t *testing.T) {
 		}
 	}
 
-	err = svc.RecordEvents(ctx, access.Caller{}, []retrieval.Event{{ToolID: "nope", Success: true}})
+	err = svc.RecordEvents(ctx, recorder, []retrieval.Event{{ToolID: "nope", Success: true}})
 	if !errors.Is(err, fault.ErrInvalid) {
 		t.Fatalf("unknown tool: err = %v, want ErrInvalid", err)
 	}
-	if err := svc.RecordEvents(ctx, access.Caller{}, nil); !errors.Is(err, fault.ErrMalformed) {
+	if err := svc.RecordEvents(ctx, recorder, nil); !errors.Is(err, fault.ErrMalformed) {
 		t.Fatalf("empty events: err = %v", err)
 	}
 }
@@ -207,7 +207,7 @@ func TestSuccessPriorDoesNotPunishUnusedTools(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		evs = append(evs, retrieval.Event{ToolID: "x.one", Success: false})
 	}
-	if err := svc.RecordEvents(ctx, access.Caller{}, evs); err != nil {
+	if err := svc.RecordEvents(ctx, recorder, evs); err != nil {
 		t.Fatal(err)
 	}
 	res, err := svc.Search(ctx, retrieval.Query{Text: "shared words"})
@@ -394,7 +394,7 @@ func TestQueryLogSignal(t *testing.T) {
 		{ToolID: "b.tool", SessionID: "s2", Query: "where are the zebras now", Success: true},
 		{ToolID: "a.tool", SessionID: "s3", Query: "zebra crossing", Success: false}, // failures do not count
 	}
-	if err := svc.RecordEvents(ctx, access.Caller{}, evs); err != nil {
+	if err := svc.RecordEvents(ctx, recorder, evs); err != nil {
 		t.Fatal(err)
 	}
 	breakdown := func(s *retrieval.Service, id string) retrieval.Breakdown {
@@ -426,7 +426,7 @@ func TestQueryLogSignal(t *testing.T) {
 	}
 
 	restarted := retrieval.New(st, emb, retrieval.Options{})
-	if err := restarted.RecordEvents(ctx, access.Caller{}, []retrieval.Event{{ToolID: "b.tool", Query: "zebra herd", Success: true}}); err != nil {
+	if err := restarted.RecordEvents(ctx, recorder, []retrieval.Event{{ToolID: "b.tool", Query: "zebra herd", Success: true}}); err != nil {
 		t.Fatal(err)
 	}
 	got := breakdown(restarted, "b.tool")
@@ -470,7 +470,7 @@ func TestMemoryFollowsTheStore(t *testing.T) {
 	}
 	// Another replica records an event; a worker writes one straight to the
 	// store, without an embedding, as the execute activity does.
-	if err := other.RecordEvents(ctx, access.Caller{}, []retrieval.Event{{ToolID: "b.tool", Query: "track the zebra migration", Success: true}}); err != nil {
+	if err := other.RecordEvents(ctx, recorder, []retrieval.Event{{ToolID: "b.tool", Query: "track the zebra migration", Success: true}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.RecordUsage(ctx, []graph.UsageEvent{{ToolID: "b.tool", Query: "zebra herds on the move", Success: true, At: now}}); err != nil {
@@ -609,7 +609,7 @@ func TestYoungQueryLogDoesNotSwamp(t *testing.T) {
 	}
 	svc, _ := newService(t, retrieval.Options{}, ms...)
 	ctx := context.Background()
-	if err := svc.RecordEvents(ctx, access.Caller{}, []retrieval.Event{{ToolID: "files.convert", Query: "convert this report", Success: true}}); err != nil {
+	if err := svc.RecordEvents(ctx, recorder, []retrieval.Event{{ToolID: "files.convert", Query: "convert this report", Success: true}}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := svc.Search(ctx, retrieval.Query{Text: "convert money between currencies with exchange rates"})
@@ -644,7 +644,7 @@ func TestLearnedPairings(t *testing.T) {
 		{ToolID: "trip.car", SessionID: "s1", Success: true, At: t0.Add(2 * time.Hour)}, // too late to pair
 		{ToolID: "trip.car", SessionID: "s2", Success: true, At: t0},                    // another session
 	}
-	if err := svc.RecordEvents(ctx, access.Caller{}, evs); err != nil {
+	if err := svc.RecordEvents(ctx, recorder, evs); err != nil {
 		t.Fatal(err)
 	}
 	rel, err := svc.Related(ctx, "trip.flight", retrieval.RelPairings, 5, access.Caller{})
@@ -655,7 +655,7 @@ func TestLearnedPairings(t *testing.T) {
 		t.Fatalf("pairings of trip.flight: %+v", rel)
 	}
 	// Recording the same session's hotel again, later, strengthens the pair.
-	if err := svc.RecordEvents(ctx, access.Caller{}, []retrieval.Event{{ToolID: "trip.flight", SessionID: "s1", Success: true, At: t0.Add(3 * time.Minute)}}); err != nil {
+	if err := svc.RecordEvents(ctx, recorder, []retrieval.Event{{ToolID: "trip.flight", SessionID: "s1", Success: true, At: t0.Add(3 * time.Minute)}}); err != nil {
 		t.Fatal(err)
 	}
 	again, err := svc.Related(ctx, "trip.hotel", retrieval.RelPairings, 5, access.Caller{})
@@ -762,3 +762,6 @@ func TestPhraseScoresWithoutScorer(t *testing.T) {
 		}
 	}
 }
+
+// recorder is a signed-in user: only such callers' uses teach the ranking.
+var recorder = access.Caller{UserID: "recorder", Level: "user"}

@@ -44,29 +44,29 @@ func runRetrain(t *testing.T, in RetrainInput, cur, cand retrain.Figures) (Retra
 }
 
 func TestRetrainKeepsACandidateNoBetter(t *testing.T) {
-	cur := retrain.Figures{R1: 0.5, R5: 0.8, MRR: 0.6, N: 40}
-	r, c := runRetrain(t, RetrainInput{}, cur, retrain.Figures{R1: 0.5, R5: 0.8, MRR: 0.605, N: 40})
+	cur := retrain.Figures{R1: 0.5, R5: 0.8, MRR: 0.6, N: 40, Tools: 5}
+	r, c := runRetrain(t, RetrainInput{}, cur, retrain.Figures{R1: 0.5, R5: 0.8, MRR: 0.605, N: 40, Tools: 5})
 	if r.Promoted || c.Promote || r.Status != retrain.StatusRejected || r.Stage != RetrainDone || c.Gate.Margin != retrain.DefaultMargin {
 		t.Fatalf("result %+v, conclude %+v", r, c)
 	}
 }
 
 func TestRetrainPromotesACandidateBetterByTheMargin(t *testing.T) {
-	cur := retrain.Figures{R1: 0.5, R5: 0.8, MRR: 0.6, N: 40}
-	r, c := runRetrain(t, RetrainInput{Gate: retrain.Gate{Margin: 0.05}}, cur, retrain.Figures{R1: 0.6, R5: 0.85, MRR: 0.66, N: 40})
-	if !r.Promoted || !c.Promote || c.ID != "rv-1" || r.Status != retrain.StatusPromoted || *r.Candidate != (retrain.Figures{R1: 0.6, R5: 0.85, MRR: 0.66, N: 40}) {
+	cur := retrain.Figures{R1: 0.5, R5: 0.8, MRR: 0.6, N: 40, Tools: 5}
+	r, c := runRetrain(t, RetrainInput{Gate: retrain.Gate{Margin: 0.05}}, cur, retrain.Figures{R1: 0.6, R5: 0.85, MRR: 0.66, N: 40, Tools: 5})
+	if !r.Promoted || !c.Promote || c.ID != "rv-1" || r.Status != retrain.StatusPromoted || *r.Candidate != (retrain.Figures{R1: 0.6, R5: 0.85, MRR: 0.66, N: 40, Tools: 5}) {
 		t.Fatalf("result %+v, conclude %+v", r, c)
 	}
 	// The same candidate under a stricter margin stays out.
-	r, c = runRetrain(t, RetrainInput{Gate: retrain.Gate{Margin: 0.1}}, cur, retrain.Figures{R1: 0.6, R5: 0.85, MRR: 0.66, N: 40})
+	r, c = runRetrain(t, RetrainInput{Gate: retrain.Gate{Margin: 0.1}}, cur, retrain.Figures{R1: 0.6, R5: 0.85, MRR: 0.66, N: 40, Tools: 5})
 	if r.Promoted || c.Promote {
 		t.Fatalf("margin 0.1: result %+v", r)
 	}
 }
 
 func TestRetrainKeepsCurrentOnTooFewHeldOut(t *testing.T) {
-	cur := retrain.Figures{R1: 0.2, R5: 0.4, MRR: 0.3, N: 5}
-	r, c := runRetrain(t, RetrainInput{}, cur, retrain.Figures{R1: 1, R5: 1, MRR: 1, N: 5})
+	cur := retrain.Figures{R1: 0.2, R5: 0.4, MRR: 0.3, N: 5, Tools: 5}
+	r, c := runRetrain(t, RetrainInput{}, cur, retrain.Figures{R1: 1, R5: 1, MRR: 1, N: 5, Tools: 5})
 	if r.Promoted || c.Promote || c.Reason == "" || r.Reason != c.Reason {
 		t.Fatalf("result %+v, conclude %+v", r, c)
 	}

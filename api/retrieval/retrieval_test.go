@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -227,17 +228,49 @@ func TestBestEventsAndSessionStrategy(t *testing.T) {
 	if len(d.Ranked) == 0 || d.Ranked[0].Tool.ID != "restaurant.reserve_table" || d.Ranked[0].Breakdown["history"]["norm"] != 1 {
 		t.Fatalf("session strategy ranked %v", d.all())
 	}
-	code, env = do(t, srv, http.MethodPost, "/api/v1/tools/usage/batch", nil, map[string]any{"events": []map[string]any{{"toolId": "ghost", "success": true}}})
+	user := map[string]string{"X-Test-User": "u2", "X-Test-Level": "user"}
+	code, env = do(t, srv, http.MethodPost, "/api/v1/tools/usage/batch", user, map[string]any{"events": []map[string]any{{"toolId": "ghost", "success": true}}})
 	if code != http.StatusUnprocessableEntity {
 		t.Fatalf("unknown tool in batch: %d %+v", code, env.Error)
 	}
-	code, env = do(t, srv, http.MethodPost, "/api/v1/tools/usage/batch", nil, map[string]any{"events": []map[string]any{{"toolId": "airline.book_seat", "sessionId": "s2", "query": "fly", "success": true, "bogus": 1}}})
+	code, env = do(t, srv, http.MethodPost, "/api/v1/tools/usage/batch", user, map[string]any{"events": []map[string]any{{"toolId": "airline.book_seat", "sessionId": "s2", "query": "fly", "success": true, "bogus": 1}}})
 	if code != http.StatusBadRequest || env.Error.Fields[0].Path != "bogus" {
 		t.Fatalf("unknown field: %d %+v", code, env.Error)
 	}
-	code, _ = do(t, srv, http.MethodPost, "/api/v1/tools/usage/batch", nil, map[string]any{"events": []map[string]any{{"toolId": "airline.book_seat", "sessionId": "s2", "query": "fly", "success": true}}})
+	code, _ = do(t, srv, http.MethodPost, "/api/v1/tools/usage/batch", user, map[string]any{"events": []map[string]any{{"toolId": "airline.book_seat", "sessionId": "s2", "query": "fly", "success": true}}})
 	if code != http.StatusAccepted {
 		t.Fatalf("batch: %d", code)
+	}
+}
+
+// TestEventsAreAUsersOwnBoundedUse: a guest's reported uses teach
+// nothing (403), a non-admin records at most retrieval.MaxCallerEvents a
+// call (an admin imports more), and an event dated in the future is
+// refused naming its field.
+func TestEventsAreAUsersOwnBoundedUse(t *testing.T) {
+	srv, _ := server(t, retrievaltest.Reservation()...)
+	ev := map[string]any{"toolId": "airline.book_seat", "query": "fly", "success": true}
+	code, env := do(t, srv, http.MethodPost, "/api/v1/tools/usage/batch", map[string]string{"X-Test-User": "g", "X-Test-Level": "guest"}, map[string]any{"events": []any{ev}})
+	if code != http.StatusForbidden || !strings.Contains(env.Error.Message, "level user") {
+		t.Fatalf("a guest's events: %d %+v", code, env.Error)
+	}
+	many := make([]any, retrieval.MaxCallerEvents+1)
+	for i := range many {
+		many[i] = ev
+	}
+	user := map[string]string{"X-Test-User": "u", "X-Test-Level": "user"}
+	code, env = do(t, srv, http.MethodPost, "/api/v1/tools/usage/batch", user, map[string]any{"events": many})
+	if code != http.StatusBadRequest || env.Error.Fields[0].Path != "events" {
+		t.Fatalf("%d events from a user: %d %+v", len(many), code, env.Error)
+	}
+	code, env = do(t, srv, http.MethodPost, "/api/v1/tools/usage/batch", map[string]string{"X-Test-User": "a", "X-Test-Level": "admin"}, map[string]any{"events": many})
+	if code != http.StatusAccepted {
+		t.Fatalf("%d events from an admin: %d %+v", len(many), code, env.Error)
+	}
+	future := map[string]any{"toolId": "airline.book_seat", "query": "fly", "success": true, "at": time.Now().Add(24 * time.Hour).Format(time.RFC3339)}
+	code, env = do(t, srv, http.MethodPost, "/api/v1/tools/usage/batch", user, map[string]any{"events": []any{ev, future}})
+	if code != http.StatusUnprocessableEntity || len(env.Error.Fields) != 1 || env.Error.Fields[0].Path != "events[1].at" {
+		t.Fatalf("an event dated tomorrow: %d %+v", code, env.Error)
 	}
 }
 

@@ -14,15 +14,23 @@ const (
 	// DefaultMinHeldOut is the fewest held-out queries a decision to
 	// promote may rest on.
 	DefaultMinHeldOut = 20
+	// DefaultMinTools is the fewest distinct tools the held-out queries
+	// must have been served by: a replay of one or two tools' uses (a
+	// burst of one kind of traffic, or one caller reporting uses of a tool
+	// to pull it into other searches) says nothing of the ranking as a
+	// whole.
+	DefaultMinTools = 3
 )
 
 // Gate is the promotion rule: a candidate is promoted only when the
-// replay had at least MinHeldOut queries, its MRR beats the current
+// replay had at least MinHeldOut queries served by at least MinTools
+// distinct tools, its MRR beats the current
 // model's by at least Margin, and neither its R@1 nor its R@5 is lower.
 // Anything else keeps the current model: learning must never hurt.
 type Gate struct {
 	Margin     float64 `json:"margin"`
 	MinHeldOut int     `json:"minHeldOut"`
+	MinTools   int     `json:"minTools"`
 }
 
 // WithDefaults fills zero fields with the defaults.
@@ -32,6 +40,9 @@ func (g Gate) WithDefaults() Gate {
 	}
 	if g.MinHeldOut <= 0 {
 		g.MinHeldOut = DefaultMinHeldOut
+	}
+	if g.MinTools <= 0 {
+		g.MinTools = DefaultMinTools
 	}
 	return g
 }
@@ -43,6 +54,8 @@ func (g Gate) Decide(current, candidate Figures) (bool, string) {
 	switch {
 	case candidate.N < g.MinHeldOut:
 		return false, fmt.Sprintf("not enough held-out queries: %d, the gate needs %d; the current model stays", candidate.N, g.MinHeldOut)
+	case candidate.Tools < g.MinTools:
+		return false, fmt.Sprintf("the held-out queries were served by %d tools, the gate needs %d; the current model stays", candidate.Tools, g.MinTools)
 	case candidate.MRR < current.MRR+g.Margin:
 		return false, fmt.Sprintf("no better by the margin: MRR %.4f vs current %.4f (needs +%.4f); the current model stays", candidate.MRR, current.MRR, g.Margin)
 	case candidate.R1 < current.R1 || candidate.R5 < current.R5:
@@ -60,6 +73,9 @@ func (g Gate) Validate() error {
 	}
 	if g.MinHeldOut < 0 || g.MinHeldOut > 1_000_000 {
 		return fault.Invalid("gate.minHeldOut", "must be between 0 and 1000000 (0 takes %d), got %d", DefaultMinHeldOut, g.MinHeldOut)
+	}
+	if g.MinTools < 0 || g.MinTools > 1_000_000 {
+		return fault.Invalid("gate.minTools", "must be between 0 and 1000000 (0 takes %d), got %d", DefaultMinTools, g.MinTools)
 	}
 	return nil
 }

@@ -18,19 +18,20 @@ import (
 
 func TestGateDecide(t *testing.T) {
 	g := Gate{Margin: 0.01, MinHeldOut: 20}
-	cur := Figures{R1: 0.5, R5: 0.8, MRR: 0.6, N: 40}
+	cur := Figures{R1: 0.5, R5: 0.8, MRR: 0.6, N: 40, Tools: 5}
 	for _, c := range []struct {
 		name string
 		cand Figures
 		want bool
 		why  string
 	}{
-		{"no better", Figures{R1: 0.5, R5: 0.8, MRR: 0.6, N: 40}, false, "no better"},
-		{"better below the margin", Figures{R1: 0.5, R5: 0.8, MRR: 0.605, N: 40}, false, "no better"},
-		{"worse", Figures{R1: 0.4, R5: 0.7, MRR: 0.5, N: 40}, false, "no better"},
-		{"better by the margin", Figures{R1: 0.55, R5: 0.8, MRR: 0.61, N: 40}, true, "better"},
-		{"too few held out", Figures{R1: 1, R5: 1, MRR: 1, N: 19}, false, "not enough held-out queries"},
-		{"better MRR, worse R@5", Figures{R1: 0.7, R5: 0.75, MRR: 0.7, N: 40}, false, "fall below"},
+		{"no better", Figures{R1: 0.5, R5: 0.8, MRR: 0.6, N: 40, Tools: 5}, false, "no better"},
+		{"better below the margin", Figures{R1: 0.5, R5: 0.8, MRR: 0.605, N: 40, Tools: 5}, false, "no better"},
+		{"worse", Figures{R1: 0.4, R5: 0.7, MRR: 0.5, N: 40, Tools: 5}, false, "no better"},
+		{"better by the margin", Figures{R1: 0.55, R5: 0.8, MRR: 0.61, N: 40, Tools: 5}, true, "better"},
+		{"too few held out", Figures{R1: 1, R5: 1, MRR: 1, N: 19, Tools: 5}, false, "not enough held-out queries"},
+		{"one tool's queries", Figures{R1: 1, R5: 1, MRR: 1, N: 400, Tools: 1}, false, "served by 1 tools"},
+		{"better MRR, worse R@5", Figures{R1: 0.7, R5: 0.75, MRR: 0.7, N: 40, Tools: 5}, false, "fall below"},
 	} {
 		got, why := g.Decide(cur, c.cand)
 		if got != c.want || !strings.Contains(why, c.why) {
@@ -38,10 +39,10 @@ func TestGateDecide(t *testing.T) {
 		}
 	}
 	// Zero fields take the defaults.
-	if d := (Gate{}).WithDefaults(); d.Margin != DefaultMargin || d.MinHeldOut != DefaultMinHeldOut {
+	if d := (Gate{}).WithDefaults(); d.Margin != DefaultMargin || d.MinHeldOut != DefaultMinHeldOut || d.MinTools != DefaultMinTools {
 		t.Fatalf("defaults: %+v", d)
 	}
-	if ok, _ := (Gate{}).Decide(cur, Figures{R1: 1, R5: 1, MRR: 1, N: DefaultMinHeldOut - 1}); ok {
+	if ok, _ := (Gate{}).Decide(cur, Figures{R1: 1, R5: 1, MRR: 1, N: DefaultMinHeldOut - 1, Tools: 5}); ok {
 		t.Fatal("the default gate promoted on too few held-out queries")
 	}
 }

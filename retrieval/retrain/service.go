@@ -431,6 +431,11 @@ func (s *Service) replay(ctx context.Context, v *view, m *retrieval.Model, held 
 		served[k][e.ToolID] = true
 	}
 	var f Figures
+	tools := map[string]bool{}
+	for _, e := range held {
+		tools[e.ToolID] = true
+	}
+	f.Tools = len(tools)
 	for _, k := range order {
 		hits, _, err := svc.Rank(ctx, retrieval.Query{Text: text[k], MaxTools: MaxRank, Caller: caller})
 		if err != nil {

@@ -36,6 +36,8 @@ type Figures struct {
 	R5  float64 `json:"r5"`
 	MRR float64 `json:"mrr"`
 	N   int     `json:"n"`
+	// Tools counts the distinct tools that served the replayed queries.
+	Tools int `json:"tools"`
 }
 
 // Counts say what a candidate was trained on.
