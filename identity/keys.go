@@ -155,7 +155,7 @@ func (s *KeyService) Create(ctx context.Context, creator Principal, req NewKey) 
 // manages keys at or below its own level only.
 func mayManage(p Principal, level, verb string) error {
 	if access.LevelRank(level) > access.LevelRank(p.Level) {
-		return fmt.Errorf("level: a %s may not %s a %s key: %w", p.Level, verb, level, fault.ErrForbidden)
+		return fmt.Errorf("level: %s may not %s %s key: %w", article(p.Level), verb, article(level), fault.ErrForbidden)
 	}
 	return nil
 }
@@ -301,4 +301,12 @@ func newSecret() (id, secret string, err error) {
 	}
 	id = "k" + hex.EncodeToString(idb[:])
 	return id, SecretPrefix + id + "_" + base64.RawURLEncoding.EncodeToString(body[:]), nil
+}
+
+// article puts "a" or "an" before a level's name ("an admin", "a user").
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an " + word
+	}
+	return "a " + word
 }
