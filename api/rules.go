@@ -92,6 +92,7 @@ var Rules = []RouteRule{
 	// The learned ranking model's versions (retrieval/retrain).
 	{"GET", "/api/v1/admin/ranking/versions", identity.RuleAdmin, "", false},
 	{"POST", "/api/v1/admin/ranking/retrain", identity.RuleAdmin, "", true},
+	{"GET", "/api/v1/admin/ranking/retrain/:id", identity.RuleAdmin, "", false},
 	{"POST", "/api/v1/admin/ranking/versions/:id/rollback", identity.RuleAdmin, "", true},
 	{"GET", "/api/v1/whoami", identity.RulePublic, "", false},
 

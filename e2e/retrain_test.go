@@ -77,6 +77,18 @@ func TestRetrainOnDemand(t *testing.T) {
 	if res.Stage != workflows.RetrainDone || res.Counts.Events != 150 || res.Counts.HeldOut != 30 || res.Candidate.N != 30 {
 		t.Fatalf("result: %+v", res)
 	}
+	// The answer's statusUrl reports the same outcome, as does "latest";
+	// a run id that is not one is the caller's mistake.
+	for _, u := range []string{started.StatusURL, "/api/v1/admin/ranking/retrain/latest"} {
+		var got workflows.RetrainResult
+		if code := e.do(http.MethodGet, u, nil, nil, &got); code != http.StatusOK || got.Stage != workflows.RetrainDone ||
+			got.Version != res.Version || got.Promoted != res.Promoted || got.Reason != res.Reason {
+			t.Fatalf("GET %s: HTTP %d %+v; want the run's result %+v", u, code, got, res)
+		}
+	}
+	if code := e.do(http.MethodGet, "/api/v1/admin/ranking/retrain/nope", nil, nil, nil); code != http.StatusBadRequest {
+		t.Fatalf("progress of a bogus run id: HTTP %d", code)
+	}
 	if want, _ := res.Gate.Decide(*res.Current, *res.Candidate); want != res.Promoted {
 		t.Fatalf("promoted = %v, the gate says %v", res.Promoted, want)
 	}

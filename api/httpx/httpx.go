@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -258,6 +259,23 @@ func CheckID(field, id string) error {
 		}
 	}
 	return nil
+}
+
+// runIDRe matches a Temporal run id: a UUID in its canonical form.
+var runIDRe = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// RunID reads a run-progress path parameter: "latest" (returned as "",
+// Temporal's latest run) or a Temporal run id. Temporal refuses a run id
+// that is not a UUID as an invalid argument; that is the caller's mistake,
+// so it is a fault.ErrMalformed error naming field, saying what.
+func RunID(field, id, what string) (string, error) {
+	switch {
+	case id == "latest":
+		return "", nil
+	case !runIDRe.MatchString(id):
+		return "", fault.Malformed(field, "must be \"latest\" or a %s run id (a UUID, as in statusUrl), got %q", what, id)
+	}
+	return id, nil
 }
 
 // CheckPathIDs checks every named parameter of the matched route (":id",

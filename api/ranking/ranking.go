@@ -6,7 +6,8 @@
 // Routes, under /api/v1:
 //
 //	GET  /admin/ranking/versions                 limit ≤ 200 → versions newest first, with figures, and the promoted id ("none": the baseline)
-//	POST /admin/ranking/retrain                  {"options", "gate"} (optional) → 202 with the run's ids; 409 while one runs
+//	POST /admin/ranking/retrain                  {"options", "gate"} (optional) → 202 with the run's ids and statusUrl; 409 while one runs
+//	GET  /admin/ranking/retrain/:id              an on-demand retrain's progress (a run id, or "latest"): stage, version, figures, decision
 //	POST /admin/ranking/versions/:id/rollback    promote that version, or "none" for the baseline
 package ranking
 
@@ -19,6 +20,7 @@ import (
 	"github.com/gin-gonic/gin"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/toolsmith/toolsmith/api/httpx"
 	"github.com/toolsmith/toolsmith/fulfil"
@@ -27,9 +29,10 @@ import (
 	"github.com/toolsmith/toolsmith/workflows"
 )
 
-// Starter starts workflows (a Temporal client).
+// Starter starts workflows and queries their progress (a Temporal client).
 type Starter interface {
 	ExecuteWorkflow(ctx context.Context, options client.StartWorkflowOptions, workflow any, args ...any) (client.WorkflowRun, error)
+	QueryWorkflow(ctx context.Context, workflowID, runID, queryType string, args ...any) (converter.EncodedValue, error)
 }
 
 // Handlers serves the ranking routes.
@@ -56,6 +59,7 @@ func New(svc *retrain.Service, temporal Starter, taskQueue string) *Handlers {
 func (h *Handlers) Mount(v1 *gin.RouterGroup) {
 	v1.GET("/admin/ranking/versions", h.list)
 	v1.POST("/admin/ranking/retrain", h.retrain)
+	v1.GET("/admin/ranking/retrain/:id", h.progress)
 	v1.POST("/admin/ranking/versions/:id/rollback", h.rollback)
 }
 
@@ -90,6 +94,9 @@ func (h *Handlers) list(c *gin.Context) {
 type Started struct {
 	ID    string `json:"id"`
 	RunID string `json:"runId"`
+	// StatusURL answers the run's progress (GET), and its outcome once
+	// done.
+	StatusURL string `json:"statusUrl"`
 }
 
 func (h *Handlers) retrain(c *gin.Context) {
@@ -128,7 +135,33 @@ func (h *Handlers) retrain(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
-	httpx.OK(c, http.StatusAccepted, Started{ID: run.GetID(), RunID: run.GetRunID()})
+	httpx.OK(c, http.StatusAccepted, Started{ID: run.GetID(), RunID: run.GetRunID(), StatusURL: "/api/v1/admin/ranking/retrain/" + run.GetRunID()})
+}
+
+// progress answers GET /admin/ranking/retrain/:id with the on-demand
+// retrain's RetrainResult so far: its stage ("done" at the end), the
+// candidate version, both figures and the gate's decision.
+func (h *Handlers) progress(c *gin.Context) {
+	runID, err := httpx.RunID("id", c.Param("id"), "retrain")
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	if h.temporal == nil {
+		httpx.Error(c, fmt.Errorf("ranking: no Temporal client to ask: %w", fault.ErrUnavailable))
+		return
+	}
+	v, err := h.temporal.QueryWorkflow(c.Request.Context(), workflows.RetrainWorkflowID, runID, workflows.RetrainQuery)
+	if err != nil {
+		httpx.Error(c, fulfil.TemporalError("retrain progress", err))
+		return
+	}
+	var r workflows.RetrainResult
+	if err := v.Get(&r); err != nil {
+		httpx.Error(c, fmt.Errorf("ranking: decode retrain progress: %w", err))
+		return
+	}
+	httpx.OK(c, http.StatusOK, r)
 }
 
 // RolledBack is the answer of a rollback.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
 
 	"github.com/gin-gonic/gin"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -18,9 +17,6 @@ import (
 
 // ReindexWorkflowID is the id of the reindex run; one runs at a time.
 const ReindexWorkflowID = "tools-reindex"
-
-// runIDRe matches a Temporal run id: a UUID in its canonical form.
-var runIDRe = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 // reindexStarted is the answer of POST /tools/admin/reindex.
 type reindexStarted struct {
@@ -69,14 +65,9 @@ func (h *Handler) startReindex(c *gin.Context) {
 // reindexProgress answers GET /tools/admin/reindex/:id (a run id, or
 // "latest") with the run's progress: done, failed, total and status.
 func (h *Handler) reindexProgress(c *gin.Context) {
-	runID := c.Param("id")
-	switch {
-	case runID == "latest":
-		runID = ""
-	case !runIDRe.MatchString(runID):
-		// Temporal refuses a run id that is not a UUID as an invalid
-		// argument; it is the caller's mistake, not a server fault.
-		httpx.Error(c, fault.Malformed("id", "must be \"latest\" or a reindex run id (a UUID, as in statusUrl), got %q", runID))
+	runID, err := httpx.RunID("id", c.Param("id"), "reindex")
+	if err != nil {
+		httpx.Error(c, err)
 		return
 	}
 	v, err := h.temporal.QueryWorkflow(c.Request.Context(), ReindexWorkflowID, runID, workflows.ReindexQuery)
