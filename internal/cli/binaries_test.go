@@ -56,12 +56,12 @@ func TestProductionCommandSet(t *testing.T) {
 	}
 	var help bytes.Buffer
 	run(context.Background(), []string{"--help"}, &env{stdout: &help, stderr: &help, lookupEnv: func(string) (string, bool) { return "", false }})
-	for _, absent := range []string{"toolsmith dev ", "toolsmith bench ", "toolsmith eval "} {
+	for _, absent := range []string{"toolsmith-server dev ", "toolsmith-server bench ", "toolsmith-server eval "} {
 		if strings.Contains(help.String(), absent) {
 			t.Errorf("production help lists %q:\n%s", absent, help.String())
 		}
 	}
-	if !strings.Contains(help.String(), "toolsmith worker ") {
+	if !strings.Contains(help.String(), "toolsmith-server worker ") {
 		t.Errorf("production help lacks worker:\n%s", help.String())
 	}
 }

@@ -53,10 +53,14 @@ func exitCode(e *env, cmd *cobra.Command, err error) int {
 // newRoot builds the command tree from the commands table.
 func newRoot(e *env) *cobra.Command {
 	cmds := commands(e.devTemporal != nil)
+	name := "toolsmith"
+	if e.devTemporal == nil {
+		name = "toolsmith-server" // the production binary (cmd/toolsmith-server)
+	}
 	root := &cobra.Command{
-		Use:           "toolsmith",
+		Use:           name,
 		Short:         "Toolsmith: ask for a capability by intent",
-		Long:          rootLong(cmds),
+		Long:          rootLong(name, cmds),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Args:          unknownCommand,
@@ -77,17 +81,17 @@ func newRoot(e *env) *cobra.Command {
 }
 
 // rootLong is the root help: every command with its summary, in columns.
-func rootLong(cmds []command) string {
+func rootLong(name string, cmds []command) string {
 	width := 0
 	for _, c := range cmds {
 		width = max(width, len(c.name))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "toolsmith %s: ask for a capability by intent.\n\nCommands:\n", version)
+	fmt.Fprintf(&b, "%s %s: ask for a capability by intent.\n\nCommands:\n", name, version)
 	for _, c := range cmds {
-		fmt.Fprintf(&b, "  toolsmith %-*s  %s\n", width, c.name, c.summary)
+		fmt.Fprintf(&b, "  %s %-*s  %s\n", name, width, c.name, c.summary)
 	}
-	fmt.Fprintf(&b, "  toolsmith %-*s  %s\n", width, "completion", "print a shell completion script (bash, zsh, fish, powershell)")
+	fmt.Fprintf(&b, "  %s %-*s  %s\n", name, width, "completion", "print a shell completion script (bash, zsh, fish, powershell)")
 	fmt.Fprintf(&b, "\nFlags may come before or after arguments. Every configuration flag also reads %s<NAME> from the\n"+
 		"environment (--data-dir: %s); a flag wins over its variable, which wins over the default.", config.EnvPrefix, config.EnvName("data-dir"))
 	return b.String()

@@ -454,7 +454,7 @@ func (c *Config) Register(fs *pflag.FlagSet, groups Flags) {
 	}
 	if groups&FlagsTemporal != 0 {
 		fs.StringVar(&c.Temporal.Addr, "temporal-addr", c.Temporal.Addr, "Temporal frontend host:port (dev: where the in-process server listens; others: what they dial; also TEMPORAL_ADDRESS)")
-		fs.StringVar(&c.Temporal.UIAddr, "ui-addr", c.Temporal.UIAddr, "dev: where the Temporal Web UI listens (empty: no UI)")
+		fs.StringVar(&c.Temporal.UIAddr, "ui-addr", c.Temporal.UIAddr, "where the development Temporal Web UI listens (toolsmith dev only; empty: no UI)")
 		fs.StringVar(&c.Temporal.UIURL, "ui-url", c.Temporal.UIURL, "api/worker: base URL of the Temporal Web UI, for links to runs")
 		fs.StringVar(&c.Temporal.Namespace, "temporal-namespace", c.Temporal.Namespace, "Temporal namespace (also TEMPORAL_NAMESPACE)")
 		fs.StringVar(&c.Temporal.TLSCert, "temporal-tls-cert", c.Temporal.TLSCert, "client certificate (PEM) for a TLS Temporal cluster")
