@@ -101,6 +101,8 @@ var Rules = []RouteRule{
 	{"GET", "/ui", identity.RulePublic, "", false},
 	{"GET", "/ui/*path", identity.RulePublic, "", false},
 	{"POST", "/ui/*path", identity.RulePublic, "", false},
+	// The console's icon, where browsers look for it.
+	{"GET", "/favicon.ico", identity.RulePublic, "", false},
 }
 
 // ruleIndex maps "METHOD path" to its row.

@@ -47,10 +47,15 @@ type browser struct {
 	ctx context.Context
 }
 
+// stepTimeout bounds one step (an approval builds and tests a wrapper).
+const stepTimeout = 150 * time.Second
+
 // do runs steps, failing the test with the page's text on error.
 func (b browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	if err := chromedp.Do(b.ctx, steps...); err != nil {
+	ctx, cancel := context.WithTimeout(b.ctx, stepTimeout) // a missing element fails the step, not the whole test's time
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
 		page, _ := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS("main")))
 		b.t.Fatalf("%s: %v\npage: %s", what, err, page)
 	}
@@ -110,6 +115,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	e.handlers = []api.Handler{
 		{Methods: []string{http.MethodGet}, Path: "/ui", Handler: console},
 		{Methods: []string{http.MethodGet, http.MethodPost}, Path: "/ui/*path", Handler: console},
+		{Methods: []string{http.MethodGet}, Path: "/favicon.ico", Handler: console},
 	}
 	// Health checks disable an API after one failed probe here, and raise
 	// the notification the console's re-enable button answers.
@@ -146,7 +152,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	if err := chromedp.Do(ctx); err != nil { // start the browser without a deadline (see chromedp.Run)
 		t.Fatalf("start Chromium: %v", err)
 	}
-	tctx, cancelT := context.WithTimeout(ctx, 5*time.Minute)
+	tctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancelT()
 	b := browser{t: t, ctx: tctx}
 	base := e.api.URL + "/ui"
@@ -209,10 +215,13 @@ func TestConsoleInABrowser(t *testing.T) {
 
 	// A user without the approver role sees the review but no approve button.
 	signIn(user)
-	b.do("user view", chromedp.Navigate(e.api.URL+reviewURL), chromedp.WaitVisible(chromedp.Search(`//h2[contains(., "Operations")]`)))
+	b.do("user view", chromedp.Navigate(e.api.URL+reviewURL), chromedp.WaitVisible(css("main h1")))
 	b.shot("console-review-user")
 	if eval[bool](b, `!!document.querySelector('#approve-submit')`) {
 		t.Fatal("a user without the approver role sees the approve button")
+	}
+	if text := b.text("main"); !strings.Contains(text, "Only approvers and admins") || strings.Contains(text, "Operations") {
+		t.Fatalf("a user's view of a review: %q", text)
 	}
 
 	// Approve through the dialog: a bad quota first, then a real policy.
@@ -231,12 +240,66 @@ func TestConsoleInABrowser(t *testing.T) {
 	if text := b.text("#approve p.error"); !strings.Contains(text, "Quota per day") {
 		t.Fatalf("bad quota message: %q", text)
 	}
-	b.do("approve", chromedp.SetValue(css("input[name=quotaPerDay]"), "100"),
+	if text := b.text("#approve p.error"); strings.Count(text, "Quota per day") != 1 {
+		t.Fatalf("bad quota message not said once: %q", text)
+	}
+	// A policy only the server refuses: its message appears once, under
+	// the field's name, and the form keeps what was typed.
+	b.do("bad budgets", chromedp.SetValue(css("input[name=quotaPerDay]"), "100"),
+		chromedp.SetValue(css("input[name=softBudget]"), "10"), chromedp.SetValue(css("input[name=hardBudget]"), "5"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('#approve p.error').forEach(e => e.remove())`), // wait for the new page's
+		chromedp.Click(css("#approve-submit")), chromedp.WaitVisible(css("#approve p.error")))
+	if text := eval[string](b, `document.querySelector('#approve').textContent`); strings.Count(text, "must not exceed hardBudget") != 1 {
+		t.Fatalf("the budget message is not said once: %q", text)
+	}
+	if v := eval[string](b, `document.querySelector('input[name=softBudget]').value`); v != "10" {
+		t.Fatalf("the form lost the soft budget: %q", v)
+	}
+	b.do("approve", chromedp.Evaluate[chromedp.Void](`document.querySelector('input[name=softBudget]').value = ''; document.querySelector('input[name=hardBudget]').value = ''`),
 		chromedp.SetValue(css("input[name=baseUrl]"), petAPI.URL+"/v1"),
 		chromedp.Click(css("#approve-submit")), chromedp.WaitVisible(css(".outcome")))
 	b.shot("console-approved")
 	if text := b.text(".outcome"); !strings.Contains(text, "onboarded") || !strings.Contains(text, "pet_clinic.") {
 		t.Fatalf("approve outcome: %q", text)
+	}
+	// Post/redirect/get: the approval left the browser on the review's
+	// own GET page, so a reload shows the outcome again and sends nothing
+	// (a second approval would be refused as "not pending").
+	if path := eval[string](b, `location.pathname`); path != reviewURL {
+		t.Fatalf("after approving the browser is at %s, want %s", path, reviewURL)
+	}
+	b.do("reload", chromedp.Reload(), chromedp.WaitVisible(css(".outcome")))
+	if errs := eval[string](b, `Array.from(document.querySelectorAll('p.error')).map(e => e.textContent).join(' | ')`); errs != "" {
+		t.Fatalf("a reload after the approval shows %q", errs)
+	}
+	if n := eval[int](b, `performance.getEntriesByType('navigation')[0].type === 'reload' ? 1 : 0`); n != 1 {
+		t.Fatal("the page was not reloaded")
+	}
+	// The new tools are links, and the onboarded operations are marked.
+	if n := eval[int](b, `document.querySelectorAll('.outcome a[href^="/ui/tools/pet_clinic."]').length`); n == 0 {
+		t.Fatal("the outcome's tool ids are not links")
+	}
+	if n := eval[int](b, `document.querySelectorAll('table.ops tr.onboarded a[href^="/ui/tools/pet_clinic."]').length`); n == 0 {
+		t.Fatal("no onboarded operation is marked and linked")
+	}
+	// Nothing is clipped at 1280 px: the operations table fits its card.
+	if clipped := eval[bool](b, `(() => { const s = document.querySelector('table.ops').parentElement; return s.scrollWidth > s.clientWidth + 1 })()`); clipped {
+		t.Fatal("the operations table is clipped at 1280 px")
+	}
+	toolURL := eval[string](b, `document.querySelector('.outcome a[href^="/ui/tools/"]').pathname`)
+	b.do("tool page", chromedp.Navigate(e.api.URL+toolURL), chromedp.WaitVisible(css("pre.manifest")))
+	b.shot("console-tool")
+	if wide := eval[bool](b, `(() => { const p = document.querySelector('pre.manifest'); return p.scrollWidth > p.clientWidth + 1 })()`); wide {
+		t.Fatal("the manifest scrolls sideways")
+	}
+	// An unknown review says so, and what to do next, without an empty page under it.
+	b.do("unknown review", chromedp.Navigate(base+"/reviews/airlock-0000000000000000"), chromedp.WaitVisible(css("main h1")))
+	if h1, ops := b.text("main h1"), eval[bool](b, `!!document.querySelector('table.ops')`); h1 != "No such review" || ops {
+		t.Fatalf("unknown review: %q, operations table %v", h1, ops)
+	}
+	// The browser's icon is there.
+	if resp, err := http.Get(e.api.URL + "/favicon.ico"); err != nil || resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "image/svg") {
+		t.Fatalf("favicon: %v %v", resp, err)
 	}
 
 	// The new tools are found in search, with their score bars.
@@ -289,6 +352,9 @@ func TestConsoleInABrowser(t *testing.T) {
 		chromedp.WaitVisible(css("#reject p.error")),
 		chromedp.SendKeys(css("#reason"), "rates must come from the treasury"), chromedp.Click(css("#reject-submit")),
 		chromedp.WaitVisible(css(".outcome")))
+	if path := eval[string](b, `location.pathname`); path != rejectURL {
+		t.Fatalf("after rejecting the browser is at %s, want %s", path, rejectURL)
+	}
 	b.shot("console-rejected")
 	if text := b.text(".outcome"); !strings.Contains(text, "rejected") {
 		t.Fatalf("reject outcome: %q", text)

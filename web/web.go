@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -68,6 +69,15 @@ type session struct {
 	csrf    string
 	who     identity.Principal
 	expires time.Time
+	// flash is what a POST left for the GET it redirected to (post/
+	// redirect/get): its outcome, its errors and the form to refill.
+	flash *flash
+}
+
+// flash is one POST's result, shown once by the page at path.
+type flash struct {
+	path string
+	data map[string]any
 }
 
 // Config configures the console.
@@ -106,6 +116,10 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "same-origin")
+	if r.URL.Path == "/favicon.ico" { // browsers ask the root for it
+		http.Redirect(w, r, "/ui/static/favicon.svg", http.StatusMovedPermanently)
+		return
+	}
 	path := strings.TrimPrefix(r.URL.Path, "/ui")
 	if strings.HasPrefix(path, "/static/") {
 		c.files.ServeHTTP(w, r)
@@ -145,7 +159,7 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case parts[0] == "reviews" && len(parts) == 1:
 		c.reviews(w, r, s)
 	case parts[0] == "reviews" && len(parts) == 2:
-		c.review(w, r, s, parts[1], nil, nil)
+		c.review(w, r, s, parts[1])
 	case parts[0] == "reviews" && len(parts) == 3 && r.Method == http.MethodPost && (parts[2] == "approve" || parts[2] == "reject"):
 		c.decide(w, r, s, parts[1], parts[2])
 	case parts[0] == "tools" && len(parts) == 1:
@@ -155,15 +169,16 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case parts[0] == "tools" && len(parts) == 3 && parts[2] == "enable" && r.Method == http.MethodPost:
 		c.enable(w, r, s, parts[1])
 	case parts[0] == "sources" && len(parts) == 1:
-		c.sources(w, r, s, nil)
+		c.sources(w, r, s)
 	case parts[0] == "sources" && len(parts) == 2 && r.Method == http.MethodPost:
 		c.sourceAction(w, r, s, parts[1])
 	case parts[0] == "notifications":
-		c.notifications(w, r, s, nil)
+		c.notifications(w, r, s)
 	case parts[0] == "gaps":
 		c.gaps(w, r, s)
 	default:
-		c.page(w, r, s, http.StatusNotFound, "error", map[string]any{"Message": "There is no page " + r.URL.Path + "."})
+		c.page(w, r, s, http.StatusNotFound, "error", map[string]any{"Title": "Page not found", "Message": "There is no page " + r.URL.Path + ".",
+			"Next": "Use the sections above, or start from the console's first page."})
 	}
 }
 
@@ -247,13 +262,20 @@ func (c *Console) signOut(w http.ResponseWriter, r *http.Request, s *session) {
 
 // call sends one request to the REST API with the session's key and
 // decodes the envelope's data into out; it returns the status and, on
-// failure, the API's message (with the fields it names).
+// failure, the API's message (each field it names once).
 func (c *Console) call(ctx context.Context, key, method, path string, body any, out any) (int, string) {
+	code, msgs := c.callAll(ctx, key, method, path, body, out)
+	return code, strings.Join(msgs, "; ")
+}
+
+// callAll is call with the failure's messages apart: one for each field
+// the API names (each once), or the API's one message.
+func (c *Console) callAll(ctx context.Context, key, method, path string, body any, out any) (int, []string) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return http.StatusInternalServerError, err.Error()
+			return http.StatusInternalServerError, []string{err.Error()}
 		}
 		rd = bytes.NewReader(b)
 	}
@@ -276,19 +298,26 @@ func (c *Console) call(ctx context.Context, key, method, path string, body any, 
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(rec.Body.Bytes(), &env); err != nil {
-		return rec.Code, fmt.Sprintf("unexpected answer (HTTP %d)", rec.Code)
+		return rec.Code, []string{fmt.Sprintf("unexpected answer (HTTP %d)", rec.Code)}
 	}
 	if env.Error != nil {
-		msg := env.Error.Message
-		for _, f := range env.Error.Fields {
-			msg += "; " + f.Path + ": " + f.Message
+		// A validation error's message already lists its fields: the
+		// fields, when there are any, are the whole story.
+		if len(env.Error.Fields) == 0 {
+			return rec.Code, []string{env.Error.Message}
 		}
-		return rec.Code, msg
+		var msgs []string
+		for _, f := range env.Error.Fields {
+			if m := f.Path + ": " + f.Message; !slices.Contains(msgs, m) {
+				msgs = append(msgs, m)
+			}
+		}
+		return rec.Code, msgs
 	}
 	if out != nil && len(env.Data) > 0 {
 		_ = json.Unmarshal(env.Data, out)
 	}
-	return rec.Code, ""
+	return rec.Code, nil
 }
 
 func (s *session) keyOrGuest() string {
@@ -305,6 +334,21 @@ func (c *Console) page(w http.ResponseWriter, r *http.Request, s *session, code 
 	}
 	data["Page"] = name
 	data["Session"] = s
+	if s != nil && r.Method == http.MethodGet {
+		c.mu.Lock()
+		f := s.flash
+		if f != nil && f.path == r.URL.Path {
+			s.flash = nil
+		} else {
+			f = nil
+		}
+		c.mu.Unlock()
+		if f != nil {
+			for k, v := range f.data {
+				data[k] = v
+			}
+		}
+	}
 	if s != nil {
 		data["CSRF"] = s.csrf
 		data["Who"] = s.who
@@ -319,6 +363,22 @@ func (c *Console) page(w http.ResponseWriter, r *http.Request, s *session, code 
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(code)
 	_, _ = w.Write(buf.Bytes())
+}
+
+// done ends a POST (post/redirect/get): it leaves data (the outcome, or
+// the errors and the form to refill) for the page at to, and redirects
+// there with 303, so a reload shows the page again and sends nothing.
+func (c *Console) done(w http.ResponseWriter, r *http.Request, s *session, to string, data map[string]any) {
+	if s != nil && len(data) > 0 {
+		path := to
+		if i := strings.IndexByte(path, '?'); i >= 0 {
+			path = path[:i]
+		}
+		c.mu.Lock()
+		s.flash = &flash{path: path, data: data}
+		c.mu.Unlock()
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
 func (c *Console) needSignIn(w http.ResponseWriter, r *http.Request, s *session) bool {
@@ -371,40 +431,55 @@ type outcome struct {
 	Warnings                        []string
 }
 
-func (c *Console) review(w http.ResponseWriter, r *http.Request, s *session, id string, result *outcome, formErr map[string]any) {
+func (c *Console) review(w http.ResponseWriter, r *http.Request, s *session, id string) {
 	if c.needSignIn(w, r, s) {
 		return
 	}
 	var st reviewState
 	code, msg := c.call(r.Context(), s.key, http.MethodGet, "/api/v1/tools/pending/"+url.PathEscape(id), nil, &st)
-	data := map[string]any{"ID": id, "State": st.State, "Error": msg, "Result": result}
-	for k, v := range formErr {
-		data[k] = v
+	if code >= 400 {
+		next := "Pick one from the list of reviews."
+		if code == http.StatusForbidden {
+			next = "Only approvers and admins see reviews; sign in with such a key."
+		}
+		c.page(w, r, s, code, "error", map[string]any{"Title": "No such review", "Message": msg, "Next": next,
+			"Back": "/ui/reviews", "BackLabel": "Pending reviews"})
+		return
 	}
-	status := okOr(code)
-	if formErr != nil {
-		status = http.StatusUnprocessableEntity
+	out := st.State.Outcome
+	ops := make([]reviewOp, 0, len(st.State.Review.Operations))
+	for _, o := range st.State.Review.Operations {
+		op := reviewOp{Name: o.Name, Method: o.Method, Path: o.Path, Summary: o.Summary, ToolID: st.State.Review.Slug + "." + o.Name}
+		op.Onboarded = out != nil && slices.Contains(out.ToolIDs, op.ToolID)
+		ops = append(ops, op)
 	}
-	c.page(w, r, s, status, "review", data)
+	c.page(w, r, s, http.StatusOK, "review", map[string]any{"ID": id, "State": st.State, "Ops": ops, "Outcome": out})
+}
+
+// reviewOp is one operation of a review, marked when it was onboarded.
+type reviewOp struct {
+	Name, Method, Path, Summary, ToolID string
+	Onboarded                           bool
 }
 
 func (c *Console) decide(w http.ResponseWriter, r *http.Request, s *session, id, verb string) {
 	if c.needSignIn(w, r, s) {
 		return
 	}
+	back := "/ui/reviews/" + url.PathEscape(id)
 	f := r.PostForm
 	var body map[string]any
 	if verb == "reject" {
 		reason := strings.TrimSpace(f.Get("reason"))
 		if reason == "" || len(reason) > 2000 {
-			c.review(w, r, s, id, nil, map[string]any{"RejectError": "Give a reason (1 to 2000 characters).", "Reason": reason})
+			c.done(w, r, s, back, map[string]any{"RejectError": "Give a reason (1 to 2000 characters).", "Reason": reason})
 			return
 		}
 		body = map[string]any{"reason": reason}
 	} else {
 		p, errs := policyFromForm(f)
 		if len(errs) > 0 {
-			c.review(w, r, s, id, nil, map[string]any{"ApproveErrors": errs, "Form": f})
+			c.done(w, r, s, back, map[string]any{"ApproveErrors": errs, "Form": f})
 			return
 		}
 		body = map[string]any{"policy": p}
@@ -412,17 +487,17 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request, s *session, id,
 	var res struct {
 		Outcome *outcome `json:"outcome"`
 	}
-	code, msg := c.call(r.Context(), s.key, http.MethodPost, "/api/v1/tools/pending/"+url.PathEscape(id)+"/"+verb+"?wait=2m", body, &res)
-	if code >= 400 {
-		key := "ApproveErrors"
-		if verb == "reject" {
-			c.review(w, r, s, id, nil, map[string]any{"RejectError": msg})
-			return
-		}
-		c.review(w, r, s, id, nil, map[string]any{key: []string{msg}, "Form": f})
-		return
+	code, msgs := c.callAll(r.Context(), s.key, http.MethodPost, "/api/v1/tools/pending/"+url.PathEscape(id)+"/"+verb+"?wait=2m", body, &res)
+	switch {
+	case code >= 400 && verb == "reject":
+		c.done(w, r, s, back, map[string]any{"RejectError": strings.Join(msgs, "; "), "Reason": f.Get("reason")})
+	case code >= 400:
+		c.done(w, r, s, back, map[string]any{"ApproveErrors": msgs, "Form": f})
+	case res.Outcome == nil:
+		c.done(w, r, s, back, map[string]any{"Flash": "Decision recorded; the review is still working on it. Reload this page to see its outcome."})
+	default:
+		c.done(w, r, s, back, nil)
 	}
-	c.review(w, r, s, id, res.Outcome, nil)
 }
 
 // policyFromForm reads the approve dialog; every field is checked here
@@ -568,7 +643,11 @@ func (c *Console) tool(w http.ResponseWriter, r *http.Request, s *session, id st
 	var t map[string]any
 	code, msg := c.call(r.Context(), s.keyOrGuest(), http.MethodGet, "/api/v1/tools/"+url.PathEscape(id), nil, &t)
 	if code >= 400 {
-		c.page(w, r, s, code, "error", map[string]any{"Message": msg})
+		next := "Search or browse the tools you may see."
+		if s == nil {
+			next = "Tools that need a key are hidden from guests: sign in, or search the public tools."
+		}
+		c.page(w, r, s, code, "error", map[string]any{"Title": "No such tool", "Message": msg, "Next": next, "Back": "/ui/tools", "BackLabel": "Tools"})
 		return
 	}
 	var hist struct {
@@ -589,7 +668,7 @@ func (c *Console) tool(w http.ResponseWriter, r *http.Request, s *session, id st
 		"Relationships": mv.Relationships, "Analytics": mv.Analytics})
 }
 
-func (c *Console) sources(w http.ResponseWriter, r *http.Request, s *session, flash map[string]any) {
+func (c *Console) sources(w http.ResponseWriter, r *http.Request, s *session) {
 	if c.needSignIn(w, r, s) {
 		return
 	}
@@ -601,52 +680,45 @@ func (c *Console) sources(w http.ResponseWriter, r *http.Request, s *session, fl
 		} `json:"sources"`
 	}
 	code, msg := c.call(r.Context(), s.key, http.MethodGet, "/api/v1/tools/sources", nil, &out)
-	data := map[string]any{"Sources": out.Sources, "Error": msg}
-	status := okOr(code)
-	for k, v := range flash {
-		data[k] = v
-		if k == "FormError" {
-			status = http.StatusUnprocessableEntity
-		}
-	}
-	c.page(w, r, s, status, "sources", data)
+	c.page(w, r, s, okOr(code), "sources", map[string]any{"Sources": out.Sources, "Error": msg})
 }
 
 func (c *Console) sourceAction(w http.ResponseWriter, r *http.Request, s *session, action string) {
 	if c.needSignIn(w, r, s) {
 		return
 	}
+	const back = "/ui/sources"
 	switch action {
 	case "add":
 		loc := strings.TrimSpace(r.PostFormValue("location"))
 		if loc == "" || len(loc) > 2000 {
-			c.sources(w, r, s, map[string]any{"FormError": "Give the spec's URL, file or folder (1 to 2000 characters).", "Location": loc})
+			c.done(w, r, s, back, map[string]any{"FormError": "Give the spec's URL, file or folder (1 to 2000 characters).", "Location": loc})
 			return
 		}
 		var res addedSource
 		code, msg := c.call(r.Context(), s.key, http.MethodPost, "/api/v1/tools/sources?wait=60s", map[string]any{"type": "openapi", "location": loc}, &res)
 		if code >= 400 {
-			c.sources(w, r, s, map[string]any{"FormError": msg, "Location": loc})
+			c.done(w, r, s, back, map[string]any{"FormError": msg, "Location": loc})
 			return
 		}
-		c.sources(w, r, s, res.flash())
+		c.done(w, r, s, back, res.flash())
 	case "scan":
 		code, msg := c.call(r.Context(), s.key, http.MethodPost, "/api/v1/tools/sources/scan", nil, nil)
 		if code >= 400 {
-			c.sources(w, r, s, map[string]any{"FormError": msg})
+			c.done(w, r, s, back, map[string]any{"FormError": msg})
 			return
 		}
-		c.sources(w, r, s, map[string]any{"Flash": "A scan of every source has started."})
+		c.done(w, r, s, back, map[string]any{"Flash": "A scan of every source has started."})
 	case "remove":
 		id := r.PostFormValue("id")
 		code, msg := c.call(r.Context(), s.key, http.MethodDelete, "/api/v1/tools/sources/"+url.PathEscape(id), nil, nil)
 		if code >= 400 {
-			c.sources(w, r, s, map[string]any{"FormError": msg})
+			c.done(w, r, s, back, map[string]any{"FormError": msg})
 			return
 		}
-		c.sources(w, r, s, map[string]any{"Flash": "Source removed."})
+		c.done(w, r, s, back, map[string]any{"Flash": "Source removed."})
 	default:
-		c.page(w, r, s, http.StatusNotFound, "error", map[string]any{"Message": "Unknown action " + action + "."})
+		c.page(w, r, s, http.StatusNotFound, "error", map[string]any{"Message": "Unknown action " + action + ".", "Back": back, "BackLabel": "Sources"})
 	}
 }
 
@@ -697,7 +769,7 @@ func (a addedSource) flash() map[string]any {
 	return out
 }
 
-func (c *Console) notifications(w http.ResponseWriter, r *http.Request, s *session, flash map[string]any) {
+func (c *Console) notifications(w http.ResponseWriter, r *http.Request, s *session) {
 	if c.needSignIn(w, r, s) {
 		return
 	}
@@ -708,11 +780,7 @@ func (c *Console) notifications(w http.ResponseWriter, r *http.Request, s *sessi
 		} `json:"notifications"`
 	}
 	code, msg := c.call(r.Context(), s.key, http.MethodGet, "/api/v1/notifications", nil, &out)
-	data := map[string]any{"Items": out.Notifications, "Error": msg}
-	for k, v := range flash {
-		data[k] = v
-	}
-	c.page(w, r, s, okOr(code), "notifications", data)
+	c.page(w, r, s, okOr(code), "notifications", map[string]any{"Items": out.Notifications, "Error": msg})
 }
 
 func (c *Console) enable(w http.ResponseWriter, r *http.Request, s *session, toolID string) {
@@ -724,10 +792,10 @@ func (c *Console) enable(w http.ResponseWriter, r *http.Request, s *session, too
 	}
 	code, msg := c.call(r.Context(), s.key, http.MethodPost, "/api/v1/tools/"+url.PathEscape(toolID)+"/enable", map[string]any{"reason": "re-enabled from the console"}, &out)
 	if code >= 400 {
-		c.notifications(w, r, s, map[string]any{"FormError": msg})
+		c.done(w, r, s, "/ui/notifications", map[string]any{"FormError": msg})
 		return
 	}
-	c.notifications(w, r, s, map[string]any{"Flash": "Re-enabled: " + strings.Join(out.Enabled, ", ")})
+	c.done(w, r, s, "/ui/notifications", map[string]any{"Flash": "Re-enabled: " + strings.Join(out.Enabled, ", ")})
 }
 
 func (c *Console) gaps(w http.ResponseWriter, r *http.Request, s *session) {

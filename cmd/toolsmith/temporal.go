@@ -223,6 +223,7 @@ func (f *fulfilment) handlers(ctx context.Context, sys *system) []api.Handler {
 		{Methods: []string{http.MethodGet, http.MethodPost, http.MethodDelete}, Path: "/mcp", Handler: f.mcp.Handler()},
 		{Methods: []string{http.MethodGet}, Path: "/ui", Handler: f.console},
 		{Methods: []string{http.MethodGet, http.MethodPost}, Path: "/ui/*path", Handler: f.console},
+		{Methods: []string{http.MethodGet}, Path: "/favicon.ico", Handler: f.console},
 	}
 }
 
