@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -292,6 +293,21 @@ func TestConsoleInABrowser(t *testing.T) {
 	if wide := eval[bool](b, `(() => { const p = document.querySelector('pre.manifest'); return p.scrollWidth > p.clientWidth + 1 })()`); wide {
 		t.Fatal("the manifest scrolls sideways")
 	}
+	// Tools: the catalogue pages without a search, filtered by category.
+	b.do("browse", chromedp.Navigate(base+"/tools"), chromedp.WaitVisible(css("table.catalogue")))
+	b.shot("console-tools-browse")
+	if text := b.text("table.catalogue"); !strings.Contains(text, "pet_clinic.list_pets") {
+		t.Fatalf("the catalogue lacks the new tools: %q", text)
+	}
+	b.do("filter", chromedp.SetValue(css(".filters input[name=category]"), "pets"), chromedp.Click(css("#filter-tools")),
+		chromedp.WaitVisible(css("table.catalogue")))
+	if cats := eval[[]string](b, `Array.from(document.querySelectorAll('table.catalogue tbody tr td:nth-child(3)')).map(td => td.textContent)`); len(cats) != 2 || slices.ContainsFunc(cats, func(c string) bool { return c != "pets" }) {
+		t.Fatalf("category filter: %v", cats)
+	}
+	b.do("filter to nothing", chromedp.Navigate(base+"/tools?category=no-such-category"), chromedp.WaitVisible(css("main .empty")))
+	if text := b.text("main .empty"); !strings.Contains(text, "Clear the filters") {
+		t.Fatalf("empty filter: %q", text)
+	}
 	// An unknown review says so, and what to do next, without an empty page under it.
 	b.do("unknown review", chromedp.Navigate(base+"/reviews/airlock-0000000000000000"), chromedp.WaitVisible(css("main h1")))
 	if h1, ops := b.text("main h1"), eval[bool](b, `!!document.querySelector('table.ops')`); h1 != "No such review" || ops {
@@ -408,5 +424,9 @@ func TestConsoleInABrowser(t *testing.T) {
 	b.shot("console-tools-guest")
 	if text := b.text("main"); strings.Contains(text, "pet_clinic.") {
 		t.Fatalf("a guest finds the clinic's tools: %q", text)
+	}
+	b.do("guest browse", chromedp.Navigate(base+"/tools"), chromedp.WaitVisible(css("main h2")))
+	if text := b.text("main"); strings.Contains(text, "pet_clinic.") {
+		t.Fatalf("a guest browses the clinic's tools: %q", text)
 	}
 }

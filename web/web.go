@@ -102,6 +102,7 @@ func New(api http.Handler, cfg Config) *Console {
 		"list":  func(xs ...string) []string { return xs },
 		"since": func(s string) string { return age(s) },
 		"ms":    func(ms int64) string { return duration(ms) },
+		"has":   func(xs []string, x string) bool { return slices.Contains(xs, x) },
 	}).ParseFS(assets, "templates/*.html"))
 	static, _ := fs.Sub(assets, "static")
 	return &Console{api: api, tmpl: t, sess: map[string]*session{}, now: time.Now, ui: strings.TrimRight(cfg.TemporalUI, "/"), ns: cfg.Namespace,
@@ -635,6 +636,61 @@ func (c *Console) tools(w http.ResponseWriter, r *http.Request, s *session) {
 		}
 		data["Hits"] = hits
 		data["Searched"] = true
+		c.page(w, r, s, http.StatusOK, "tools", data)
+		return
+	}
+	c.browse(w, r, s, data)
+}
+
+// browseSize is how many tools a page of the catalogue shows.
+const browseSize = 25
+
+// browse pages through the catalogue the caller may see (no search text):
+// filtered by category, status and module, most used first or by id.
+func (c *Console) browse(w http.ResponseWriter, r *http.Request, s *session, data map[string]any) {
+	q := r.URL.Query()
+	sortBy := q.Get("sort")
+	if sortBy == "" {
+		sortBy = "uses"
+	}
+	v := url.Values{"limit": {strconv.Itoa(browseSize)}, "sort": {sortBy}}
+	for _, k := range []string{"category", "status", "module", "cursor"} {
+		if x := strings.TrimSpace(q.Get(k)); x != "" {
+			v.Set(k, x)
+		}
+	}
+	var page struct {
+		Items []struct {
+			ID               string `json:"toolId"`
+			Name, Verb       string
+			Category, Status string
+			Module           string
+			Tags             []string
+			ShortDescription string `json:"shortDescription"`
+			Uses             int    `json:"uses"`
+		} `json:"items"`
+		NextCursor string `json:"nextCursor"`
+		Matched    int    `json:"matched"`
+	}
+	code, msg := c.call(r.Context(), s.keyOrGuest(), http.MethodGet, "/api/v1/tools?"+v.Encode(), nil, &page)
+	data["Browse"] = true
+	data["Sort"], data["Status"], data["Module"], data["Cursor"] = sortBy, q.Get("status"), q.Get("module"), q.Get("cursor")
+	if code >= 400 {
+		data["Error"] = msg
+		c.page(w, r, s, code, "tools", data)
+		return
+	}
+	data["Items"], data["Matched"] = page.Items, page.Matched
+	keep := url.Values{}
+	for _, k := range []string{"category", "status", "module", "sort"} {
+		if x := q.Get(k); x != "" {
+			keep.Set(k, x)
+		}
+	}
+	data["First"] = "/ui/tools?" + keep.Encode()
+	if page.NextCursor != "" {
+		keep.Set("cursor", page.NextCursor)
+		data["Next"] = "/ui/tools?" + keep.Encode()
 	}
 	c.page(w, r, s, http.StatusOK, "tools", data)
 }

@@ -44,6 +44,12 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		_, _ = w.Write([]byte(`{"data":{"sources":[]}}`))
+	case "/api/v1/tools":
+		if r.URL.Query().Get("cursor") == "" {
+			_, _ = w.Write([]byte(`{"data":{"items":[{"toolId":"pets.list","name":"List pets","uses":7}],"count":1,"nextCursor":"25","matched":30}}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"data":{"items":[{"toolId":"pets.get","name":"Get pet","uses":0}],"count":1,"matched":30}}`))
 	case "/api/v1/tools/pending/airlock-missing":
 		w.WriteHeader(http.StatusNotFound)
 		_, _ = w.Write([]byte(`{"error":{"message":"no review \"airlock-missing\""}}`))
@@ -355,5 +361,23 @@ func TestFavicon(t *testing.T) {
 	}
 	if w := b.do("GET", "/ui/static/favicon.svg", nil); w.Code != http.StatusOK || !strings.HasPrefix(w.Header().Get("Content-Type"), "image/svg") {
 		t.Fatalf("favicon.svg: %d %s", w.Code, w.Header().Get("Content-Type"))
+	}
+}
+
+// Without search text the Tools page browses the catalogue: most used
+// first, a next page that keeps the filters, a first page from the next.
+func TestToolsBrowsePages(t *testing.T) {
+	b, api := newBrowser(t)
+	b.signIn(goodKey)
+	body := b.do("GET", "/ui/tools?category=pets&module=zoo", nil).Body.String()
+	if !strings.Contains(body, `href="/ui/tools/pets.list"`) || !strings.Contains(body, `href="/ui/tools?category=pets&amp;cursor=25&amp;module=zoo"`) || strings.Contains(body, "First page") {
+		t.Fatalf("first page:\n%s", body)
+	}
+	if !api.called("GET /api/v1/tools") {
+		t.Fatal("the page did not ask the API")
+	}
+	body = b.do("GET", "/ui/tools?category=pets&cursor=25&module=zoo", nil).Body.String()
+	if !strings.Contains(body, `href="/ui/tools/pets.get"`) || strings.Contains(body, "Next page") || !strings.Contains(body, `href="/ui/tools?category=pets&amp;module=zoo">First page`) {
+		t.Fatalf("second page:\n%s", body)
 	}
 }
