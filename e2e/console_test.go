@@ -17,11 +17,13 @@ import (
 
 	"github.com/toolsmith/toolsmith/airlock"
 	"github.com/toolsmith/toolsmith/api"
+	"github.com/toolsmith/toolsmith/api/admin"
 	apiairlock "github.com/toolsmith/toolsmith/api/airlock"
 	apianalytics "github.com/toolsmith/toolsmith/api/analytics"
 	apiretrieval "github.com/toolsmith/toolsmith/api/retrieval"
 	"github.com/toolsmith/toolsmith/api/tools"
 	"github.com/toolsmith/toolsmith/api/verbs"
+	"github.com/toolsmith/toolsmith/audit"
 	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/web"
 )
@@ -60,6 +62,17 @@ func (b browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 		page, _ := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS("main")))
 		b.t.Fatalf("%s: %v\npage: %s", what, err, page)
 	}
+}
+
+// stale marks the page, so that fresh(sel) matches sel only on the page
+// that a following click loads, never on this one.
+func stale() chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](`document.body.dataset.stale = "1"`)
+}
+
+// fresh waits for sel on a page loaded after stale.
+func fresh(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.WaitVisible(chromedp.CSS("body:not([data-stale]) " + sel))
 }
 
 // text is the text of the first element matching a CSS selector.
@@ -127,7 +140,8 @@ func TestConsoleInABrowser(t *testing.T) {
 	health := &airlock.HealthChecker{Files: e.airlockFiles, Prober: &airlock.Prober{}, Tools: e.store, Notifier: notes, Threshold: 1}
 	e.serve(verbs.New(e.client, e.store, verbs.Config{TaskQueue: e.queue, Namespace: server.Namespace()}),
 		apiairlock.New(e.client, e.store, apiairlock.Config{TaskQueue: e.queue, Namespace: server.Namespace(), ReviewTimeout: time.Hour}).WithOperations(notes, health),
-		apiretrieval.New(e.search), tools.New(e.reg), apianalytics.New(e.store, verbs.Runs{Temporal: e.client, Namespace: server.Namespace()}))
+		apiretrieval.New(e.search), tools.New(e.reg), apianalytics.New(e.store, verbs.Runs{Temporal: e.client, Namespace: server.Namespace()}),
+		admin.New(e.keys, audit.New(e.store)))
 	console.SetAPI(e.api.Config.Handler)
 
 	specs := serveFile(t, "../codegen/testdata/petstore/spec.yaml")
@@ -299,8 +313,8 @@ func TestConsoleInABrowser(t *testing.T) {
 	if text := b.text("table.catalogue"); !strings.Contains(text, "pet_clinic.list_pets") {
 		t.Fatalf("the catalogue lacks the new tools: %q", text)
 	}
-	b.do("filter", chromedp.SetValue(css(".filters input[name=category]"), "pets"), chromedp.Click(css("#filter-tools")),
-		chromedp.WaitVisible(css("table.catalogue")))
+	b.do("filter", chromedp.SetValue(css(".filters input[name=category]"), "pets"), stale(), chromedp.Click(css("#filter-tools")),
+		fresh("table.catalogue"))
 	if cats := eval[[]string](b, `Array.from(document.querySelectorAll('table.catalogue tbody tr td:nth-child(3)')).map(td => td.textContent)`); len(cats) != 2 || slices.ContainsFunc(cats, func(c string) bool { return c != "pets" }) {
 		t.Fatalf("category filter: %v", cats)
 	}
@@ -374,6 +388,64 @@ func TestConsoleInABrowser(t *testing.T) {
 	b.shot("console-rejected")
 	if text := b.text(".outcome"); !strings.Contains(text, "rejected") {
 		t.Fatalf("reject outcome: %q", text)
+	}
+
+	// Keys (admins): create one, its secret shown once with a copy
+	// button; a level above one's own is refused as the API refuses it;
+	// revoke it.
+	b.do("keys", chromedp.Navigate(base+"/keys"), chromedp.WaitVisible(css("#create summary")),
+		chromedp.Click(css("#create summary")), chromedp.SendKeys(css("input[name=owner]"), "bo"),
+		chromedp.SetValue(css("select[name=level]"), "owner"), chromedp.Click(css("#create-key")), chromedp.WaitVisible(css("#create p.error")))
+	if text := b.text("#create p.error"); !strings.Contains(text, "may not create a owner key") {
+		t.Fatalf("an admin creating an owner key: %q", text)
+	}
+	b.do("create key", chromedp.SetValue(css("select[name=level]"), "user"), chromedp.SetValue(css("input[name=roles]"), "approver"),
+		chromedp.Click(css("#create-key")), chromedp.WaitVisible(css("#secret")), chromedp.WaitVisible(css("button[data-copy]")))
+	b.shot("console-key-created")
+	secret := eval[string](b, `document.querySelector('#secret').value`)
+	if !strings.HasPrefix(secret, "tsk_k") {
+		t.Fatalf("secret %q", secret)
+	}
+	keyID := strings.Split(secret, "_")[1]
+	b.do("reload keys", chromedp.Reload(), chromedp.WaitVisible(css("table.keys")))
+	if eval[bool](b, `!!document.querySelector('#secret')`) || strings.Contains(b.text("main"), secret) {
+		t.Fatal("the secret is shown again after a reload")
+	}
+	if text := b.text("#key-" + keyID); !strings.Contains(text, "bo") || !strings.Contains(text, "approver") || !strings.Contains(text, "active") {
+		t.Fatalf("the new key's row: %q", text)
+	}
+	// The new approver key signs in, sees reviews but neither keys nor the audit log.
+	signIn(secret)
+	if eval[bool](b, `!!document.querySelector('nav a[href="/ui/keys"]')`) {
+		t.Fatal("an approver sees the Keys section")
+	}
+	b.do("approver keys", chromedp.Navigate(base+"/keys"), chromedp.WaitVisible(css("main h1")))
+	if text := b.text("main"); !strings.Contains(text, "Only admins") || strings.Contains(text, "Create a key") {
+		t.Fatalf("an approver's keys page: %q", text)
+	}
+	b.do("approver audit", chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(css("main h1")))
+	if text := b.text("main"); !strings.Contains(text, "Only admins") || eval[bool](b, `!!document.querySelector('table.audit')`) {
+		t.Fatalf("an approver's audit page: %q", text)
+	}
+	signIn(e.admin)
+	b.do("revoke", chromedp.Navigate(base+"/keys"), chromedp.WaitVisible(css("#key-"+keyID+" button")),
+		chromedp.Click(css("#key-"+keyID+" button")), chromedp.WaitVisible(css(".flash")))
+	if text := b.text("#key-" + keyID); !strings.Contains(text, "revoked") {
+		t.Fatalf("the revoked key's row: %q", text)
+	}
+	b.shot("console-keys")
+	// Audit: the approval is there, filtered by action, linked to its review.
+	b.do("audit", chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(css("table.audit")))
+	b.do("audit filter", chromedp.SendKeys(css("input[name=action]"), "tools.pending.approve"), stale(), chromedp.Click(css("#filter-audit")),
+		fresh(`table.audit a[href^="/ui/reviews/airlock-"]`))
+	b.shot("console-audit")
+	if actions := eval[[]string](b, `Array.from(document.querySelectorAll('table.audit tbody td:nth-child(3)')).map(td => td.textContent)`); len(actions) == 0 || slices.ContainsFunc(actions, func(a string) bool { return a != "tools.pending.approve" }) {
+		t.Fatalf("audit filtered by action: %v", actions)
+	}
+	b.do("audit link", chromedp.Click(css(`table.audit a[href^="/ui/reviews/airlock-"]`)), chromedp.WaitVisible(css(".outcome")))
+	b.do("audit by time", chromedp.Navigate(base+"/audit?until=2000-01-01T00:00"), chromedp.WaitVisible(css("main .empty")))
+	if text := b.text("main .empty"); !strings.Contains(text, "Clear the filters") {
+		t.Fatalf("audit before 2000: %q", text)
 	}
 
 	// A form with a stale token is refused with a clear message.

@@ -177,6 +177,14 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.notifications(w, r, s)
 	case parts[0] == "gaps":
 		c.gaps(w, r, s)
+	case parts[0] == "keys" && len(parts) == 1 && r.Method == http.MethodGet:
+		c.keys(w, r, s)
+	case parts[0] == "keys" && len(parts) == 2 && parts[1] == "create" && r.Method == http.MethodPost:
+		c.createKey(w, r, s)
+	case parts[0] == "keys" && len(parts) == 3 && parts[2] == "revoke" && r.Method == http.MethodPost:
+		c.revokeKey(w, r, s, parts[1])
+	case parts[0] == "audit" && len(parts) == 1:
+		c.auditLog(w, r, s)
 	default:
 		c.page(w, r, s, http.StatusNotFound, "error", map[string]any{"Title": "Page not found", "Message": "There is no page " + r.URL.Path + ".",
 			"Next": "Use the sections above, or start from the console's first page."})
@@ -946,4 +954,191 @@ func age(s string) string {
 		return fmt.Sprintf("%d h", int(d.Hours()))
 	}
 	return fmt.Sprintf("%d days", int(d.Hours()/24))
+}
+
+// ---- keys and the audit log (admins; the API's rules decide) ----
+
+// keyRow is one API key as the keys page lists it.
+type keyRow struct {
+	ID, Owner, Description, Level, CreatedBy string
+	Roles, Groups                            []string
+	CreatedAt, ExpiresAt, RevokedAt          time.Time
+	// LastUse is the key's newest audited call (zero: none recorded).
+	LastUse       time.Time
+	LastUseAction string
+	// MayRevoke is identity's level rule for the signed-in key (the API
+	// applies it again when the form is sent).
+	MayRevoke bool
+}
+
+// keysShownWithLastUse bounds the audit look-ups the keys page makes.
+const keysShownWithLastUse = 100
+
+func (c *Console) keys(w http.ResponseWriter, r *http.Request, s *session) {
+	if c.needSignIn(w, r, s) {
+		return
+	}
+	var out struct {
+		Keys []keyRow `json:"keys"`
+	}
+	code, msg := c.call(r.Context(), s.key, http.MethodGet, "/api/v1/admin/keys", nil, &out)
+	if code >= 400 {
+		c.page(w, r, s, code, "error", map[string]any{"Title": "Keys", "Message": msg, "Next": "Only admins manage keys; sign in with an admin key."})
+		return
+	}
+	// Newest first; the last use is the newest audit record of the key.
+	slices.Reverse(out.Keys)
+	for i := range out.Keys {
+		out.Keys[i].MayRevoke = out.Keys[i].RevokedAt.IsZero() && out.Keys[i].ID != s.who.KeyID && identity.MayManage(s.who, out.Keys[i].Level, "revoke") == nil
+		if i >= keysShownWithLastUse {
+			break
+		}
+		var page struct {
+			Items []struct {
+				At     time.Time `json:"at"`
+				Action string    `json:"action"`
+			} `json:"items"`
+		}
+		c.call(r.Context(), s.key, http.MethodGet, "/api/v1/admin/audit?limit=1&actor="+url.QueryEscape("key:"+out.Keys[i].ID), nil, &page)
+		if len(page.Items) > 0 {
+			out.Keys[i].LastUse, out.Keys[i].LastUseAction = page.Items[0].At, page.Items[0].Action
+		}
+	}
+	c.page(w, r, s, http.StatusOK, "keys", map[string]any{"Keys": out.Keys, "Self": s.who.KeyID, "Levels": []string{"guest", "user", "admin", "owner"}})
+}
+
+func (c *Console) createKey(w http.ResponseWriter, r *http.Request, s *session) {
+	if c.needSignIn(w, r, s) {
+		return
+	}
+	const back = "/ui/keys"
+	f := r.PostForm
+	req := map[string]any{"owner": strings.TrimSpace(f.Get("owner")), "level": f.Get("level")}
+	if d := strings.TrimSpace(f.Get("description")); d != "" {
+		req["description"] = d
+	}
+	for _, k := range []string{"roles", "groups"} {
+		if v := splitList(f.Get(k)); len(v) > 0 {
+			req[k] = v
+		}
+	}
+	if v := strings.TrimSpace(f.Get("expires")); v != "" {
+		day, err := time.Parse("2006-01-02", v)
+		if err != nil {
+			c.done(w, r, s, back, map[string]any{"FormErrors": []string{fmt.Sprintf("Expires must be a date such as 2027-01-31, got %q", v)}, "Form": f})
+			return
+		}
+		req["expiresAt"] = day.UTC()
+	}
+	var out struct {
+		Key    keyRow `json:"key"`
+		Secret string `json:"secret"`
+	}
+	code, msgs := c.callAll(r.Context(), s.key, http.MethodPost, "/api/v1/admin/keys", req, &out)
+	if code >= 400 {
+		c.done(w, r, s, back, map[string]any{"FormErrors": msgs, "Form": f})
+		return
+	}
+	// The secret rides in the session's one-time flash: the GET after the
+	// redirect shows it, a reload no longer does.
+	c.done(w, r, s, back, map[string]any{"Created": out.Key, "Secret": out.Secret})
+}
+
+func (c *Console) revokeKey(w http.ResponseWriter, r *http.Request, s *session, id string) {
+	if c.needSignIn(w, r, s) {
+		return
+	}
+	const back = "/ui/keys"
+	code, msg := c.call(r.Context(), s.key, http.MethodDelete, "/api/v1/admin/keys/"+url.PathEscape(id), nil, nil)
+	if code >= 400 {
+		c.done(w, r, s, back, map[string]any{"RevokeError": msg})
+		return
+	}
+	c.done(w, r, s, back, map[string]any{"Flash": "Key " + id + " revoked: it stops working at once."})
+}
+
+// auditRow is one audit event with a link to its object.
+type auditRow struct {
+	ID, Actor, ActorName, Action, Tool, Outcome, Route, Detail string
+	At                                                         time.Time
+	Status                                                     int
+	Link                                                       string
+}
+
+// objectLink is the console page of what an audit event was about.
+func objectLink(route, tool string) string {
+	if tool == "" {
+		return ""
+	}
+	switch {
+	case strings.Contains(route, "/tools/pending/"):
+		return "/ui/reviews/" + url.PathEscape(tool)
+	case strings.Contains(route, "/admin/keys/"):
+		return "/ui/keys#key-" + url.PathEscape(tool)
+	case strings.Contains(route, "/tools/sources"):
+		return "/ui/sources"
+	case strings.Contains(route, ":toolId"), strings.HasPrefix(route, "mcp"), strings.Contains(route, "/tools/register"), strings.Contains(route, "/tools/batch-register"):
+		return "/ui/tools/" + url.PathEscape(tool)
+	}
+	return ""
+}
+
+func (c *Console) auditLog(w http.ResponseWriter, r *http.Request, s *session) {
+	if c.needSignIn(w, r, s) {
+		return
+	}
+	q := r.URL.Query()
+	v := url.Values{"limit": {"50"}}
+	for _, k := range []string{"actor", "action", "tool", "before"} {
+		if x := strings.TrimSpace(q.Get(k)); x != "" {
+			v.Set(k, x)
+		}
+	}
+	data := map[string]any{"Actor": q.Get("actor"), "Action": q.Get("action"), "Tool": q.Get("tool"), "Since": q.Get("since"), "Until": q.Get("until"), "Before": q.Get("before")}
+	// The form's times are the browser's datetime-local, read as UTC.
+	for _, k := range []string{"since", "until"} {
+		x := strings.TrimSpace(q.Get(k))
+		if x == "" {
+			continue
+		}
+		t, err := time.Parse("2006-01-02T15:04", x)
+		if err != nil {
+			if t, err = time.Parse(time.RFC3339, x); err != nil {
+				data["Error"] = fmt.Sprintf("%s must be a time such as 2026-11-24T10:00, got %q", strings.ToUpper(k[:1])+k[1:], x)
+				c.page(w, r, s, http.StatusBadRequest, "audit", data)
+				return
+			}
+		}
+		v.Set(k, t.UTC().Format(time.RFC3339))
+	}
+	var page struct {
+		Items []auditRow `json:"items"`
+		Next  string     `json:"next"`
+	}
+	code, msg := c.call(r.Context(), s.key, http.MethodGet, "/api/v1/admin/audit?"+v.Encode(), nil, &page)
+	if code == http.StatusForbidden {
+		c.page(w, r, s, code, "error", map[string]any{"Title": "Audit log", "Message": msg, "Next": "Only admins read the audit log; sign in with an admin key."})
+		return
+	}
+	if code >= 400 {
+		data["Error"] = msg
+		c.page(w, r, s, code, "audit", data)
+		return
+	}
+	for i := range page.Items {
+		page.Items[i].Link = objectLink(page.Items[i].Route, page.Items[i].Tool)
+	}
+	data["Items"] = page.Items
+	keep := url.Values{}
+	for _, k := range []string{"actor", "action", "tool", "since", "until"} {
+		if x := q.Get(k); x != "" {
+			keep.Set(k, x)
+		}
+	}
+	data["Newest"] = "/ui/audit?" + keep.Encode()
+	if page.Next != "" {
+		keep.Set("before", page.Next)
+		data["Older"] = "/ui/audit?" + keep.Encode()
+	}
+	c.page(w, r, s, http.StatusOK, "audit", data)
 }
