@@ -76,6 +76,8 @@ var Rules = []RouteRule{
 	{"DELETE", "/api/v1/tools/sources/:id", identity.RuleAdmin, "", true},
 	{"GET", "/api/v1/tools/pending", identity.RuleApprover, "", false},
 	{"GET", "/api/v1/tools/pending/:id", identity.RuleApprover, "", false},
+	{"GET", "/api/v1/tools/pending/:id/timeline", identity.RuleApprover, "", false},
+	{"GET", "/api/v1/tools/reviews", identity.RuleApprover, "", false},
 	{"POST", "/api/v1/tools/pending/:id/approve", identity.RuleApprover, "", true},
 	{"POST", "/api/v1/tools/pending/:id/reject", identity.RuleApprover, "", true},
 	{"GET", "/api/v1/notifications", identity.RuleApprover, "", false},

@@ -390,6 +390,24 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Fatalf("reject outcome: %q", text)
 	}
 
+	// Decided reviews: each with its decision, who, when and why; a
+	// review's timeline shows its scan, the decision and the build.
+	b.do("decided", chromedp.Navigate(base+"/decided"), chromedp.WaitVisible(css("table.decided")))
+	b.shot("console-decided")
+	if text := b.text("table.decided"); !strings.Contains(text, "onboarded") || !strings.Contains(text, "rejected") ||
+		!strings.Contains(text, "rates must come from the treasury") || !strings.Contains(text, "e2e admin") || !strings.Contains(text, "pet_clinic.list_pets") {
+		t.Fatalf("decided reviews: %q", text)
+	}
+	b.do("timeline", chromedp.Navigate(e.api.URL+reviewURL), chromedp.WaitVisible(css("ol.timeline")))
+	b.shot("console-review-timeline")
+	if kinds := eval[[]string](b, `Array.from(document.querySelectorAll('ol.timeline li')).map(li => li.className)`); !slices.Contains(kinds, "tl-scan") ||
+		!slices.Contains(kinds, "tl-decision") || !slices.Contains(kinds, "tl-build") || !slices.Contains(kinds, "tl-ended") {
+		t.Fatalf("timeline steps: %v\n%s", kinds, b.text("ol.timeline"))
+	}
+	if text := b.text("ol.timeline li.tl-decision"); !strings.Contains(text, "approved by") || !strings.Contains(text, "e2e admin") {
+		t.Fatalf("timeline decision: %q", text)
+	}
+
 	// Keys (admins): create one, its secret shown once with a copy
 	// button; a level above one's own is refused as the API refuses it;
 	// revoke it.

@@ -159,6 +159,8 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.signOut(w, r, s)
 	case parts[0] == "reviews" && len(parts) == 1:
 		c.reviews(w, r, s)
+	case parts[0] == "decided" && len(parts) == 1:
+		c.decided(w, r, s)
 	case parts[0] == "reviews" && len(parts) == 2:
 		c.review(w, r, s, parts[1])
 	case parts[0] == "reviews" && len(parts) == 3 && r.Method == http.MethodPost && (parts[2] == "approve" || parts[2] == "reject"):
@@ -462,7 +464,39 @@ func (c *Console) review(w http.ResponseWriter, r *http.Request, s *session, id 
 		op.Onboarded = out != nil && slices.Contains(out.ToolIDs, op.ToolID)
 		ops = append(ops, op)
 	}
-	c.page(w, r, s, http.StatusOK, "review", map[string]any{"ID": id, "State": st.State, "Ops": ops, "Outcome": out})
+	var tl struct {
+		Timeline []struct {
+			At                               time.Time
+			Kind, What, Outcome, Who, Detail string
+			Ms                               int64
+		} `json:"timeline"`
+	}
+	_, tlErr := c.call(r.Context(), s.key, http.MethodGet, "/api/v1/tools/pending/"+url.PathEscape(id)+"/timeline", nil, &tl)
+	c.page(w, r, s, http.StatusOK, "review", map[string]any{"ID": id, "State": st.State, "Ops": ops, "Outcome": out, "Timeline": tl.Timeline, "TimelineError": tlErr})
+}
+
+func (c *Console) decided(w http.ResponseWriter, r *http.Request, s *session) {
+	if c.needSignIn(w, r, s) {
+		return
+	}
+	v := url.Values{"limit": {"25"}}
+	if x := r.URL.Query().Get("cursor"); x != "" {
+		v.Set("cursor", x)
+	}
+	var out struct {
+		Reviews []struct {
+			ID, Title, Location, Status, Reviewer, Reason string
+			ToolIDs                                       []string `json:"toolIds"`
+			ClosedAt                                      time.Time
+		} `json:"reviews"`
+		NextCursor string `json:"nextCursor"`
+	}
+	code, msg := c.call(r.Context(), s.key, http.MethodGet, "/api/v1/tools/reviews?"+v.Encode(), nil, &out)
+	data := map[string]any{"Items": out.Reviews, "Error": msg, "Paged": v.Get("cursor") != ""}
+	if out.NextCursor != "" {
+		data["Next"] = "/ui/decided?cursor=" + url.QueryEscape(out.NextCursor)
+	}
+	c.page(w, r, s, okOr(code), "decided", data)
 }
 
 // reviewOp is one operation of a review, marked when it was onboarded.
