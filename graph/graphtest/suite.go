@@ -49,6 +49,7 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"Gaps", testGaps},
 		{"Pairings", testPairings},
 		{"Snapshots", testSnapshots},
+		{"Series", testSeries},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
