@@ -138,6 +138,7 @@ var schemaStatements = []string{
 	cypherConstraintAudit,
 	cypherIndexAuditAt,
 	cypherConstraintGap,
+	cypherConstraintSeries,
 	cypherIndexDefinitionSpec,
 	cypherIndexToolStatus,
 	cypherIndexRevision,
