@@ -60,6 +60,7 @@ var Rules = []RouteRule{
 	{"POST", "/api/v1/tools/admin/reindex", identity.RuleAdmin, "", true},
 	{"GET", "/api/v1/tools/admin/reindex/:id", identity.RuleAdmin, "", false},
 	{"GET", "/api/v1/tools/admin/analytics", identity.RuleAdmin, "", false},
+	{"GET", "/api/v1/tools/admin/series", identity.RuleAdmin, "", false},
 	{"GET", "/api/v1/gaps", identity.RuleApprover, "", false},
 
 	// Execution and fulfilment: the route admits every caller; the tool's

@@ -1,7 +1,8 @@
 // Package analytics serves GET /api/v1/tools/admin/analytics (admin, see
 // api.Rules): the report of package analytics over the graph store and
 // recent novel-verb runs; and GET /api/v1/gaps (approvers and admins): the
-// capability gaps the store keeps.
+// capability gaps the store keeps; and GET /api/v1/tools/admin/series
+// (admin): the operations time series the console's dashboard draws.
 //
 // Query parameters: since (RFC 3339, default 7 days ago) bounds the runs,
 // top (1–100, default 10) the ranked lists; source=scheduled answers the
@@ -12,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -37,6 +39,57 @@ func New(store graph.Store, runs domain.RunLister) *Handler {
 func (h *Handler) Mount(v1 *gin.RouterGroup) {
 	v1.GET("/tools/admin/analytics", h.report)
 	v1.GET("/gaps", h.gaps)
+	v1.GET("/tools/admin/series", h.series)
+}
+
+// seriesWindow is each resolution's default window.
+var seriesWindow = map[string]time.Duration{graph.ResMinute: 6 * time.Hour, graph.ResHour: 48 * time.Hour, graph.ResDay: 30 * 24 * time.Hour}
+
+// series answers the operations time series (the dashboard's data): the
+// points of series (comma-separated names) or of every series starting
+// with prefix, at res (minute, hour or day; finer points not yet rolled
+// up are rolled up into it), since an RFC 3339 time (default: 6 hours of
+// minutes, 48 of hours, 30 days).
+func (h *Handler) series(c *gin.Context) {
+	st, ok := h.store.(graph.Series)
+	if !ok {
+		httpx.Error(c, fmt.Errorf("this store keeps no time series: %w", fault.ErrUnavailable))
+		return
+	}
+	res := c.DefaultQuery("res", graph.ResHour)
+	window, ok := seriesWindow[res]
+	if !ok {
+		httpx.Error(c, fault.Malformed("res", "must be minute, hour or day, got %q", res))
+		return
+	}
+	since := time.Now().Add(-window)
+	if raw := c.Query("since"); raw != "" {
+		t, err := time.Parse(time.RFC3339, raw)
+		if err != nil {
+			httpx.Error(c, fault.Malformed("since", "must be an RFC 3339 time such as 2026-11-24T10:00:00Z, got %q", raw))
+			return
+		}
+		since = t
+	}
+	q := graph.SeriesQuery{Prefix: c.Query("prefix"), Res: res, Since: graph.Truncate(since, res)}
+	for _, n := range strings.Split(c.Query("series"), ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			q.Series = append(q.Series, n)
+		}
+	}
+	if len(q.Series) == 0 && q.Prefix == "" {
+		httpx.Error(c, fault.Malformed("series", "name the series (comma-separated) or give a prefix"))
+		return
+	}
+	pts, err := domain.SeriesAt(c.Request.Context(), st, q)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	if pts == nil {
+		pts = []graph.SeriesPoint{}
+	}
+	httpx.OK(c, http.StatusOK, gin.H{"res": res, "since": q.Since, "points": pts})
 }
 
 // scheduled answers the latest report of the scheduled analytics

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/analytics"
 	"github.com/toolsmith/toolsmith/api/admin"
 	"github.com/toolsmith/toolsmith/api/httpx"
 	apiretrieval "github.com/toolsmith/toolsmith/api/retrieval"
@@ -49,6 +50,8 @@ type system struct {
 	// trim returns freed heap pages to the OS once work has gone quiet
 	// (after batch registrations, query embeddings and rankings).
 	trim *memtrim.Trimmer
+	// sampler keeps the operations time series (nil: the store keeps none).
+	sampler *analytics.Sampler
 
 	hooksMu sync.RWMutex
 	hooks   []func(toolID string)
@@ -62,7 +65,8 @@ type system struct {
 // clears the result cache, so the verb ranks again every time.
 type trimmingObserver struct {
 	*metrics.Metrics
-	trim *memtrim.Trimmer
+	trim    *memtrim.Trimmer
+	sampler *analytics.Sampler
 }
 
 func (o trimmingObserver) Embedding(d time.Duration) {
@@ -72,6 +76,9 @@ func (o trimmingObserver) Embedding(d time.Duration) {
 
 func (o trimmingObserver) Search(strategy string, d time.Duration, cacheHit bool) {
 	o.Metrics.Search(strategy, d, cacheHit)
+	if o.sampler != nil {
+		o.sampler.Search(strategy, d, cacheHit)
+	}
 	if !cacheHit {
 		o.trim.Soon()
 	}
@@ -121,7 +128,10 @@ func openSystem(ctx context.Context, cfg config.Config, log *slog.Logger, progre
 	}
 	sys.trim = memtrim.New(2 * time.Second)
 	sys.metrics.WatchTrims(sys.trim.Runs)
-	sys.retrieval = retrieval.New(store, model, retrieval.Options{Observer: trimmingObserver{sys.metrics, sys.trim}})
+	if ss, ok := store.(analytics.SeriesStore); ok {
+		sys.sampler = analytics.NewSampler(ss, nil, graph.DefaultRetention)
+	}
+	sys.retrieval = retrieval.New(store, model, retrieval.Options{Observer: trimmingObserver{sys.metrics, sys.trim, sys.sampler}})
 	// Every registry write invalidates the retrieval caches that may hold the tool.
 	sys.registry = registry.New(store, model, registry.WithOnChange(sys.toolChanged),
 		registry.WithAfterBatch(func(int) { sys.trim.Soon() }))

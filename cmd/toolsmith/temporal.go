@@ -18,6 +18,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/toolsmith/toolsmith/activities"
+	"github.com/toolsmith/toolsmith/analytics"
 	"github.com/toolsmith/toolsmith/api"
 	apianalytics "github.com/toolsmith/toolsmith/api/analytics"
 	"github.com/toolsmith/toolsmith/api/httpx"
@@ -202,6 +203,8 @@ type fulfilment struct {
 	uiURL     string
 	namespace string
 	airlock   *airlockParts
+	// sampler writes the dashboard's time series once a minute.
+	sampler *analytics.Sampler
 }
 
 // handlers are the routes outside /api/v1: the MCP endpoint, whose
@@ -242,6 +245,9 @@ func (f *fulfilment) mounters(cfg config.Config) []httpx.Mounter {
 func newFulfilment(ctx context.Context, cfg config.Config, sys *system, c client.Client, uiURL string, mc modules.Config, runWorker bool) (*fulfilment, error) {
 	f := &fulfilment{client: c, uiURL: strings.TrimRight(uiURL, "/"), namespace: cfg.Temporal.Namespace}
 	f.analytics = apianalytics.New(sys.store, verbs.Runs{Temporal: c, Namespace: cfg.Temporal.Namespace})
+	if sys.sampler != nil {
+		f.sampler = sys.sampler.WithRuns(verbs.Runs{Temporal: c, Namespace: cfg.Temporal.Namespace})
+	}
 	vc := verbs.Config{Namespace: cfg.Temporal.Namespace, UIBaseURL: strings.TrimRight(uiURL, "/"), DefaultRule: substituteRule(cfg)}
 	if sys.audit != nil {
 		vc.Audit = sys.audit // write-ahead records of each run's start
@@ -298,6 +304,9 @@ func newFulfilment(ctx context.Context, cfg config.Config, sys *system, c client
 // exists; it also runs one discovery now so configured modules' tools are
 // registered without waiting for the first tick.
 func (f *fulfilment) start(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	if f.sampler != nil {
+		go f.sampler.Run(ctx, time.Minute, func(err error) { log.Warn("dashboard series not written", "err", err) })
+	}
 	if f.worker == nil {
 		return nil
 	}
