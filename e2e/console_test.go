@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/toolsmith/toolsmith/airlock"
+	"github.com/toolsmith/toolsmith/analytics"
 	"github.com/toolsmith/toolsmith/api"
 	"github.com/toolsmith/toolsmith/api/admin"
 	apiairlock "github.com/toolsmith/toolsmith/api/airlock"
@@ -24,7 +25,10 @@ import (
 	"github.com/toolsmith/toolsmith/api/tools"
 	"github.com/toolsmith/toolsmith/api/verbs"
 	"github.com/toolsmith/toolsmith/audit"
+	"github.com/toolsmith/toolsmith/embed/hashing"
+	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/identity"
+	"github.com/toolsmith/toolsmith/retrieval"
 	"github.com/toolsmith/toolsmith/web"
 )
 
@@ -138,9 +142,13 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	health := &airlock.HealthChecker{Files: e.airlockFiles, Prober: &airlock.Prober{}, Tools: e.store, Notifier: notes, Threshold: 1}
+	// The dashboard's series: searches through this API are counted by a
+	// sampler, flushed by the test when it wants the numbers written.
+	sampler := analytics.NewSampler(e.store, verbs.Runs{Temporal: e.client, Namespace: server.Namespace()}, graph.DefaultRetention)
+	search := retrieval.New(e.store, hashing.New(embedDim), retrieval.Options{Observer: sampler})
 	e.serve(verbs.New(e.client, e.store, verbs.Config{TaskQueue: e.queue, Namespace: server.Namespace()}),
 		apiairlock.New(e.client, e.store, apiairlock.Config{TaskQueue: e.queue, Namespace: server.Namespace(), ReviewTimeout: time.Hour}).WithOperations(notes, health),
-		apiretrieval.New(e.search), tools.New(e.reg), apianalytics.New(e.store, verbs.Runs{Temporal: e.client, Namespace: server.Namespace()}),
+		apiretrieval.New(search), tools.New(e.reg), apianalytics.New(e.store, verbs.Runs{Temporal: e.client, Namespace: server.Namespace()}),
 		admin.New(e.keys, audit.New(e.store)))
 	console.SetAPI(e.api.Config.Handler)
 
@@ -176,7 +184,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Helper()
 		b.do("sign in", chromedp.Navigate(base+"/signin"), chromedp.WaitVisible(css("#key")),
 			chromedp.SendKeys(css("#key"), key), chromedp.Submit(css("#key")),
-			chromedp.WaitVisible(chromedp.Search(`//h1[contains(., "Pending reviews")]`)))
+			chromedp.WaitVisible(chromedp.Search(`//h1[contains(., "Pending reviews") or contains(., "Dashboard")]`)))
 	}
 
 	// A wrong key is refused on the page.
@@ -188,6 +196,16 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 
 	signIn(e.admin)
+	// An admin starts on the dashboard; with no data yet each chart says
+	// what will fill it.
+	if h1 := b.text("main h1"); h1 != "Dashboard" {
+		t.Fatalf("an admin's first page: %q", h1)
+	}
+	b.shot("console-dashboard-empty")
+	if n := eval[int](b, `document.querySelectorAll('.chart .empty').length`); n != 6 {
+		t.Fatalf("an empty dashboard has %d empty charts, want 6: %s", n, b.text("main"))
+	}
+	b.do("reviews", chromedp.Navigate(base+"/reviews"), chromedp.WaitVisible(css("main h1")))
 	b.shot("console-reviews-empty")
 	// Sources: empty input is refused with a message; a real spec is added and scanned.
 	b.do("empty source", chromedp.Navigate(base+"/sources"), chromedp.WaitVisible(css("#add-source")),
@@ -499,8 +517,29 @@ func TestConsoleInABrowser(t *testing.T) {
 	if text := b.text("table.gaps"); !strings.Contains(text, "CARVE_PUMPKIN") {
 		t.Fatalf("gaps table: %q", text)
 	}
+	// The dashboard with data: searches and their latency, the
+	// fulfilments by branch and outcome, the open gaps, each chart with a
+	// text alternative and its table.
+	if err := sampler.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b.do("dashboard", chromedp.Navigate(base+"/dashboard"), chromedp.WaitVisible(css("#searches svg")))
+	b.shot("console-dashboard")
+	for _, id := range []string{"searches", "latency", "fulfil-hour", "fulfil-day", "gaps"} {
+		if !eval[bool](b, `(() => { const s = document.querySelector('#`+id+` svg[role=img]'); return !!s && !!s.querySelector('title') && !!s.querySelector('desc') && document.querySelectorAll('#`+id+` details tbody tr').length > 0 })()`) {
+			t.Fatalf("chart %s lacks its drawing, text alternative or table: %s", id, b.text("#"+id))
+		}
+	}
+	if text := eval[string](b, `document.querySelector('#fulfil-hour details').textContent`); !strings.Contains(text, "substitute · completed") {
+		t.Fatalf("fulfilments table: %q", text)
+	}
 	b.do("narrow window", chromedp.EmulateViewport(390, 844), chromedp.Navigate(base+"/gaps"), chromedp.WaitVisible(css("h1")))
 	b.shot("console-runs-narrow")
+	b.do("narrow dashboard", chromedp.Navigate(base+"/dashboard"), chromedp.WaitVisible(css("#searches svg")))
+	b.shot("console-dashboard-narrow")
+	if w := eval[int](b, `document.documentElement.scrollWidth`); w > 390 {
+		t.Fatalf("the dashboard is %d px wide in a 390 px window", w)
+	}
 
 	// Signed out, a guest sees neither the review nor its approve button,
 	// and search shows only the public tools (the pet clinic's need a user).

@@ -150,7 +150,9 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	switch {
 	case path == "" || path == "/":
-		http.Redirect(w, r, "/ui/reviews", http.StatusSeeOther)
+		http.Redirect(w, r, c.home(s), http.StatusSeeOther)
+	case parts[0] == "dashboard" && len(parts) == 1:
+		c.dashboard(w, r, s)
 	case parts[0] == "signin" && r.Method == http.MethodGet:
 		c.signInPage(w, r, http.StatusOK, "")
 	case parts[0] == "signin" && r.Method == http.MethodPost:
@@ -252,11 +254,21 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 			delete(c.sess, k)
 		}
 	}
-	c.sess[id] = &session{key: key, csrf: randomToken(), who: who.Principal, expires: c.now().Add(SessionTTL)}
+	ns := &session{key: key, csrf: randomToken(), who: who.Principal, expires: c.now().Add(SessionTTL)}
+	c.sess[id] = ns
 	c.mu.Unlock()
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: id, Path: "/ui", HttpOnly: true, SameSite: http.SameSiteStrictMode,
 		Secure: r.TLS != nil, MaxAge: int(SessionTTL.Seconds())})
-	http.Redirect(w, r, "/ui/reviews", http.StatusSeeOther)
+	http.Redirect(w, r, c.home(ns), http.StatusSeeOther)
+}
+
+// home is the console's first page: the dashboard for admins (operators),
+// the pending reviews for everyone else.
+func (c *Console) home(s *session) string {
+	if s != nil && identity.RuleAdmin.Check(s.who) == nil {
+		return "/ui/dashboard"
+	}
+	return "/ui/reviews"
 }
 
 func (c *Console) signOut(w http.ResponseWriter, r *http.Request, s *session) {

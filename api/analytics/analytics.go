@@ -42,6 +42,20 @@ func (h *Handler) Mount(v1 *gin.RouterGroup) {
 	v1.GET("/tools/admin/series", h.series)
 }
 
+// SeriesPoint is one bucket of a series as GET /tools/admin/series
+// answers it: the events (or gauge samples) it counts, their sum and mean,
+// and for latencies the p50 and p95 in milliseconds (each the upper bound
+// of its histogram bucket).
+type SeriesPoint struct {
+	Series string    `json:"series"`
+	At     time.Time `json:"at"`
+	Count  float64   `json:"count"`
+	Sum    float64   `json:"sum"`
+	Mean   float64   `json:"mean"`
+	P50    float64   `json:"p50,omitempty"`
+	P95    float64   `json:"p95,omitempty"`
+}
+
 // seriesWindow is each resolution's default window.
 var seriesWindow = map[string]time.Duration{graph.ResMinute: 6 * time.Hour, graph.ResHour: 48 * time.Hour, graph.ResDay: 30 * 24 * time.Hour}
 
@@ -86,10 +100,18 @@ func (h *Handler) series(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
-	if pts == nil {
-		pts = []graph.SeriesPoint{}
+	out := make([]SeriesPoint, 0, len(pts))
+	for _, p := range pts {
+		v := SeriesPoint{Series: p.Series, At: p.At, Count: p.Count, Sum: p.Sum}
+		if p.Count > 0 {
+			v.Mean = p.Sum / p.Count
+		}
+		if p.Hist != nil {
+			v.P50, v.P95 = p.Quantile(0.5), p.Quantile(0.95)
+		}
+		out = append(out, v)
 	}
-	httpx.OK(c, http.StatusOK, gin.H{"res": res, "since": q.Since, "points": pts})
+	httpx.OK(c, http.StatusOK, gin.H{"res": res, "since": q.Since, "points": out})
 }
 
 // scheduled answers the latest report of the scheduled analytics
