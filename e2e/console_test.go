@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -99,10 +101,48 @@ func eval[T any](b browser, expr string) T {
 	return v
 }
 
-// shot saves a screenshot of the page as a test artifact under
-// e2e/artifacts (gitignored).
+// axeSource is axe-core (scripts/axe, installed by `make axe`, which
+// `make test` runs); "" when it is not installed and not required.
+var axeSource = sync.OnceValues(func() (string, error) {
+	buf, err := os.ReadFile(filepath.Join("..", "scripts", "axe", "node_modules", "axe-core", "axe.min.js"))
+	if err != nil {
+		if os.Getenv("TOOLSMITH_REQUIRE_AXE") != "" {
+			return "", fmt.Errorf("the accessibility check needs axe-core: `make axe` (npm ci --prefix scripts/axe): %w", err)
+		}
+		return "", nil
+	}
+	return string(buf), nil
+})
+
+// axeCheck runs axe-core's rules on the page and fails the test on a
+// serious or critical violation.
+func (b browser) axeCheck(name string) {
+	b.t.Helper()
+	src, err := axeSource()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if src == "" {
+		b.t.Logf("accessibility check of %s skipped: axe-core is not installed (make axe)", name)
+		return
+	}
+	found, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]string](src+`;
+axe.run(document, {resultTypes: ['violations']}).then(r => r.violations
+  .filter(v => v.impact === 'serious' || v.impact === 'critical')
+  .map(v => v.impact + ' ' + v.id + ': ' + v.help + ' at ' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', ')))`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		b.t.Fatalf("axe on %s: %v", name, err)
+	}
+	if len(found) > 0 {
+		b.t.Fatalf("accessibility violations on %s:\n%s", name, strings.Join(found, "\n"))
+	}
+}
+
+// shot checks the page's accessibility (axeCheck) and saves a screenshot
+// of it as a test artifact under e2e/artifacts (gitignored).
 func (b browser) shot(name string) {
 	b.t.Helper()
+	b.axeCheck(name)
 	buf, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100)) // quality 100: PNG
 	if err != nil {
 		b.t.Fatalf("screenshot %s: %v", name, err)
