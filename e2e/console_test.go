@@ -495,6 +495,15 @@ func TestConsoleInABrowser(t *testing.T) {
 	if eval[bool](b, `!!document.querySelector('nav a[href="/ui/keys"]')`) {
 		t.Fatal("an approver sees the Keys section")
 	}
+	if h1 := b.text("main h1"); h1 != "Pending reviews" {
+		t.Fatalf("an approver's first page: %q", h1)
+	}
+	b.do("approver decided", chromedp.Navigate(base+"/decided"), chromedp.WaitVisible(css("table.decided")))
+	b.do("approver dashboard", chromedp.Navigate(base+"/dashboard"), chromedp.WaitVisible(css("main h1")))
+	b.shot("console-dashboard-approver")
+	if text := b.text("main"); !strings.Contains(text, "for admins") || eval[bool](b, `!!document.querySelector('.chart')`) {
+		t.Fatalf("an approver's dashboard: %q", text)
+	}
 	b.do("approver keys", chromedp.Navigate(base+"/keys"), chromedp.WaitVisible(css("main h1")))
 	if text := b.text("main"); !strings.Contains(text, "Only admins") || strings.Contains(text, "Create a key") {
 		t.Fatalf("an approver's keys page: %q", text)
@@ -593,6 +602,12 @@ func TestConsoleInABrowser(t *testing.T) {
 	b.shot("console-tools-guest")
 	if text := b.text("main"); strings.Contains(text, "pet_clinic.") {
 		t.Fatalf("a guest finds the clinic's tools: %q", text)
+	}
+	for _, page := range []string{"/dashboard", "/keys", "/audit", "/decided"} {
+		b.do("guest "+page, chromedp.Navigate(base+page), chromedp.WaitVisible(css("#key")))
+		if eval[bool](b, `!!document.querySelector('.chart, table')`) {
+			t.Fatalf("a guest sees %s", page)
+		}
 	}
 	b.do("guest browse", chromedp.Navigate(base+"/tools"), chromedp.WaitVisible(css("main h2")))
 	if text := b.text("main"); strings.Contains(text, "pet_clinic.") {
