@@ -154,7 +154,7 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case parts[0] == "dashboard" && len(parts) == 1:
 		c.dashboard(w, r, s)
 	case parts[0] == "signin" && r.Method == http.MethodGet:
-		c.signInPage(w, r, http.StatusOK, "")
+		c.signInPage(w, r, http.StatusOK, c.signInError(w, r))
 	case parts[0] == "signin" && r.Method == http.MethodPost:
 		c.signIn(w, r)
 	case parts[0] == "signout" && r.Method == http.MethodPost:
@@ -219,6 +219,23 @@ func (c *Console) session(r *http.Request) *session {
 	return s
 }
 
+// signinErrorCookie carries a refused sign-in's message to the GET after it.
+const signinErrorCookie = "toolsmith_signin_error"
+
+// signInError reads and clears a refused sign-in's message.
+func (c *Console) signInError(w http.ResponseWriter, r *http.Request) string {
+	ck, err := r.Cookie(signinErrorCookie)
+	if err != nil {
+		return ""
+	}
+	http.SetCookie(w, &http.Cookie{Name: signinErrorCookie, Value: "", Path: "/ui/signin", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+	b, err := base64.RawURLEncoding.DecodeString(ck.Value)
+	if err != nil || len(b) > 1000 {
+		return ""
+	}
+	return string(b)
+}
+
 // signInPage renders the sign-in form with a fresh token, kept in a
 // short-lived cookie the form must echo.
 func (c *Console) signInPage(w http.ResponseWriter, r *http.Request, code int, msg string) {
@@ -230,7 +247,13 @@ func (c *Console) signInPage(w http.ResponseWriter, r *http.Request, code int, m
 
 func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	key := strings.TrimSpace(r.PostFormValue("key"))
-	fail := func(msg string) { c.signInPage(w, r, http.StatusUnauthorized, msg) }
+	// A refusal redirects to the sign-in page too (post/redirect/get); no
+	// session exists yet, so the message rides in a short-lived cookie.
+	fail := func(msg string) {
+		http.SetCookie(w, &http.Cookie{Name: signinErrorCookie, Value: base64.RawURLEncoding.EncodeToString([]byte(msg)), Path: "/ui/signin",
+			HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: 60})
+		http.Redirect(w, r, "/ui/signin", http.StatusSeeOther)
+	}
 	switch {
 	case key == "":
 		fail("Paste an API key (tsk_…) to sign in.")

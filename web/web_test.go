@@ -169,8 +169,16 @@ func TestSignInRefusals(t *testing.T) {
 	b, api := newBrowser(t)
 	for name, key := range map[string]string{"empty": "", "too long": strings.Repeat("k", 201), "unknown": "tsk_nope"} {
 		w := b.signIn(key)
-		if w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), `class="error"`) || b.cookies[CookieName] != nil {
+		if w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/ui/signin" || b.cookies[CookieName] != nil {
 			t.Fatalf("%s key: %d %s", name, w.Code, w.Body)
+		}
+		// The refusal is said once, on the GET it redirected to.
+		page := b.do("GET", "/ui/signin", nil).Body.String()
+		if !strings.Contains(page, `class="error"`) {
+			t.Fatalf("%s key: the sign-in page does not say why:\n%s", name, page)
+		}
+		if again := b.do("GET", "/ui/signin", nil).Body.String(); strings.Contains(again, `class="error"`) {
+			t.Fatalf("%s key: the refusal is shown again on a reload", name)
 		}
 	}
 	// Without the sign-in form's token (a cross-site login) nothing is asked of the API.
