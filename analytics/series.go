@@ -29,9 +29,9 @@ type SeriesStore interface {
 // each Flush, writes them with a sample of the open gaps and the
 // fulfilments that closed since the last flush, then compacts the series
 // (graph.Series: bounded, downsampled as it ages). Run one Sampler a
-// process; searches add up across processes, while gaps and fulfilments
-// are read from shared state, so run flushes of those in one process only
-// (the dev and serve commands have one).
+// process: searches add up across processes, while gaps and fulfilments
+// are read from shared state, so only a sampler told SampleShared(true)
+// writes those (cmd/toolsmith: the process that runs the worker).
 type Sampler struct {
 	store     SeriesStore
 	runs      RunLister
@@ -41,6 +41,16 @@ type Sampler struct {
 	mu       sync.Mutex
 	searches map[time.Time]graph.SeriesPoint
 	lastRuns time.Time
+	noShared bool
+}
+
+// SampleShared says whether this sampler writes the shared samples (open
+// gaps, fulfilments) besides its own searches; it does by default.
+func (s *Sampler) SampleShared(on bool) *Sampler {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.noShared = !on
+	return s
 }
 
 // NewSampler returns a sampler over store; runs may be nil (no fulfilments).
@@ -94,16 +104,18 @@ func (s *Sampler) Flush(ctx context.Context) error {
 		pts = append(pts, p)
 	}
 	clear(s.searches)
-	since, lister := s.lastRuns, s.runs
+	since, lister, shared := s.lastRuns, s.runs, !s.noShared
 	s.mu.Unlock()
 
-	gaps, err := s.store.ListGaps(ctx, graph.GapQuery{Status: graph.GapOpen, Limit: 100000})
-	if err != nil {
-		s.requeue(pts)
-		return fmt.Errorf("analytics: sample gaps: %w", err)
+	if shared {
+		gaps, err := s.store.ListGaps(ctx, graph.GapQuery{Status: graph.GapOpen, Limit: 100000})
+		if err != nil {
+			s.requeue(pts)
+			return fmt.Errorf("analytics: sample gaps: %w", err)
+		}
+		pts = append(pts, graph.SeriesPoint{Series: SeriesGapsOpen, Res: graph.ResMinute, At: minute, Count: 1, Sum: float64(len(gaps))})
 	}
-	pts = append(pts, graph.SeriesPoint{Series: SeriesGapsOpen, Res: graph.ResMinute, At: minute, Count: 1, Sum: float64(len(gaps))})
-	if lister != nil {
+	if shared && lister != nil {
 		if since.IsZero() {
 			since = now.Add(-time.Minute)
 		}

@@ -65,3 +65,24 @@ func TestSamplerFlush(t *testing.T) {
 		t.Fatal("a run closed before the sampler started was counted")
 	}
 }
+
+// A sampler told not to write the shared samples writes its searches only.
+func TestSamplerSearchesOnly(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "g.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Date(2026, 7, 1, 6, 0, 30, 0, time.UTC)
+	runs := fakeRuns{{Verb: "A", Branch: "substitute", Status: "completed", Start: now.Add(-time.Minute), Close: now.Add(-10 * time.Second)}}
+	s := analytics.NewSampler(st, runs, graph.DefaultRetention).WithClock(func() time.Time { return now }).SampleShared(false)
+	s.Search("hybrid", 20*time.Millisecond, false)
+	if err := s.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pts, err := st.SeriesPoints(ctx, graph.SeriesQuery{Res: graph.ResMinute})
+	if err != nil || len(pts) != 1 || pts[0].Series != analytics.SeriesSearch {
+		t.Fatalf("points: %+v %v", pts, err)
+	}
+}

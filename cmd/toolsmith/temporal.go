@@ -305,6 +305,9 @@ func newFulfilment(ctx context.Context, cfg config.Config, sys *system, c client
 // registered without waiting for the first tick.
 func (f *fulfilment) start(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if f.sampler != nil {
+		// Every process counts its own searches; the one running the
+		// worker also samples the shared state (open gaps, fulfilments).
+		f.sampler.SampleShared(f.worker != nil)
 		go f.sampler.Run(ctx, time.Minute, func(err error) { log.Warn("dashboard series not written", "err", err) })
 	}
 	if f.worker == nil {
