@@ -50,6 +50,16 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		_, _ = w.Write([]byte(`{"data":{"items":[{"toolId":"pets.get","name":"Get pet","uses":0}],"count":1,"matched":30}}`))
+	case "/api/v1/admin/audit":
+		q := r.URL.Query()
+		f.mu.Lock()
+		f.calls = append(f.calls, "audit?"+q.Encode())
+		f.mu.Unlock()
+		if q.Get("before") == "" {
+			_, _ = w.Write([]byte(`{"data":{"items":[{"id":"e2","at":"2026-07-01T06:00:00Z","actor":"key:k1","action":"tools.pending.approve","tool":"airlock-a","outcome":"success","route":"POST /api/v1/tools/pending/:id/approve"}],"next":"e2"}}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"data":{"items":[{"id":"e1","at":"2026-07-01T05:00:00Z","actor":"key:k1","action":"tools.register","tool":"pets.list","outcome":"success","route":"POST /api/v1/tools/register"}]}}`))
 	case "/api/v1/tools/pending/airlock-missing":
 		w.WriteHeader(http.StatusNotFound)
 		_, _ = w.Write([]byte(`{"error":{"message":"no review \"airlock-missing\""}}`))
@@ -387,5 +397,27 @@ func TestToolsBrowsePages(t *testing.T) {
 	body = b.do("GET", "/ui/tools?category=pets&cursor=25&module=zoo", nil).Body.String()
 	if !strings.Contains(body, `href="/ui/tools/pets.get"`) || strings.Contains(body, "Next page") || !strings.Contains(body, `href="/ui/tools?category=pets&amp;module=zoo">First page`) {
 		t.Fatalf("second page:\n%s", body)
+	}
+}
+
+// The audit page sends its filters to the API (times from the form's
+// local time as UTC), links each object to its page, and pages by cursor
+// keeping the filters.
+func TestAuditPages(t *testing.T) {
+	b, api := newBrowser(t)
+	b.signIn(goodKey)
+	body := b.do("GET", "/ui/audit?actor=key:k1&since=2026-07-01T05:30", nil).Body.String()
+	if !api.called("audit?actor=key%3Ak1&limit=50&since=2026-07-01T05%3A30%3A00Z") {
+		t.Fatalf("the API was asked %v", api.calls)
+	}
+	if !strings.Contains(body, `href="/ui/reviews/airlock-a"`) || !strings.Contains(body, `href="/ui/audit?actor=key%3Ak1&amp;before=e2&amp;since=2026-07-01T05%3A30" rel="next"`) {
+		t.Fatalf("first page:\n%s", body)
+	}
+	body = b.do("GET", "/ui/audit?actor=key:k1&before=e2&since=2026-07-01T05:30", nil).Body.String()
+	if !strings.Contains(body, `href="/ui/tools/pets.list"`) || strings.Contains(body, "Older events") || !strings.Contains(body, ">Newest</a>") {
+		t.Fatalf("second page:\n%s", body)
+	}
+	if w := b.do("GET", "/ui/audit?until=yesterday", nil); w.Code != 400 || !strings.Contains(w.Body.String(), "Until must be a time") {
+		t.Fatalf("bad time: %d", w.Code)
 	}
 }
