@@ -215,7 +215,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	if err := chromedp.Do(ctx); err != nil { // start the browser without a deadline (see chromedp.Run)
 		t.Fatalf("start Chromium: %v", err)
 	}
-	tctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
+	tctx, cancelT := context.WithTimeout(ctx, 6*time.Minute)
 	defer cancelT()
 	b := browser{t: t, ctx: tctx}
 	base := e.api.URL + "/ui"

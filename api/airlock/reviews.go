@@ -3,17 +3,21 @@ package airlock
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/toolsmith/toolsmith/airlock"
 	"github.com/toolsmith/toolsmith/api/httpx"
 	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/workflows"
@@ -61,13 +65,15 @@ func (h *Handler) listDecided(c *gin.Context) {
 	items := []DecidedReview{}
 	for _, ex := range resp.GetExecutions() {
 		id := ex.GetExecution().GetWorkflowId()
-		d := DecidedReview{ID: id, Status: ex.GetStatus().String(), ClosedAt: ex.GetCloseTime().AsTime().UTC()}
-		if st, err := h.state(ctx, id); err == nil { // the review's own account, when a worker can answer for it
-			d.Title, d.Location, d.Status = st.Review.Title, st.Review.Location, st.Status
-			if o := st.Outcome; o != nil {
-				d.Reviewer, d.Reason, d.ToolIDs = o.Reviewer, o.Reason, o.ToolIDs
-				if d.Reason == "" && o.Stage != "" {
-					d.Reason = "failed at " + o.Stage
+		d := DecidedReview{ID: id, Status: strings.ToLower(strings.TrimPrefix(ex.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_")), ClosedAt: ex.GetCloseTime().AsTime().UTC()}
+		// A closed review is read from its history (its review and its
+		// outcome), which needs no worker: a query would wait for one.
+		if rev, out, ok := h.closedReview(ctx, id, ex.GetExecution().GetRunId()); ok {
+			d.Title, d.Location = rev.Title, rev.Location
+			if out != nil {
+				d.Status, d.Reviewer, d.Reason, d.ToolIDs = out.Status, out.Reviewer, out.Reason, out.ToolIDs
+				if d.Reason == "" && out.Stage != "" {
+					d.Reason = "failed at " + out.Stage
 				}
 			}
 		}
@@ -78,6 +84,45 @@ func (h *Handler) listDecided(c *gin.Context) {
 		next = base64.RawURLEncoding.EncodeToString(t)
 	}
 	httpx.OK(c, http.StatusOK, gin.H{"reviews": items, "count": len(items), "nextCursor": next})
+}
+
+// closedReview reads a closed review's prepared review and its outcome
+// from its history; ok is false when the history cannot be read.
+func (h *Handler) closedReview(ctx context.Context, id, runID string) (airlock.Review, *workflows.AirlockOutcome, bool) {
+	hist, ok := h.temporal.(historian)
+	if !ok {
+		return airlock.Review{}, nil, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	it := hist.GetWorkflowHistory(ctx, id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	dc := converter.GetDefaultDataConverter()
+	prepare := int64(-1)
+	var rev airlock.Review
+	var out *workflows.AirlockOutcome
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return airlock.Review{}, nil, false
+		}
+		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			if ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() == "PrepareReview" {
+				prepare = ev.GetEventId()
+			}
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+			a := ev.GetActivityTaskCompletedEventAttributes()
+			if a.GetScheduledEventId() == prepare {
+				_ = dc.FromPayloads(a.GetResult(), &rev)
+			}
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
+			var o workflows.AirlockOutcome
+			if err := dc.FromPayloads(ev.GetWorkflowExecutionCompletedEventAttributes().GetResult(), &o); err == nil {
+				out = &o
+			}
+		}
+	}
+	return rev, out, true
 }
 
 // historian is the part of the SDK client a review's timeline reads.
@@ -118,18 +163,24 @@ func (h *Handler) timeline(c *gin.Context) {
 	}
 	ctx := c.Request.Context()
 	id := c.Param("id")
-	if _, err := h.state(ctx, id); err != nil {
-		httpx.Error(c, err)
-		return
-	}
 	it := hist.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	scheduled := map[int64]*historypb.HistoryEvent{}
 	out := []TimelineEntry{}
 	dc := converter.GetDefaultDataConverter()
 	for it.HasNext() {
 		ev, err := it.Next()
-		if err != nil {
+		var nf *serviceerror.NotFound
+		switch {
+		case errors.As(err, &nf):
+			httpx.Error(c, fmt.Errorf("no review %q: %w", id, fault.ErrNotFound))
+			return
+		case err != nil:
 			httpx.Error(c, fmt.Errorf("review %s history: %w: %w", id, fault.ErrUnavailable, err))
+			return
+		}
+		if ev.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED &&
+			ev.GetWorkflowExecutionStartedEventAttributes().GetWorkflowType().GetName() != "AirlockWorkflow" {
+			httpx.Error(c, fmt.Errorf("no review %q: %w", id, fault.ErrNotFound)) // another kind of workflow
 			return
 		}
 		at := ev.GetEventTime().AsTime().UTC()
