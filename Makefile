@@ -22,6 +22,7 @@ LDFLAGS      := -s -w -X github.com/toolsmith/toolsmith/internal/cli.version=$(V
 MODEL_DIR    := $(CURDIR)/.cache/models/use-lite-0.2.0
 CYPHER_LINT  := scripts/cypher-lint
 MCP_CLIENT   := scripts/mcp-client
+AXE          := scripts/axe
 # RUN_FLAGS are extra flags for `toolsmith dev` in make run, e.g.
 # make run RUN_FLAGS='--http-addr 127.0.0.1:9090 --no-demo'.
 RUN_FLAGS    ?=
@@ -38,13 +39,13 @@ FUZZ          ?= .
 # not a dependency of the module (staticcheck.conf configures it).
 STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all run build build-toolsmith build-server test fuzz model cypher-lint mcp-client browser bench lint fmt tidy-check clean help
+.PHONY: all run build build-toolsmith build-server test fuzz model cypher-lint mcp-client axe browser bench lint fmt tidy-check clean help
 
 all: build
 
 help:
 	@echo "make run         build, then run 'bin/toolsmith dev' (API on http://127.0.0.1:8080; RUN_FLAGS='--flag …' adds flags)"
-	@echo "make test        the one test command (fetches embedder weights, the Cypher linter, the MCP client and Chromium first)"
+	@echo "make test        the one test command (fetches embedder weights, the Cypher linter, the MCP client, axe-core and Chromium first)"
 	@echo "make bench       run the Go benchmarks (BENCH=regexp, BENCHTIME=1s)"
 	@echo "make fuzz        run every fuzz target for FUZZTIME=10m, one after another (FUZZPARALLEL=n, FUZZ=regexp)"
 	@echo "make build       build $(BIN) (everything, with the dev Temporal server) and $(SERVER_BIN) (production)"
@@ -83,6 +84,15 @@ mcp-client:
 		echo "npm not found: the TypeScript MCP client test will fail (TOOLSMITH_REQUIRE_MCP_CLIENT=1)" >&2; \
 	fi
 
+# axe installs axe-core, the accessibility rules the console's browser
+# tests run on every page they visit (a checker this project did not write).
+axe:
+	@if command -v npm >/dev/null 2>&1; then \
+		npm ci --prefix $(AXE) --no-audit --no-fund --loglevel=error; \
+	else \
+		echo "npm not found: the console's accessibility check will fail (TOOLSMITH_REQUIRE_AXE=1)" >&2; \
+	fi
+
 # browser makes sure Chromium is on PATH for the console's browser tests
 # (Debian's chromium package; installing it needs root or passwordless sudo).
 browser:
@@ -91,8 +101,8 @@ browser:
 # test lints first, then runs every test, then says which store suites and
 # sandbox ran or skipped (scripts/test-summary; TOOLSMITH_REQUIRE_NEO4J=1
 # makes a skipped Neo4j contract suite fail).
-test: lint model cypher-lint mcp-client browser
-	TOOLSMITH_MODEL_DIR=$(MODEL_DIR) TOOLSMITH_REQUIRE_MODEL=1 TOOLSMITH_REQUIRE_CYPHER_LINT=1 TOOLSMITH_REQUIRE_MCP_CLIENT=1 TOOLSMITH_REQUIRE_BROWSER=1 \
+test: lint model cypher-lint mcp-client axe browser
+	TOOLSMITH_MODEL_DIR=$(MODEL_DIR) TOOLSMITH_REQUIRE_MODEL=1 TOOLSMITH_REQUIRE_CYPHER_LINT=1 TOOLSMITH_REQUIRE_MCP_CLIENT=1 TOOLSMITH_REQUIRE_BROWSER=1 TOOLSMITH_REQUIRE_AXE=1 \
 		$(GO) test -count=1 ./...
 	GO=$(GO) scripts/test-summary
 	@echo "== a short fuzz pass ($(TEST_FUZZTIME) per target; make fuzz runs them longer)"

@@ -123,7 +123,8 @@ func fullServerWith(t *testing.T, m *metrics.Metrics) (*api.Server, *identity.Ke
 	srv, _ := newServer(t, api.Options{Auth: auth, Audit: log, Metrics: m, Limiter: limiter, BaseURL: "http://ts.example",
 		Handlers: []api.Handler{{Methods: []string{http.MethodGet, http.MethodPost, http.MethodDelete}, Path: "/mcp", Handler: edge.Handler()},
 			{Methods: []string{http.MethodGet}, Path: "/ui", Handler: console},
-			{Methods: []string{http.MethodGet, http.MethodPost}, Path: "/ui/*path", Handler: console}}}, features...)
+			{Methods: []string{http.MethodGet, http.MethodPost}, Path: "/ui/*path", Handler: console},
+			{Methods: []string{http.MethodGet}, Path: "/favicon.ico", Handler: console}}}, features...)
 	console.SetAPI(srv.Handler())
 	return srv, keys, st
 }

@@ -63,6 +63,7 @@ var Rules = []RouteRule{
 	{"POST", "/api/v1/tools/admin/reindex", identity.RuleAdmin, "", true},
 	{"GET", "/api/v1/tools/admin/reindex/:id", identity.RuleAdmin, "", false},
 	{"GET", "/api/v1/tools/admin/analytics", identity.RuleAdmin, "", false},
+	{"GET", "/api/v1/tools/admin/series", identity.RuleAdmin, "", false},
 	{"GET", "/api/v1/gaps", identity.RuleApprover, "", false},
 
 	// Execution and fulfilment: the route admits every caller; the tool's
@@ -79,6 +80,8 @@ var Rules = []RouteRule{
 	{"DELETE", "/api/v1/tools/sources/:id", identity.RuleAdmin, "", true},
 	{"GET", "/api/v1/tools/pending", identity.RuleApprover, "", false},
 	{"GET", "/api/v1/tools/pending/:id", identity.RuleApprover, "", false},
+	{"GET", "/api/v1/tools/pending/:id/timeline", identity.RuleApprover, "", false},
+	{"GET", "/api/v1/tools/reviews", identity.RuleApprover, "", false},
 	{"POST", "/api/v1/tools/pending/:id/approve", identity.RuleApprover, "", true},
 	{"POST", "/api/v1/tools/pending/:id/reject", identity.RuleApprover, "", true},
 	{"GET", "/api/v1/notifications", identity.RuleApprover, "", false},
@@ -109,6 +112,8 @@ var Rules = []RouteRule{
 	{"GET", "/ui", identity.RulePublic, "", false},
 	{"GET", "/ui/*path", identity.RulePublic, "", false},
 	{"POST", "/ui/*path", identity.RulePublic, "", false},
+	// The console's icon, where browsers look for it.
+	{"GET", "/favicon.ico", identity.RulePublic, "", false},
 }
 
 // ruleIndex maps "METHOD path" to its row.

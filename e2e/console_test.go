@@ -2,12 +2,15 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,13 +18,19 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/toolsmith/toolsmith/airlock"
+	"github.com/toolsmith/toolsmith/analytics"
 	"github.com/toolsmith/toolsmith/api"
+	"github.com/toolsmith/toolsmith/api/admin"
 	apiairlock "github.com/toolsmith/toolsmith/api/airlock"
 	apianalytics "github.com/toolsmith/toolsmith/api/analytics"
 	apiretrieval "github.com/toolsmith/toolsmith/api/retrieval"
 	"github.com/toolsmith/toolsmith/api/tools"
 	"github.com/toolsmith/toolsmith/api/verbs"
+	"github.com/toolsmith/toolsmith/audit"
+	"github.com/toolsmith/toolsmith/embed/hashing"
+	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/identity"
+	"github.com/toolsmith/toolsmith/retrieval"
 	"github.com/toolsmith/toolsmith/web"
 )
 
@@ -47,13 +56,29 @@ type browser struct {
 	ctx context.Context
 }
 
+// stepTimeout bounds one step (an approval builds and tests a wrapper).
+const stepTimeout = 150 * time.Second
+
 // do runs steps, failing the test with the page's text on error.
 func (b browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	if err := chromedp.Do(b.ctx, steps...); err != nil {
+	ctx, cancel := context.WithTimeout(b.ctx, stepTimeout) // a missing element fails the step, not the whole test's time
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
 		page, _ := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS("main")))
 		b.t.Fatalf("%s: %v\npage: %s", what, err, page)
 	}
+}
+
+// stale marks the page, so that fresh(sel) matches sel only on the page
+// that a following click loads, never on this one.
+func stale() chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](`document.body.dataset.stale = "1"`)
+}
+
+// fresh waits for sel on a page loaded after stale.
+func fresh(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.WaitVisible(chromedp.CSS("body:not([data-stale]) " + sel))
 }
 
 // text is the text of the first element matching a CSS selector.
@@ -76,10 +101,48 @@ func eval[T any](b browser, expr string) T {
 	return v
 }
 
-// shot saves a screenshot of the page as a test artifact under
-// e2e/artifacts (gitignored).
+// axeSource is axe-core (scripts/axe, installed by `make axe`, which
+// `make test` runs); "" when it is not installed and not required.
+var axeSource = sync.OnceValues(func() (string, error) {
+	buf, err := os.ReadFile(filepath.Join("..", "scripts", "axe", "node_modules", "axe-core", "axe.min.js"))
+	if err != nil {
+		if os.Getenv("TOOLSMITH_REQUIRE_AXE") != "" {
+			return "", fmt.Errorf("the accessibility check needs axe-core: `make axe` (npm ci --prefix scripts/axe): %w", err)
+		}
+		return "", nil
+	}
+	return string(buf), nil
+})
+
+// axeCheck runs axe-core's rules on the page and fails the test on a
+// serious or critical violation.
+func (b browser) axeCheck(name string) {
+	b.t.Helper()
+	src, err := axeSource()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if src == "" {
+		b.t.Logf("accessibility check of %s skipped: axe-core is not installed (make axe)", name)
+		return
+	}
+	found, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]string](src+`;
+axe.run(document, {resultTypes: ['violations']}).then(r => r.violations
+  .filter(v => v.impact === 'serious' || v.impact === 'critical')
+  .map(v => v.impact + ' ' + v.id + ': ' + v.help + ' at ' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', ')))`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		b.t.Fatalf("axe on %s: %v", name, err)
+	}
+	if len(found) > 0 {
+		b.t.Fatalf("accessibility violations on %s:\n%s", name, strings.Join(found, "\n"))
+	}
+}
+
+// shot checks the page's accessibility (axeCheck) and saves a screenshot
+// of it as a test artifact under e2e/artifacts (gitignored).
 func (b browser) shot(name string) {
 	b.t.Helper()
+	b.axeCheck(name)
 	buf, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100)) // quality 100: PNG
 	if err != nil {
 		b.t.Fatalf("screenshot %s: %v", name, err)
@@ -110,6 +173,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	e.handlers = []api.Handler{
 		{Methods: []string{http.MethodGet}, Path: "/ui", Handler: console},
 		{Methods: []string{http.MethodGet, http.MethodPost}, Path: "/ui/*path", Handler: console},
+		{Methods: []string{http.MethodGet}, Path: "/favicon.ico", Handler: console},
 	}
 	// Health checks disable an API after one failed probe here, and raise
 	// the notification the console's re-enable button answers.
@@ -118,9 +182,14 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	health := &airlock.HealthChecker{Files: e.airlockFiles, Prober: &airlock.Prober{}, Tools: e.store, Notifier: notes, Threshold: 1}
+	// The dashboard's series: searches through this API are counted by a
+	// sampler, flushed by the test when it wants the numbers written.
+	sampler := analytics.NewSampler(e.store, verbs.Runs{Temporal: e.client, Namespace: server.Namespace()}, graph.DefaultRetention)
+	search := retrieval.New(e.store, hashing.New(embedDim), retrieval.Options{Observer: sampler})
 	e.serve(verbs.New(e.client, e.store, verbs.Config{TaskQueue: e.queue, Namespace: server.Namespace()}),
 		apiairlock.New(e.client, e.store, apiairlock.Config{TaskQueue: e.queue, Namespace: server.Namespace(), ReviewTimeout: time.Hour}).WithOperations(notes, health),
-		apiretrieval.New(e.search), tools.New(e.reg), apianalytics.New(e.store, verbs.Runs{Temporal: e.client, Namespace: server.Namespace()}))
+		apiretrieval.New(search), tools.New(e.reg), apianalytics.New(e.store, verbs.Runs{Temporal: e.client, Namespace: server.Namespace()}),
+		admin.New(e.keys, audit.New(e.store)))
 	console.SetAPI(e.api.Config.Handler)
 
 	specs := serveFile(t, "../codegen/testdata/petstore/spec.yaml")
@@ -146,7 +215,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	if err := chromedp.Do(ctx); err != nil { // start the browser without a deadline (see chromedp.Run)
 		t.Fatalf("start Chromium: %v", err)
 	}
-	tctx, cancelT := context.WithTimeout(ctx, 5*time.Minute)
+	tctx, cancelT := context.WithTimeout(ctx, 6*time.Minute)
 	defer cancelT()
 	b := browser{t: t, ctx: tctx}
 	base := e.api.URL + "/ui"
@@ -155,7 +224,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Helper()
 		b.do("sign in", chromedp.Navigate(base+"/signin"), chromedp.WaitVisible(css("#key")),
 			chromedp.SendKeys(css("#key"), key), chromedp.Submit(css("#key")),
-			chromedp.WaitVisible(chromedp.Search(`//h1[contains(., "Pending reviews")]`)))
+			chromedp.WaitVisible(chromedp.Search(`//h1[contains(., "Pending reviews") or contains(., "Dashboard")]`)))
 	}
 
 	// A wrong key is refused on the page.
@@ -167,6 +236,16 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 
 	signIn(e.admin)
+	// An admin starts on the dashboard; with no data yet each chart says
+	// what will fill it.
+	if h1 := b.text("main h1"); h1 != "Dashboard" {
+		t.Fatalf("an admin's first page: %q", h1)
+	}
+	b.shot("console-dashboard-empty")
+	if n := eval[int](b, `document.querySelectorAll('.chart .empty').length`); n != 6 {
+		t.Fatalf("an empty dashboard has %d empty charts, want 6: %s", n, b.text("main"))
+	}
+	b.do("reviews", chromedp.Navigate(base+"/reviews"), chromedp.WaitVisible(css("main h1")))
 	b.shot("console-reviews-empty")
 	// Sources: empty input is refused with a message; a real spec is added and scanned.
 	b.do("empty source", chromedp.Navigate(base+"/sources"), chromedp.WaitVisible(css("#add-source")),
@@ -209,10 +288,13 @@ func TestConsoleInABrowser(t *testing.T) {
 
 	// A user without the approver role sees the review but no approve button.
 	signIn(user)
-	b.do("user view", chromedp.Navigate(e.api.URL+reviewURL), chromedp.WaitVisible(chromedp.Search(`//h2[contains(., "Operations")]`)))
+	b.do("user view", chromedp.Navigate(e.api.URL+reviewURL), chromedp.WaitVisible(css("main h1")))
 	b.shot("console-review-user")
 	if eval[bool](b, `!!document.querySelector('#approve-submit')`) {
 		t.Fatal("a user without the approver role sees the approve button")
+	}
+	if text := b.text("main"); !strings.Contains(text, "Only approvers and admins") || strings.Contains(text, "Operations") {
+		t.Fatalf("a user's view of a review: %q", text)
 	}
 
 	// Approve through the dialog: a bad quota first, then a real policy.
@@ -231,12 +313,81 @@ func TestConsoleInABrowser(t *testing.T) {
 	if text := b.text("#approve p.error"); !strings.Contains(text, "Quota per day") {
 		t.Fatalf("bad quota message: %q", text)
 	}
-	b.do("approve", chromedp.SetValue(css("input[name=quotaPerDay]"), "100"),
+	if text := b.text("#approve p.error"); strings.Count(text, "Quota per day") != 1 {
+		t.Fatalf("bad quota message not said once: %q", text)
+	}
+	// A policy only the server refuses: its message appears once, under
+	// the field's name, and the form keeps what was typed.
+	b.do("bad budgets", chromedp.SetValue(css("input[name=quotaPerDay]"), "100"),
+		chromedp.SetValue(css("input[name=softBudget]"), "10"), chromedp.SetValue(css("input[name=hardBudget]"), "5"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('#approve p.error').forEach(e => e.remove())`), // wait for the new page's
+		chromedp.Click(css("#approve-submit")), chromedp.WaitVisible(css("#approve p.error")))
+	if text := eval[string](b, `document.querySelector('#approve').textContent`); strings.Count(text, "must not exceed hardBudget") != 1 {
+		t.Fatalf("the budget message is not said once: %q", text)
+	}
+	if v := eval[string](b, `document.querySelector('input[name=softBudget]').value`); v != "10" {
+		t.Fatalf("the form lost the soft budget: %q", v)
+	}
+	b.do("approve", chromedp.Evaluate[chromedp.Void](`document.querySelector('input[name=softBudget]').value = ''; document.querySelector('input[name=hardBudget]').value = ''`),
 		chromedp.SetValue(css("input[name=baseUrl]"), petAPI.URL+"/v1"),
 		chromedp.Click(css("#approve-submit")), chromedp.WaitVisible(css(".outcome")))
 	b.shot("console-approved")
 	if text := b.text(".outcome"); !strings.Contains(text, "onboarded") || !strings.Contains(text, "pet_clinic.") {
 		t.Fatalf("approve outcome: %q", text)
+	}
+	// Post/redirect/get: the approval left the browser on the review's
+	// own GET page, so a reload shows the outcome again and sends nothing
+	// (a second approval would be refused as "not pending").
+	if path := eval[string](b, `location.pathname`); path != reviewURL {
+		t.Fatalf("after approving the browser is at %s, want %s", path, reviewURL)
+	}
+	b.do("reload", chromedp.Reload(), chromedp.WaitVisible(css(".outcome")))
+	if errs := eval[string](b, `Array.from(document.querySelectorAll('p.error')).map(e => e.textContent).join(' | ')`); errs != "" {
+		t.Fatalf("a reload after the approval shows %q", errs)
+	}
+	if n := eval[int](b, `performance.getEntriesByType('navigation')[0].type === 'reload' ? 1 : 0`); n != 1 {
+		t.Fatal("the page was not reloaded")
+	}
+	// The new tools are links, and the onboarded operations are marked.
+	if n := eval[int](b, `document.querySelectorAll('.outcome a[href^="/ui/tools/pet_clinic."]').length`); n == 0 {
+		t.Fatal("the outcome's tool ids are not links")
+	}
+	if n := eval[int](b, `document.querySelectorAll('table.ops tr.onboarded a[href^="/ui/tools/pet_clinic."]').length`); n == 0 {
+		t.Fatal("no onboarded operation is marked and linked")
+	}
+	// Nothing is clipped at 1280 px: the operations table fits its card.
+	if clipped := eval[bool](b, `(() => { const s = document.querySelector('table.ops').parentElement; return s.scrollWidth > s.clientWidth + 1 })()`); clipped {
+		t.Fatal("the operations table is clipped at 1280 px")
+	}
+	toolURL := eval[string](b, `document.querySelector('.outcome a[href^="/ui/tools/"]').pathname`)
+	b.do("tool page", chromedp.Navigate(e.api.URL+toolURL), chromedp.WaitVisible(css("pre.manifest")))
+	b.shot("console-tool")
+	if wide := eval[bool](b, `(() => { const p = document.querySelector('pre.manifest'); return p.scrollWidth > p.clientWidth + 1 })()`); wide {
+		t.Fatal("the manifest scrolls sideways")
+	}
+	// Tools: the catalogue pages without a search, filtered by category.
+	b.do("browse", chromedp.Navigate(base+"/tools"), chromedp.WaitVisible(css("table.catalogue")))
+	b.shot("console-tools-browse")
+	if text := b.text("table.catalogue"); !strings.Contains(text, "pet_clinic.list_pets") {
+		t.Fatalf("the catalogue lacks the new tools: %q", text)
+	}
+	b.do("filter", chromedp.SetValue(css(".filters input[name=category]"), "pets"), stale(), chromedp.Click(css("#filter-tools")),
+		fresh("table.catalogue"))
+	if cats := eval[[]string](b, `Array.from(document.querySelectorAll('table.catalogue tbody tr td:nth-child(3)')).map(td => td.textContent)`); len(cats) != 2 || slices.ContainsFunc(cats, func(c string) bool { return c != "pets" }) {
+		t.Fatalf("category filter: %v", cats)
+	}
+	b.do("filter to nothing", chromedp.Navigate(base+"/tools?category=no-such-category"), chromedp.WaitVisible(css("main .empty")))
+	if text := b.text("main .empty"); !strings.Contains(text, "Clear the filters") {
+		t.Fatalf("empty filter: %q", text)
+	}
+	// An unknown review says so, and what to do next, without an empty page under it.
+	b.do("unknown review", chromedp.Navigate(base+"/reviews/airlock-0000000000000000"), chromedp.WaitVisible(css("main h1")))
+	if h1, ops := b.text("main h1"), eval[bool](b, `!!document.querySelector('table.ops')`); h1 != "No such review" || ops {
+		t.Fatalf("unknown review: %q, operations table %v", h1, ops)
+	}
+	// The browser's icon is there.
+	if resp, err := http.Get(e.api.URL + "/favicon.ico"); err != nil || resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "image/svg") {
+		t.Fatalf("favicon: %v %v", resp, err)
 	}
 
 	// The new tools are found in search, with their score bars.
@@ -289,9 +440,97 @@ func TestConsoleInABrowser(t *testing.T) {
 		chromedp.WaitVisible(css("#reject p.error")),
 		chromedp.SendKeys(css("#reason"), "rates must come from the treasury"), chromedp.Click(css("#reject-submit")),
 		chromedp.WaitVisible(css(".outcome")))
+	if path := eval[string](b, `location.pathname`); path != rejectURL {
+		t.Fatalf("after rejecting the browser is at %s, want %s", path, rejectURL)
+	}
 	b.shot("console-rejected")
 	if text := b.text(".outcome"); !strings.Contains(text, "rejected") {
 		t.Fatalf("reject outcome: %q", text)
+	}
+
+	// Decided reviews: each with its decision, who, when and why; a
+	// review's timeline shows its scan, the decision and the build.
+	b.do("decided", chromedp.Navigate(base+"/decided"), chromedp.WaitVisible(css("table.decided")))
+	b.shot("console-decided")
+	if text := b.text("table.decided"); !strings.Contains(text, "onboarded") || !strings.Contains(text, "rejected") ||
+		!strings.Contains(text, "rates must come from the treasury") || !strings.Contains(text, "e2e admin") || !strings.Contains(text, "pet_clinic.list_pets") {
+		t.Fatalf("decided reviews: %q", text)
+	}
+	b.do("timeline", chromedp.Navigate(e.api.URL+reviewURL), chromedp.WaitVisible(css("ol.timeline")))
+	b.shot("console-review-timeline")
+	if kinds := eval[[]string](b, `Array.from(document.querySelectorAll('ol.timeline li')).map(li => li.className)`); !slices.Contains(kinds, "tl-scan") ||
+		!slices.Contains(kinds, "tl-decision") || !slices.Contains(kinds, "tl-build") || !slices.Contains(kinds, "tl-ended") {
+		t.Fatalf("timeline steps: %v\n%s", kinds, b.text("ol.timeline"))
+	}
+	if text := b.text("ol.timeline li.tl-decision"); !strings.Contains(text, "approved by") || !strings.Contains(text, "e2e admin") {
+		t.Fatalf("timeline decision: %q", text)
+	}
+
+	// Keys (admins): create one, its secret shown once with a copy
+	// button; a level above one's own is refused as the API refuses it;
+	// revoke it.
+	b.do("keys", chromedp.Navigate(base+"/keys"), chromedp.WaitVisible(css("#create summary")),
+		chromedp.Click(css("#create summary")), chromedp.SendKeys(css("input[name=owner]"), "bo"),
+		chromedp.SetValue(css("select[name=level]"), "owner"), chromedp.Click(css("#create-key")), chromedp.WaitVisible(css("#create p.error")))
+	if text := b.text("#create p.error"); !strings.Contains(text, "may not create a owner key") {
+		t.Fatalf("an admin creating an owner key: %q", text)
+	}
+	b.do("create key", chromedp.SetValue(css("select[name=level]"), "user"), chromedp.SetValue(css("input[name=roles]"), "approver"),
+		chromedp.Click(css("#create-key")), chromedp.WaitVisible(css("#secret")), chromedp.WaitVisible(css("button[data-copy]")))
+	b.shot("console-key-created")
+	secret := eval[string](b, `document.querySelector('#secret').value`)
+	if !strings.HasPrefix(secret, "tsk_k") {
+		t.Fatalf("secret %q", secret)
+	}
+	keyID := strings.Split(secret, "_")[1]
+	b.do("reload keys", chromedp.Reload(), chromedp.WaitVisible(css("table.keys")))
+	if eval[bool](b, `!!document.querySelector('#secret')`) || strings.Contains(b.text("main"), secret) {
+		t.Fatal("the secret is shown again after a reload")
+	}
+	if text := b.text("#key-" + keyID); !strings.Contains(text, "bo") || !strings.Contains(text, "approver") || !strings.Contains(text, "active") {
+		t.Fatalf("the new key's row: %q", text)
+	}
+	// The new approver key signs in, sees reviews but neither keys nor the audit log.
+	signIn(secret)
+	if eval[bool](b, `!!document.querySelector('nav a[href="/ui/keys"]')`) {
+		t.Fatal("an approver sees the Keys section")
+	}
+	if h1 := b.text("main h1"); h1 != "Pending reviews" {
+		t.Fatalf("an approver's first page: %q", h1)
+	}
+	b.do("approver decided", chromedp.Navigate(base+"/decided"), chromedp.WaitVisible(css("table.decided")))
+	b.do("approver dashboard", chromedp.Navigate(base+"/dashboard"), chromedp.WaitVisible(css("main h1")))
+	b.shot("console-dashboard-approver")
+	if text := b.text("main"); !strings.Contains(text, "for admins") || eval[bool](b, `!!document.querySelector('.chart')`) {
+		t.Fatalf("an approver's dashboard: %q", text)
+	}
+	b.do("approver keys", chromedp.Navigate(base+"/keys"), chromedp.WaitVisible(css("main h1")))
+	if text := b.text("main"); !strings.Contains(text, "Only admins") || strings.Contains(text, "Create a key") {
+		t.Fatalf("an approver's keys page: %q", text)
+	}
+	b.do("approver audit", chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(css("main h1")))
+	if text := b.text("main"); !strings.Contains(text, "Only admins") || eval[bool](b, `!!document.querySelector('table.audit')`) {
+		t.Fatalf("an approver's audit page: %q", text)
+	}
+	signIn(e.admin)
+	b.do("revoke", chromedp.Navigate(base+"/keys"), chromedp.WaitVisible(css("#key-"+keyID+" button")),
+		chromedp.Click(css("#key-"+keyID+" button")), chromedp.WaitVisible(css(".flash")))
+	if text := b.text("#key-" + keyID); !strings.Contains(text, "revoked") {
+		t.Fatalf("the revoked key's row: %q", text)
+	}
+	b.shot("console-keys")
+	// Audit: the approval is there, filtered by action, linked to its review.
+	b.do("audit", chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(css("table.audit")))
+	b.do("audit filter", chromedp.SendKeys(css("input[name=action]"), "tools.pending.approve"), stale(), chromedp.Click(css("#filter-audit")),
+		fresh(`table.audit a[href^="/ui/reviews/airlock-"]`))
+	b.shot("console-audit")
+	if actions := eval[[]string](b, `Array.from(document.querySelectorAll('table.audit tbody td:nth-child(3)')).map(td => td.textContent)`); len(actions) == 0 || slices.ContainsFunc(actions, func(a string) bool { return a != "tools.pending.approve" }) {
+		t.Fatalf("audit filtered by action: %v", actions)
+	}
+	b.do("audit link", chromedp.Click(css(`table.audit a[href^="/ui/reviews/airlock-"]`)), chromedp.WaitVisible(css(".outcome")))
+	b.do("audit by time", chromedp.Navigate(base+"/audit?until=2000-01-01T00:00"), chromedp.WaitVisible(css("main .empty")))
+	if text := b.text("main .empty"); !strings.Contains(text, "Clear the filters") {
+		t.Fatalf("audit before 2000: %q", text)
 	}
 
 	// A form with a stale token is refused with a clear message.
@@ -327,8 +566,38 @@ func TestConsoleInABrowser(t *testing.T) {
 	if text := b.text("table.gaps"); !strings.Contains(text, "CARVE_PUMPKIN") {
 		t.Fatalf("gaps table: %q", text)
 	}
+	// The dashboard with data: searches and their latency, the
+	// fulfilments by branch and outcome, the open gaps, each chart with a
+	// text alternative and its table.
+	if err := sampler.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b.do("dashboard", chromedp.Navigate(base+"/dashboard"), chromedp.WaitVisible(css("#searches svg")))
+	b.shot("console-dashboard")
+	for _, id := range []string{"searches", "latency", "fulfil-hour", "fulfil-day", "gaps"} {
+		if !eval[bool](b, `(() => { const s = document.querySelector('#`+id+` svg[role=img]'); return !!s && !!s.querySelector('title') && !!s.querySelector('desc') && document.querySelectorAll('#`+id+` details tbody tr').length > 0 })()`) {
+			t.Fatalf("chart %s lacks its drawing, text alternative or table: %s", id, b.text("#"+id))
+		}
+	}
+	if text := eval[string](b, `document.querySelector('#fulfil-hour details').textContent`); !strings.Contains(text, "substitute · completed") {
+		t.Fatalf("fulfilments table: %q", text)
+	}
 	b.do("narrow window", chromedp.EmulateViewport(390, 844), chromedp.Navigate(base+"/gaps"), chromedp.WaitVisible(css("h1")))
 	b.shot("console-runs-narrow")
+	// Every page stays readable in a 390 px window: nothing pushes the
+	// page wider than the window (wide tables scroll inside their card).
+	for _, page := range []string{"/dashboard", "/reviews", "/decided", reviewURL[len("/ui"):], "/tools", "/tools?q=list+the+pets", toolURL[len("/ui"):],
+		"/sources", "/notifications", "/keys", "/audit"} {
+		b.do("narrow "+page, chromedp.Navigate(base+page), chromedp.WaitVisible(css("main h1")))
+		name := "console-narrow-" + strings.NewReplacer("/", "-", "?", "-", "=", "-", "+", "-", ".", "-").Replace(strings.Trim(page, "/"))
+		if w := eval[int](b, `document.documentElement.scrollWidth`); w > 390 {
+			b.shot(name)
+			t.Fatalf("%s is %d px wide in a 390 px window", page, w)
+		}
+		b.axeCheck(name)
+	}
+	b.do("narrow dashboard", chromedp.Navigate(base+"/dashboard"), chromedp.WaitVisible(css("#searches svg")))
+	b.shot("console-dashboard-narrow")
 
 	// Signed out, a guest sees neither the review nor its approve button,
 	// and search shows only the public tools (the pet clinic's need a user).
@@ -342,5 +611,15 @@ func TestConsoleInABrowser(t *testing.T) {
 	b.shot("console-tools-guest")
 	if text := b.text("main"); strings.Contains(text, "pet_clinic.") {
 		t.Fatalf("a guest finds the clinic's tools: %q", text)
+	}
+	for _, page := range []string{"/dashboard", "/keys", "/audit", "/decided"} {
+		b.do("guest "+page, chromedp.Navigate(base+page), chromedp.WaitVisible(css("#key")))
+		if eval[bool](b, `!!document.querySelector('.chart, table')`) {
+			t.Fatalf("a guest sees %s", page)
+		}
+	}
+	b.do("guest browse", chromedp.Navigate(base+"/tools"), chromedp.WaitVisible(css("main h2")))
+	if text := b.text("main"); strings.Contains(text, "pet_clinic.") {
+		t.Fatalf("a guest browses the clinic's tools: %q", text)
 	}
 }

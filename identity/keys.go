@@ -126,7 +126,7 @@ func (s *KeyService) Create(ctx context.Context, creator Principal, req NewKey) 
 		return graph.APIKey{}, "", fault.Invalid("expiresAt", "must be in the future, got %s", req.ExpiresAt.Format(time.RFC3339))
 	}
 	if creator.Authenticated() {
-		if err := mayManage(creator, req.Level, "create"); err != nil {
+		if err := MayManage(creator, req.Level, "create"); err != nil {
 			return graph.APIKey{}, "", err
 		}
 		if req.TrustedGateway && !creator.AtLeast("owner") {
@@ -151,9 +151,9 @@ func (s *KeyService) Create(ctx context.Context, creator Principal, req NewKey) 
 	return k, secret, nil
 }
 
-// mayManage is the level rule of creating and revoking keys: a principal
+// MayManage is the level rule of creating and revoking keys: a principal
 // manages keys at or below its own level only.
-func mayManage(p Principal, level, verb string) error {
+func MayManage(p Principal, level, verb string) error {
 	if access.LevelRank(level) > access.LevelRank(p.Level) {
 		return fmt.Errorf("level: %s may not %s %s key: %w", article(p.Level), verb, article(level), fault.ErrForbidden)
 	}
@@ -189,7 +189,7 @@ func (s *KeyService) Revoke(ctx context.Context, revoker Principal, id string) e
 		if err != nil {
 			return fmt.Errorf("identity: read key %q: %w", id, err)
 		}
-		if err := mayManage(revoker, k.Level, "revoke"); err != nil {
+		if err := MayManage(revoker, k.Level, "revoke"); err != nil {
 			return err
 		}
 	}

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -583,4 +585,83 @@ func (k *keyedMutex) lock(key string) (unlock func()) {
 		}
 		k.mu.Unlock()
 	}
+}
+
+// MaxSortedByUse bounds how many matching tools ListByUse reads and sorts;
+// a catalogue larger than that is sorted over its first MaxSortedByUse
+// matches by id (the page says so with Truncated).
+const MaxSortedByUse = 20000
+
+// UsedTool is a tool's summary with how often it was used.
+type UsedTool struct {
+	graph.ToolSummary
+	Uses      int `json:"uses"`
+	Successes int `json:"successes"`
+}
+
+// UsePage is one page of ListByUse.
+type UsePage struct {
+	Items []UsedTool `json:"items"`
+	// Next is the offset of the following page, 0 on the last.
+	Next int `json:"next,omitempty"`
+	// Matched counts the tools the filter matched (and the caller may see).
+	Matched int `json:"matched"`
+	// Truncated is set when more than MaxSortedByUse tools matched.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// ListByUse pages through the tools f matches, most used first (then by
+// id): it reads every match, so offset and limit page a stable order.
+func (s *Service) ListByUse(ctx context.Context, f graph.Filter, offset, limit int) (UsePage, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	var all []graph.ToolSummary
+	truncated := false
+	for after := ""; ; {
+		p, err := s.store.ListTools(ctx, graph.ListQuery{After: after, Limit: 1000, Filter: f})
+		if err != nil {
+			return UsePage{}, fmt.Errorf("registry: list by use: %w", err)
+		}
+		all = append(all, p.Items...)
+		if len(all) >= MaxSortedByUse {
+			all, truncated = all[:MaxSortedByUse], p.Next != "" || len(all) > MaxSortedByUse
+			break
+		}
+		if p.Next == "" {
+			break
+		}
+		after = p.Next
+	}
+	use := map[string]graph.Usage{}
+	for i := 0; i < len(all); i += 1000 {
+		ids := make([]string, 0, 1000)
+		for _, t := range all[i:min(i+1000, len(all))] {
+			ids = append(ids, t.ID)
+		}
+		u, err := s.store.Usage(ctx, ids)
+		if err != nil {
+			return UsePage{}, fmt.Errorf("registry: list by use: usage: %w", err)
+		}
+		maps.Copy(use, u)
+	}
+	items := make([]UsedTool, len(all))
+	for i, t := range all {
+		items[i] = UsedTool{ToolSummary: t, Uses: use[t.ID].Uses, Successes: use[t.ID].Successes}
+	}
+	slices.SortStableFunc(items, func(a, b UsedTool) int {
+		if a.Uses != b.Uses {
+			return b.Uses - a.Uses
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	out := UsePage{Matched: len(items), Truncated: truncated, Items: []UsedTool{}}
+	if offset < len(items) {
+		end := min(offset+limit, len(items))
+		out.Items = items[offset:end]
+		if end < len(items) {
+			out.Next = end
+		}
+	}
+	return out, nil
 }

@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -68,6 +69,15 @@ type session struct {
 	csrf    string
 	who     identity.Principal
 	expires time.Time
+	// flash is what a POST left for the GET it redirected to (post/
+	// redirect/get): its outcome, its errors and the form to refill.
+	flash *flash
+}
+
+// flash is one POST's result, shown once by the page at path.
+type flash struct {
+	path string
+	data map[string]any
 }
 
 // Config configures the console.
@@ -92,6 +102,7 @@ func New(api http.Handler, cfg Config) *Console {
 		"list":  func(xs ...string) []string { return xs },
 		"since": func(s string) string { return age(s) },
 		"ms":    func(ms int64) string { return duration(ms) },
+		"has":   func(xs []string, x string) bool { return slices.Contains(xs, x) },
 	}).ParseFS(assets, "templates/*.html"))
 	static, _ := fs.Sub(assets, "static")
 	return &Console{api: api, tmpl: t, sess: map[string]*session{}, now: time.Now, ui: strings.TrimRight(cfg.TemporalUI, "/"), ns: cfg.Namespace,
@@ -106,6 +117,10 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "same-origin")
+	if r.URL.Path == "/favicon.ico" { // browsers ask the root for it
+		http.Redirect(w, r, "/ui/static/favicon.svg", http.StatusMovedPermanently)
+		return
+	}
 	path := strings.TrimPrefix(r.URL.Path, "/ui")
 	if strings.HasPrefix(path, "/static/") {
 		c.files.ServeHTTP(w, r)
@@ -135,17 +150,21 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	switch {
 	case path == "" || path == "/":
-		http.Redirect(w, r, "/ui/reviews", http.StatusSeeOther)
+		http.Redirect(w, r, c.home(s), http.StatusSeeOther)
+	case parts[0] == "dashboard" && len(parts) == 1:
+		c.dashboard(w, r, s)
 	case parts[0] == "signin" && r.Method == http.MethodGet:
-		c.signInPage(w, r, http.StatusOK, "")
+		c.signInPage(w, r, http.StatusOK, c.signInError(w, r))
 	case parts[0] == "signin" && r.Method == http.MethodPost:
 		c.signIn(w, r)
 	case parts[0] == "signout" && r.Method == http.MethodPost:
 		c.signOut(w, r, s)
 	case parts[0] == "reviews" && len(parts) == 1:
 		c.reviews(w, r, s)
+	case parts[0] == "decided" && len(parts) == 1:
+		c.decided(w, r, s)
 	case parts[0] == "reviews" && len(parts) == 2:
-		c.review(w, r, s, parts[1], nil, nil)
+		c.review(w, r, s, parts[1])
 	case parts[0] == "reviews" && len(parts) == 3 && r.Method == http.MethodPost && (parts[2] == "approve" || parts[2] == "reject"):
 		c.decide(w, r, s, parts[1], parts[2])
 	case parts[0] == "tools" && len(parts) == 1:
@@ -155,15 +174,24 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case parts[0] == "tools" && len(parts) == 3 && parts[2] == "enable" && r.Method == http.MethodPost:
 		c.enable(w, r, s, parts[1])
 	case parts[0] == "sources" && len(parts) == 1:
-		c.sources(w, r, s, nil)
+		c.sources(w, r, s)
 	case parts[0] == "sources" && len(parts) == 2 && r.Method == http.MethodPost:
 		c.sourceAction(w, r, s, parts[1])
 	case parts[0] == "notifications":
-		c.notifications(w, r, s, nil)
+		c.notifications(w, r, s)
 	case parts[0] == "gaps":
 		c.gaps(w, r, s)
+	case parts[0] == "keys" && len(parts) == 1 && r.Method == http.MethodGet:
+		c.keys(w, r, s)
+	case parts[0] == "keys" && len(parts) == 2 && parts[1] == "create" && r.Method == http.MethodPost:
+		c.createKey(w, r, s)
+	case parts[0] == "keys" && len(parts) == 3 && parts[2] == "revoke" && r.Method == http.MethodPost:
+		c.revokeKey(w, r, s, parts[1])
+	case parts[0] == "audit" && len(parts) == 1:
+		c.auditLog(w, r, s)
 	default:
-		c.page(w, r, s, http.StatusNotFound, "error", map[string]any{"Message": "There is no page " + r.URL.Path + "."})
+		c.page(w, r, s, http.StatusNotFound, "error", map[string]any{"Title": "Page not found", "Message": "There is no page " + r.URL.Path + ".",
+			"Next": "Use the sections above, or start from the console's first page."})
 	}
 }
 
@@ -191,6 +219,23 @@ func (c *Console) session(r *http.Request) *session {
 	return s
 }
 
+// signinErrorCookie carries a refused sign-in's message to the GET after it.
+const signinErrorCookie = "toolsmith_signin_error"
+
+// signInError reads and clears a refused sign-in's message.
+func (c *Console) signInError(w http.ResponseWriter, r *http.Request) string {
+	ck, err := r.Cookie(signinErrorCookie)
+	if err != nil {
+		return ""
+	}
+	http.SetCookie(w, &http.Cookie{Name: signinErrorCookie, Value: "", Path: "/ui/signin", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+	b, err := base64.RawURLEncoding.DecodeString(ck.Value)
+	if err != nil || len(b) > 1000 {
+		return ""
+	}
+	return string(b)
+}
+
 // signInPage renders the sign-in form with a fresh token, kept in a
 // short-lived cookie the form must echo.
 func (c *Console) signInPage(w http.ResponseWriter, r *http.Request, code int, msg string) {
@@ -202,7 +247,13 @@ func (c *Console) signInPage(w http.ResponseWriter, r *http.Request, code int, m
 
 func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	key := strings.TrimSpace(r.PostFormValue("key"))
-	fail := func(msg string) { c.signInPage(w, r, http.StatusUnauthorized, msg) }
+	// A refusal redirects to the sign-in page too (post/redirect/get); no
+	// session exists yet, so the message rides in a short-lived cookie.
+	fail := func(msg string) {
+		http.SetCookie(w, &http.Cookie{Name: signinErrorCookie, Value: base64.RawURLEncoding.EncodeToString([]byte(msg)), Path: "/ui/signin",
+			HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: 60})
+		http.Redirect(w, r, "/ui/signin", http.StatusSeeOther)
+	}
 	switch {
 	case key == "":
 		fail("Paste an API key (tsk_…) to sign in.")
@@ -226,11 +277,21 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 			delete(c.sess, k)
 		}
 	}
-	c.sess[id] = &session{key: key, csrf: randomToken(), who: who.Principal, expires: c.now().Add(SessionTTL)}
+	ns := &session{key: key, csrf: randomToken(), who: who.Principal, expires: c.now().Add(SessionTTL)}
+	c.sess[id] = ns
 	c.mu.Unlock()
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: id, Path: "/ui", HttpOnly: true, SameSite: http.SameSiteStrictMode,
 		Secure: r.TLS != nil, MaxAge: int(SessionTTL.Seconds())})
-	http.Redirect(w, r, "/ui/reviews", http.StatusSeeOther)
+	http.Redirect(w, r, c.home(ns), http.StatusSeeOther)
+}
+
+// home is the console's first page: the dashboard for admins (operators),
+// the pending reviews for everyone else.
+func (c *Console) home(s *session) string {
+	if s != nil && identity.RuleAdmin.Check(s.who) == nil {
+		return "/ui/dashboard"
+	}
+	return "/ui/reviews"
 }
 
 func (c *Console) signOut(w http.ResponseWriter, r *http.Request, s *session) {
@@ -247,13 +308,20 @@ func (c *Console) signOut(w http.ResponseWriter, r *http.Request, s *session) {
 
 // call sends one request to the REST API with the session's key and
 // decodes the envelope's data into out; it returns the status and, on
-// failure, the API's message (with the fields it names).
+// failure, the API's message (each field it names once).
 func (c *Console) call(ctx context.Context, key, method, path string, body any, out any) (int, string) {
+	code, msgs := c.callAll(ctx, key, method, path, body, out)
+	return code, strings.Join(msgs, "; ")
+}
+
+// callAll is call with the failure's messages apart: one for each field
+// the API names (each once), or the API's one message.
+func (c *Console) callAll(ctx context.Context, key, method, path string, body any, out any) (int, []string) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return http.StatusInternalServerError, err.Error()
+			return http.StatusInternalServerError, []string{err.Error()}
 		}
 		rd = bytes.NewReader(b)
 	}
@@ -276,19 +344,26 @@ func (c *Console) call(ctx context.Context, key, method, path string, body any, 
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(rec.Body.Bytes(), &env); err != nil {
-		return rec.Code, fmt.Sprintf("unexpected answer (HTTP %d)", rec.Code)
+		return rec.Code, []string{fmt.Sprintf("unexpected answer (HTTP %d)", rec.Code)}
 	}
 	if env.Error != nil {
-		msg := env.Error.Message
-		for _, f := range env.Error.Fields {
-			msg += "; " + f.Path + ": " + f.Message
+		// A validation error's message already lists its fields: the
+		// fields, when there are any, are the whole story.
+		if len(env.Error.Fields) == 0 {
+			return rec.Code, []string{env.Error.Message}
 		}
-		return rec.Code, msg
+		var msgs []string
+		for _, f := range env.Error.Fields {
+			if m := f.Path + ": " + f.Message; !slices.Contains(msgs, m) {
+				msgs = append(msgs, m)
+			}
+		}
+		return rec.Code, msgs
 	}
 	if out != nil && len(env.Data) > 0 {
 		_ = json.Unmarshal(env.Data, out)
 	}
-	return rec.Code, ""
+	return rec.Code, nil
 }
 
 func (s *session) keyOrGuest() string {
@@ -305,6 +380,21 @@ func (c *Console) page(w http.ResponseWriter, r *http.Request, s *session, code 
 	}
 	data["Page"] = name
 	data["Session"] = s
+	if s != nil && r.Method == http.MethodGet {
+		c.mu.Lock()
+		f := s.flash
+		if f != nil && f.path == r.URL.Path {
+			s.flash = nil
+		} else {
+			f = nil
+		}
+		c.mu.Unlock()
+		if f != nil {
+			for k, v := range f.data {
+				data[k] = v
+			}
+		}
+	}
 	if s != nil {
 		data["CSRF"] = s.csrf
 		data["Who"] = s.who
@@ -319,6 +409,22 @@ func (c *Console) page(w http.ResponseWriter, r *http.Request, s *session, code 
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(code)
 	_, _ = w.Write(buf.Bytes())
+}
+
+// done ends a POST (post/redirect/get): it leaves data (the outcome, or
+// the errors and the form to refill) for the page at to, and redirects
+// there with 303, so a reload shows the page again and sends nothing.
+func (c *Console) done(w http.ResponseWriter, r *http.Request, s *session, to string, data map[string]any) {
+	if s != nil && len(data) > 0 {
+		path := to
+		if i := strings.IndexByte(path, '?'); i >= 0 {
+			path = path[:i]
+		}
+		c.mu.Lock()
+		s.flash = &flash{path: path, data: data}
+		c.mu.Unlock()
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
 func (c *Console) needSignIn(w http.ResponseWriter, r *http.Request, s *session) bool {
@@ -371,40 +477,87 @@ type outcome struct {
 	Warnings                        []string
 }
 
-func (c *Console) review(w http.ResponseWriter, r *http.Request, s *session, id string, result *outcome, formErr map[string]any) {
+func (c *Console) review(w http.ResponseWriter, r *http.Request, s *session, id string) {
 	if c.needSignIn(w, r, s) {
 		return
 	}
 	var st reviewState
 	code, msg := c.call(r.Context(), s.key, http.MethodGet, "/api/v1/tools/pending/"+url.PathEscape(id), nil, &st)
-	data := map[string]any{"ID": id, "State": st.State, "Error": msg, "Result": result}
-	for k, v := range formErr {
-		data[k] = v
+	if code >= 400 {
+		next := "Pick one from the list of reviews."
+		if code == http.StatusForbidden {
+			next = "Only approvers and admins see reviews; sign in with such a key."
+		}
+		c.page(w, r, s, code, "error", map[string]any{"Title": "No such review", "Message": msg, "Next": next,
+			"Back": "/ui/reviews", "BackLabel": "Pending reviews"})
+		return
 	}
-	status := okOr(code)
-	if formErr != nil {
-		status = http.StatusUnprocessableEntity
+	out := st.State.Outcome
+	ops := make([]reviewOp, 0, len(st.State.Review.Operations))
+	for _, o := range st.State.Review.Operations {
+		op := reviewOp{Name: o.Name, Method: o.Method, Path: o.Path, Summary: o.Summary, ToolID: st.State.Review.Slug + "." + o.Name}
+		op.Onboarded = out != nil && slices.Contains(out.ToolIDs, op.ToolID)
+		ops = append(ops, op)
 	}
-	c.page(w, r, s, status, "review", data)
+	var tl struct {
+		Timeline []struct {
+			At                               time.Time
+			Kind, What, Outcome, Who, Detail string
+			Ms                               int64
+		} `json:"timeline"`
+	}
+	_, tlErr := c.call(r.Context(), s.key, http.MethodGet, "/api/v1/tools/pending/"+url.PathEscape(id)+"/timeline", nil, &tl)
+	c.page(w, r, s, http.StatusOK, "review", map[string]any{"ID": id, "State": st.State, "Ops": ops, "Outcome": out, "Timeline": tl.Timeline, "TimelineError": tlErr})
+}
+
+func (c *Console) decided(w http.ResponseWriter, r *http.Request, s *session) {
+	if c.needSignIn(w, r, s) {
+		return
+	}
+	v := url.Values{"limit": {"25"}}
+	if x := r.URL.Query().Get("cursor"); x != "" {
+		v.Set("cursor", x)
+	}
+	var out struct {
+		Reviews []struct {
+			ID, Title, Location, Status, Reviewer, Reason string
+			ToolIDs                                       []string `json:"toolIds"`
+			ClosedAt                                      time.Time
+		} `json:"reviews"`
+		NextCursor string `json:"nextCursor"`
+	}
+	code, msg := c.call(r.Context(), s.key, http.MethodGet, "/api/v1/tools/reviews?"+v.Encode(), nil, &out)
+	data := map[string]any{"Items": out.Reviews, "Error": msg, "Paged": v.Get("cursor") != ""}
+	if out.NextCursor != "" {
+		data["Next"] = "/ui/decided?cursor=" + url.QueryEscape(out.NextCursor)
+	}
+	c.page(w, r, s, okOr(code), "decided", data)
+}
+
+// reviewOp is one operation of a review, marked when it was onboarded.
+type reviewOp struct {
+	Name, Method, Path, Summary, ToolID string
+	Onboarded                           bool
 }
 
 func (c *Console) decide(w http.ResponseWriter, r *http.Request, s *session, id, verb string) {
 	if c.needSignIn(w, r, s) {
 		return
 	}
+	back := "/ui/reviews/" + url.PathEscape(id)
 	f := r.PostForm
 	var body map[string]any
 	if verb == "reject" {
 		reason := strings.TrimSpace(f.Get("reason"))
 		if reason == "" || len(reason) > 2000 {
-			c.review(w, r, s, id, nil, map[string]any{"RejectError": "Give a reason (1 to 2000 characters).", "Reason": reason})
+			c.done(w, r, s, back, map[string]any{"RejectError": "Give a reason (1 to 2000 characters).", "Reason": reason})
 			return
 		}
 		body = map[string]any{"reason": reason}
 	} else {
 		p, errs := policyFromForm(f)
 		if len(errs) > 0 {
-			c.review(w, r, s, id, nil, map[string]any{"ApproveErrors": errs, "Form": f})
+			c.done(w, r, s, back, map[string]any{"ApproveErrors": errs, "Form": f})
 			return
 		}
 		body = map[string]any{"policy": p}
@@ -412,17 +565,17 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request, s *session, id,
 	var res struct {
 		Outcome *outcome `json:"outcome"`
 	}
-	code, msg := c.call(r.Context(), s.key, http.MethodPost, "/api/v1/tools/pending/"+url.PathEscape(id)+"/"+verb+"?wait=2m", body, &res)
-	if code >= 400 {
-		key := "ApproveErrors"
-		if verb == "reject" {
-			c.review(w, r, s, id, nil, map[string]any{"RejectError": msg})
-			return
-		}
-		c.review(w, r, s, id, nil, map[string]any{key: []string{msg}, "Form": f})
-		return
+	code, msgs := c.callAll(r.Context(), s.key, http.MethodPost, "/api/v1/tools/pending/"+url.PathEscape(id)+"/"+verb+"?wait=2m", body, &res)
+	switch {
+	case code >= 400 && verb == "reject":
+		c.done(w, r, s, back, map[string]any{"RejectError": strings.Join(msgs, "; "), "Reason": f.Get("reason")})
+	case code >= 400:
+		c.done(w, r, s, back, map[string]any{"ApproveErrors": msgs, "Form": f})
+	case res.Outcome == nil:
+		c.done(w, r, s, back, map[string]any{"Flash": "Decision recorded; the review is still working on it. Reload this page to see its outcome."})
+	default:
+		c.done(w, r, s, back, nil)
 	}
-	c.review(w, r, s, id, res.Outcome, nil)
 }
 
 // policyFromForm reads the approve dialog; every field is checked here
@@ -560,6 +713,61 @@ func (c *Console) tools(w http.ResponseWriter, r *http.Request, s *session) {
 		}
 		data["Hits"] = hits
 		data["Searched"] = true
+		c.page(w, r, s, http.StatusOK, "tools", data)
+		return
+	}
+	c.browse(w, r, s, data)
+}
+
+// browseSize is how many tools a page of the catalogue shows.
+const browseSize = 25
+
+// browse pages through the catalogue the caller may see (no search text):
+// filtered by category, status and module, most used first or by id.
+func (c *Console) browse(w http.ResponseWriter, r *http.Request, s *session, data map[string]any) {
+	q := r.URL.Query()
+	sortBy := q.Get("sort")
+	if sortBy == "" {
+		sortBy = "uses"
+	}
+	v := url.Values{"limit": {strconv.Itoa(browseSize)}, "sort": {sortBy}}
+	for _, k := range []string{"category", "status", "module", "cursor"} {
+		if x := strings.TrimSpace(q.Get(k)); x != "" {
+			v.Set(k, x)
+		}
+	}
+	var page struct {
+		Items []struct {
+			ID               string `json:"toolId"`
+			Name, Verb       string
+			Category, Status string
+			Module           string
+			Tags             []string
+			ShortDescription string `json:"shortDescription"`
+			Uses             int    `json:"uses"`
+		} `json:"items"`
+		NextCursor string `json:"nextCursor"`
+		Matched    int    `json:"matched"`
+	}
+	code, msg := c.call(r.Context(), s.keyOrGuest(), http.MethodGet, "/api/v1/tools?"+v.Encode(), nil, &page)
+	data["Browse"] = true
+	data["Sort"], data["Status"], data["Module"], data["Cursor"] = sortBy, q.Get("status"), q.Get("module"), q.Get("cursor")
+	if code >= 400 {
+		data["Error"] = msg
+		c.page(w, r, s, code, "tools", data)
+		return
+	}
+	data["Items"], data["Matched"] = page.Items, page.Matched
+	keep := url.Values{}
+	for _, k := range []string{"category", "status", "module", "sort"} {
+		if x := q.Get(k); x != "" {
+			keep.Set(k, x)
+		}
+	}
+	data["First"] = "/ui/tools?" + keep.Encode()
+	if page.NextCursor != "" {
+		keep.Set("cursor", page.NextCursor)
+		data["Next"] = "/ui/tools?" + keep.Encode()
 	}
 	c.page(w, r, s, http.StatusOK, "tools", data)
 }
@@ -568,7 +776,11 @@ func (c *Console) tool(w http.ResponseWriter, r *http.Request, s *session, id st
 	var t map[string]any
 	code, msg := c.call(r.Context(), s.keyOrGuest(), http.MethodGet, "/api/v1/tools/"+url.PathEscape(id), nil, &t)
 	if code >= 400 {
-		c.page(w, r, s, code, "error", map[string]any{"Message": msg})
+		next := "Search or browse the tools you may see."
+		if s == nil {
+			next = "Tools that need a key are hidden from guests: sign in, or search the public tools."
+		}
+		c.page(w, r, s, code, "error", map[string]any{"Title": "No such tool", "Message": msg, "Next": next, "Back": "/ui/tools", "BackLabel": "Tools"})
 		return
 	}
 	var hist struct {
@@ -589,7 +801,7 @@ func (c *Console) tool(w http.ResponseWriter, r *http.Request, s *session, id st
 		"Relationships": mv.Relationships, "Analytics": mv.Analytics})
 }
 
-func (c *Console) sources(w http.ResponseWriter, r *http.Request, s *session, flash map[string]any) {
+func (c *Console) sources(w http.ResponseWriter, r *http.Request, s *session) {
 	if c.needSignIn(w, r, s) {
 		return
 	}
@@ -601,52 +813,45 @@ func (c *Console) sources(w http.ResponseWriter, r *http.Request, s *session, fl
 		} `json:"sources"`
 	}
 	code, msg := c.call(r.Context(), s.key, http.MethodGet, "/api/v1/tools/sources", nil, &out)
-	data := map[string]any{"Sources": out.Sources, "Error": msg}
-	status := okOr(code)
-	for k, v := range flash {
-		data[k] = v
-		if k == "FormError" {
-			status = http.StatusUnprocessableEntity
-		}
-	}
-	c.page(w, r, s, status, "sources", data)
+	c.page(w, r, s, okOr(code), "sources", map[string]any{"Sources": out.Sources, "Error": msg})
 }
 
 func (c *Console) sourceAction(w http.ResponseWriter, r *http.Request, s *session, action string) {
 	if c.needSignIn(w, r, s) {
 		return
 	}
+	const back = "/ui/sources"
 	switch action {
 	case "add":
 		loc := strings.TrimSpace(r.PostFormValue("location"))
 		if loc == "" || len(loc) > 2000 {
-			c.sources(w, r, s, map[string]any{"FormError": "Give the spec's URL, file or folder (1 to 2000 characters).", "Location": loc})
+			c.done(w, r, s, back, map[string]any{"FormError": "Give the spec's URL, file or folder (1 to 2000 characters).", "Location": loc})
 			return
 		}
 		var res addedSource
 		code, msg := c.call(r.Context(), s.key, http.MethodPost, "/api/v1/tools/sources?wait=60s", map[string]any{"type": "openapi", "location": loc}, &res)
 		if code >= 400 {
-			c.sources(w, r, s, map[string]any{"FormError": msg, "Location": loc})
+			c.done(w, r, s, back, map[string]any{"FormError": msg, "Location": loc})
 			return
 		}
-		c.sources(w, r, s, res.flash())
+		c.done(w, r, s, back, res.flash())
 	case "scan":
 		code, msg := c.call(r.Context(), s.key, http.MethodPost, "/api/v1/tools/sources/scan", nil, nil)
 		if code >= 400 {
-			c.sources(w, r, s, map[string]any{"FormError": msg})
+			c.done(w, r, s, back, map[string]any{"FormError": msg})
 			return
 		}
-		c.sources(w, r, s, map[string]any{"Flash": "A scan of every source has started."})
+		c.done(w, r, s, back, map[string]any{"Flash": "A scan of every source has started."})
 	case "remove":
 		id := r.PostFormValue("id")
 		code, msg := c.call(r.Context(), s.key, http.MethodDelete, "/api/v1/tools/sources/"+url.PathEscape(id), nil, nil)
 		if code >= 400 {
-			c.sources(w, r, s, map[string]any{"FormError": msg})
+			c.done(w, r, s, back, map[string]any{"FormError": msg})
 			return
 		}
-		c.sources(w, r, s, map[string]any{"Flash": "Source removed."})
+		c.done(w, r, s, back, map[string]any{"Flash": "Source removed."})
 	default:
-		c.page(w, r, s, http.StatusNotFound, "error", map[string]any{"Message": "Unknown action " + action + "."})
+		c.page(w, r, s, http.StatusNotFound, "error", map[string]any{"Message": "Unknown action " + action + ".", "Back": back, "BackLabel": "Sources"})
 	}
 }
 
@@ -697,7 +902,7 @@ func (a addedSource) flash() map[string]any {
 	return out
 }
 
-func (c *Console) notifications(w http.ResponseWriter, r *http.Request, s *session, flash map[string]any) {
+func (c *Console) notifications(w http.ResponseWriter, r *http.Request, s *session) {
 	if c.needSignIn(w, r, s) {
 		return
 	}
@@ -708,11 +913,7 @@ func (c *Console) notifications(w http.ResponseWriter, r *http.Request, s *sessi
 		} `json:"notifications"`
 	}
 	code, msg := c.call(r.Context(), s.key, http.MethodGet, "/api/v1/notifications", nil, &out)
-	data := map[string]any{"Items": out.Notifications, "Error": msg}
-	for k, v := range flash {
-		data[k] = v
-	}
-	c.page(w, r, s, okOr(code), "notifications", data)
+	c.page(w, r, s, okOr(code), "notifications", map[string]any{"Items": out.Notifications, "Error": msg})
 }
 
 func (c *Console) enable(w http.ResponseWriter, r *http.Request, s *session, toolID string) {
@@ -724,10 +925,10 @@ func (c *Console) enable(w http.ResponseWriter, r *http.Request, s *session, too
 	}
 	code, msg := c.call(r.Context(), s.key, http.MethodPost, "/api/v1/tools/"+url.PathEscape(toolID)+"/enable", map[string]any{"reason": "re-enabled from the console"}, &out)
 	if code >= 400 {
-		c.notifications(w, r, s, map[string]any{"FormError": msg})
+		c.done(w, r, s, "/ui/notifications", map[string]any{"FormError": msg})
 		return
 	}
-	c.notifications(w, r, s, map[string]any{"Flash": "Re-enabled: " + strings.Join(out.Enabled, ", ")})
+	c.done(w, r, s, "/ui/notifications", map[string]any{"Flash": "Re-enabled: " + strings.Join(out.Enabled, ", ")})
 }
 
 func (c *Console) gaps(w http.ResponseWriter, r *http.Request, s *session) {
@@ -822,4 +1023,191 @@ func age(s string) string {
 		return fmt.Sprintf("%d h", int(d.Hours()))
 	}
 	return fmt.Sprintf("%d days", int(d.Hours()/24))
+}
+
+// ---- keys and the audit log (admins; the API's rules decide) ----
+
+// keyRow is one API key as the keys page lists it.
+type keyRow struct {
+	ID, Owner, Description, Level, CreatedBy string
+	Roles, Groups                            []string
+	CreatedAt, ExpiresAt, RevokedAt          time.Time
+	// LastUse is the key's newest audited call (zero: none recorded).
+	LastUse       time.Time
+	LastUseAction string
+	// MayRevoke is identity's level rule for the signed-in key (the API
+	// applies it again when the form is sent).
+	MayRevoke bool
+}
+
+// keysShownWithLastUse bounds the audit look-ups the keys page makes.
+const keysShownWithLastUse = 100
+
+func (c *Console) keys(w http.ResponseWriter, r *http.Request, s *session) {
+	if c.needSignIn(w, r, s) {
+		return
+	}
+	var out struct {
+		Keys []keyRow `json:"keys"`
+	}
+	code, msg := c.call(r.Context(), s.key, http.MethodGet, "/api/v1/admin/keys", nil, &out)
+	if code >= 400 {
+		c.page(w, r, s, code, "error", map[string]any{"Title": "Keys", "Message": msg, "Next": "Only admins manage keys; sign in with an admin key."})
+		return
+	}
+	// Newest first; the last use is the newest audit record of the key.
+	slices.Reverse(out.Keys)
+	for i := range out.Keys {
+		out.Keys[i].MayRevoke = out.Keys[i].RevokedAt.IsZero() && out.Keys[i].ID != s.who.KeyID && identity.MayManage(s.who, out.Keys[i].Level, "revoke") == nil
+		if i >= keysShownWithLastUse {
+			break
+		}
+		var page struct {
+			Items []struct {
+				At     time.Time `json:"at"`
+				Action string    `json:"action"`
+			} `json:"items"`
+		}
+		c.call(r.Context(), s.key, http.MethodGet, "/api/v1/admin/audit?limit=1&actor="+url.QueryEscape("key:"+out.Keys[i].ID), nil, &page)
+		if len(page.Items) > 0 {
+			out.Keys[i].LastUse, out.Keys[i].LastUseAction = page.Items[0].At, page.Items[0].Action
+		}
+	}
+	c.page(w, r, s, http.StatusOK, "keys", map[string]any{"Keys": out.Keys, "Self": s.who.KeyID, "Levels": []string{"guest", "user", "admin", "owner"}})
+}
+
+func (c *Console) createKey(w http.ResponseWriter, r *http.Request, s *session) {
+	if c.needSignIn(w, r, s) {
+		return
+	}
+	const back = "/ui/keys"
+	f := r.PostForm
+	req := map[string]any{"owner": strings.TrimSpace(f.Get("owner")), "level": f.Get("level")}
+	if d := strings.TrimSpace(f.Get("description")); d != "" {
+		req["description"] = d
+	}
+	for _, k := range []string{"roles", "groups"} {
+		if v := splitList(f.Get(k)); len(v) > 0 {
+			req[k] = v
+		}
+	}
+	if v := strings.TrimSpace(f.Get("expires")); v != "" {
+		day, err := time.Parse("2006-01-02", v)
+		if err != nil {
+			c.done(w, r, s, back, map[string]any{"FormErrors": []string{fmt.Sprintf("Expires must be a date such as 2027-01-31, got %q", v)}, "Form": f})
+			return
+		}
+		req["expiresAt"] = day.UTC()
+	}
+	var out struct {
+		Key    keyRow `json:"key"`
+		Secret string `json:"secret"`
+	}
+	code, msgs := c.callAll(r.Context(), s.key, http.MethodPost, "/api/v1/admin/keys", req, &out)
+	if code >= 400 {
+		c.done(w, r, s, back, map[string]any{"FormErrors": msgs, "Form": f})
+		return
+	}
+	// The secret rides in the session's one-time flash: the GET after the
+	// redirect shows it, a reload no longer does.
+	c.done(w, r, s, back, map[string]any{"Created": out.Key, "Secret": out.Secret})
+}
+
+func (c *Console) revokeKey(w http.ResponseWriter, r *http.Request, s *session, id string) {
+	if c.needSignIn(w, r, s) {
+		return
+	}
+	const back = "/ui/keys"
+	code, msg := c.call(r.Context(), s.key, http.MethodDelete, "/api/v1/admin/keys/"+url.PathEscape(id), nil, nil)
+	if code >= 400 {
+		c.done(w, r, s, back, map[string]any{"RevokeError": msg})
+		return
+	}
+	c.done(w, r, s, back, map[string]any{"Flash": "Key " + id + " revoked: it stops working at once."})
+}
+
+// auditRow is one audit event with a link to its object.
+type auditRow struct {
+	ID, Actor, ActorName, Action, Tool, Outcome, Route, Detail string
+	At                                                         time.Time
+	Status                                                     int
+	Link                                                       string
+}
+
+// objectLink is the console page of what an audit event was about.
+func objectLink(route, tool string) string {
+	if tool == "" {
+		return ""
+	}
+	switch {
+	case strings.Contains(route, "/tools/pending/"):
+		return "/ui/reviews/" + url.PathEscape(tool)
+	case strings.Contains(route, "/admin/keys/"):
+		return "/ui/keys#key-" + url.PathEscape(tool)
+	case strings.Contains(route, "/tools/sources"):
+		return "/ui/sources"
+	case strings.Contains(route, ":toolId"), strings.HasPrefix(route, "mcp"), strings.Contains(route, "/tools/register"), strings.Contains(route, "/tools/batch-register"):
+		return "/ui/tools/" + url.PathEscape(tool)
+	}
+	return ""
+}
+
+func (c *Console) auditLog(w http.ResponseWriter, r *http.Request, s *session) {
+	if c.needSignIn(w, r, s) {
+		return
+	}
+	q := r.URL.Query()
+	v := url.Values{"limit": {"50"}}
+	for _, k := range []string{"actor", "action", "tool", "before"} {
+		if x := strings.TrimSpace(q.Get(k)); x != "" {
+			v.Set(k, x)
+		}
+	}
+	data := map[string]any{"Actor": q.Get("actor"), "Action": q.Get("action"), "Tool": q.Get("tool"), "Since": q.Get("since"), "Until": q.Get("until"), "Before": q.Get("before")}
+	// The form's times are the browser's datetime-local, read as UTC.
+	for _, k := range []string{"since", "until"} {
+		x := strings.TrimSpace(q.Get(k))
+		if x == "" {
+			continue
+		}
+		t, err := time.Parse("2006-01-02T15:04", x)
+		if err != nil {
+			if t, err = time.Parse(time.RFC3339, x); err != nil {
+				data["Error"] = fmt.Sprintf("%s must be a time such as 2026-11-24T10:00, got %q", strings.ToUpper(k[:1])+k[1:], x)
+				c.page(w, r, s, http.StatusBadRequest, "audit", data)
+				return
+			}
+		}
+		v.Set(k, t.UTC().Format(time.RFC3339))
+	}
+	var page struct {
+		Items []auditRow `json:"items"`
+		Next  string     `json:"next"`
+	}
+	code, msg := c.call(r.Context(), s.key, http.MethodGet, "/api/v1/admin/audit?"+v.Encode(), nil, &page)
+	if code == http.StatusForbidden {
+		c.page(w, r, s, code, "error", map[string]any{"Title": "Audit log", "Message": msg, "Next": "Only admins read the audit log; sign in with an admin key."})
+		return
+	}
+	if code >= 400 {
+		data["Error"] = msg
+		c.page(w, r, s, code, "audit", data)
+		return
+	}
+	for i := range page.Items {
+		page.Items[i].Link = objectLink(page.Items[i].Route, page.Items[i].Tool)
+	}
+	data["Items"] = page.Items
+	keep := url.Values{}
+	for _, k := range []string{"actor", "action", "tool", "since", "until"} {
+		if x := q.Get(k); x != "" {
+			keep.Set(k, x)
+		}
+	}
+	data["Newest"] = "/ui/audit?" + keep.Encode()
+	if page.Next != "" {
+		keep.Set("before", page.Next)
+		data["Older"] = "/ui/audit?" + keep.Encode()
+	}
+	c.page(w, r, s, http.StatusOK, "audit", data)
 }

@@ -44,6 +44,28 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		_, _ = w.Write([]byte(`{"data":{"sources":[]}}`))
+	case "/api/v1/tools":
+		if r.URL.Query().Get("cursor") == "" {
+			_, _ = w.Write([]byte(`{"data":{"items":[{"toolId":"pets.list","name":"List pets","uses":7}],"count":1,"nextCursor":"25","matched":30}}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"data":{"items":[{"toolId":"pets.get","name":"Get pet","uses":0}],"count":1,"matched":30}}`))
+	case "/api/v1/admin/audit":
+		q := r.URL.Query()
+		f.mu.Lock()
+		f.calls = append(f.calls, "audit?"+q.Encode())
+		f.mu.Unlock()
+		if q.Get("before") == "" {
+			_, _ = w.Write([]byte(`{"data":{"items":[{"id":"e2","at":"2026-07-01T06:00:00Z","actor":"key:k1","action":"tools.pending.approve","tool":"airlock-a","outcome":"success","route":"POST /api/v1/tools/pending/:id/approve"}],"next":"e2"}}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"data":{"items":[{"id":"e1","at":"2026-07-01T05:00:00Z","actor":"key:k1","action":"tools.register","tool":"pets.list","outcome":"success","route":"POST /api/v1/tools/register"}]}}`))
+	case "/api/v1/tools/pending/airlock-missing":
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"error":{"message":"no review \"airlock-missing\""}}`))
+	case "/api/v1/tools/pending/airlock-x/approve":
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(`{"error":{"message":"policy.softBudget: must not exceed hardBudget (5)","fields":[{"path":"policy.softBudget","message":"must not exceed hardBudget (5)"},{"path":"policy.softBudget","message":"must not exceed hardBudget (5)"}]}}`))
 	default:
 		if strings.HasPrefix(r.URL.Path, "/api/v1/tools/pending/") && f.review != "" {
 			_, _ = w.Write([]byte(`{"data":` + f.review + `}`))
@@ -95,6 +117,17 @@ func (b *browser) do(method, path string, form url.Values) *httptest.ResponseRec
 	return w
 }
 
+// submit posts a form and follows the console's redirect (post/redirect/
+// get), failing when the POST answers anything but 303.
+func (b *browser) submit(path string, form url.Values) *httptest.ResponseRecorder {
+	b.t.Helper()
+	w := b.do("POST", path, form)
+	if w.Code != http.StatusSeeOther {
+		b.t.Fatalf("POST %s: %d, want 303 (post/redirect/get)\n%s", path, w.Code, w.Body)
+	}
+	return b.do("GET", w.Header().Get("Location"), nil)
+}
+
 var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
 func token(t *testing.T, body string) string {
@@ -120,7 +153,7 @@ func (b *browser) signIn(key string) *httptest.ResponseRecorder {
 func TestSignInSetsAStrictHttpOnlySessionCookie(t *testing.T) {
 	b, _ := newBrowser(t)
 	w := b.signIn(goodKey)
-	if w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/ui/reviews" {
+	if w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/ui/dashboard" { // an admin's first page
 		t.Fatalf("sign in: %d %s", w.Code, w.Body)
 	}
 	ck := b.cookies[CookieName]
@@ -146,8 +179,16 @@ func TestSignInRefusals(t *testing.T) {
 	b, api := newBrowser(t)
 	for name, key := range map[string]string{"empty": "", "too long": strings.Repeat("k", 201), "unknown": "tsk_nope"} {
 		w := b.signIn(key)
-		if w.Code != http.StatusUnauthorized || !strings.Contains(w.Body.String(), `class="error"`) || b.cookies[CookieName] != nil {
+		if w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/ui/signin" || b.cookies[CookieName] != nil {
 			t.Fatalf("%s key: %d %s", name, w.Code, w.Body)
+		}
+		// The refusal is said once, on the GET it redirected to.
+		page := b.do("GET", "/ui/signin", nil).Body.String()
+		if !strings.Contains(page, `class="error"`) {
+			t.Fatalf("%s key: the sign-in page does not say why:\n%s", name, page)
+		}
+		if again := b.do("GET", "/ui/signin", nil).Body.String(); strings.Contains(again, `class="error"`) {
+			t.Fatalf("%s key: the refusal is shown again on a reload", name)
 		}
 	}
 	// Without the sign-in form's token (a cross-site login) nothing is asked of the API.
@@ -187,7 +228,7 @@ func TestSourceFormRefusesEmptyAndLongLocations(t *testing.T) {
 	for _, loc := range []string{"", "   ", strings.Repeat("x", 2001)} {
 		page := b.do("GET", "/ui/sources", nil)
 		api.calls = nil
-		w := b.do("POST", "/ui/sources/add", url.Values{"csrf": {token(t, page.Body.String())}, "location": {loc}})
+		w := b.submit("/ui/sources/add", url.Values{"csrf": {token(t, page.Body.String())}, "location": {loc}})
 		if !strings.Contains(w.Body.String(), "URL, file or folder") || api.called("POST") {
 			t.Fatalf("location %.10q: %d %v", loc, w.Code, api.calls)
 		}
@@ -259,7 +300,7 @@ func TestAddSourceReportsAFailedScan(t *testing.T) {
 		api.added = c.added
 		b.signIn(goodKey)
 		page := b.do("GET", "/ui/sources", nil)
-		w := b.do("POST", "/ui/sources/add", url.Values{"csrf": {token(t, page.Body.String())}, "location": {"not a url at all"}})
+		w := b.submit("/ui/sources/add", url.Values{"csrf": {token(t, page.Body.String())}, "location": {"not a url at all"}})
 		body := w.Body.String()
 		if !strings.Contains(body, c.want) || strings.Contains(body, "class=\"flash\"") != c.ok {
 			t.Errorf("%s: %d, want %q (flash %v) in\n%s", c.name, w.Code, c.want, c.ok, body)
@@ -290,5 +331,93 @@ func TestReviewPageWarnsOfANameCollision(t *testing.T) {
 	api.review = `{"id":"airlock-a","state":{"status":"pending","review":{"title":"Swagger Petstore","slug":"swagger_petstore","operations":[]}}}`
 	if body := b.do("GET", "/ui/reviews/airlock-a", nil).Body.String(); strings.Contains(body, "Name collision") {
 		t.Fatalf("a review without a collision warns:\n%s", body)
+	}
+}
+
+// A POST ends in a redirect to a GET page that shows its result once: a
+// reload of that page shows it no more and sends nothing to the API. A
+// validation error is said once, however the API repeats it.
+func TestPostRedirectGetShowsTheResultOnce(t *testing.T) {
+	b, api := newBrowser(t)
+	api.review = `{"id":"airlock-x","state":{"status":"pending","review":{"title":"Pets","slug":"pets","operations":[{"name":"list","method":"GET","path":"/pets"}]}}}`
+	b.signIn(goodKey)
+	page := b.do("GET", "/ui/reviews/airlock-x", nil)
+	got := b.submit("/ui/reviews/airlock-x/approve", url.Values{"csrf": {token(t, page.Body.String())}, "softBudget": {"10"}, "hardBudget": {"5"},
+		"costPerCall": {"1"}, "operations": {"list"}, "operationsShown": {"1"}}).Body.String()
+	if n := strings.Count(got, "must not exceed hardBudget"); n != 1 {
+		t.Fatalf("the budget message appears %d times:\n%s", n, got)
+	}
+	if !strings.Contains(got, `name="softBudget" inputmode="decimal" pattern="[0-9]{1,12}([.][0-9]{1,6})?" title="a number, such as 0.05" value="10"`) {
+		t.Fatalf("the form lost what was typed:\n%s", got)
+	}
+	api.calls = nil
+	again := b.do("GET", "/ui/reviews/airlock-x", nil).Body.String()
+	if strings.Contains(again, "must not exceed") || api.called("POST") {
+		t.Fatalf("a reload shows the old result again or posts: %v\n%s", api.calls, again)
+	}
+}
+
+// An unknown review says what to do next and renders no empty review.
+func TestUnknownReviewSaysWhatToDoNext(t *testing.T) {
+	b, _ := newBrowser(t)
+	b.signIn(goodKey)
+	w := b.do("GET", "/ui/reviews/airlock-missing", nil)
+	body := w.Body.String()
+	if w.Code != http.StatusNotFound || !strings.Contains(body, "No such review") || strings.Contains(body, "Operations") || !strings.Contains(body, `href="/ui/reviews"`) {
+		t.Fatalf("unknown review: %d\n%s", w.Code, body)
+	}
+	if w := b.do("GET", "/ui/nowhere", nil); w.Code != http.StatusNotFound || !strings.Contains(w.Body.String(), "Page not found") {
+		t.Fatalf("unknown page: %d", w.Code)
+	}
+}
+
+func TestFavicon(t *testing.T) {
+	b, _ := newBrowser(t)
+	w := b.do("GET", "/favicon.ico", nil)
+	if w.Code != http.StatusMovedPermanently || w.Header().Get("Location") != "/ui/static/favicon.svg" {
+		t.Fatalf("favicon.ico: %d %s", w.Code, w.Header().Get("Location"))
+	}
+	if w := b.do("GET", "/ui/static/favicon.svg", nil); w.Code != http.StatusOK || !strings.HasPrefix(w.Header().Get("Content-Type"), "image/svg") {
+		t.Fatalf("favicon.svg: %d %s", w.Code, w.Header().Get("Content-Type"))
+	}
+}
+
+// Without search text the Tools page browses the catalogue: most used
+// first, a next page that keeps the filters, a first page from the next.
+func TestToolsBrowsePages(t *testing.T) {
+	b, api := newBrowser(t)
+	b.signIn(goodKey)
+	body := b.do("GET", "/ui/tools?category=pets&module=zoo", nil).Body.String()
+	if !strings.Contains(body, `href="/ui/tools/pets.list"`) || !strings.Contains(body, `href="/ui/tools?category=pets&amp;cursor=25&amp;module=zoo"`) || strings.Contains(body, "First page") {
+		t.Fatalf("first page:\n%s", body)
+	}
+	if !api.called("GET /api/v1/tools") {
+		t.Fatal("the page did not ask the API")
+	}
+	body = b.do("GET", "/ui/tools?category=pets&cursor=25&module=zoo", nil).Body.String()
+	if !strings.Contains(body, `href="/ui/tools/pets.get"`) || strings.Contains(body, "Next page") || !strings.Contains(body, `href="/ui/tools?category=pets&amp;module=zoo">First page`) {
+		t.Fatalf("second page:\n%s", body)
+	}
+}
+
+// The audit page sends its filters to the API (times from the form's
+// local time as UTC), links each object to its page, and pages by cursor
+// keeping the filters.
+func TestAuditPages(t *testing.T) {
+	b, api := newBrowser(t)
+	b.signIn(goodKey)
+	body := b.do("GET", "/ui/audit?actor=key:k1&since=2026-07-01T05:30", nil).Body.String()
+	if !api.called("audit?actor=key%3Ak1&limit=50&since=2026-07-01T05%3A30%3A00Z") {
+		t.Fatalf("the API was asked %v", api.calls)
+	}
+	if !strings.Contains(body, `href="/ui/reviews/airlock-a"`) || !strings.Contains(body, `href="/ui/audit?actor=key%3Ak1&amp;before=e2&amp;since=2026-07-01T05%3A30" rel="next"`) {
+		t.Fatalf("first page:\n%s", body)
+	}
+	body = b.do("GET", "/ui/audit?actor=key:k1&before=e2&since=2026-07-01T05:30", nil).Body.String()
+	if !strings.Contains(body, `href="/ui/tools/pets.list"`) || strings.Contains(body, "Older events") || !strings.Contains(body, ">Newest</a>") {
+		t.Fatalf("second page:\n%s", body)
+	}
+	if w := b.do("GET", "/ui/audit?until=yesterday", nil); w.Code != 400 || !strings.Contains(w.Body.String(), "Until must be a time") {
+		t.Fatalf("bad time: %d", w.Code)
 	}
 }

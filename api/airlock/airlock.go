@@ -1,6 +1,9 @@
 // Package airlock serves the airlock's HTTP routes (seed 05 §7.1): tool
 // sources, the pending reviews (running AirlockWorkflows) with their
-// details, and approve/reject, which are Temporal updates of the review.
+// details, and approve/reject, which are Temporal updates of the review;
+// GET /tools/reviews lists the reviews that ended, with their decisions,
+// and GET /tools/pending/:id/timeline tells a review's steps from its
+// Temporal history (reviews.go).
 package airlock
 
 import (
@@ -90,6 +93,8 @@ func (h *Handler) Mount(v1 *gin.RouterGroup) {
 	v1.DELETE("/tools/sources/:id", h.deleteSource)
 	v1.GET("/tools/pending", h.listPending)
 	v1.GET("/tools/pending/:id", h.getPending)
+	v1.GET("/tools/pending/:id/timeline", h.timeline)
+	v1.GET("/tools/reviews", h.listDecided)
 	v1.POST("/tools/pending/:id/approve", h.approve)
 	v1.POST("/tools/pending/:id/reject", h.reject)
 	if h.notes != nil {

@@ -9,7 +9,7 @@
 //
 //	POST   /tools/register          201, body registry.Request
 //	POST   /tools/batch-register    200, body {"tools":[Request…],"upsert":bool}, per-item results
-//	GET    /tools                   200, lightweight index: limit, cursor, category, status
+//	GET    /tools                   200, lightweight index: limit, cursor, category, status, module, sort (id or uses: most used first)
 //	GET    /tools/:toolId           200, full record with manifest
 //	GET    /tools/:toolId/history   200, revisions oldest first
 //	PUT    /tools/:toolId           200, body registry.Request; useCases and examples it does not mention are kept
@@ -28,6 +28,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -228,6 +229,16 @@ type Page struct {
 	NextCursor string              `json:"nextCursor,omitempty"`
 }
 
+// UsePage is GET /tools?sort=uses: the tools with their use counts, most
+// used first.
+type UsePage struct {
+	Items      []registry.UsedTool `json:"items"`
+	Count      int                 `json:"count"`
+	NextCursor string              `json:"nextCursor,omitempty"`
+	Matched    int                 `json:"matched"`
+	Truncated  bool                `json:"truncated,omitempty"`
+}
+
 var statuses = []string{graph.StatusActive, graph.StatusDeprecated, graph.StatusDisabled}
 
 func (h *Handlers) list(c *gin.Context) {
@@ -249,6 +260,33 @@ func (h *Handlers) list(c *gin.Context) {
 			httpx.Error(c, fault.Malformed("status", "must be %s (comma-separated for several), got %q", strings.Join(statuses, ", "), s))
 			return
 		}
+	}
+	f.Modules = splitQuery(c, "module")
+	switch sort := c.DefaultQuery("sort", "id"); sort {
+	case "id":
+	case "uses":
+		// Most used first; the cursor is an offset into that order.
+		offset := 0
+		if raw := c.Query("cursor"); raw != "" {
+			if offset, err = strconv.Atoi(raw); err != nil || offset < 0 {
+				httpx.Error(c, fault.Malformed("cursor", "must be the nextCursor of the previous page, got %q", raw))
+				return
+			}
+		}
+		page, err := h.svc.ListByUse(c.Request.Context(), f, offset, limit)
+		if err != nil {
+			httpx.Error(c, err)
+			return
+		}
+		next := ""
+		if page.Next > 0 {
+			next = strconv.Itoa(page.Next)
+		}
+		httpx.OK(c, http.StatusOK, UsePage{Items: page.Items, Count: len(page.Items), NextCursor: next, Matched: page.Matched, Truncated: page.Truncated})
+		return
+	default:
+		httpx.Error(c, fault.Malformed("sort", "must be id or uses, got %q", sort))
+		return
 	}
 	page, err := h.svc.List(c.Request.Context(), graph.ListQuery{After: c.Query("cursor"), Limit: limit, Filter: f})
 	if err != nil {

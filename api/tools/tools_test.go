@@ -15,6 +15,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -662,6 +663,8 @@ func TestListPagingAndFilters(t *testing.T) {
 		{"limit=1001", "limit"},
 		{"limit=ten", "limit"},
 		{"status=gone", "status"},
+		{"sort=popular", "sort"},
+		{"sort=uses&cursor=x", "cursor"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
@@ -670,6 +673,49 @@ func TestListPagingAndFilters(t *testing.T) {
 				t.Fatalf("got %d %s", r.Code, r.Raw)
 			}
 		})
+	}
+}
+
+// TestListByUse pages the tools most used first (then by id), with their
+// counts, hiding what the caller may not see.
+func TestListByUse(t *testing.T) {
+	f := newFixture(t)
+	var items []any
+	for i := 0; i < 5; i++ {
+		items = append(items, reg(manifest(fmt.Sprintf("t%d.tool", i))))
+	}
+	items = append(items, reg(manifest("hidden.tool", func(m map[string]any) { m["requiredPermission"] = "admin" })))
+	if r := f.do(http.MethodPost, "/api/v1/tools/batch-register", map[string]any{"tools": items}); r.Code != http.StatusOK {
+		t.Fatal(r.Raw)
+	}
+	var events []graph.UsageEvent
+	for id, n := range map[string]int{"t3.tool": 3, "t1.tool": 2, "hidden.tool": 9} {
+		for range n {
+			events = append(events, graph.UsageEvent{ToolID: id, Success: true, At: time.Now()})
+		}
+	}
+	if err := f.store.RecordUsage(context.Background(), events); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	cursor := ""
+	for pages := 0; ; pages++ {
+		if pages > 5 {
+			t.Fatal("paging does not end")
+		}
+		r := f.do(http.MethodGet, "/api/v1/tools?sort=uses&limit=2&cursor="+cursor, nil, "Authorization", f.bearer(identity.NewKey{Owner: "ana", Level: "user"}))
+		var p tools.UsePage
+		r.data(t, &p)
+		for _, it := range p.Items {
+			seen = append(seen, fmt.Sprintf("%s:%d", it.ID, it.Uses))
+		}
+		if p.NextCursor == "" {
+			break
+		}
+		cursor = p.NextCursor
+	}
+	if got := strings.Join(seen, " "); got != "t3.tool:3 t1.tool:2 t0.tool:0 t2.tool:0 t4.tool:0" {
+		t.Fatalf("by use: %s", got)
 	}
 }
 

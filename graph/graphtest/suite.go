@@ -50,6 +50,7 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"Pairings", testPairings},
 		{"Snapshots", testSnapshots},
 		{"ModelVersions", testModelVersions},
+		{"Series", testSeries},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

@@ -483,6 +483,11 @@ func Statements() []Statement {
 		"auditExisting":          cypherAuditExisting,
 		"appendAudit":            cypherAppendAudit,
 		"auditEvents":            cypherAuditEvents,
+		"constraintSeries":       cypherConstraintSeries,
+		"seriesGet":              cypherSeriesGet,
+		"seriesPut":              cypherSeriesPut,
+		"seriesPoints":           cypherSeriesPoints,
+		"seriesDelete":           cypherSeriesDelete,
 	}
 	out := make([]Statement, 0, len(m))
 	for name, q := range m {

@@ -423,6 +423,32 @@ func goldenCases() []goldenCase {
 			f.answer("promotedModelVersion", record{"id": "rv-1", "createdAt": goldenNow.UnixNano(), "status": "promoted",
 				"record": `{"mrr":0.5}`, "blob": "AAEC"})
 		}, func(ctx context.Context, s *Store) (any, error) { return s.PromotedModelVersion(ctx) }},
+		{"add_series_points", func(t *testing.T, f *fakeRunner) {
+			rec, _ := json.Marshal(graph.SeriesPoint{Series: "search", Res: graph.ResMinute, At: goldenNow.Truncate(time.Minute), Count: 1, Sum: 20})
+			f.answer("seriesGet", record{"record": string(rec)})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			at := goldenNow.Truncate(time.Minute)
+			return nil, s.AddSeriesPoints(ctx, []graph.SeriesPoint{{Series: "search", Res: graph.ResMinute, At: at, Count: 2, Sum: 10},
+				{Series: "gaps.open", Res: graph.ResMinute, At: at, Count: 1, Sum: 3}})
+		}},
+		{"series_points", func(t *testing.T, f *fakeRunner) {
+			rec, _ := json.Marshal(graph.SeriesPoint{Series: "search", Res: graph.ResHour, At: goldenNow.Truncate(time.Hour), Count: 3, Sum: 30})
+			f.answer("seriesPoints", record{"record": string(rec)})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return s.SeriesPoints(ctx, graph.SeriesQuery{Prefix: "sea", Res: graph.ResHour, Since: goldenNow.Add(-24 * time.Hour)})
+		}},
+		{"compact_series", func(t *testing.T, f *fakeRunner) {
+			rec, _ := json.Marshal(graph.SeriesPoint{Series: "search", Res: graph.ResMinute, At: goldenNow.Add(-3 * time.Hour).Truncate(time.Minute), Count: 3, Sum: 30})
+			f.answer("seriesPoints", record{"record": string(rec)})
+			f.answer("seriesGet")
+			f.answer("seriesPut")
+			f.answer("seriesDelete", record{"n": int64(1)})
+			f.answer("seriesPoints")
+			f.answer("seriesDelete", record{"n": int64(0)})
+			f.answer("seriesDelete", record{"n": int64(0)})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return s.CompactSeries(ctx, goldenNow, graph.DefaultRetention)
+		}},
 		{"audit_events", func(t *testing.T, f *fakeRunner) {
 			rec, _ := json.Marshal(graph.AuditEvent{ID: "e2", At: goldenNow, Actor: "key:k1", Action: "tools.execute", Outcome: "denied", Status: 403})
 			f.answer("auditEvents", record{"record": string(rec)}, record{"record": string(rec)})

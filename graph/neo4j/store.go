@@ -139,6 +139,7 @@ var schemaStatements = []string{
 	cypherIndexAuditAt,
 	cypherConstraintGap,
 	cypherConstraintModelVersion,
+	cypherConstraintSeries,
 	cypherIndexDefinitionSpec,
 	cypherIndexToolStatus,
 	cypherIndexRevision,

@@ -225,6 +225,20 @@ CREATE TABLE model_versions (
 CREATE INDEX model_versions_created ON model_versions(created_at DESC, id DESC);
 CREATE UNIQUE INDEX model_versions_promoted ON model_versions(status) WHERE status = 'promoted';
 `,
+	// v8: the operations time series (graph.Series), one row per series,
+	// resolution and bucket; hist is a JSON array of bucket counts or NULL.
+	`
+CREATE TABLE series_points (
+	series TEXT NOT NULL,
+	res    TEXT NOT NULL,
+	at     INTEGER NOT NULL,
+	count  REAL NOT NULL,
+	sum    REAL NOT NULL,
+	hist   TEXT,
+	PRIMARY KEY (series, res, at)
+);
+CREATE INDEX series_points_age ON series_points(res, at);
+`,
 }
 
 // schemaVersion is the version a fully migrated store has.

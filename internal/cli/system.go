@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/analytics"
 	"github.com/toolsmith/toolsmith/api/admin"
 	"github.com/toolsmith/toolsmith/api/httpx"
 	apiretrieval "github.com/toolsmith/toolsmith/api/retrieval"
@@ -53,6 +54,8 @@ type system struct {
 	// trim returns freed heap pages to the OS once work has gone quiet
 	// (after batch registrations, query embeddings and rankings).
 	trim *memtrim.Trimmer
+	// sampler keeps the operations time series (nil: the store keeps none).
+	sampler *analytics.Sampler
 
 	hooksMu sync.RWMutex
 	hooks   []func(toolID string)
@@ -66,7 +69,8 @@ type system struct {
 // clears the result cache, so the verb ranks again every time.
 type trimmingObserver struct {
 	*metrics.Metrics
-	trim *memtrim.Trimmer
+	trim    *memtrim.Trimmer
+	sampler *analytics.Sampler
 }
 
 func (o trimmingObserver) Embedding(d time.Duration) {
@@ -76,6 +80,9 @@ func (o trimmingObserver) Embedding(d time.Duration) {
 
 func (o trimmingObserver) Search(strategy string, d time.Duration, cacheHit bool) {
 	o.Metrics.Search(strategy, d, cacheHit)
+	if o.sampler != nil {
+		o.sampler.Search(strategy, d, cacheHit)
+	}
 	if !cacheHit {
 		o.trim.Soon()
 	}
@@ -125,7 +132,10 @@ func openSystem(ctx context.Context, cfg config.Config, log *slog.Logger, progre
 	}
 	sys.trim = memtrim.New(2 * time.Second)
 	sys.metrics.WatchTrims(sys.trim.Runs)
-	rank := retrieval.Options{Observer: trimmingObserver{sys.metrics, sys.trim}}
+	if ss, ok := store.(analytics.SeriesStore); ok {
+		sys.sampler = analytics.NewSampler(ss, nil, graph.DefaultRetention)
+	}
+	rank := retrieval.Options{Observer: trimmingObserver{sys.metrics, sys.trim, sys.sampler}}
 	sys.retrieval = retrieval.New(store, model, rank)
 	// The promoted ranking model (if any) applies from the first search:
 	// a restart keeps what was promoted.

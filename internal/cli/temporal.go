@@ -17,6 +17,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/toolsmith/toolsmith/activities"
+	"github.com/toolsmith/toolsmith/analytics"
 	"github.com/toolsmith/toolsmith/api"
 	apianalytics "github.com/toolsmith/toolsmith/api/analytics"
 	"github.com/toolsmith/toolsmith/api/httpx"
@@ -179,6 +180,8 @@ type fulfilment struct {
 	uiURL     string
 	namespace string
 	airlock   *airlockParts
+	// sampler writes the dashboard's time series once a minute.
+	sampler *analytics.Sampler
 }
 
 // handlers are the routes outside /api/v1: the MCP endpoint, whose
@@ -200,6 +203,7 @@ func (f *fulfilment) handlers(ctx context.Context, sys *system) []api.Handler {
 		{Methods: []string{http.MethodGet, http.MethodPost, http.MethodDelete}, Path: "/mcp", Handler: f.mcp.Handler()},
 		{Methods: []string{http.MethodGet}, Path: "/ui", Handler: f.console},
 		{Methods: []string{http.MethodGet, http.MethodPost}, Path: "/ui/*path", Handler: f.console},
+		{Methods: []string{http.MethodGet}, Path: "/favicon.ico", Handler: f.console},
 	}
 }
 
@@ -221,6 +225,9 @@ func (f *fulfilment) mounters(cfg config.Config) []httpx.Mounter {
 func newFulfilment(ctx context.Context, cfg config.Config, sys *system, c client.Client, uiURL string, mc modules.Config, runWorker bool) (*fulfilment, error) {
 	f := &fulfilment{client: c, uiURL: strings.TrimRight(uiURL, "/"), namespace: cfg.Temporal.Namespace}
 	f.analytics = apianalytics.New(sys.store, verbs.Runs{Temporal: c, Namespace: cfg.Temporal.Namespace})
+	if sys.sampler != nil {
+		f.sampler = sys.sampler.WithRuns(verbs.Runs{Temporal: c, Namespace: cfg.Temporal.Namespace})
+	}
 	vc := verbs.Config{Namespace: cfg.Temporal.Namespace, UIBaseURL: strings.TrimRight(uiURL, "/"), DefaultRule: substituteRule(cfg)}
 	if sys.audit != nil {
 		vc.Audit = sys.audit // write-ahead records of each run's start
@@ -281,6 +288,12 @@ func newFulfilment(ctx context.Context, cfg config.Config, sys *system, c client
 // exists; it also runs one discovery now so configured modules' tools are
 // registered without waiting for the first tick.
 func (f *fulfilment) start(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	if f.sampler != nil {
+		// Every process counts its own searches; the one running the
+		// worker also samples the shared state (open gaps, fulfilments).
+		f.sampler.SampleShared(f.worker != nil)
+		go f.sampler.Run(ctx, time.Minute, func(err error) { log.Warn("dashboard series not written", "err", err) })
+	}
 	if f.worker == nil {
 		return nil
 	}

@@ -1,0 +1,124 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// dashboard is the operators' first page: searches and their latency,
+// fulfilments by branch and outcome, the top tools' executions and
+// success, and open gaps over time, from the time series the server keeps
+// in the store (GET /api/v1/tools/admin/series) and the analytics report.
+func (c *Console) dashboard(w http.ResponseWriter, r *http.Request, s *session) {
+	if c.needSignIn(w, r, s) {
+		return
+	}
+	now := c.now().UTC()
+	read := func(v url.Values) ([]seriesPoint, int, string) {
+		var out struct {
+			Points []seriesPoint `json:"points"`
+		}
+		code, msg := c.call(r.Context(), s.key, http.MethodGet, "/api/v1/tools/admin/series?"+v.Encode(), nil, &out)
+		return out.Points, code, msg
+	}
+	minSince := now.Add(-6 * time.Hour).Truncate(time.Minute)
+	search, code, msg := read(url.Values{"series": {"search"}, "res": {"minute"}, "since": {minSince.Format(time.RFC3339)}})
+	if code == http.StatusForbidden {
+		c.page(w, r, s, code, "error", map[string]any{"Title": "Dashboard", "Message": msg,
+			"Next": "The dashboard is for admins. Pending reviews and Tools are open to you.", "Back": "/ui/reviews", "BackLabel": "Pending reviews"})
+		return
+	}
+	var errs []string
+	if msg != "" {
+		errs = append(errs, msg)
+	}
+	var charts []chart
+	xs := buckets(minSince, now.Truncate(time.Minute), time.Minute)
+	if len(search) == 0 {
+		charts = append(charts, chart{ID: "searches", Title: "Searches per minute", Empty: "No search in the last 6 hours. Searches from the API, MCP and the Tools page are counted here within a minute."},
+			chart{ID: "latency", Title: "Search latency (p50 and p95)", Empty: "No latency to show until searches are made."})
+	} else {
+		charts = append(charts,
+			lineChart("searches", "Searches per minute", "Searches per minute over the last 6 hours.", "15:04", "", xs,
+				[]line{{Name: "searches", Class: "s0", Values: valuesAt(xs, search, "search", func(p seriesPoint) float64 { return p.Count })}}),
+			lineChart("latency", "Search latency (p50 and p95)", "Median and 95th percentile search latency in milliseconds per minute over the last 6 hours.", "15:04", " ms", xs,
+				[]line{{Name: "p50 ms", Class: "s0", Values: valuesAt(xs, search, "search", func(p seriesPoint) float64 { return p.P50 })},
+					{Name: "p95 ms", Class: "s1", Values: valuesAt(xs, search, "search", func(p seriesPoint) float64 { return p.P95 })}}))
+	}
+	fulfil := func(res string, window, step time.Duration, layout, title string) chart {
+		since := now.Add(-window).Truncate(step)
+		if res == "day" {
+			since = time.Date(since.Year(), since.Month(), since.Day(), 0, 0, 0, 0, time.UTC)
+		}
+		pts, _, msg := read(url.Values{"prefix": {"fulfil:"}, "res": {res}, "since": {since.Format(time.RFC3339)}})
+		if msg != "" {
+			errs = append(errs, msg)
+		}
+		id := "fulfil-" + res
+		if len(pts) == 0 {
+			return chart{ID: id, Title: title, Empty: "No fulfilment ended in this window. Planners' novel verbs (POST /api/v1/verbs, MCP) show here by branch and outcome."}
+		}
+		end := now.Truncate(step)
+		if res == "day" {
+			end = time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+		}
+		xs := buckets(since, end, step)
+		var stacks []line
+		for i, name := range seriesNames(pts) {
+			stacks = append(stacks, line{Name: strings.ReplaceAll(strings.TrimPrefix(name, "fulfil:"), ":", " · "), Class: "s" + string(rune('0'+i%6)),
+				Values: valuesAt(xs, pts, name, func(p seriesPoint) float64 { return p.Count })})
+		}
+		return stackChart(id, title, title+", stacked by branch and outcome.", layout, xs, stacks)
+	}
+	charts = append(charts, fulfil("hour", 48*time.Hour, time.Hour, "Jan 2 15h", "Fulfilments per hour (48 hours)"),
+		fulfil("day", 30*24*time.Hour, 24*time.Hour, "Jan 2", "Fulfilments per day (30 days)"))
+
+	var rep struct {
+		MostUsed []struct {
+			ToolID      string  `json:"toolId"`
+			Uses        int     `json:"uses"`
+			SuccessRate float64 `json:"successRate"`
+		} `json:"mostUsed"`
+	}
+	if _, msg := c.call(r.Context(), s.key, http.MethodGet, "/api/v1/tools/admin/analytics?top=10", nil, &rep); msg != "" {
+		errs = append(errs, msg)
+	}
+	var top []barItem
+	for _, u := range rep.MostUsed {
+		if u.Uses > 0 {
+			top = append(top, barItem{Label: u.ToolID, Value: float64(u.Uses), Rate: u.SuccessRate})
+		}
+	}
+	if len(top) == 0 {
+		charts = append(charts, chart{ID: "top-tools", Title: "Executions and success rate of the top tools", Empty: "No tool has been executed yet. Executions through the API and MCP are counted per tool."})
+	} else {
+		charts = append(charts, barChart("top-tools", "Executions and success rate of the top tools", "The most executed tools, with the share of their executions that succeeded.", top))
+	}
+
+	gapSince := now.Add(-14 * 24 * time.Hour).Truncate(time.Hour)
+	gaps, _, gmsg := read(url.Values{"series": {"gaps.open"}, "res": {"hour"}, "since": {gapSince.Format(time.RFC3339)}})
+	if gmsg != "" {
+		errs = append(errs, gmsg)
+	}
+	if len(gaps) == 0 {
+		charts = append(charts, chart{ID: "gaps", Title: "Open gaps", Empty: "No sample of the open gaps yet: the server takes one a minute."})
+	} else {
+		gx := buckets(gapSince, now.Truncate(time.Hour), time.Hour)
+		// Hours with no sample (the server was down) are left out rather
+		// than drawn as zero.
+		var kept []time.Time
+		vals := valuesAt(gx, gaps, "gaps.open", func(p seriesPoint) float64 { return p.Mean })
+		has := valuesAt(gx, gaps, "gaps.open", func(p seriesPoint) float64 { return p.Count })
+		var kv []float64
+		for i := range gx {
+			if has[i] > 0 {
+				kept, kv = append(kept, gx[i]), append(kv, vals[i])
+			}
+		}
+		charts = append(charts, lineChart("gaps", "Open gaps", "The number of open capability gaps, hourly means over the last 14 days.", "Jan 2 15h", "", kept,
+			[]line{{Name: "open gaps", Class: "s2", Values: kv}}))
+	}
+	c.page(w, r, s, http.StatusOK, "dashboard", map[string]any{"Charts": charts, "Errors": errs, "Now": now})
+}
