@@ -104,21 +104,21 @@ func ValidatePoint(p SeriesPoint) error {
 	return nil
 }
 
-// Merge adds b into a (same series and bucket).
-func (a SeriesPoint) Merge(b SeriesPoint) SeriesPoint {
-	a.Count += b.Count
-	a.Sum += b.Sum
+// Merge adds b into p (same series and bucket).
+func (p SeriesPoint) Merge(b SeriesPoint) SeriesPoint {
+	p.Count += b.Count
+	p.Sum += b.Sum
 	if b.Hist != nil {
-		if a.Hist == nil {
-			a.Hist = make([]float64, len(b.Hist))
+		if p.Hist == nil {
+			p.Hist = make([]float64, len(b.Hist))
 		} else {
-			a.Hist = slices.Clone(a.Hist)
+			p.Hist = slices.Clone(p.Hist)
 		}
 		for i := range b.Hist {
-			a.Hist[i] += b.Hist[i]
+			p.Hist[i] += b.Hist[i]
 		}
 	}
-	return a
+	return p
 }
 
 // RollUp merges points into buckets of res, ordered by series then time.

@@ -2,7 +2,6 @@ package graphtest
 
 import (
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
@@ -109,6 +108,6 @@ func testSeries(t *testing.T, open func(*testing.T) graph.Store) {
 		total += p.Count
 	}
 	if len(mins) != 60 || len(hrs) != 23 || total != 24*60 {
-		t.Fatal(fmt.Sprintf("a day of minutes kept %d minutes and %d hours, total %v", len(mins), len(hrs), total))
+		t.Fatalf("a day of minutes kept %d minutes and %d hours, total %v", len(mins), len(hrs), total)
 	}
 }
