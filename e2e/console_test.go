@@ -472,7 +472,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	b.do("keys", chromedp.Navigate(base+"/keys"), chromedp.WaitVisible(css("#create summary")),
 		chromedp.Click(css("#create summary")), chromedp.SendKeys(css("input[name=owner]"), "bo"),
 		chromedp.SetValue(css("select[name=level]"), "owner"), chromedp.Click(css("#create-key")), chromedp.WaitVisible(css("#create p.error")))
-	if text := b.text("#create p.error"); !strings.Contains(text, "may not create a owner key") {
+	if text := b.text("#create p.error"); !strings.Contains(text, "may not create an owner key") {
 		t.Fatalf("an admin creating an owner key: %q", text)
 	}
 	b.do("create key", chromedp.SetValue(css("select[name=level]"), "user"), chromedp.SetValue(css("input[name=roles]"), "approver"),
