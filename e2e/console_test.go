@@ -23,6 +23,7 @@ import (
 	"github.com/toolsmith/toolsmith/api/admin"
 	apiairlock "github.com/toolsmith/toolsmith/api/airlock"
 	apianalytics "github.com/toolsmith/toolsmith/api/analytics"
+	"github.com/toolsmith/toolsmith/api/ranking"
 	apiretrieval "github.com/toolsmith/toolsmith/api/retrieval"
 	"github.com/toolsmith/toolsmith/api/tools"
 	"github.com/toolsmith/toolsmith/api/verbs"
@@ -31,6 +32,7 @@ import (
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/retrieval"
+	"github.com/toolsmith/toolsmith/retrieval/retrain"
 	"github.com/toolsmith/toolsmith/web"
 )
 
@@ -186,10 +188,14 @@ func TestConsoleInABrowser(t *testing.T) {
 	// sampler, flushed by the test when it wants the numbers written.
 	sampler := analytics.NewSampler(e.store, verbs.Runs{Temporal: e.client, Namespace: server.Namespace()}, graph.DefaultRetention)
 	search := retrieval.New(e.store, hashing.New(embedDim), retrieval.Options{Observer: sampler})
+	models, err := retrain.New(e.store, hashing.New(embedDim), search, retrieval.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	e.serve(verbs.New(e.client, e.store, verbs.Config{TaskQueue: e.queue, Namespace: server.Namespace()}),
 		apiairlock.New(e.client, e.store, apiairlock.Config{TaskQueue: e.queue, Namespace: server.Namespace(), ReviewTimeout: time.Hour}).WithOperations(notes, health),
 		apiretrieval.New(search), tools.New(e.reg), apianalytics.New(e.store, verbs.Runs{Temporal: e.client, Namespace: server.Namespace()}),
-		admin.New(e.keys, audit.New(e.store)))
+		admin.New(e.keys, audit.New(e.store)), ranking.New(models, e.client, e.queue))
 	console.SetAPI(e.api.Config.Handler)
 
 	specs := serveFile(t, "../codegen/testdata/petstore/spec.yaml")
@@ -244,6 +250,9 @@ func TestConsoleInABrowser(t *testing.T) {
 	b.shot("console-dashboard-empty")
 	if n := eval[int](b, `document.querySelectorAll('.chart .empty').length`); n != 6 {
 		t.Fatalf("an empty dashboard has %d empty charts, want 6: %s", n, b.text("main"))
+	}
+	if text := b.text("#ranking-models"); !strings.Contains(text, "the configured ranking") || !strings.Contains(text, "No version has been trained yet") {
+		t.Fatalf("an empty dashboard's ranking models: %q", text)
 	}
 	b.do("reviews", chromedp.Navigate(base+"/reviews"), chromedp.WaitVisible(css("main h1")))
 	b.shot("console-reviews-empty")
@@ -572,7 +581,21 @@ func TestConsoleInABrowser(t *testing.T) {
 	if err := sampler.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	// A ranking model version the gate kept out, with its figures.
+	v, err := models.Train(context.Background(), retrain.Options{Epochs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := models.Evaluate(context.Background(), v.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := models.Conclude(context.Background(), v.ID, false, "no better by the margin", retrain.Gate{}); err != nil {
+		t.Fatal(err)
+	}
 	b.do("dashboard", chromedp.Navigate(base+"/dashboard"), chromedp.WaitVisible(css("#searches svg")))
+	if text := b.text("#ranking-models"); !strings.Contains(text, v.ID) || !strings.Contains(text, "rejected") || !strings.Contains(text, "no better by the margin") {
+		t.Fatalf("the dashboard's ranking models: %q", text)
+	}
 	b.shot("console-dashboard")
 	for _, id := range []string{"searches", "latency", "fulfil-hour", "fulfil-day", "gaps"} {
 		if !eval[bool](b, `(() => { const s = document.querySelector('#`+id+` svg[role=img]'); return !!s && !!s.querySelector('title') && !!s.querySelector('desc') && document.querySelectorAll('#`+id+` details tbody tr').length > 0 })()`) {

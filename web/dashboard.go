@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -120,5 +121,63 @@ func (c *Console) dashboard(w http.ResponseWriter, r *http.Request, s *session) 
 		charts = append(charts, lineChart("gaps", "Open gaps", "The number of open capability gaps, hourly means over the last 14 days.", "Jan 2 15h", "", kept,
 			[]line{{Name: "open gaps", Class: "s2", Values: kv}}))
 	}
-	c.page(w, r, s, http.StatusOK, "dashboard", map[string]any{"Charts": charts, "Errors": errs, "Now": now})
+	models, mmsg := c.rankingModels(r, s)
+	if mmsg != "" {
+		errs = append(errs, mmsg)
+	}
+	c.page(w, r, s, http.StatusOK, "dashboard", map[string]any{"Charts": charts, "Errors": errs, "Now": now, "Models": models})
+}
+
+// modelRow is one ranking model version on the dashboard: its decision and
+// the held-out replay's figures beside the model it was measured against.
+type modelRow struct {
+	ID, Status, Created, Reason string
+	Current, Candidate          string
+	HeldOut                     int
+}
+
+// rankingModels reads the learned ranking model's versions (GET
+// /api/v1/admin/ranking/versions, newest first) for the dashboard; a store
+// that keeps none (404) shows nothing.
+func (c *Console) rankingModels(r *http.Request, s *session) (map[string]any, string) {
+	type figures struct {
+		R1  float64 `json:"r1"`
+		R5  float64 `json:"r5"`
+		MRR float64 `json:"mrr"`
+		N   int     `json:"n"`
+	}
+	var out struct {
+		Versions []struct {
+			ID        string    `json:"id"`
+			CreatedAt time.Time `json:"createdAt"`
+			Status    string    `json:"status"`
+			Current   *figures  `json:"current"`
+			Candidate *figures  `json:"candidate"`
+			Reason    string    `json:"reason"`
+		} `json:"versions"`
+		Promoted string `json:"promoted"`
+	}
+	code, msg := c.call(r.Context(), s.key, http.MethodGet, "/api/v1/admin/ranking/versions?limit=10", nil, &out)
+	if code == http.StatusNotFound {
+		return nil, ""
+	}
+	if msg != "" {
+		return nil, msg
+	}
+	show := func(f *figures) string {
+		if f == nil {
+			return "not evaluated"
+		}
+		return fmt.Sprintf("MRR %.3f · R@1 %.3f · R@5 %.3f", f.MRR, f.R1, f.R5)
+	}
+	rows := make([]modelRow, 0, len(out.Versions))
+	for _, v := range out.Versions {
+		row := modelRow{ID: v.ID, Status: v.Status, Created: v.CreatedAt.UTC().Format("2006-01-02 15:04"), Reason: v.Reason,
+			Current: show(v.Current), Candidate: show(v.Candidate)}
+		if v.Candidate != nil {
+			row.HeldOut = v.Candidate.N
+		}
+		rows = append(rows, row)
+	}
+	return map[string]any{"Rows": rows, "Promoted": out.Promoted}, ""
 }
