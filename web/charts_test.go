@@ -45,7 +45,9 @@ func TestDashboardEmptyAndRefused(t *testing.T) {
 	b, _ := newBrowser(t)
 	b.signIn(goodKey)
 	w := b.do("GET", "/ui/dashboard", nil)
-	if w.Code != 200 || strings.Count(w.Body.String(), `class="empty"`) != 6 || strings.Contains(w.Body.String(), "<svg class=\"chart-svg\"") {
+	// Six charts and the ranking model's versions, each saying what fills it.
+	if w.Code != 200 || strings.Count(w.Body.String(), `class="empty"`) != 7 || strings.Contains(w.Body.String(), "<svg class=\"chart-svg\"") ||
+		!strings.Contains(w.Body.String(), "No version has been trained yet") {
 		t.Fatalf("empty dashboard: %d\n%s", w.Code, w.Body)
 	}
 	signedOut, _ := newBrowser(t)
