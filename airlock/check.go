@@ -110,7 +110,7 @@ var SpecExtensions = []string{".json", ".yaml", ".yml"}
 func Check(ctx context.Context, ob *Onboarder, dir string, opts CheckOptions, out, progress io.Writer) (CheckReport, error) {
 	runs := max(1, opts.Repeat)
 	var first CheckReport
-	var outcomes [][]string // per run, per spec
+	var runsRows [][]CheckRow
 	for run := 1; run <= runs; run++ {
 		if runs > 1 {
 			fmt.Fprintf(out, "run %d of %d\n", run, runs)
@@ -125,25 +125,10 @@ func Check(ctx context.Context, ob *Onboarder, dir string, opts CheckOptions, ou
 			first = rep
 		}
 		first.RunsOnboarded = append(first.RunsOnboarded, rep.Onboarded)
-		var o []string
-		for _, r := range rep.Rows {
-			o = append(o, r.Outcome())
-		}
-		outcomes = append(outcomes, o)
+		runsRows = append(runsRows, rep.Rows)
 	}
 	first.Runs = runs
-	first.Changed = []CheckChange{}
-	for i, r := range first.Rows {
-		c := CheckChange{Spec: r.Spec}
-		changed := false
-		for _, o := range outcomes {
-			c.Outcomes = append(c.Outcomes, o[i])
-			changed = changed || o[i] != outcomes[0][i]
-		}
-		if changed {
-			first.Changed = append(first.Changed, c)
-		}
-	}
+	first.Changed = changedOutcomes(runsRows)
 	if runs > 1 {
 		fmt.Fprintf(out, "\n%d runs: onboarded %s of %d specs; %d spec(s) changed outcome between runs\n",
 			runs, joinInts(first.RunsOnboarded, ", "), first.Specs, len(first.Changed))
@@ -159,6 +144,31 @@ func Check(ctx context.Context, ob *Onboarder, dir string, opts CheckOptions, ou
 		fmt.Fprintln(out, string(b))
 	}
 	return first, nil
+}
+
+// changedOutcomes compares the rows of each run (one row per spec, in the
+// same order every run) and returns the specs whose outcome changed.
+func changedOutcomes(runs [][]CheckRow) []CheckChange {
+	changed := []CheckChange{}
+	if len(runs) == 0 {
+		return changed
+	}
+	for i, r := range runs[0] {
+		c := CheckChange{Spec: r.Spec}
+		differs := false
+		for _, rows := range runs {
+			o := "(not checked)"
+			if i < len(rows) {
+				o = rows[i].Outcome()
+			}
+			c.Outcomes = append(c.Outcomes, o)
+			differs = differs || o != c.Outcomes[0]
+		}
+		if differs {
+			changed = append(changed, c)
+		}
+	}
+	return changed
 }
 
 func joinInts(ns []int, sep string) string {

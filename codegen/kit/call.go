@@ -165,7 +165,9 @@ func (w *Wrapper) call(ctx context.Context, name string, args map[string]any) Re
 	if args == nil {
 		args = map[string]any{}
 	}
-	if err := w.schemas[name].VisitJSON(normaliseJSON(args), openapi3.MultiErrors()); err != nil {
+	// As a request: a readOnly property is refused and not required, as
+	// request validation below and the API itself treat it.
+	if err := w.schemas[name].VisitJSON(normaliseJSON(args), openapi3.MultiErrors(), openapi3.VisitAsRequest()); err != nil {
 		return fail(StageInput, "invalid arguments: %s", FirstLine(err.Error()))
 	}
 	item, op, err := Operation(w.doc, t)
@@ -235,7 +237,7 @@ func (w *Wrapper) build(ctx context.Context, t Tool, item *openapi3.PathItem, op
 		switch p.In {
 		case openapi3.ParameterInPath:
 			if strings.Contains(t.Path, "{"+p.Name+"}") {
-				pathParams[p.Name] = scalar(v)
+				pathParams[p.Name] = simple(v)
 			}
 		case openapi3.ParameterInQuery:
 			for _, s := range list(v) {
@@ -409,6 +411,23 @@ func scalar(v any) string {
 		b, _ := json.Marshal(x)
 		return string(b)
 	}
+}
+
+// simple serialises a path value in OpenAPI's default path style
+// ("simple", RFC 6570 {name}): an array as its items joined by commas, an
+// object as its keys and values (keys sorted) joined by commas.
+func simple(v any) string {
+	switch x := v.(type) {
+	case []any:
+		return strings.Join(list(x), ",")
+	case map[string]any:
+		var kv []string
+		for _, k := range sortedKeys(x) {
+			kv = append(kv, k, scalar(x[k]))
+		}
+		return strings.Join(kv, ",")
+	}
+	return scalar(v)
 }
 
 func list(v any) []string {

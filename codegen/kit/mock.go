@@ -170,6 +170,16 @@ func typedValue(s *openapi3.Schema, v string) any {
 		if b, err := strconv.ParseBool(v); err == nil {
 			return b
 		}
+	case "array":
+		items := []any{}
+		for _, x := range strings.Split(v, ",") {
+			if s.Items != nil && s.Items.Value != nil {
+				items = append(items, typedValue(s.Items.Value, x))
+			} else {
+				items = append(items, x)
+			}
+		}
+		return items
 	}
 	return v
 }
@@ -279,15 +289,17 @@ func ValidResponse(op *openapi3.Operation) (int, string, []byte) {
 	}
 	for _, ex := range examples {
 		ex = normaliseJSON(ex)
-		if schema == nil || schema.VisitJSON(ex) == nil {
+		if schema == nil || schema.VisitJSON(ex, response.visitOptions()...) == nil {
 			value, found = ex, true
 			break
 		}
 	}
 	if !found && schema != nil {
-		if value, found = Sample(schema); !found {
+		if value, found = sampleFor(schema, response); !found {
 			// Best effort: a synthesised value that may still miss a rule.
-			value, found = synthesise(schema, 0, newBudget()), true
+			b := newBudget()
+			b.dir = response
+			value, found = synthesise(schema, 0, b), true
 		}
 	}
 	if !found {
