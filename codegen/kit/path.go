@@ -19,7 +19,8 @@ type templatePart struct {
 }
 
 // parseTemplate splits a path template into literal and expression parts.
-// A "{" without its "}" is literal text.
+// A "{" that opens no expression (no "}" before the next "{" or "/")
+// is literal text.
 func parseTemplate(template string) []templatePart {
 	var parts []templatePart
 	rest := template
@@ -33,10 +34,17 @@ func parseTemplate(template string) []templatePart {
 			parts = append(parts, templatePart{text: rest})
 			break
 		}
+		name := rest[i+1 : i+j]
+		if strings.ContainsAny(name, "{/") {
+			// "{" opens no expression here ("/a{/{id}"): it is text.
+			parts = append(parts, templatePart{text: rest[:i+1]})
+			rest = rest[i+1:]
+			continue
+		}
 		if i > 0 {
 			parts = append(parts, templatePart{text: rest[:i]})
 		}
-		parts = append(parts, templatePart{text: rest[i+1 : i+j], isVar: true})
+		parts = append(parts, templatePart{text: name, isVar: true})
 		rest = rest[i+j+1:]
 	}
 	return parts
