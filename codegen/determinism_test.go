@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/toolsmith/toolsmith/templates"
@@ -48,52 +49,18 @@ func TestGenerationIsDeterministic(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	generated := 0
-	for _, p := range specs {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
+	var generated atomic.Int64
+	t.Run("specs", func(t *testing.T) {
+		for _, p := range specs {
+			t.Run(p, func(t *testing.T) {
+				t.Parallel()
+				if sameTwice(t, ctx, g, p) {
+					generated.Add(1)
+				}
+			})
 		}
-		gen := func() (*Normalised, *Wrapper, error) {
-			n, err := Normalise(ctx, data)
-			if err != nil {
-				return nil, nil, err
-			}
-			w, err := g.Generate(n, Options{Name: "w", BaseURL: "https://api.example.invalid", Requires: goldenRequires})
-			return n, w, err
-		}
-		n1, w1, err1 := gen()
-		n2, w2, err2 := gen()
-		if (err1 == nil) != (err2 == nil) || (err1 != nil && err1.Error() != err2.Error()) {
-			t.Errorf("%s: errors differ: %v / %v", p, err1, err2)
-			continue
-		}
-		if err1 != nil {
-			if n1 != nil && !reflect.DeepEqual(n1.Warnings, n2.Warnings) {
-				t.Errorf("%s: warnings differ:\n%q\n%q", p, n1.Warnings, n2.Warnings)
-			}
-			continue
-		}
-		generated++
-		if !reflect.DeepEqual(n1.Warnings, n2.Warnings) {
-			t.Errorf("%s: warnings differ:\n%q\n%q", p, n1.Warnings, n2.Warnings)
-		}
-		if !reflect.DeepEqual(w1.Tools, w2.Tools) {
-			t.Errorf("%s: tools differ", p)
-		}
-		if !reflect.DeepEqual(w1.Excluded, w2.Excluded) {
-			t.Errorf("%s: exclusions differ:\n%s", p, firstDifference(w1.Excluded, w2.Excluded))
-		}
-		if len(w1.Files) != len(w2.Files) {
-			t.Errorf("%s: %d files, then %d", p, len(w1.Files), len(w2.Files))
-		}
-		for name, b := range w1.Files {
-			if !bytes.Equal(b, w2.Files[name]) {
-				t.Errorf("%s: %s differs between two generations", p, name)
-			}
-		}
-	}
-	t.Logf("%d specs, %d generated twice byte-identically", len(specs), generated)
+	})
+	t.Logf("%d specs, %d generated twice byte-identically", len(specs), generated.Load())
 }
 
 func firstDifference(a, b []Exclusion) string {
@@ -119,4 +86,51 @@ func minSpecs() int {
 		return 1
 	}
 	return 300
+}
+
+// sameTwice normalises and generates one spec twice and reports whether it
+// generated; any difference is an error.
+func sameTwice(t *testing.T, ctx context.Context, g *Generator, p string) bool {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := func() (*Normalised, *Wrapper, error) {
+		n, err := Normalise(ctx, data)
+		if err != nil {
+			return nil, nil, err
+		}
+		w, err := g.Generate(n, Options{Name: "w", BaseURL: "https://api.example.invalid", Requires: goldenRequires})
+		return n, w, err
+	}
+	n1, w1, err1 := gen()
+	n2, w2, err2 := gen()
+	if (err1 == nil) != (err2 == nil) || (err1 != nil && err1.Error() != err2.Error()) {
+		t.Errorf("%s: errors differ: %v / %v", p, err1, err2)
+		return false
+	}
+	if err1 != nil {
+		if n1 != nil && !reflect.DeepEqual(n1.Warnings, n2.Warnings) {
+			t.Errorf("%s: warnings differ:\n%q\n%q", p, n1.Warnings, n2.Warnings)
+		}
+		return false
+	}
+	if !reflect.DeepEqual(n1.Warnings, n2.Warnings) {
+		t.Errorf("%s: warnings differ:\n%q\n%q", p, n1.Warnings, n2.Warnings)
+	}
+	if !reflect.DeepEqual(w1.Tools, w2.Tools) {
+		t.Errorf("%s: tools differ", p)
+	}
+	if !reflect.DeepEqual(w1.Excluded, w2.Excluded) {
+		t.Errorf("%s: exclusions differ:\n%s", p, firstDifference(w1.Excluded, w2.Excluded))
+	}
+	if len(w1.Files) != len(w2.Files) {
+		t.Errorf("%s: %d files, then %d", p, len(w1.Files), len(w2.Files))
+	}
+	for name, b := range w1.Files {
+		if !bytes.Equal(b, w2.Files[name]) {
+			t.Errorf("%s: %s differs between two generations", p, name)
+		}
+	}
+	return true
 }
