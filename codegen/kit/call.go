@@ -225,6 +225,7 @@ func (w *Wrapper) call(ctx context.Context, name string, args map[string]any) Re
 // build turns arguments into an HTTP request for the approved host.
 func (w *Wrapper) build(ctx context.Context, t Tool, item *openapi3.PathItem, op *openapi3.Operation, args map[string]any) (*http.Request, map[string]string, error) {
 	pathParams := map[string]string{}
+	pathItems := map[string][]string{}
 	query := url.Values{}
 	header := http.Header{}
 	params := Parameters(item, op)
@@ -237,7 +238,8 @@ func (w *Wrapper) build(ctx context.Context, t Tool, item *openapi3.PathItem, op
 		switch p.In {
 		case openapi3.ParameterInPath:
 			if strings.Contains(t.Path, "{"+p.Name+"}") {
-				pathParams[p.Name] = simple(v)
+				pathItems[p.Name] = simple(v)
+				pathParams[p.Name] = strings.Join(pathItems[p.Name], ",")
 			}
 		case openapi3.ParameterInQuery:
 			for _, s := range list(v) {
@@ -263,7 +265,7 @@ func (w *Wrapper) build(ctx context.Context, t Tool, item *openapi3.PathItem, op
 		}
 	}
 	u := *w.base
-	raw := strings.TrimRight(w.base.EscapedPath(), "/") + expandPath(wire, pathParams)
+	raw := strings.TrimRight(w.base.EscapedPath(), "/") + expandPath(wire, pathItems)
 	decoded, err := url.PathUnescape(raw)
 	if err != nil {
 		return nil, nil, fmt.Errorf("path %q: %w", raw, err)
@@ -413,21 +415,21 @@ func scalar(v any) string {
 	}
 }
 
-// simple serialises a path value in OpenAPI's default path style
-// ("simple", RFC 6570 {name}): an array as its items joined by commas, an
-// object as its keys and values (keys sorted) joined by commas.
-func simple(v any) string {
+// simple lists the items of a path value in OpenAPI's default path style
+// ("simple", RFC 6570 {name}), which joins them by commas: an array's
+// items, an object's keys and values (keys sorted), or the one scalar.
+func simple(v any) []string {
 	switch x := v.(type) {
 	case []any:
-		return strings.Join(list(x), ",")
+		return list(x)
 	case map[string]any:
 		var kv []string
 		for _, k := range sortedKeys(x) {
 			kv = append(kv, k, scalar(x[k]))
 		}
-		return strings.Join(kv, ",")
+		return kv
 	}
-	return scalar(v)
+	return []string{scalar(v)}
 }
 
 func list(v any) []string {

@@ -82,13 +82,20 @@ func escapeLiteral(s string) string {
 
 // expandPath expands the path part of a template (no query) into its
 // escaped form: literals escaped as a path, each expression replaced by its
-// value percent-encoded (RFC 6570 level 1). An expression without a value
-// expands to nothing, as in RFC 6570.
-func expandPath(template string, values map[string]string) string {
+// value percent-encoded (RFC 6570 level 1). A value is a list of items: one
+// for a scalar, several for an array or an object's keys and values, joined
+// by a literal comma as RFC 6570 joins a list (the "simple" style). An
+// expression without a value expands to nothing, as in RFC 6570.
+func expandPath(template string, values map[string][]string) string {
 	var b strings.Builder
 	for _, p := range parseTemplate(template) {
 		if p.isVar {
-			b.WriteString(pctEncode(values[p.text]))
+			for i, item := range values[p.text] {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				b.WriteString(pctEncode(item))
+			}
 		} else {
 			b.WriteString(escapeLiteral(p.text))
 		}

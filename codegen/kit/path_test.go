@@ -14,18 +14,21 @@ import (
 func TestExpandPathIsRFC6570LevelOne(t *testing.T) {
 	for _, c := range []struct {
 		template string
-		values   map[string]string
+		values   map[string][]string
 		want     string
 	}{
-		{"/items/{id}", map[string]string{"id": "7"}, "/items/7"},
-		{"/Media/{Sid}.{Ext}", map[string]string{"Sid": "ME1", "Ext": "png"}, "/Media/ME1.png"},
-		{"/v{major}.{minor}/page-{n}.atom", map[string]string{"major": "1.2", "minor": "3", "n": "4"}, "/v1.2.3/page-4.atom"},
+		{"/items/{id}", map[string][]string{"id": {"7"}}, "/items/7"},
+		{"/Media/{Sid}.{Ext}", map[string][]string{"Sid": {"ME1"}, "Ext": {"png"}}, "/Media/ME1.png"},
+		{"/v{major}.{minor}/page-{n}.atom", map[string][]string{"major": {"1.2"}, "minor": {"3"}, "n": {"4"}}, "/v1.2.3/page-4.atom"},
 		// Reserved characters are percent-encoded, unreserved ones kept;
 		// a value looking like an expression is not expanded again.
-		{"/f/{name}/{b}", map[string]string{"name": "a b/c?d#e%f&g=h+i:j@k", "b": "{name}"}, "/f/a%20b%2Fc%3Fd%23e%25f%26g%3Dh%2Bi%3Aj%40k/%7Bname%7D"},
-		{"/x/{a}~{b}", map[string]string{"a": "-._~", "b": "é"}, "/x/-._~~%C3%A9"},
-		{"/same/{Sid}/again/{Sid}", map[string]string{"Sid": "s"}, "/same/s/again/s"},
-		{"/broken{/{id}", map[string]string{"id": "1"}, "/broken%7B/1"},
+		{"/f/{name}/{b}", map[string][]string{"name": {"a b/c?d#e%f&g=h+i:j@k"}, "b": {"{name}"}}, "/f/a%20b%2Fc%3Fd%23e%25f%26g%3Dh%2Bi%3Aj%40k/%7Bname%7D"},
+		{"/x/{a}~{b}", map[string][]string{"a": {"-._~"}, "b": {"é"}}, "/x/-._~~%C3%A9"},
+		{"/same/{Sid}/again/{Sid}", map[string][]string{"Sid": {"s"}}, "/same/s/again/s"},
+		{"/broken{/{id}", map[string][]string{"id": {"1"}}, "/broken%7B/1"},
+		// A list's items are joined by a literal comma; a comma inside an
+		// item is encoded.
+		{"/t/{ids}", map[string][]string{"ids": {"1", "2", "a,b"}}, "/t/1,2,a%2Cb"},
 	} {
 		if got := expandPath(c.template, c.values); got != c.want {
 			t.Errorf("expandPath(%q) = %q, want %q", c.template, got, c.want)
@@ -112,11 +115,14 @@ func TestPathValuesTravelOnceEncoded(t *testing.T) {
 			}
 		}
 	}
-	if got := simple([]any{1.0, 2.0}); got != "1,2" {
+	if got := simple([]any{1.0, 2.0}); !reflect.DeepEqual(got, []string{"1", "2"}) {
 		t.Errorf("simple array: %q", got)
 	}
-	if got := simple(map[string]any{"b": 2.0, "a": "x"}); got != "a,x,b,2" {
+	if got := simple(map[string]any{"b": 2.0, "a": "x"}); !reflect.DeepEqual(got, []string{"a", "x", "b", "2"}) {
 		t.Errorf("simple object: %q", got)
+	}
+	if res := w.Call(context.Background(), "put_things", map[string]any{"ids": []any{1, 2}}); len(seen) != 2 || seen[1] != "/base/things/1,2" {
+		t.Errorf("an array path value goes as its items joined by commas: %+v, the API saw %q", res, seen)
 	}
 }
 
