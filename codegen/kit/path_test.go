@@ -67,7 +67,9 @@ func TestMatchTemplateSplitsSegmentsByTheParametersSchemas(t *testing.T) {
 // TestPathValuesTravelOnceEncoded: the request carries each value
 // percent-encoded once (a value with a space used to leave as "%2520"), and
 // a generated test passes for templates with several parameters in a
-// segment, literal suffixes and values a naive split would misread.
+// segment, literal suffixes and values a naive split would misread, and
+// for a parameter whose schema is readOnly (a body's direction does not
+// apply to parameters).
 func TestPathValuesTravelOnceEncoded(t *testing.T) {
 	spec := `{"openapi": "3.0.3", "info": {"title": "x", "version": "1"}, "paths": {
 	  "/v{major}.{minor}/parts/{part}.{format}": {"post": {"operationId": "addPart",
@@ -78,6 +80,9 @@ func TestPathValuesTravelOnceEncoded(t *testing.T) {
 	    "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["id", "name"],
 	      "properties": {"id": {"type": "string", "readOnly": true}, "name": {"type": "string"}}}}}},
 	    "responses": {"201": {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}}}}},
+	  "/alerts/{alert_number}": {"get": {"operationId": "getAlert",
+	    "parameters": [{"name": "alert_number", "in": "path", "required": true, "schema": {"type": "integer", "readOnly": true}}],
+	    "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}}}}},
 	  "/things/{ids}": {"put": {"operationId": "putThings",
 	    "parameters": [{"name": "ids", "in": "path", "required": true, "schema": {"type": "array", "items": {"type": "integer"}}}],
 	    "responses": {"204": {"description": "ok"}}}}}}`

@@ -217,6 +217,15 @@ func InputSchema(doc *openapi3.T, t Tool) (*openapi3.Schema, error) {
 			cp.Description = p.Description
 			ps = openapi3.NewSchemaRef("", &cp)
 		}
+		if ps.Value != nil && (ps.Value.ReadOnly || ps.Value.WriteOnly) {
+			// readOnly and writeOnly say which way a property of a body
+			// travels; a parameter always travels in the request. Specs
+			// reuse a response field's schema for a parameter (GitHub's
+			// alert-number is readOnly), which must still be sent.
+			cp := *ps.Value
+			cp.ReadOnly, cp.WriteOnly = false, false
+			ps = openapi3.NewSchemaRef("", &cp)
+		}
 		s.Properties[names[i]] = ps
 		if p.Required || p.In == openapi3.ParameterInPath {
 			s.Required = append(s.Required, names[i])
