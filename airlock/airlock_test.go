@@ -239,3 +239,40 @@ func TestSemverFromSpecVersions(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckRepeatListsChangedOutcomes(t *testing.T) {
+	row := func(spec string, passed bool, failed ...string) CheckRow {
+		return CheckRow{Spec: spec, Loaded: true, Built: true, TestPassed: passed, Onboarded: passed, Failed: failed, Seconds: float64(len(failed))}
+	}
+	runs := [][]CheckRow{
+		{row("a.yaml", true), row("b.yaml", true), row("c.yaml", false, "TestX")},
+		{row("a.yaml", true), row("b.yaml", false, "TestY"), row("c.yaml", false, "TestX")},
+		{row("a.yaml", true), row("b.yaml", true), row("c.yaml", false, "TestZ")},
+	}
+	got := changedOutcomes(runs)
+	if len(got) != 2 || got[0].Spec != "b.yaml" || got[1].Spec != "c.yaml" || len(got[0].Outcomes) != 3 ||
+		got[0].Outcomes[0] != got[0].Outcomes[2] || got[0].Outcomes[0] == got[0].Outcomes[1] || !strings.Contains(got[1].Outcomes[2], "TestZ") {
+		t.Fatalf("changed: %+v", got)
+	}
+	if c := changedOutcomes(runs[:1]); len(c) != 0 {
+		t.Fatalf("one run changes nothing: %+v", c)
+	}
+
+	// The command's wiring: every run is reported, and the JSON summary
+	// says how many runs and what changed (a spec that fails to load is
+	// checked without building anything).
+	dir := t.TempDir()
+	_ = os.WriteFile(filepath.Join(dir, "broken.yaml"), []byte("openapi: 3.0.0\ninfo: {title: x, version: '1'}\npaths: {}\n"), 0o644)
+	var out, progress bytes.Buffer
+	rep, err := Check(context.Background(), &Onboarder{}, dir, CheckOptions{JSON: true, Repeat: 3}, &out, &progress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Runs != 3 || len(rep.RunsOnboarded) != 3 || len(rep.Changed) != 0 || strings.Count(out.String(), "SPEC ") != 3 ||
+		!strings.Contains(out.String(), "3 runs: onboarded 0, 0, 0 of 1 specs; 0 spec(s) changed outcome between runs") {
+		t.Fatalf("report %+v\n%s", rep, out.String())
+	}
+	if !strings.Contains(progress.String(), "run 3/3 [1/1]") {
+		t.Errorf("progress: %q", progress.String())
+	}
+}

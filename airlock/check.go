@@ -34,6 +34,27 @@ type CheckRow struct {
 	Flaky []string `json:"flaky,omitempty"`
 	// Detail is the generated test's failing lines (stage test).
 	Detail []string `json:"detail,omitempty"`
+	// Failed are the generated tests that failed (stage test).
+	Failed []string `json:"failed,omitempty"`
+}
+
+// Outcome is what a repeated check compares between runs: everything a
+// spec's row says but its timing.
+func (r CheckRow) Outcome() string {
+	var left []string
+	for _, x := range r.Excluded {
+		left = append(left, x.Tool.Name)
+	}
+	return fmt.Sprintf("loaded=%s warnings=%d operations=%d tools=%d built=%s test=%s onboarded=%s stage=%q left-out=[%s] flaky=[%s] failed=[%s]",
+		yes(r.Loaded), r.Warnings, r.Operations, r.Tools, yes(r.Built), yes(r.TestPassed), yes(r.Onboarded), r.Stage,
+		strings.Join(left, " "), strings.Join(r.Flaky, " "), strings.Join(r.Failed, " "))
+}
+
+// CheckChange is a spec whose outcome changed between the runs of a
+// repeated check: its outcome in each run.
+type CheckChange struct {
+	Spec     string   `json:"spec"`
+	Outcomes []string `json:"outcomes"`
 }
 
 // CheckReport sums up a corpus check.
@@ -52,6 +73,12 @@ type CheckReport struct {
 	Flaky   int        `json:"flakySpecs"`
 	Sandbox string     `json:"sandbox"`
 	Rows    []CheckRow `json:"-"`
+	// Runs is how many times the whole check ran (--repeat); the figures
+	// above are the first run's, RunsOnboarded each run's count.
+	Runs          int   `json:"runs"`
+	RunsOnboarded []int `json:"runsOnboarded"`
+	// Changed are the specs whose outcome changed between runs.
+	Changed []CheckChange `json:"changed"`
 }
 
 // CheckOptions control a corpus check.
@@ -63,6 +90,9 @@ type CheckOptions struct {
 	// Explain lists, under each spec, the operations preflight left out
 	// and why.
 	Explain bool
+	// Repeat runs the whole check this many times (0 or 1: once) and
+	// reports each spec whose outcome changed between runs.
+	Repeat int
 }
 
 // SpecExtensions are the file types a corpus check reads.
@@ -72,7 +102,85 @@ var SpecExtensions = []string{".json", ".yaml", ".yml"}
 // policy; this path exists only for the check, never for the service),
 // running each generated test twice so that a flaky one fails,
 // printing one line per spec to out and progress to progress, then totals.
+//
+// With opts.Repeat above one, the whole check (load, generate, build, test
+// twice) runs that many times, each run printing its table, and a last
+// section lists every spec whose outcome changed between runs: a spec's
+// outcome must be a function of the spec alone.
 func Check(ctx context.Context, ob *Onboarder, dir string, opts CheckOptions, out, progress io.Writer) (CheckReport, error) {
+	runs := max(1, opts.Repeat)
+	var first CheckReport
+	var runsRows [][]CheckRow
+	for run := 1; run <= runs; run++ {
+		if runs > 1 {
+			fmt.Fprintf(out, "run %d of %d\n", run, runs)
+		}
+		one := opts
+		one.JSON = false
+		rep, err := checkRun(ctx, ob, dir, one, out, progress, run, runs)
+		if err != nil {
+			return rep, err
+		}
+		if run == 1 {
+			first = rep
+		}
+		first.RunsOnboarded = append(first.RunsOnboarded, rep.Onboarded)
+		runsRows = append(runsRows, rep.Rows)
+	}
+	first.Runs = runs
+	first.Changed = changedOutcomes(runsRows)
+	if runs > 1 {
+		fmt.Fprintf(out, "\n%d runs: onboarded %s of %d specs; %d spec(s) changed outcome between runs\n",
+			runs, joinInts(first.RunsOnboarded, ", "), first.Specs, len(first.Changed))
+		for _, c := range first.Changed {
+			fmt.Fprintf(out, "  changed %s\n", c.Spec)
+			for i, o := range c.Outcomes {
+				fmt.Fprintf(out, "    run %d: %s\n", i+1, o)
+			}
+		}
+	}
+	if opts.JSON {
+		b, _ := json.Marshal(first)
+		fmt.Fprintln(out, string(b))
+	}
+	return first, nil
+}
+
+// changedOutcomes compares the rows of each run (one row per spec, in the
+// same order every run) and returns the specs whose outcome changed.
+func changedOutcomes(runs [][]CheckRow) []CheckChange {
+	changed := []CheckChange{}
+	if len(runs) == 0 {
+		return changed
+	}
+	for i, r := range runs[0] {
+		c := CheckChange{Spec: r.Spec}
+		differs := false
+		for _, rows := range runs {
+			o := "(not checked)"
+			if i < len(rows) {
+				o = rows[i].Outcome()
+			}
+			c.Outcomes = append(c.Outcomes, o)
+			differs = differs || o != c.Outcomes[0]
+		}
+		if differs {
+			changed = append(changed, c)
+		}
+	}
+	return changed
+}
+
+func joinInts(ns []int, sep string) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, sep)
+}
+
+// checkRun is one run of a check over every spec under dir.
+func checkRun(ctx context.Context, ob *Onboarder, dir string, opts CheckOptions, out, progress io.Writer, run, runs int) (CheckReport, error) {
 	files, err := SpecFiles(dir)
 	if err != nil {
 		return CheckReport{}, fmt.Errorf("airlock check: %w", err)
@@ -97,7 +205,11 @@ func Check(ctx context.Context, ob *Onboarder, dir string, opts CheckOptions, ou
 			return rep, ctx.Err()
 		}
 		rel, _ := filepath.Rel(dir, f)
-		fmt.Fprintf(progress, "\r[%d/%d] %s ok so far: %d   ", i+1, len(files), clip(rel, 60), rep.Onboarded)
+		runNote := ""
+		if runs > 1 {
+			runNote = fmt.Sprintf("run %d/%d ", run, runs)
+		}
+		fmt.Fprintf(progress, "\r%s[%d/%d] %s ok so far: %d   ", runNote, i+1, len(files), clip(rel, 60), rep.Onboarded)
 		row := checkOne(ctx, ob, f, rel)
 		rep.Rows = append(rep.Rows, row)
 		rep.Specs++
@@ -145,10 +257,6 @@ func Check(ctx context.Context, ob *Onboarder, dir string, opts CheckOptions, ou
 			fmt.Fprintf(out, "  failed at %-9s %d\n", s+":", rep.Failures[s])
 		}
 	}
-	if opts.JSON {
-		b, _ := json.Marshal(rep)
-		fmt.Fprintln(out, string(b))
-	}
 	return rep, nil
 }
 
@@ -181,6 +289,7 @@ func checkOne(ctx context.Context, ob *Onboarder, path, rel string) CheckRow {
 		row.Flaky = o.Verification.Flaky
 		if o.Stage == StageTest {
 			row.Detail = failingLines(o.Verification.Output, 8)
+			row.Failed = o.Verification.Failed()
 		}
 	}
 	if o.Verification != nil && o.OK() && o.Verification.Dir != "" && ob.WorkDir == "" {

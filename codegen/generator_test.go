@@ -386,3 +386,48 @@ func TestNormaliseRepairsLosslessly(t *testing.T) {
 		}
 	}
 }
+
+// TestNormaliseReadsListsGivenForSchemas: a list where a schema is
+// expected stopped the whole spec from loading ("cannot unmarshal array
+// into value of type openapi2.Schema"); it is read as the schema it lists,
+// and each repair is a warning.
+func TestNormaliseReadsListsGivenForSchemas(t *testing.T) {
+	swagger := `{"swagger": "2.0", "info": {"title": "x", "version": "1.0.0"}, "host": "api.example.com", "paths": {"/a": {"get": {
+	  "produces": ["application/json"],
+	  "responses": {"200": {"description": "ok", "schema": {"type": "object", "properties": {
+	    "one": {"type": "array", "items": [{"type": "integer"}]},
+	    "same": {"type": "array", "items": [{"type": "string"}, {"type": "string"}]},
+	    "mixed": {"type": "array", "items": [{"type": "string"}, {"type": "integer"}]},
+	    "none": {"type": "array", "items": []}}}}}}}}}`
+	n, err := Normalise(context.Background(), []byte(swagger))
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := n.Doc.Paths.Value("/a").Get.Responses.Status(200).Value.Content["application/json"].Schema.Value.Properties
+	if !props["one"].Value.Items.Value.Type.Is("integer") || !props["same"].Value.Items.Value.Type.Is("string") {
+		t.Errorf("one schema, or equal ones, become that schema: %v %v", props["one"].Value.Items.Value.Type, props["same"].Value.Items.Value.Type)
+	}
+	if it := props["mixed"].Value.Items.Value; it.Type != nil || len(it.AnyOf) != 0 || props["none"].Value.Items.Value.Type != nil {
+		t.Errorf("Swagger 2.0 has no anyOf: different schemas accept anything: %+v", it)
+	}
+	all := strings.Join(n.Warnings, "\n")
+	for _, want := range []string{"read 3 list(s) given where a schema is expected", "/one/items", "read 1 list(s) of different schemas", "/mixed/items", "not validated"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("warnings lack %q:\n%s", want, all)
+		}
+	}
+
+	openapi := `{"openapi": "3.0.3", "info": {"title": "x", "version": "1.0.0"}, "paths": {"/a": {"get": {"responses": {"200": {"description": "ok",
+	  "content": {"application/json": {"schema": [{"type": "array", "items": [{"type": "string"}, {"type": "integer"}]}]}}}}}}}}`
+	n, err = Normalise(context.Background(), []byte(openapi))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := n.Doc.Paths.Value("/a").Get.Responses.Status(200).Value.Content["application/json"].Schema.Value
+	if !s.Type.Is("array") || len(s.Items.Value.AnyOf) != 2 {
+		t.Errorf("OpenAPI 3: a list of different schemas is their anyOf: %+v", s.Items.Value)
+	}
+	if !strings.Contains(strings.Join(n.Warnings, "\n"), "read 2 list(s)") {
+		t.Errorf("warnings: %q", n.Warnings)
+	}
+}

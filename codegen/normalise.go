@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -46,7 +47,7 @@ func Normalise(ctx context.Context, data []byte) (*Normalised, error) {
 	if err := json.Unmarshal(js, &probe); err != nil {
 		return nil, fmt.Errorf("%w: the document is not an object: %v", ErrStructural, err)
 	}
-	js, repairs, err := repair(js)
+	js, repairs, err := repair(js, strings.HasPrefix(probe.Swagger, "2"))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStructural, err)
 	}
@@ -125,25 +126,73 @@ func Normalise(ctx context.Context, data []byte) (*Normalised, error) {
 //     dereference those, so `"paths": {"/a": null}` crashed the import.
 //     Nulls that are values (example, default, enum and const values,
 //     x- extensions) stay.
-func repair(js []byte) ([]byte, []string, error) {
+//   - a list where a schema is expected ("items": [{…}], JSON Schema's
+//     tuple form, or a list under "schema", "additionalProperties", "not"
+//     or as a property's or definition's schema), which kin-openapi cannot
+//     read at all ("cannot unmarshal array into … Schema"), so the whole spec
+//     failed to load: a list of one schema, or of equal ones, becomes that
+//     schema; an empty list becomes {} (it constrained nothing); a list of
+//     different schemas becomes their anyOf (OpenAPI 3) or, Swagger 2.0
+//     having no anyOf, {} (any value), each said in a warning.
+func repair(js []byte, swagger2 bool) ([]byte, []string, error) {
 	var root any
 	if err := json.Unmarshal(js, &root); err != nil {
 		return nil, nil, err
 	}
 	dups, nulls := 0, 0
+	var listed, loosened []string // where a list stood for a schema
+	// asSchema repairs a list that stands where a schema is expected.
+	asSchema := func(at string, list []any) any {
+		distinct := []any{}
+		for _, c := range list {
+			if c == nil {
+				continue
+			}
+			dup := false
+			for _, d := range distinct {
+				if reflect.DeepEqual(c, d) {
+					dup = true
+				}
+			}
+			if !dup {
+				distinct = append(distinct, c)
+			}
+		}
+		switch {
+		case len(distinct) == 0:
+			listed = append(listed, at)
+			return map[string]any{}
+		case len(distinct) == 1:
+			listed = append(listed, at)
+			return distinct[0]
+		case swagger2:
+			loosened = append(loosened, at)
+			return map[string]any{}
+		default:
+			listed = append(listed, at)
+			return map[string]any{"anyOf": distinct}
+		}
+	}
 	// walk repairs v and returns it; names says v's keys are names (of
-	// paths, properties, schemas, …), not keywords.
-	var walk func(v any, names bool) any
-	walk = func(v any, names bool) any {
+	// paths, properties, schemas, …), not keywords, and schemas that the
+	// values under those names are schemas.
+	var walk func(v any, names, schemas bool, at string) any
+	walk = func(v any, names, schemas bool, at string) any {
 		switch x := v.(type) {
 		case map[string]any:
-			for k, c := range x {
+			for _, k := range sortedMapKeys(x) {
+				c := x[k]
+				here := at + "/" + k
+				if list, ok := c.([]any); ok && ((names && schemas) || (!names && schemaKeywords[k])) {
+					c = asSchema(here, list)
+					x[k] = c
+				}
 				switch {
 				case !names && k == "examples":
 					// Named Example objects (OpenAPI), or a list of values
 					// (JSON Schema), which stays as it is.
 					if m, ok := c.(map[string]any); ok {
-						x[k] = walk(m, true)
+						x[k] = walk(m, true, false, here)
 					}
 				case !names && (valueKeywords[k] || strings.HasPrefix(k, "x-")):
 					// A value, nulls included, stays as it is.
@@ -151,7 +200,7 @@ func repair(js []byte) ([]byte, []string, error) {
 					nulls++
 					delete(x, k)
 				default:
-					x[k] = walk(c, !names && nameMaps[k])
+					x[k] = walk(c, !names && nameMaps[k], !names && schemaMaps[k], here)
 				}
 			}
 			if req, ok := x["required"].([]any); ok && !names {
@@ -173,19 +222,19 @@ func repair(js []byte) ([]byte, []string, error) {
 			return x
 		case []any:
 			out := x[:0:0]
-			for _, c := range x {
+			for i, c := range x {
 				if c == nil {
 					nulls++
 					continue
 				}
-				out = append(out, walk(c, false))
+				out = append(out, walk(c, false, false, fmt.Sprintf("%s/%d", at, i)))
 			}
 			return out
 		}
 		return v
 	}
-	root = walk(root, false)
-	if dups == 0 && nulls == 0 {
+	root = walk(root, false, false, "#")
+	if dups == 0 && nulls == 0 && len(listed) == 0 && len(loosened) == 0 {
 		return js, nil, nil
 	}
 	b, err := json.Marshal(root)
@@ -199,8 +248,40 @@ func repair(js []byte) ([]byte, []string, error) {
 	if nulls > 0 {
 		said = append(said, fmt.Sprintf("removed %d null(s) where the spec needs an object, a list or a string (read as absent)", nulls))
 	}
+	if len(listed) > 0 {
+		said = append(said, fmt.Sprintf("read %d list(s) given where a schema is expected as the schema they list (one schema, or anyOf several): %s", len(listed), someOf(listed)))
+	}
+	if len(loosened) > 0 {
+		said = append(said, fmt.Sprintf("read %d list(s) of different schemas given where one schema is expected as any value (Swagger 2.0 has no anyOf), so those values are not validated: %s", len(loosened), someOf(loosened)))
+	}
 	return b, said, nil
 }
+
+// someOf names the first three places of a list, and how many more.
+func someOf(where []string) string {
+	sort.Strings(where)
+	if len(where) <= 3 {
+		return strings.Join(where, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(where[:3], ", "), len(where)-3)
+}
+
+func sortedMapKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// schemaKeywords are the keywords whose value is one schema.
+var schemaKeywords = map[string]bool{"items": true, "schema": true, "additionalProperties": true, "not": true,
+	"additionalItems": true, "contains": true, "propertyNames": true}
+
+// schemaMaps are the name maps whose values are schemas.
+var schemaMaps = map[string]bool{"properties": true, "patternProperties": true, "definitions": true, "$defs": true,
+	"schemas": true, "dependentSchemas": true}
 
 // valueKeywords hold values, where null is a value like any other.
 var valueKeywords = map[string]bool{"example": true, "default": true, "enum": true, "const": true, "value": true}

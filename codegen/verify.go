@@ -167,7 +167,7 @@ func Verify(ctx context.Context, w *Wrapper, opts VerifyOptions) (*Verification,
 	}
 	v.Passed = failedOut == nil && len(v.Flaky) == 0 && len(v.Tests) > 0
 	if !v.Passed {
-		v.Output = tail(failedOut, 4000)
+		v.Output = tail(failureLines(failedOut), 4000)
 		if len(v.Flaky) > 0 {
 			v.Output = fmt.Sprintf("flaky: %s gave different results in %d runs (%s)\n%s", strings.Join(v.Flaky, ", "), runs,
 				strings.Join(results[v.Flaky[0]], ", "), v.Output)
@@ -234,6 +234,32 @@ func parseTestOutput(out []byte) []TestOutcome {
 		}
 	}
 	return res
+}
+
+// failureLines keeps what a failing test run said about its failures: the
+// lines of failed tests with their messages, and whatever follows the last
+// test (a panic, a time-out), without the lines of tests that passed or were
+// skipped, so the reason of a failure early in a long run is not cut off.
+func failureLines(out []byte) []byte {
+	var kept, pending []string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		t := strings.TrimSpace(l)
+		switch {
+		case strings.HasPrefix(t, "=== "):
+		case strings.HasPrefix(t, "--- PASS") || strings.HasPrefix(t, "--- SKIP"):
+			pending = pending[:0]
+		case strings.HasPrefix(t, "--- FAIL"):
+			kept = append(append(kept, pending...), l)
+			pending = pending[:0]
+		default:
+			pending = append(pending, l)
+		}
+	}
+	kept = append(kept, pending...)
+	return []byte(strings.Join(kept, "\n"))
 }
 
 func tail(b []byte, n int) string {

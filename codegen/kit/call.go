@@ -165,7 +165,9 @@ func (w *Wrapper) call(ctx context.Context, name string, args map[string]any) Re
 	if args == nil {
 		args = map[string]any{}
 	}
-	if err := w.schemas[name].VisitJSON(normaliseJSON(args), openapi3.MultiErrors()); err != nil {
+	// As a request: a readOnly property is refused and not required, as
+	// request validation below and the API itself treat it.
+	if err := w.schemas[name].VisitJSON(normaliseJSON(args), openapi3.MultiErrors(), openapi3.VisitAsRequest()); err != nil {
 		return fail(StageInput, "invalid arguments: %s", FirstLine(err.Error()))
 	}
 	item, op, err := Operation(w.doc, t)
@@ -222,8 +224,8 @@ func (w *Wrapper) call(ctx context.Context, name string, args map[string]any) Re
 
 // build turns arguments into an HTTP request for the approved host.
 func (w *Wrapper) build(ctx context.Context, t Tool, item *openapi3.PathItem, op *openapi3.Operation, args map[string]any) (*http.Request, map[string]string, error) {
-	path := t.Path
 	pathParams := map[string]string{}
+	pathItems := map[string][]string{}
 	query := url.Values{}
 	header := http.Header{}
 	params := Parameters(item, op)
@@ -235,10 +237,9 @@ func (w *Wrapper) build(ctx context.Context, t Tool, item *openapi3.PathItem, op
 		}
 		switch p.In {
 		case openapi3.ParameterInPath:
-			s := scalar(v)
-			if strings.Contains(path, "{"+p.Name+"}") {
-				pathParams[p.Name] = s
-				path = strings.ReplaceAll(path, "{"+p.Name+"}", url.PathEscape(s))
+			if strings.Contains(t.Path, "{"+p.Name+"}") {
+				pathItems[p.Name] = simple(v)
+				pathParams[p.Name] = strings.Join(pathItems[p.Name], ",")
 			}
 		case openapi3.ParameterInQuery:
 			for _, s := range list(v) {
@@ -250,14 +251,26 @@ func (w *Wrapper) build(ctx context.Context, t Tool, item *openapi3.PathItem, op
 			header.Add("Cookie", (&http.Cookie{Name: p.Name, Value: scalar(v)}).String())
 		}
 	}
-	path, fixed := SplitTemplate(path)
-	for k, vs := range fixed {
-		for _, v := range vs {
+	// The template is expanded as a whole (RFC 6570 level 1), never by
+	// replacing one expression after another: a value is percent-encoded
+	// before it joins the path, so it cannot add segments, a query or a
+	// fragment, nor be read as another expression.
+	wire, fixed := SplitTemplate(t.Path)
+	for _, k := range sortedValuesKeys(fixed) {
+		for _, v := range fixed[k] {
+			if name, ok := expression(v); ok {
+				v = pathParams[name]
+			}
 			query.Add(k, v)
 		}
 	}
 	u := *w.base
-	u.Path = strings.TrimRight(w.base.Path, "/") + path
+	raw := strings.TrimRight(w.base.EscapedPath(), "/") + expandPath(wire, pathItems)
+	decoded, err := url.PathUnescape(raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("path %q: %w", raw, err)
+	}
+	u.Path, u.RawPath = decoded, raw
 	u.RawQuery = query.Encode()
 	if u.Host != w.host {
 		return nil, nil, ErrForeignHost
@@ -361,6 +374,24 @@ func encodeBody(mt string, v any) ([]byte, string, error) {
 	}
 }
 
+// expression reports whether v is a whole template expression ("{term}")
+// and returns its name.
+func expression(v string) (string, bool) {
+	if len(v) > 2 && strings.HasPrefix(v, "{") && strings.HasSuffix(v, "}") {
+		return v[1 : len(v)-1], true
+	}
+	return "", false
+}
+
+func sortedValuesKeys(v url.Values) []string {
+	keys := make([]string, 0, len(v))
+	for k := range v {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
 func sortedKeys(m map[string]any) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -382,6 +413,23 @@ func scalar(v any) string {
 		b, _ := json.Marshal(x)
 		return string(b)
 	}
+}
+
+// simple lists the items of a path value in OpenAPI's default path style
+// ("simple", RFC 6570 {name}), which joins them by commas: an array's
+// items, an object's keys and values (keys sorted), or the one scalar.
+func simple(v any) []string {
+	switch x := v.(type) {
+	case []any:
+		return list(x)
+	case map[string]any:
+		var kv []string
+		for _, k := range sortedKeys(x) {
+			kv = append(kv, k, scalar(x[k]))
+		}
+		return kv
+	}
+	return []string{scalar(v)}
 }
 
 func list(v any) []string {

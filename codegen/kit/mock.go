@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -80,17 +78,18 @@ func (m *Mock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m.mu.Unlock()
 	item, op, _ := Operation(m.doc, m.tool)
 	wirePath, fixed := SplitTemplate(m.tool.Path)
-	params, ok := matchPath(wirePath, r.URL.EscapedPath())
+	params, ok := m.route(item, op, wirePath, r.URL.EscapedPath())
 	if !ok {
-		// Templates with literal reserved characters ("(", "*") arrive escaped.
-		params, ok = matchPath(wirePath, r.URL.Path)
+		// Templates with literal reserved characters ("(", "*") may arrive
+		// escaped otherwise.
+		params, ok = m.route(item, op, wirePath, r.URL.Path)
 	}
 	// Parameters declared "in: path" that the template puts in its query
 	// part ("/search?term={term}") arrive as query parameters.
-	for key, vals := range fixed {
-		for _, v := range vals {
-			if strings.HasPrefix(v, "{") && strings.HasSuffix(v, "}") && ok {
-				params[strings.Trim(v, "{}")] = r.URL.Query().Get(key)
+	for _, key := range sortedValuesKeys(fixed) {
+		for _, v := range fixed[key] {
+			if name, isExpr := expression(v); isExpr && ok {
+				params[name] = r.URL.Query().Get(key)
 			} else if ok && r.URL.Query().Get(key) != v {
 				ok = false
 			}
@@ -138,43 +137,51 @@ func (m *Mock) problem(p string) {
 	m.problems = append(m.problems, p)
 }
 
-// matchPath matches a request path against a path template (the mock may
-// sit under a base path, so the template matches the path's tail) and
-// returns its parameters; a segment may hold several parameters
-// ("{name}.{format}").
-func matchPath(template, path string) (map[string]string, bool) {
-	var pattern strings.Builder
-	names := []string{}
-	rest := template
-	for {
-		i := strings.IndexByte(rest, '{')
-		j := strings.IndexByte(rest, '}')
-		if i < 0 || j < i {
-			pattern.WriteString(regexp.QuoteMeta(rest))
-			break
+// route matches a request path against the tool's template and returns its
+// path parameters. Where a segment holds several expressions and a value
+// could be split more than one way ("{major}.{minor}" from "1.2.3"), the
+// split whose values each parameter's schema accepts wins; when none does,
+// the first split is taken and request validation says what is wrong.
+func (m *Mock) route(item *openapi3.PathItem, op *openapi3.Operation, template, path string) (map[string]string, bool) {
+	schemas := map[string]*openapi3.Schema{}
+	for _, p := range Parameters(item, op) {
+		if p.In == openapi3.ParameterInPath && p.Schema != nil && p.Schema.Value != nil {
+			schemas[p.Name] = p.Schema.Value
 		}
-		pattern.WriteString(regexp.QuoteMeta(rest[:i]))
-		pattern.WriteString("([^/]+?)")
-		names = append(names, rest[i+1:j])
-		rest = rest[j+1:]
 	}
-	re, err := regexp.Compile(pattern.String() + "/?$")
-	if err != nil {
-		return nil, false
+	accept := func(name, value string) bool {
+		s := schemas[name]
+		return s == nil || s.VisitJSON(typedValue(s, value)) == nil
 	}
-	m := re.FindStringSubmatch(path)
-	if m == nil {
-		return nil, false
+	if params, ok := matchTemplate(template, path, accept); ok {
+		return params, true
 	}
-	params := map[string]string{}
-	for k, name := range names {
-		v, err := url.PathUnescape(m[k+1])
-		if err != nil {
-			v = m[k+1]
+	return matchTemplate(template, path, nil)
+}
+
+// typedValue reads a path value as the JSON type its schema names.
+func typedValue(s *openapi3.Schema, v string) any {
+	switch typeOf(s) {
+	case "integer", "number":
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			return f
 		}
-		params[name] = v
+	case "boolean":
+		if b, err := strconv.ParseBool(v); err == nil {
+			return b
+		}
+	case "array":
+		items := []any{}
+		for _, x := range strings.Split(v, ",") {
+			if s.Items != nil && s.Items.Value != nil {
+				items = append(items, typedValue(s.Items.Value, x))
+			} else {
+				items = append(items, x)
+			}
+		}
+		return items
 	}
-	return params, true
+	return v
 }
 
 // successResponse picks the response a healthy API gives: the lowest 2xx
@@ -219,8 +226,14 @@ func successResponse(op *openapi3.Operation) (int, *openapi3.Response) {
 }
 
 func rangeResponse(op *openapi3.Operation, key string) (int, *openapi3.Response) {
-	for code, r := range op.Responses.Map() {
-		if strings.EqualFold(code, key) && r != nil && r.Value != nil {
+	m := op.Responses.Map()
+	codes := make([]string, 0, len(m))
+	for code := range m {
+		codes = append(codes, code)
+	}
+	sort.Strings(codes) // "2XX" before "2xx", whichever map order
+	for _, code := range codes {
+		if r := m[code]; strings.EqualFold(code, key) && r != nil && r.Value != nil {
 			return 200, r.Value
 		}
 	}
@@ -276,15 +289,17 @@ func ValidResponse(op *openapi3.Operation) (int, string, []byte) {
 	}
 	for _, ex := range examples {
 		ex = normaliseJSON(ex)
-		if schema == nil || schema.VisitJSON(ex) == nil {
+		if schema == nil || schema.VisitJSON(ex, response.visitOptions()...) == nil {
 			value, found = ex, true
 			break
 		}
 	}
 	if !found && schema != nil {
-		if value, found = Sample(schema); !found {
+		if value, found = sampleFor(schema, response); !found {
 			// Best effort: a synthesised value that may still miss a rule.
-			value, found = synthesise(schema, 0, newBudget()), true
+			b := newBudget()
+			b.dir = response
+			value, found = synthesise(schema, 0, b), true
 		}
 	}
 	if !found {

@@ -45,7 +45,7 @@ func Preflight(specJSON []byte, t Tool) error {
 	route := &routers.Route{Spec: w.doc, Path: t.Path, PathItem: item, Method: t.Method, Operation: op}
 	vin := &openapi3filter.RequestValidationInput{Request: req, PathParams: pathParams, Route: route, Options: requestOptions(req)}
 	if err := openapi3filter.ValidateRequest(ctx, vin); err != nil {
-		return fmt.Errorf("the request built from valid input breaks the spec: %s", FirstLine(err.Error()))
+		return fmt.Errorf("the request built from valid input breaks the spec: %s", StableReason(err))
 	}
 	status, ctype, body := ValidResponse(op)
 	h := http.Header{}
@@ -55,7 +55,7 @@ func Preflight(specJSON []byte, t Tool) error {
 	rin := &openapi3filter.ResponseValidationInput{RequestValidationInput: vin, Status: status, Header: absentHeaders(op, status, h),
 		Body: io.NopCloser(bytes.NewReader(body)), Options: responseOptions(op, status, ctype)}
 	if err := openapi3filter.ValidateResponse(ctx, rin); err != nil {
-		return fmt.Errorf("no response can satisfy the spec: %s", FirstLine(err.Error()))
+		return fmt.Errorf("no response can satisfy the spec: %s", StableReason(err))
 	}
 	return nil
 }

@@ -19,6 +19,41 @@ func Sample(s *openapi3.Schema) (v any, ok bool) {
 	return sample(s, 0, newBudget())
 }
 
+// direction says which way a sampled value travels: readOnly properties
+// belong to responses only and writeOnly ones to requests only, even when
+// they are listed as required (OpenAPI 3.0: "required" takes effect in the
+// direction the property travels).
+type direction int
+
+const (
+	either direction = iota
+	request
+	response
+)
+
+// sampleFor is Sample for a value that travels one way.
+func sampleFor(s *openapi3.Schema, d direction) (any, bool) {
+	b := newBudget()
+	b.dir = d
+	return sample(s, 0, b)
+}
+
+// visitOptions validate a value as it travels.
+func (d direction) visitOptions() []openapi3.SchemaValidationOption {
+	switch d {
+	case request:
+		return []openapi3.SchemaValidationOption{openapi3.VisitAsRequest()}
+	case response:
+		return []openapi3.SchemaValidationOption{openapi3.VisitAsResponse()}
+	}
+	return []openapi3.SchemaValidationOption{openapi3.DisableReadOnlyValidation(), openapi3.DisableWriteOnlyValidation()}
+}
+
+// skips reports whether a property never travels this way.
+func (d direction) skips(p *openapi3.Schema) bool {
+	return d == request && p.ReadOnly || d == response && p.WriteOnly
+}
+
 // maxDepth bounds recursion through nested (possibly recursive) schemas.
 const maxDepth = 24
 
@@ -28,8 +63,12 @@ const maxDepth = 24
 // cheapest that fit the type.
 const maxSteps = 20000
 
-// budget counts the steps left to one top-level call.
-type budget struct{ left int }
+// budget counts the steps left to one top-level call, and says which way
+// the value travels.
+type budget struct {
+	left int
+	dir  direction
+}
 
 func newBudget() *budget { return &budget{left: maxSteps} }
 
@@ -45,7 +84,7 @@ func sample(s *openapi3.Schema, depth int, b *budget) (v any, ok bool) {
 	}
 	for _, c := range candidates(s, depth, b) {
 		c = normaliseJSON(c)
-		if s.VisitJSON(c, openapi3.DisableReadOnlyValidation(), openapi3.DisableWriteOnlyValidation()) == nil {
+		if s.VisitJSON(c, b.dir.visitOptions()...) == nil {
 			return c, true
 		}
 	}
@@ -169,7 +208,7 @@ func synthesise(s *openapi3.Schema, depth int, b *budget) any {
 		}
 		for _, k := range names {
 			ref := s.Properties[k]
-			if ref == nil || ref.Value == nil || (!required[k] && (ref.Value.ReadOnly || depth > 3)) {
+			if ref == nil || ref.Value == nil || b.dir.skips(ref.Value) || (!required[k] && (ref.Value.ReadOnly || depth > 3)) {
 				continue
 			}
 			if v, ok := sample(ref.Value, depth+1, b); ok {
@@ -179,6 +218,9 @@ func synthesise(s *openapi3.Schema, depth int, b *budget) any {
 			}
 		}
 		for _, r := range s.Required {
+			if ref := s.Properties[r]; ref != nil && ref.Value != nil && b.dir.skips(ref.Value) {
+				continue
+			}
 			if _, ok := obj[r]; !ok {
 				obj[r] = "x"
 			}
@@ -373,7 +415,7 @@ func InvalidInput(schema *openapi3.Schema, valid map[string]any) map[string]any 
 
 // ValidInput returns arguments satisfying a tool's input schema.
 func ValidInput(schema *openapi3.Schema) (map[string]any, error) {
-	v, ok := Sample(schema)
+	v, ok := sampleFor(schema, request)
 	if !ok {
 		return nil, fmt.Errorf("kit: no value satisfies the input schema")
 	}

@@ -195,10 +195,18 @@ func InputSchema(doc *openapi3.T, t Tool) (*openapi3.Schema, error) {
 	names := ArgNames(params)
 	for i, p := range params {
 		ps := p.Schema
-		if ps == nil {
-			for _, mt := range p.Content {
+		if ps == nil && len(p.Content) > 0 {
+			// The spec allows one media type here; of several, the same
+			// one is taken every time (map order is random).
+			types := make([]string, 0, len(p.Content))
+			for mt := range p.Content {
+				types = append(types, mt)
+			}
+			sort.Slice(types, func(i, j int) bool {
+				return mediaRank(types[i]) < mediaRank(types[j]) || (mediaRank(types[i]) == mediaRank(types[j]) && types[i] < types[j])
+			})
+			if mt := p.Content[types[0]]; mt != nil {
 				ps = mt.Schema
-				break
 			}
 		}
 		if ps == nil {
@@ -207,6 +215,15 @@ func InputSchema(doc *openapi3.T, t Tool) (*openapi3.Schema, error) {
 		if p.Description != "" && ps.Value != nil && ps.Value.Description == "" {
 			cp := *ps.Value
 			cp.Description = p.Description
+			ps = openapi3.NewSchemaRef("", &cp)
+		}
+		if ps.Value != nil && (ps.Value.ReadOnly || ps.Value.WriteOnly) {
+			// readOnly and writeOnly say which way a property of a body
+			// travels; a parameter always travels in the request. Specs
+			// reuse a response field's schema for a parameter (GitHub's
+			// alert-number is readOnly), which must still be sent.
+			cp := *ps.Value
+			cp.ReadOnly, cp.WriteOnly = false, false
 			ps = openapi3.NewSchemaRef("", &cp)
 		}
 		s.Properties[names[i]] = ps
@@ -250,8 +267,13 @@ func ServerURL(doc *openapi3.T) string {
 	}
 	srv := doc.Servers[0]
 	u := srv.URL
-	for name, v := range srv.Variables {
-		if v != nil {
+	names := make([]string, 0, len(srv.Variables))
+	for name := range srv.Variables {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if v := srv.Variables[name]; v != nil {
 			u = strings.ReplaceAll(u, "{"+name+"}", v.Default)
 		}
 	}

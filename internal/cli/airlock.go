@@ -28,18 +28,20 @@ import (
 // waits for a person — and prints, per spec, whether it loaded, its
 // warnings, operations and tools, whether the wrapper built and its
 // generated test passed, then totals; --json adds one summary object as the
-// last line, --explain the operations preflight left out and why.
+// last line, --explain the operations preflight left out and why, --repeat
+// N runs it all N times and lists each spec whose outcome changed.
 func newAirlockCheckCommand(e *env) *cobra.Command {
 	c := &cobra.Command{Use: "check DIR", Args: exactArgs(1, "one DIR argument")}
 	asJSON := c.Flags().Bool("json", false, "print a JSON summary object as the last line")
 	limit := c.Flags().Int("limit", 0, "check only the first N specs (0 = all)")
 	timeout := c.Flags().Duration("timeout", 4*time.Minute, "time limit to build and test one wrapper")
 	explain := c.Flags().Bool("explain", false, "list under each spec the operations preflight left out, and why")
+	repeat := c.Flags().Int("repeat", 1, "run the whole check N times and report each spec whose outcome changed between runs")
 	c.RunE = func(c *cobra.Command, args []string) error {
-		if *limit < 0 || *timeout <= 0 {
-			return fmt.Errorf("airlock check: --limit must be ≥ 0 and --timeout > 0: %w", config.ErrInvalid)
+		if *limit < 0 || *timeout <= 0 || *repeat < 1 {
+			return fmt.Errorf("airlock check: --limit must be ≥ 0, --repeat ≥ 1 and --timeout > 0: %w", config.ErrInvalid)
 		}
-		return runAirlockCheck(c.Context(), e, args[0], airlock.CheckOptions{JSON: *asJSON, Limit: *limit, Explain: *explain}, *timeout)
+		return runAirlockCheck(c.Context(), e, args[0], airlock.CheckOptions{JSON: *asJSON, Limit: *limit, Explain: *explain, Repeat: *repeat}, *timeout)
 	}
 	return c
 }
