@@ -132,7 +132,7 @@ func TestRemoteListNamesOnlyHTTP(t *testing.T) {
 	}
 }
 
-// An openapi source (the type the console and README use, and the default
+// An openapi source (the type the console and docs/airlock.md use, and the default
 // when none is given) may be a folder, a remote list.json or a local one:
 // the kind is found from the location, a spec is never taken for a list,
 // and a remote list still names only http(s) specs.

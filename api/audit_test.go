@@ -31,7 +31,7 @@ func auditPage(t *testing.T, h http.Handler, auth, query string) graph.AuditPage
 	return page
 }
 
-// TestAuditNamesTheToolWritten: the README's example query
+// TestAuditNamesTheToolWritten: docs/identity.md's example query
 // (action=tools.register&tool=lang.translate) finds the registration
 // (issue #27 item 5); a batch names each tool it wrote.
 func TestAuditNamesTheToolWritten(t *testing.T) {
@@ -43,7 +43,7 @@ func TestAuditNamesTheToolWritten(t *testing.T) {
 	}
 	page := auditPage(t, h, admin, "action=tools.register&tool=lang.translate")
 	if len(page.Items) != 1 || page.Items[0].Tool != "lang.translate" || page.Items[0].Outcome != graph.AuditSuccess {
-		t.Fatalf("the README's audit query: %+v", page.Items)
+		t.Fatalf("docs/identity.md's audit query: %+v", page.Items)
 	}
 	// A refused registration (a duplicate) names its tool too.
 	if r := send(t, h, "POST", "/api/v1/tools/register", admin, translateManifest); r.code != http.StatusConflict {

@@ -19,7 +19,7 @@ import (
 
 // TestHiddenAndUnknownAnswerAlike: for a caller who may not see a tool,
 // execute, the manifest, call_tool and kb.get_document answer exactly as
-// for a tool id that does not exist (README: indistinguishable on purpose),
+// for a tool id that does not exist (docs/api.md, status codes: indistinguishable on purpose),
 // down to the message, so probing ids reveals nothing.
 func TestHiddenAndUnknownAnswerAlike(t *testing.T) {
 	srv, keys, st := fullServer(t)

@@ -221,7 +221,7 @@ func TestAdminCannotRevokeOwnerKey(t *testing.T) {
 	}
 }
 
-// translateManifest is a valid registration of the README's lang.translate.
+// translateManifest is a valid registration of docs/api.md's lang.translate.
 const translateManifest = `{"manifest": {"toolId": "lang.translate", "verb": "TRANSLATE_TEXT", "name": "Translate",
 	"description": "Translates a text from one language to another language.", "category": "language",
 	"inputSchema": {"type": "object", "required": ["text", "to"], "properties": {"text": {"type": "string"}, "to": {"type": "string"}}}}}`

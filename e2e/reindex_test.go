@@ -35,7 +35,7 @@ func TestReindexWithProgress(t *testing.T) {
 		ID, RunID, StatusURL string
 	}
 	// With no worker the first run stays running, so the second start
-	// meets it: 409, as the README says, not a second 202.
+	// meets it: 409, as docs/operations.md says, not a second 202.
 	e.stopWorker()
 	if code := e.post("/api/v1/tools/admin/reindex", map[string]any{"batchSize": 3}, &started); code != http.StatusAccepted || started.RunID == "" {
 		t.Fatalf("start reindex: HTTP %d %+v", code, started)

@@ -15,8 +15,9 @@ const FulfilmentCandidates = 10
 // decision model's confidence (DefaultDecisionModel) a first candidate
 // needs to be substituted: the lowest bar with substitution precision ≥ .90
 // both zero-shot and with dense history on the "choose" part of the
-// MetaTool dev split (evaluation/TUNING.md, fifteenth round; the
-// README's "When does a tool substitute?" gives the costs behind it).
+// MetaTool dev split (evaluation/TUNING.md, fifteenth round;
+// docs/fulfilment.md, "When does a tool substitute?", gives the costs
+// behind it).
 const DefaultSubstituteConfidence = 0.5
 
 // The close-match rule of the seventh tuning round, which the default rule

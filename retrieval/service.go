@@ -82,8 +82,9 @@ type Weights struct {
 	Popularity float64 `json:"popularity"`
 }
 
-// DefaultWeights are the tuned hybrid weights; see the package README and
-// the evaluation log for how they were chosen.
+// DefaultWeights are the tuned hybrid weights; see docs/api.md for the
+// signals and the evaluation log (evaluation/TUNING.md) for how they were
+// chosen.
 func DefaultWeights() Weights {
 	return Weights{Semantic: 1, Phrase: 1, Keyword: 0.4, Subword: 0.3, Usage: 7, Neighbours: 16, QueryLog: 0.8, Verb: 2, History: 1.5, Success: 0.35, Graph: 2.5, Complexity: 0.7, Popularity: 1}
 }

@@ -12,46 +12,83 @@ import (
 	"testing"
 )
 
-// readmeExamples returns the README's shell examples from the owner key's
-// AUTH line up to the airlock section, in order, and the HTTP status each
-// curl line in them should answer: the one a "# HTTP NNN" comment in its
-// block names, otherwise 0 for "any 2xx".
-func readmeExamples(t *testing.T) (script string, want []int) {
+// exampleDocs are the pages whose shell examples TestREADMEExamplesRun runs,
+// in order: the README's quick tour, then the REST reference and the
+// fulfilment page, which use the $AUTH the README sets and the $U the REST
+// reference makes.
+var exampleDocs = []string{"README.md", "docs/api.md", "docs/fulfilment.md"}
+
+// readDoc returns a page of the documentation, named from the repository's
+// root.
+func readDoc(t *testing.T, name string) string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(name)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme := string(raw)
-	start := strings.Index(readme, "AUTH=\"Authorization: Bearer")
-	end := strings.Index(readme, "### Onboard an external API")
-	if start < 0 || end < start {
-		t.Fatal("README: the AUTH line or the airlock section heading moved; update readmeExamples")
-	}
-	start = strings.LastIndex(readme[:start], "```sh\n")
-	blocks := regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(readme[start:end], -1)
-	status := regexp.MustCompile(`# HTTP (\d{3})`)
-	var b strings.Builder
-	for _, m := range blocks {
-		block := m[1]
-		code := 0
-		if s := status.FindStringSubmatch(block); s != nil {
-			code, _ = strconv.Atoi(s[1])
-		}
-		for _, line := range strings.Split(block, "\n") {
-			if strings.HasPrefix(line, "curl ") {
-				want = append(want, code)
-			}
-		}
-		b.WriteString(block)
-		b.WriteString("\n")
-	}
-	return b.String(), want
+	return string(raw)
 }
 
-// TestREADMEExamplesRun runs the README's REST examples, as written, against
-// the real dev wiring: every curl line must answer what the README says (a
-// 2xx unless its block shows another status). It catches placeholders such
+// allDocs returns the README and every page under docs/, by name.
+func allDocs(t *testing.T) map[string]string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := map[string]string{"README.md": readDoc(t, "README.md")}
+	for _, n := range names {
+		name := "docs/" + filepath.Base(n)
+		docs[name] = readDoc(t, name)
+	}
+	return docs
+}
+
+// readmeExamples returns the shell examples of exampleDocs (the README's
+// from the owner key's AUTH line on), in order, and the HTTP status each
+// curl line in them should answer: the one a "# HTTP NNN" comment in its
+// block names, otherwise 0 for "any 2xx"; from names each line's page.
+func readmeExamples(t *testing.T) (script string, want []int, from []string) {
+	t.Helper()
+	status := regexp.MustCompile(`# HTTP (\d{3})`)
+	fence := regexp.MustCompile("(?s)```sh\n(.*?)```")
+	var b strings.Builder
+	for _, name := range exampleDocs {
+		doc := readDoc(t, name)
+		if name == "README.md" {
+			start := strings.Index(doc, "AUTH=\"Authorization: Bearer")
+			if start < 0 {
+				t.Fatal("README: the AUTH line moved; update readmeExamples")
+			}
+			doc = doc[strings.LastIndex(doc[:start], "```sh\n"):]
+		}
+		blocks := fence.FindAllStringSubmatch(doc, -1)
+		if len(blocks) == 0 {
+			t.Fatalf("%s shows no shell examples; update exampleDocs", name)
+		}
+		for _, m := range blocks {
+			block := m[1]
+			code := 0
+			if s := status.FindStringSubmatch(block); s != nil {
+				code, _ = strconv.Atoi(s[1])
+			}
+			for _, line := range strings.Split(block, "\n") {
+				if strings.HasPrefix(line, "curl ") {
+					want = append(want, code)
+					from = append(from, name)
+				}
+			}
+			b.WriteString(block)
+			b.WriteString("\n")
+		}
+	}
+	return b.String(), want, from
+}
+
+// TestREADMEExamplesRun runs the REST examples of the README and of the
+// pages in exampleDocs, as written, against the real dev wiring: every curl
+// line must answer what its page says (a 2xx unless its block shows another
+// status). It catches placeholders such
 // as {…} in a body, a header example the authorization rules refuse, and
 // an example that needs a credential it does not send.
 func TestREADMEExamplesRun(t *testing.T) {
@@ -59,9 +96,9 @@ func TestREADMEExamplesRun(t *testing.T) {
 	if err != nil {
 		t.Fatal("curl is needed to run the README's examples as a reader would")
 	}
-	script, want := readmeExamples(t)
+	script, want, from := readmeExamples(t)
 	if len(want) < 10 {
-		t.Fatalf("found %d curl examples; the README's examples moved", len(want))
+		t.Fatalf("found %d curl examples in %v; the examples moved", len(want), exampleDocs)
 	}
 	dataDir := t.TempDir()
 	in := startDev(t, dataDir)
@@ -88,7 +125,7 @@ func TestREADMEExamplesRun(t *testing.T) {
 	cmd.Dir = dataDir
 	got, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("the README's examples did not run: %v\n%s", err, got)
+		t.Fatalf("the docs' examples did not run: %v\n%s", err, got)
 	}
 	codes := strings.Fields(string(got))
 	if len(codes) != len(want) {
@@ -99,23 +136,19 @@ func TestREADMEExamplesRun(t *testing.T) {
 		n, _ := strconv.Atoi(c)
 		ok := n == want[i] || (want[i] == 0 && n >= 200 && n < 300)
 		if !ok {
-			t.Errorf("README example %d answers HTTP %d, the README says %s:\n%s", i+1, n, expected(want[i]), curls[i])
+			t.Errorf("example %d (%s) answers HTTP %d, the page says %s:\n%s", i+1, from[i], n, expected(want[i]), curls[i])
 		}
 	}
 }
 
-// readmeCountsHold checks the README's "the owner key lists about N of the
-// M demo tools" against a fresh start: N is what the owner key lists, M the
-// active tools.
+// readmeCountsHold checks the docs' "the owner key lists about N of the
+// M demo tools" (docs/api.md) against a fresh start: N is what the owner
+// key lists, M the active tools.
 func readmeCountsHold(t *testing.T, in *instance) {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`lists only about (\d+) of the (\d+) demo tools`).FindStringSubmatch(string(raw))
+	m := regexp.MustCompile(`lists only about (\d+) of the (\d+) demo tools`).FindStringSubmatch(readDoc(t, "docs/api.md"))
 	if m == nil {
-		t.Fatal("README no longer says how many demo tools the owner key lists")
+		t.Fatal("docs/api.md no longer says how many demo tools the owner key lists")
 	}
 	code, env := in.call(t, http.MethodGet, "/api/v1/tools?limit=1000", nil, "Authorization", in.auth)
 	var page struct {
@@ -136,7 +169,7 @@ func readmeCountsHold(t *testing.T, in *instance) {
 	// "About": module discovery may still add a tool or two just after ready.
 	near := func(said string, got int) bool { n, _ := strconv.Atoi(said); return got >= n-2 && got <= n+2 }
 	if !near(m[1], len(page.Items)) || !near(m[2], report.Tools.Active) || len(page.Items) >= report.Tools.Active {
-		t.Errorf("README says the owner key lists about %s of %s demo tools; a fresh start lists %d of %d", m[1], m[2], len(page.Items), report.Tools.Active)
+		t.Errorf("docs/api.md says the owner key lists about %s of %s demo tools; a fresh start lists %d of %d", m[1], m[2], len(page.Items), report.Tools.Active)
 	}
 }
 
@@ -148,25 +181,24 @@ func expected(code int) string {
 }
 
 // TestREADMEInspectorCommandsShowTheServersReason: every MCP Inspector CLI
-// command in the README carries --stored-auth-only. Without it the
+// command in the README and docs/ carries --stored-auth-only. Without it the
 // Inspector (2.12.0, connectInspectorWithOAuth) answers any 401 by starting
 // interactive OAuth and prints "auth_required … requires a TTY" instead of
 // the server's reason for refusing the key (#27 item 7).
 func TestREADMEInspectorCommandsShowTheServersReason(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(raw)
-	locs := regexp.MustCompile(`inspector@\S+\s+--cli`).FindAllStringIndex(readme, -1)
-	if len(locs) == 0 {
-		t.Fatal("README shows no MCP Inspector CLI command; update this test")
-	}
-	for _, loc := range locs {
-		// The command ends where its code span or block does.
-		cmd, _, _ := strings.Cut(readme[loc[0]:], "`")
-		if !strings.Contains(cmd, "--stored-auth-only") {
-			t.Errorf("README's Inspector command lacks --stored-auth-only: %q", cmd)
+	inspector := regexp.MustCompile(`inspector@\S+\s+--cli`)
+	found := 0
+	for name, doc := range allDocs(t) {
+		for _, loc := range inspector.FindAllStringIndex(doc, -1) {
+			found++
+			// The command ends where its code span or block does.
+			cmd, _, _ := strings.Cut(doc[loc[0]:], "`")
+			if !strings.Contains(cmd, "--stored-auth-only") {
+				t.Errorf("%s: an Inspector command lacks --stored-auth-only: %q", name, cmd)
+			}
 		}
+	}
+	if found == 0 {
+		t.Fatal("neither the README nor docs/ shows an MCP Inspector CLI command; update this test")
 	}
 }

@@ -120,7 +120,7 @@ func TestDemoVerbsDecision(t *testing.T) {
 		want       string
 	}{
 		{"CONVERT_CURRENCY", "convert an amount of money from US dollars to euros", nil, "currency.convert"},
-		{"CONVERT_CURRENCY", "convert an amount of money between currencies", nil, "currency.convert"}, // the README's example
+		{"CONVERT_CURRENCY", "convert an amount of money between currencies", nil, "currency.convert"}, // docs/fulfilment.md's example
 		{"CONVERT_CURRENCY", "", nil, "currency.convert"},
 		{"CONVERT_UNITS", "convert miles to kilometres", nil, "units.convert"},
 		{"CONVERT_TIMEZONE", "what time is a Denver meeting in Berlin", nil, "timezone.convert_time"},
