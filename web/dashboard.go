@@ -168,6 +168,9 @@ func (c *Console) rankingModels(r *http.Request, s *session) (map[string]any, st
 		if f == nil {
 			return "not evaluated"
 		}
+		if f.N == 0 {
+			return "no held-out queries"
+		}
 		return fmt.Sprintf("MRR %.3f · R@1 %.3f · R@5 %.3f", f.MRR, f.R1, f.R5)
 	}
 	rows := make([]modelRow, 0, len(out.Versions))
