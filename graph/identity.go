@@ -52,7 +52,7 @@ type KeyLimits struct {
 	VerbsPerMinute   int `json:"verbsPerMinute,omitempty"`
 }
 
-// Keys stores API keys. Both stores implement it beside Store.
+// Keys stores API keys. It is part of Store.
 type Keys interface {
 	// CreateKey stores a new key; an existing id is ErrConflict (wrapped).
 	// ID, Hash, Owner and Level are required (ErrInvalid).
@@ -125,7 +125,7 @@ type AuditPage struct {
 	Next string `json:"next,omitempty"`
 }
 
-// Audit stores the audit log. Both stores implement it beside Store. The
+// Audit stores the audit log. It is part of Store. The
 // log is append-only: there is no update or delete.
 type Audit interface {
 	// AppendAudit stores events atomically (all or none). Each needs an ID,

@@ -59,7 +59,7 @@ type Retention struct {
 var DefaultRetention = Retention{Minutes: 6 * time.Hour, Hours: 14 * 24 * time.Hour, Days: 365 * 24 * time.Hour}
 
 // Series stores the operations time series the console's dashboard draws.
-// Both stores implement it beside Store.
+// It is part of Store.
 type Series interface {
 	// AddSeriesPoints adds each point into its bucket (count, sum and
 	// histogram add up), atomically. Points need a Series, a known Res, an
