@@ -159,12 +159,4 @@ func ValidateAuditEvent(e AuditEvent) error {
 
 // AuditLimit is the page size an AuditQuery.Limit asks for: 100 when
 // unset, at most 1000.
-func AuditLimit(n int) int {
-	switch {
-	case n <= 0:
-		return 100
-	case n > 1000:
-		return 1000
-	}
-	return n
-}
+func AuditLimit(n int) int { return Limit(n, 100, 1000) }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/toolsmith/toolsmith/graph"
 )
@@ -23,7 +22,7 @@ func (s *Store) Entities(ctx context.Context) ([]graph.Entity, error) {
 func (s *Store) FindEntities(ctx context.Context, names []string) ([]graph.Entity, error) {
 	keys := make([]string, 0, len(names))
 	for _, n := range names {
-		if k := entityKey(n); k != "" {
+		if k := graph.EntityKey(n); k != "" {
 			keys = append(keys, k)
 		}
 	}
@@ -60,7 +59,7 @@ func (s *Store) queryEntities(ctx context.Context, cypher string, params map[str
 				return err
 			}
 			// Aliases in alias-key order, nil when none, as SQLite lists them.
-			sort.SliceStable(e.Aliases, func(i, j int) bool { return entityKey(e.Aliases[i]) < entityKey(e.Aliases[j]) })
+			sort.SliceStable(e.Aliases, func(i, j int) bool { return graph.EntityKey(e.Aliases[i]) < graph.EntityKey(e.Aliases[j]) })
 			if len(e.Aliases) == 0 {
 				e.Aliases = nil
 			}
@@ -82,7 +81,7 @@ func (s *Store) ToolsNearEntities(ctx context.Context, keys []string, maxDepth i
 	var start []string
 	seen := map[string]bool{}
 	for _, k := range keys {
-		if k = entityKey(k); k != "" && !seen[k] {
+		if k = graph.EntityKey(k); k != "" && !seen[k] {
 			seen[k] = true
 			start = append(start, k)
 		}
@@ -242,23 +241,6 @@ func (s *Store) Neighbourhood(ctx context.Context, toolID string, depth int) (gr
 	if err != nil {
 		return graph.Subgraph{}, wrapErr(fmt.Sprintf("neighbourhood %q", toolID), err)
 	}
-	sort.Slice(sg.Nodes, func(i, j int) bool { return nodeLess(sg.Nodes[i], sg.Nodes[j]) })
-	sort.Slice(sg.Edges, func(i, j int) bool {
-		a, b := sg.Edges[i], sg.Edges[j]
-		if a.From != b.From {
-			return nodeLess(a.From, b.From)
-		}
-		if a.Type != b.Type {
-			return a.Type < b.Type
-		}
-		return nodeLess(a.To, b.To)
-	})
+	graph.SortSubgraph(sg)
 	return sg, nil
-}
-
-func nodeLess(a, b graph.Node) bool {
-	if a.Label != b.Label {
-		return a.Label < b.Label
-	}
-	return strings.Compare(a.Key, b.Key) < 0
 }

@@ -114,9 +114,7 @@ func decodePoint(r record) (graph.SeriesPoint, error) {
 }
 
 func seriesPoints(ctx context.Context, tx txRunner, q graph.SeriesQuery) ([]graph.SeriesPoint, error) {
-	if q.Limit <= 0 {
-		q.Limit = 10000
-	}
+	q.Limit = graph.Limit(q.Limit, graph.DefaultSeriesLimit, 0)
 	names := q.Series
 	if names == nil {
 		names = []string{}

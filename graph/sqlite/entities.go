@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
-	"strings"
 
 	"github.com/toolsmith/toolsmith/graph"
 )
@@ -22,7 +20,7 @@ func (s *Store) Entities(ctx context.Context) ([]graph.Entity, error) {
 func (s *Store) FindEntities(ctx context.Context, names []string) ([]graph.Entity, error) {
 	keys := make([]string, 0, len(names))
 	for _, n := range names {
-		if k := entityKey(n); k != "" {
+		if k := graph.EntityKey(n); k != "" {
 			keys = append(keys, k)
 		}
 	}
@@ -97,7 +95,7 @@ func (s *Store) ToolsNearEntities(ctx context.Context, keys []string, maxDepth i
 	}
 	norm := make([]string, 0, len(keys))
 	for _, k := range keys {
-		if k = entityKey(k); k != "" {
+		if k = graph.EntityKey(k); k != "" {
 			norm = append(norm, k)
 		}
 	}
@@ -202,25 +200,8 @@ func (s *Store) Neighbourhood(ctx context.Context, toolID string, depth int) (gr
 	if err := rows.Err(); err != nil {
 		return graph.Subgraph{}, fmt.Errorf("sqlite: neighbourhood %q: %w", toolID, err)
 	}
-	sort.Slice(sg.Nodes, func(i, j int) bool { return nodeLess(sg.Nodes[i], sg.Nodes[j]) })
-	sort.Slice(sg.Edges, func(i, j int) bool {
-		a, b := sg.Edges[i], sg.Edges[j]
-		if a.From != b.From {
-			return nodeLess(a.From, b.From)
-		}
-		if a.Type != b.Type {
-			return a.Type < b.Type
-		}
-		return nodeLess(a.To, b.To)
-	})
+	graph.SortSubgraph(sg)
 	return sg, nil
-}
-
-func nodeLess(a, b graph.Node) bool {
-	if a.Label != b.Label {
-		return a.Label < b.Label
-	}
-	return strings.Compare(a.Key, b.Key) < 0
 }
 
 // nearEntitiesSQL finds the tools ABOUT the entities within the depth
