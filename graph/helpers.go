@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -118,4 +119,62 @@ func SortHits(hits []Hit) {
 func ClosedGap(g Gap, toolID string, at time.Time) Gap {
 	g.Status, g.ClosedBy, g.ClosedAt = GapClosed, toolID, at.UTC()
 	return g
+}
+
+// EntityKeys is the EntityKey of each name, empty ones left out: what
+// FindEntities looks up.
+func EntityKeys(names []string) []string {
+	keys := make([]string, 0, len(names))
+	for _, n := range names {
+		if k := EntityKey(n); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// CheckDefinition checks the i-th definition of a PutDefinitions call: it
+// needs an id, and its status (DefinitionAvailable when empty, which it
+// sets) must be valid. Errors wrap ErrInvalid.
+func CheckDefinition(d *Definition, i int) error {
+	if d.ID == "" {
+		return fmt.Errorf("definition %d has no id: %w", i, ErrInvalid)
+	}
+	if d.Status == "" {
+		d.Status = DefinitionAvailable
+	}
+	if !ValidDefinitionStatus(d.Status) {
+		return fmt.Errorf("%s: status %q: %w", d.ID, d.Status, ErrInvalid)
+	}
+	return nil
+}
+
+// CompactStep is one step of CompactSeries: the points of resolution From
+// before Before are rolled up into resolution To (none when To is "") and
+// then removed.
+type CompactStep struct {
+	From, To string
+	Before   time.Time
+}
+
+// CompactSteps are the steps of CompactSeries at now under r, finest
+// resolution first; a resolution kept forever (a zero or negative
+// duration) has none. Only whole buckets of the coarser resolution roll
+// up, so a later compaction never splits one.
+func CompactSteps(now time.Time, r Retention) []CompactStep {
+	var steps []CompactStep
+	for _, s := range []struct {
+		from, to string
+		keep     time.Duration
+	}{{ResMinute, ResHour, r.Minutes}, {ResHour, ResDay, r.Hours}, {ResDay, "", r.Days}} {
+		if s.keep <= 0 {
+			continue
+		}
+		before := now.Add(-s.keep)
+		if s.to != "" {
+			before = Truncate(before, s.to)
+		}
+		steps = append(steps, CompactStep{From: s.from, To: s.to, Before: before})
+	}
+	return steps
 }

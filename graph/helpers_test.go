@@ -1,7 +1,9 @@
 package graph_test
 
 import (
+	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,5 +116,37 @@ func TestClosedGap(t *testing.T) {
 	g := graph.ClosedGap(graph.Gap{Verb: "DO", Status: graph.GapOpen, Count: 3}, "tool", at)
 	if g.Status != graph.GapClosed || g.ClosedBy != "tool" || !g.ClosedAt.Equal(at) || g.ClosedAt.Location() != time.UTC || g.Count != 3 {
 		t.Fatalf("closed gap %+v", g)
+	}
+}
+
+func TestEntityKeys(t *testing.T) {
+	got := graph.EntityKeys([]string{" Airline", "", "  ", "SOUTHWEST"})
+	if !reflect.DeepEqual(got, []string{"airline", "southwest"}) {
+		t.Fatalf("EntityKeys = %q", got)
+	}
+}
+
+func TestCheckDefinition(t *testing.T) {
+	d := graph.Definition{ID: "op"}
+	if err := graph.CheckDefinition(&d, 0); err != nil || d.Status != graph.DefinitionAvailable {
+		t.Fatalf("CheckDefinition = %v, status %q", err, d.Status)
+	}
+	if err := graph.CheckDefinition(&graph.Definition{}, 3); !errors.Is(err, graph.ErrInvalid) || !strings.Contains(err.Error(), "definition 3 has no id") {
+		t.Fatalf("no id: %v", err)
+	}
+	if err := graph.CheckDefinition(&graph.Definition{ID: "op", Status: "weird"}, 0); !errors.Is(err, graph.ErrInvalid) || !strings.Contains(err.Error(), `"weird"`) {
+		t.Fatalf("bad status: %v", err)
+	}
+}
+
+func TestCompactSteps(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 34, 56, 0, time.UTC)
+	got := graph.CompactSteps(now, graph.Retention{Minutes: 2 * time.Hour, Hours: 0, Days: 10 * 24 * time.Hour})
+	want := []graph.CompactStep{
+		{From: graph.ResMinute, To: graph.ResHour, Before: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)},
+		{From: graph.ResDay, Before: now.Add(-10 * 24 * time.Hour)},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("CompactSteps = %+v, want %+v", got, want)
 	}
 }

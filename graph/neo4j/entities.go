@@ -20,12 +20,7 @@ func (s *Store) Entities(ctx context.Context) ([]graph.Entity, error) {
 // FindEntities returns the entities whose name or an alias equals one of
 // names, case-insensitively.
 func (s *Store) FindEntities(ctx context.Context, names []string) ([]graph.Entity, error) {
-	keys := make([]string, 0, len(names))
-	for _, n := range names {
-		if k := graph.EntityKey(n); k != "" {
-			keys = append(keys, k)
-		}
-	}
+	keys := graph.EntityKeys(names)
 	if len(keys) == 0 {
 		return []graph.Entity{}, nil
 	}

@@ -161,27 +161,19 @@ func (s *Store) CompactSeries(ctx context.Context, now time.Time, r graph.Retent
 	removed := 0
 	err := s.r.write(ctx, func(tx txRunner) error {
 		removed = 0
-		for _, step := range []struct {
-			from, to string
-			keep     time.Duration
-		}{{graph.ResMinute, graph.ResHour, r.Minutes}, {graph.ResHour, graph.ResDay, r.Hours}, {graph.ResDay, "", r.Days}} {
-			if step.keep <= 0 {
-				continue
-			}
-			before := now.Add(-step.keep)
-			if step.to != "" {
-				before = graph.Truncate(before, step.to)
-				old, err := seriesPoints(ctx, tx, graph.SeriesQuery{Res: step.from, Until: before, Limit: 1 << 30})
+		for _, step := range graph.CompactSteps(now, r) {
+			if step.To != "" {
+				old, err := seriesPoints(ctx, tx, graph.SeriesQuery{Res: step.From, Until: step.Before, Limit: 1 << 30})
 				if err != nil {
 					return err
 				}
-				if up := graph.RollUp(old, step.to); len(up) > 0 {
+				if up := graph.RollUp(old, step.To); len(up) > 0 {
 					if err := addPoints(ctx, tx, up); err != nil {
 						return err
 					}
 				}
 			}
-			recs, err := tx.run(ctx, cypherSeriesDelete, map[string]any{"res": step.from, "before": before.UnixNano()})
+			recs, err := tx.run(ctx, cypherSeriesDelete, map[string]any{"res": step.From, "before": step.Before.UnixNano()})
 			if err != nil {
 				return err
 			}

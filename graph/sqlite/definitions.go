@@ -127,14 +127,8 @@ func (s *Store) PutDefinitions(ctx context.Context, sourceID, specHash string, d
 	}
 	for i := range defs {
 		d := &defs[i]
-		if d.ID == "" {
-			return fmt.Errorf("sqlite: put definitions: definition %d has no id: %w", i, graph.ErrInvalid)
-		}
-		if d.Status == "" {
-			d.Status = graph.DefinitionAvailable
-		}
-		if !graph.ValidDefinitionStatus(d.Status) {
-			return fmt.Errorf("sqlite: put definitions: %s: status %q: %w", d.ID, d.Status, graph.ErrInvalid)
+		if err := graph.CheckDefinition(d, i); err != nil {
+			return fmt.Errorf("sqlite: put definitions: %w", err)
 		}
 		if len(d.Embedding) > 0 {
 			if err := s.checkDim("put definitions", d.Embedding); err != nil {

@@ -151,29 +151,17 @@ func (s *Store) CompactSeries(ctx context.Context, now time.Time, r graph.Retent
 	}
 	defer tx.Rollback()
 	removed := 0
-	for _, step := range []struct {
-		from, to string
-		keep     time.Duration
-	}{{graph.ResMinute, graph.ResHour, r.Minutes}, {graph.ResHour, graph.ResDay, r.Hours}, {graph.ResDay, "", r.Days}} {
-		if step.keep <= 0 {
-			continue
-		}
-		// Only whole buckets of the coarser resolution roll up, so a later
-		// compaction never splits one.
-		before := now.Add(-step.keep)
-		if step.to != "" {
-			before = graph.Truncate(before, step.to)
-		}
-		if step.to != "" {
-			old, err := seriesPoints(ctx, tx, graph.SeriesQuery{Res: step.from, Until: before, Limit: 1 << 30})
+	for _, step := range graph.CompactSteps(now, r) {
+		if step.To != "" {
+			old, err := seriesPoints(ctx, tx, graph.SeriesQuery{Res: step.From, Until: step.Before, Limit: 1 << 30})
 			if err != nil {
 				return 0, err
 			}
-			if err := addPoints(ctx, tx, graph.RollUp(old, step.to)); err != nil {
+			if err := addPoints(ctx, tx, graph.RollUp(old, step.To)); err != nil {
 				return 0, fmt.Errorf("sqlite: compact series: %w", err)
 			}
 		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM series_points WHERE res = ? AND at < ?`, step.from, graph.Nanos(before))
+		res, err := tx.ExecContext(ctx, `DELETE FROM series_points WHERE res = ? AND at < ?`, step.From, graph.Nanos(step.Before))
 		if err != nil {
 			return 0, fmt.Errorf("sqlite: compact series: %w", err)
 		}
