@@ -263,8 +263,7 @@ func (s *Store) GetTool(ctx context.Context, id string) (graph.Tool, error) {
 
 // ListTools pages through summaries ordered by id.
 func (s *Store) ListTools(ctx context.Context, q graph.ListQuery) (graph.ToolPage, error) {
-	limit := q.Limit
-	limit = graph.Limit(limit, graph.DefaultListLimit, graph.MaxListLimit)
+	limit := graph.Limit(q.Limit, graph.DefaultListLimit, graph.MaxListLimit)
 	var page graph.ToolPage
 	err := s.r.read(ctx, func(tx txRunner) error {
 		page = graph.ToolPage{Items: []graph.ToolSummary{}}

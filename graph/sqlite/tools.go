@@ -305,8 +305,7 @@ func (s *Store) GetTool(ctx context.Context, id string) (graph.Tool, error) {
 
 // ListTools pages through summaries ordered by id.
 func (s *Store) ListTools(ctx context.Context, q graph.ListQuery) (graph.ToolPage, error) {
-	limit := q.Limit
-	limit = graph.Limit(limit, graph.DefaultListLimit, graph.MaxListLimit)
+	limit := graph.Limit(q.Limit, graph.DefaultListLimit, graph.MaxListLimit)
 	if n := len(q.Filter.IDs); n > 0 && n <= maxMemoryList {
 		return s.listFromMemory(q, limit), nil
 	}

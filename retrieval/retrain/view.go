@@ -70,10 +70,7 @@ func newView(st graph.Store, events []graph.ServedQuery) *view {
 
 // ServedQueries is the view's evidence, newest first.
 func (v *view) ServedQueries(_ context.Context, limit int) ([]graph.ServedQuery, error) {
-	if limit <= 0 {
-		limit = 100
-	}
-	return v.served[:min(limit, len(v.served))], nil
+	return v.served[:min(graph.Limit(limit, graph.DefaultEventsLimit, 0), len(v.served))], nil
 }
 
 // ServedQueriesAfter: nothing is written to a view after it is made.
