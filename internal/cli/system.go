@@ -40,8 +40,8 @@ type system struct {
 	model     embed.Model
 	registry  *registry.Service
 	retrieval *retrieval.Service
-	// retrain keeps the learned ranking model's versions; nil when the
-	// store keeps none.
+	// retrain keeps the learned ranking model's versions in the store; nil
+	// when it could not be built.
 	retrain *retrain.Service
 	// Identity and operations: keys, the authenticator, the audit log and
 	// the process's metrics, shared by every edge.
@@ -54,7 +54,7 @@ type system struct {
 	// trim returns freed heap pages to the OS once work has gone quiet
 	// (after batch registrations, query embeddings and rankings).
 	trim *memtrim.Trimmer
-	// sampler keeps the operations time series (nil: the store keeps none).
+	// sampler keeps the operations time series in the store.
 	sampler *analytics.Sampler
 
 	hooksMu sync.RWMutex

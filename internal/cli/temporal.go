@@ -173,7 +173,7 @@ type fulfilment struct {
 	worker    sdkworker.Worker
 	verbs     *verbs.Handler
 	analytics *apianalytics.Handler
-	ranking   *ranking.Handlers // nil when the store keeps no model versions
+	ranking   *ranking.Handlers // nil without a retrain service
 	mcp       *mcp.Edge
 	console   *web.Console
 	uiURL     string
