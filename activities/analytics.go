@@ -40,15 +40,11 @@ func (a *Analytics) RunAnalytics(ctx context.Context, in AnalyticsInput) (Analyt
 	if a.Store == nil {
 		return AnalyticsSummary{}, Fail(ErrTypeInvalidInput, "activities: analytics needs a store")
 	}
-	snaps, ok := a.Store.(graph.Snapshots)
-	if !ok {
-		return AnalyticsSummary{}, Fail(ErrTypeInvalidInput, "activities: this store keeps no snapshots")
-	}
 	r, err := analytics.Build(ctx, a.Store, a.Runs, analytics.Options{StaleAfter: in.StaleAfter, TrendWindow: in.TrendWindow})
 	if err != nil {
 		return AnalyticsSummary{}, fmt.Errorf("activities: analytics: %w", err)
 	}
-	if err := analytics.Publish(ctx, snaps, r); err != nil {
+	if err := analytics.Publish(ctx, a.Store, r); err != nil {
 		return AnalyticsSummary{}, err
 	}
 	return AnalyticsSummary{GeneratedAt: r.GeneratedAt, Tools: r.Tools, Popular: len(r.Ranking.Popularity), Stale: r.StaleCount,

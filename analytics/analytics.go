@@ -113,7 +113,7 @@ type Report struct {
 	// Trending are the queries served more often in the last TrendWindow
 	// than before it, the most risen first (at most Top).
 	Trending []Trend `json:"trending"`
-	// Gaps counts the capability gaps by status (when the store keeps them).
+	// Gaps counts the capability gaps by status.
 	Gaps map[string]int `json:"gaps,omitempty"`
 	// Ranking is what the scheduled analytics give the ranking.
 	Ranking RankingPriors `json:"-"`
@@ -344,15 +344,13 @@ func Build(ctx context.Context, store graph.Store, runs RunLister, o Options) (R
 	})
 	r.Trending = r.Trending[:min(o.Top, len(r.Trending))]
 
-	if gs, ok := store.(graph.Gaps); ok {
-		r.Gaps = map[string]int{graph.GapOpen: 0, graph.GapClosed: 0}
-		list, err := gs.ListGaps(ctx, graph.GapQuery{Limit: 100000})
-		if err != nil {
-			return Report{}, fmt.Errorf("analytics: gaps: %w", err)
-		}
-		for _, g := range list {
-			r.Gaps[g.Status]++
-		}
+	r.Gaps = map[string]int{graph.GapOpen: 0, graph.GapClosed: 0}
+	gaps, err := store.ListGaps(ctx, graph.GapQuery{Limit: 100000})
+	if err != nil {
+		return Report{}, fmt.Errorf("analytics: gaps: %w", err)
+	}
+	for _, g := range gaps {
+		r.Gaps[g.Status]++
 	}
 
 	if runs != nil {

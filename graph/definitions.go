@@ -54,7 +54,7 @@ type DefinitionHit struct {
 }
 
 // Definitions is the part of the graph that holds tool sources and the
-// external definitions they yield. Both stores implement it beside Store.
+// external definitions they yield. It is part of Store.
 type Definitions interface {
 	// PutSource creates or replaces a source.
 	PutSource(ctx context.Context, s Source) error

@@ -7,4 +7,11 @@
 // DEPENDS_ON, ALTERNATIVE_TO and PAIRS_WITH edges. Two backends implement it:
 // graph/sqlite (embedded, the default) and graph/neo4j (production). Both are
 // checked by the backend-neutral contract suite in graph/graphtest.
+//
+// Store includes every capability (keys, audit log, definitions, gaps,
+// learned pairings, time series, snapshots, model versions, the mean tool
+// vector, batched vector scores): each backend asserts at compile time
+// that it implements Store, so no caller looks for a capability at run
+// time. What both backends compute alike (sort orders, keys, limits, time
+// encoding, validation) is written once here (helpers.go) and used by both.
 package graph

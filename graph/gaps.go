@@ -57,7 +57,7 @@ type GapQuery struct {
 	Limit int
 }
 
-// Gaps stores capability gaps. Both stores implement it beside Store.
+// Gaps stores capability gaps. It is part of Store.
 type Gaps interface {
 	// RecordGap counts one unfulfilled run of e.Verb: it creates the gap or
 	// updates it (count, last seen, latest description and closest tools,

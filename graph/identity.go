@@ -52,7 +52,7 @@ type KeyLimits struct {
 	VerbsPerMinute   int `json:"verbsPerMinute,omitempty"`
 }
 
-// Keys stores API keys. Both stores implement it beside Store.
+// Keys stores API keys. It is part of Store.
 type Keys interface {
 	// CreateKey stores a new key; an existing id is ErrConflict (wrapped).
 	// ID, Hash, Owner and Level are required (ErrInvalid).
@@ -125,7 +125,7 @@ type AuditPage struct {
 	Next string `json:"next,omitempty"`
 }
 
-// Audit stores the audit log. Both stores implement it beside Store. The
+// Audit stores the audit log. It is part of Store. The
 // log is append-only: there is no update or delete.
 type Audit interface {
 	// AppendAudit stores events atomically (all or none). Each needs an ID,
@@ -159,12 +159,4 @@ func ValidateAuditEvent(e AuditEvent) error {
 
 // AuditLimit is the page size an AuditQuery.Limit asks for: 100 when
 // unset, at most 1000.
-func AuditLimit(n int) int {
-	switch {
-	case n <= 0:
-		return 100
-	case n > 1000:
-		return 1000
-	}
-	return n
-}
+func AuditLimit(n int) int { return Limit(n, 100, 1000) }

@@ -25,8 +25,8 @@ type ModelVersion struct {
 	Blob      []byte          `json:"-"`
 }
 
-// ModelVersions stores model versions, at most one of them promoted. Both
-// stores implement it beside Store.
+// ModelVersions stores model versions, at most one of them promoted. It is
+// part of Store.
 type ModelVersions interface {
 	// PutModelVersion inserts v, or replaces the version of the same id;
 	// a nil Blob keeps the stored one. ID, Status and Record (a JSON

@@ -19,8 +19,8 @@ type PairEvidence struct {
 }
 
 // Pairings stores learned pairings: weighted, undirected edges between tools
-// used together, beside the PAIRS_WITH edges manifests declare. Both stores
-// implement it beside Store.
+// used together, beside the PAIRS_WITH edges manifests declare. It is part of
+// Store.
 type Pairings interface {
 	// LearnPairs strengthens each pair's edge by one, after decaying its
 	// weight to the evidence's time (PairHalfLife). A pair of a tool with

@@ -59,7 +59,7 @@ type Retention struct {
 var DefaultRetention = Retention{Minutes: 6 * time.Hour, Hours: 14 * 24 * time.Hour, Days: 365 * 24 * time.Hour}
 
 // Series stores the operations time series the console's dashboard draws.
-// Both stores implement it beside Store.
+// It is part of Store.
 type Series interface {
 	// AddSeriesPoints adds each point into its bucket (count, sum and
 	// histogram add up), atomically. Points need a Series, a known Res, an
@@ -85,36 +85,6 @@ func Truncate(t time.Time, res string) time.Time {
 		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 	}
 	return t.Truncate(time.Minute)
-}
-
-// CompactionStep is one step of compacting a series (Series.CompactSeries):
-// the points of resolution From older than Before roll up into To (none
-// when To is "") and are then deleted.
-type CompactionStep struct {
-	From, To string
-	Before   time.Time
-}
-
-// CompactionPlan is the steps both stores take to compact at now under r:
-// minutes into hours, hours into days, and old days dropped; a zero keep
-// skips its step. Only whole buckets of the coarser resolution roll up, so
-// a later compaction never splits one.
-func CompactionPlan(now time.Time, r Retention) []CompactionStep {
-	var out []CompactionStep
-	for _, step := range []struct {
-		from, to string
-		keep     time.Duration
-	}{{ResMinute, ResHour, r.Minutes}, {ResHour, ResDay, r.Hours}, {ResDay, "", r.Days}} {
-		if step.keep <= 0 {
-			continue
-		}
-		before := now.Add(-step.keep)
-		if step.to != "" {
-			before = Truncate(before, step.to)
-		}
-		out = append(out, CompactionStep{From: step.from, To: step.to, Before: before})
-	}
-	return out
 }
 
 // ValidatePoint checks what both stores require of a point.

@@ -17,7 +17,7 @@ type Snapshot struct {
 	Data json.RawMessage `json:"data"`
 }
 
-// Snapshots stores snapshots. Both stores implement it beside Store.
+// Snapshots stores snapshots. It is part of Store.
 type Snapshots interface {
 	// PutSnapshot stores s, replacing the snapshot of the same name. Name
 	// and Data (a JSON value) are required (ErrInvalid).

@@ -263,22 +263,20 @@ type ServedQuery struct {
 	Seq int64 `json:"seq"`
 }
 
-// MeanVectorer is an optional Store capability: the mean of the normalised
+// MeanVectorer is the Store capability of the mean of the normalised
 // embeddings of active tools (nil when there are none). Retrieval uses it to
 // centre cosine scores, which removes the direction every tool vector
-// shares; stores without it rank on plain cosines. Both stores have it (the
-// Neo4j store caches it for up to a minute).
+// shares. The Neo4j store caches it for up to a minute.
 type MeanVectorer interface {
 	MeanVector(ctx context.Context) ([]float32, error)
 }
 
-// VectorScorer is an optional Store capability: the cosine similarity of
-// each of several vectors with each tool that f allows and that has an
-// embedding, in one call. f.IDs must list the tools (an empty list scores
-// none). scores[id][i] is the cosine with vecs[i], as VectorSearch scores
-// it. Retrieval's phrase signal scores its candidates with it instead of one
-// VectorSearch per phrase. Both stores have it; a store without it takes
-// that path, with the same result.
+// VectorScorer is the Store capability of the cosine similarity of each of
+// several vectors with each tool that f allows and that has an embedding,
+// in one call. f.IDs must list the tools (an empty list scores none).
+// scores[id][i] is the cosine with vecs[i], as VectorSearch scores it.
+// Retrieval's phrase signal scores its candidates with it instead of one
+// VectorSearch per phrase.
 type VectorScorer interface {
 	VectorScores(ctx context.Context, vecs [][]float32, f Filter) (map[string][]float64, error)
 }
@@ -286,7 +284,24 @@ type VectorScorer interface {
 // Store is Toolsmith's property graph of tools. Every method is safe for
 // concurrent use. Implementations: graph/sqlite (embedded default) and
 // graph/neo4j (production); graph/graphtest holds their shared contract suite.
+//
+// Store includes every capability interface (Keys, Audit, Definitions, Gaps,
+// Pairings, Series, Snapshots, ModelVersions, MeanVectorer, VectorScorer):
+// both stores implement them all, and each asserts so at compile time, so
+// no consumer discovers a capability at run time. A consumer that needs
+// only one takes that narrow interface.
 type Store interface {
+	Keys
+	Audit
+	Definitions
+	Gaps
+	Pairings
+	Series
+	Snapshots
+	ModelVersions
+	MeanVectorer
+	VectorScorer
+
 	// EnsureEmbedder records info on first call; later calls return
 	// ErrEmbedderMismatch (wrapped, naming both) when model or dimension differ.
 	EnsureEmbedder(ctx context.Context, info EmbedderInfo) error

@@ -766,8 +766,8 @@ func (e *Edge) listCollections(ctx context.Context, caller access.Caller, in Col
 	if kinds["modules"] {
 		out.Modules = map[string]int{}
 	}
-	if defs, ok := e.d.Store.(graph.Definitions); ok && kinds["sources"] && identity.RuleAdmin.Check(principalOf(ctx)) == nil {
-		srcs, err := defs.Sources(ctx)
+	if kinds["sources"] && identity.RuleAdmin.Check(principalOf(ctx)) == nil {
+		srcs, err := e.d.Store.Sources(ctx)
 		if err != nil {
 			return CollectionsOut{}, err
 		}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
 )
@@ -213,3 +214,8 @@ func (e *fakeEmbedder) batches() []int {
 }
 
 var errEmbedDown = errors.New("embedder down")
+
+// CloseGap: the fake keeps no gaps, so an upsert closes none.
+func (s *memStore) CloseGap(context.Context, string, string, time.Time) (bool, error) {
+	return false, nil
+}

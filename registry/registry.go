@@ -415,8 +415,8 @@ func (s *Service) write(ctx context.Context, m tool.Manifest, vec []float32) (Re
 		ShortDescription: m.ShortDescription,
 	}
 	// An active tool for a verb nothing could fulfil closes that gap.
-	if gaps, ok := s.store.(graph.Gaps); ok && (t.Status == "" || t.Status == graph.StatusActive) {
-		closed, err := gaps.CloseGap(ctx, m.Verb, m.ToolID, t.UpdatedAt)
+	if t.Status == "" || t.Status == graph.StatusActive {
+		closed, err := s.store.CloseGap(ctx, m.Verb, m.ToolID, t.UpdatedAt)
 		switch {
 		case err != nil:
 			res.GapError = err.Error()

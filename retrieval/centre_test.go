@@ -8,8 +8,8 @@ import (
 	"github.com/toolsmith/toolsmith/graph"
 )
 
-// meanStore serves VectorSearch over a few vectors and their mean; every
-// other Store method is absent (nil embedded interface).
+// meanStore serves VectorSearch and VectorScores over a few vectors and
+// their mean; every other Store method is absent (nil embedded interface).
 type meanStore struct {
 	graph.Store
 	vecs map[string][]float32
@@ -31,6 +31,16 @@ func (m meanStore) VectorSearch(_ context.Context, q []float32, k int, f graph.F
 		hits = append(hits, graph.Hit{Tool: graph.ToolSummary{ID: id}, Score: graph.Cosine(q, m.vecs[id])})
 	}
 	return hits, nil
+}
+
+func (m meanStore) VectorScores(_ context.Context, vecs [][]float32, f graph.Filter) (map[string][]float64, error) {
+	out := map[string][]float64{}
+	for _, id := range f.IDs {
+		for _, v := range vecs {
+			out[id] = append(out[id], graph.Cosine(v, m.vecs[id]))
+		}
+	}
+	return out, nil
 }
 
 // TestCentreSemantic checks the centred cosine, computed from the plain

@@ -11,8 +11,8 @@
 // narrow band, bm25 is unbounded). Every hit carries its score breakdown.
 //
 // Signals and their scales (default Options.Normalisation "z"): semantic
-// (cosine, centred on the catalogue's mean tool vector when the store has
-// graph.MeanVectorer, z-scored over the candidates), phrase (the same
+// (cosine, centred on the catalogue's mean tool vector, graph.MeanVectorer,
+// z-scored over the candidates), phrase (the same
 // centred cosine for the query's best window of Options.PhraseWords words,
 // z-scored; only queries of more than PhraseWords+2 words have it), keyword (bm25,
 // z-scored), subword (character 3–5-gram TF-IDF cosine, z-scored), usage

@@ -195,10 +195,6 @@ const PairWindow = 10 * time.Minute
 // PairWindow before it (or at the same time); each pair counts once per
 // call.
 func (s *Service) learnPairs(ctx context.Context, events []graph.UsageEvent) error {
-	ps, ok := s.store.(graph.Pairings)
-	if !ok {
-		return nil
-	}
 	bySession := map[string][]graph.UsageEvent{}
 	var sessions []string
 	for _, e := range events {
@@ -233,7 +229,7 @@ func (s *Service) learnPairs(ctx context.Context, events []graph.UsageEvent) err
 	if len(evidence) == 0 {
 		return nil
 	}
-	if err := ps.LearnPairs(ctx, evidence); err != nil {
+	if err := s.store.LearnPairs(ctx, evidence); err != nil {
 		return fmt.Errorf("retrieval: learn pairings: %w", err)
 	}
 	return nil

@@ -40,11 +40,10 @@ func (s *Service) pairings(ctx context.Context, id string, limit int, f graph.Fi
 		out = append(out, pairHit{Hit: h, Source: PairDeclared})
 		seen[h.Tool.ID] = true
 	}
-	ps, ok := s.store.(graph.Pairings)
-	if !ok || len(out) >= limit {
+	if len(out) >= limit {
 		return out, nil
 	}
-	learned, err := ps.LearnedPairs(ctx, id, limit, f, s.opts.Now())
+	learned, err := s.store.LearnedPairs(ctx, id, limit, f, s.opts.Now())
 	if err != nil {
 		return nil, fmt.Errorf("retrieval: learned pairings of %q: %w", id, err)
 	}

@@ -95,7 +95,7 @@ func (s *Service) scorePhrases(ctx context.Context, j *phraseJob, f graph.Filter
 		ids = append(ids, id)
 	}
 	f.IDs = ids
-	scores, err := s.phraseScores(ctx, vecs, f)
+	scores, err := s.store.VectorScores(ctx, vecs, f)
 	if err != nil {
 		return fmt.Errorf("retrieval: phrase search: %w", err)
 	}
@@ -122,32 +122,4 @@ func (s *Service) scorePhrases(ctx context.Context, j *phraseJob, f graph.Filter
 		}
 	}
 	return nil
-}
-
-// phraseScores is every listed candidate's cosine with each phrase vector:
-// in one call where the store can (graph.VectorScorer), else one
-// VectorSearch per phrase over the candidates.
-func (s *Service) phraseScores(ctx context.Context, vecs [][]float32, f graph.Filter) (map[string][]float64, error) {
-	if vs, ok := s.store.(graph.VectorScorer); ok {
-		return vs.VectorScores(ctx, vecs, f)
-	}
-	out := make(map[string][]float64, len(f.IDs))
-	for i, v := range vecs {
-		hits, err := s.store.VectorSearch(ctx, v, len(f.IDs), f)
-		if err != nil {
-			return nil, err
-		}
-		for _, h := range hits {
-			sc, ok := out[h.Tool.ID]
-			if !ok {
-				sc = make([]float64, len(vecs))
-				for k := range sc {
-					sc[k] = math.Inf(-1) // not returned for that phrase
-				}
-				out[h.Tool.ID] = sc
-			}
-			sc[i] = h.Score
-		}
-	}
-	return out, nil
 }

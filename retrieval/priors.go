@@ -27,20 +27,15 @@ type priorCache struct {
 }
 
 // popularity returns each tool's popularity prior from the latest ranking
-// snapshot (empty until the analytics first ran, or for stores without
-// snapshots).
+// snapshot (empty until the analytics first ran).
 func (s *Service) popularity(ctx context.Context) (map[string]float64, error) {
-	snaps, ok := s.store.(graph.Snapshots)
-	if !ok {
-		return nil, nil
-	}
 	s.priors.mu.Lock()
 	defer s.priors.mu.Unlock()
 	now := s.opts.Now()
 	if s.priors.values != nil && now.Sub(s.priors.read) < priorTTL {
 		return s.priors.values, nil
 	}
-	snap, err := snaps.GetSnapshot(ctx, RankingSnapshot)
+	snap, err := s.store.GetSnapshot(ctx, RankingSnapshot)
 	switch {
 	case errors.Is(err, graph.ErrNotFound):
 		s.priors.values, s.priors.read = map[string]float64{}, now

@@ -245,14 +245,10 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 // Partners that were not candidates join through the caller's filter.
 func (s *Service) addPairings(ctx context.Context, q Query, f graph.Filter, qv []float32, hits []Hit, cands map[string]*candidate,
 	get func(graph.ToolSummary) *candidate, usage map[string]graph.Usage, w Weights, floor float64) ([]Hit, error) {
-	ps, ok := s.store.(graph.Pairings)
-	if !ok {
-		return hits, nil
-	}
 	changed := false
 	var added []string
 	for i, h := range hits[:min(2, len(hits))] {
-		partners, err := ps.LearnedPairs(ctx, h.Tool.ID, 5, f, s.opts.Now())
+		partners, err := s.store.LearnedPairs(ctx, h.Tool.ID, 5, f, s.opts.Now())
 		if err != nil {
 			return nil, fmt.Errorf("retrieval: learned pairings of %q: %w", h.Tool.ID, err)
 		}
@@ -532,14 +528,12 @@ func (s *Service) fillSemantic(ctx context.Context, qv []float32, f graph.Filter
 // it out lets the differences between tools decide (evaluation/TUNING.md,
 // third round). t·m for the candidates comes from one vector search
 // restricted to them. It returns the mean it centred on (the phrase signal
-// centres with it too); stores without graph.MeanVectorer are left as they
-// are, and the mean is nil.
+// centres with it too), nil when the store has no active tool vectors.
 func (s *Service) centreSemantic(ctx context.Context, qv []float32, f graph.Filter, cands map[string]*candidate) ([]float32, error) {
-	mv, ok := s.store.(graph.MeanVectorer)
-	if !ok || qv == nil {
+	if qv == nil {
 		return nil, nil
 	}
-	mean, err := mv.MeanVector(ctx)
+	mean, err := s.store.MeanVector(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("retrieval: mean vector: %w", err)
 	}

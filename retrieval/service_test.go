@@ -724,44 +724,5 @@ func TestPhraseSignal(t *testing.T) {
 	}
 }
 
-// noScorer hides the store's graph.VectorScorer, and only that.
-type noScorer struct{ graph.Store }
-
-func (n noScorer) MeanVector(ctx context.Context) ([]float32, error) {
-	return n.Store.(graph.MeanVectorer).MeanVector(ctx)
-}
-
-// TestPhraseScoresWithoutScorer: the phrase signal is the same whether the
-// store scores every phrase in one call (graph.VectorScorer) or retrieval
-// runs a vector search per phrase, as it does on a store without the
-// capability.
-func TestPhraseScoresWithoutScorer(t *testing.T) {
-	ms := phraseTools()
-	_, st := newService(t, retrieval.Options{}, ms...)
-	if _, ok := st.(graph.VectorScorer); !ok {
-		t.Fatalf("%T: the embedded store should score vectors in one call", st)
-	}
-	phrase := func(s graph.Store) map[string]retrieval.Signal {
-		res, err := retrieval.New(s, emb, retrieval.Options{}).Search(context.Background(), retrieval.Query{Text: phraseQuery})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := map[string]retrieval.Signal{}
-		for _, h := range res.Hits {
-			out[h.Tool.ID] = h.Breakdown.Phrase
-		}
-		return out
-	}
-	one, each := phrase(st), phrase(noScorer{st})
-	if len(one) != len(ms) {
-		t.Fatalf("hits %v", one)
-	}
-	for id, sig := range one {
-		if sig.Raw == 0 || math.Abs(sig.Raw-each[id].Raw) > 1e-9 || math.Abs(sig.Weighted-each[id].Weighted) > 1e-9 {
-			t.Errorf("%s: phrase %+v in one call, %+v per phrase", id, sig, each[id])
-		}
-	}
-}
-
 // recorder is a signed-in user: only such callers' uses teach the ranking.
 var recorder = access.Caller{UserID: "recorder", Level: "user"}

@@ -99,10 +99,7 @@ func Register(r Registry, deps Deps) {
 	if deps.Store != nil {
 		// Assigned only when non-nil so the interfaces stay nil (not a
 		// typed nil) and the activities report "not configured".
-		mods.Schemas, mods.Usage = deps.Store, deps.Store
-		if p, ok := deps.Store.(activities.PairLearner); ok {
-			mods.Pairs = p
-		}
+		mods.Schemas, mods.Usage, mods.Pairs = deps.Store, deps.Store, deps.Store
 	}
 	if deps.Usage != nil {
 		mods.Usage = deps.Usage

@@ -65,11 +65,7 @@ var seriesWindow = map[string]time.Duration{graph.ResMinute: 6 * time.Hour, grap
 // up are rolled up into it), since an RFC 3339 time (default: 6 hours of
 // minutes, 48 of hours, 30 days).
 func (h *Handler) series(c *gin.Context) {
-	st, ok := h.store.(graph.Series)
-	if !ok {
-		httpx.Error(c, fmt.Errorf("this store keeps no time series: %w", fault.ErrUnavailable))
-		return
-	}
+	st := h.store
 	res := c.DefaultQuery("res", graph.ResHour)
 	window, ok := seriesWindow[res]
 	if !ok {
@@ -117,12 +113,7 @@ func (h *Handler) series(c *gin.Context) {
 // scheduled answers the latest report of the scheduled analytics
 // (AnalyticsWorkflow), with when it was made.
 func (h *Handler) scheduled(c *gin.Context) {
-	snaps, ok := h.store.(graph.Snapshots)
-	if !ok {
-		httpx.Error(c, fmt.Errorf("this store keeps no scheduled analytics: %w", fault.ErrUnavailable))
-		return
-	}
-	snap, err := snaps.GetSnapshot(c.Request.Context(), domain.SnapshotReport)
+	snap, err := h.store.GetSnapshot(c.Request.Context(), domain.SnapshotReport)
 	if err != nil {
 		if errors.Is(err, graph.ErrNotFound) {
 			httpx.Error(c, fmt.Errorf("no scheduled analytics yet: the analytics workflow runs every --analytics-every (daily by default); use source=live meanwhile: %w", fault.ErrNotFound))
@@ -153,12 +144,7 @@ func (h *Handler) gaps(c *gin.Context) {
 		httpx.Error(c, fault.Malformed("status", "must be open, closed or all, got %q", status))
 		return
 	}
-	store, ok := h.store.(graph.Gaps)
-	if !ok {
-		httpx.Error(c, fmt.Errorf("this store keeps no gaps: %w", fault.ErrUnavailable))
-		return
-	}
-	list, err := store.ListGaps(c.Request.Context(), graph.GapQuery{Status: status, Limit: limit})
+	list, err := h.store.ListGaps(c.Request.Context(), graph.GapQuery{Status: status, Limit: limit})
 	if err != nil {
 		httpx.Error(c, err)
 		return

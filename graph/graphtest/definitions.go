@@ -11,10 +11,7 @@ import (
 // of a spec's definitions, statuses, and vector search over definitions.
 func testDefinitions(t *testing.T, open func(*testing.T) graph.Store) {
 	s := fresh(t, open)
-	d, ok := s.(graph.Definitions)
-	if !ok {
-		t.Fatalf("%T does not implement graph.Definitions", s)
-	}
+	var d graph.Definitions = s
 	if _, err := d.GetSource(ctx, "nope"); !errors.Is(err, graph.ErrNotFound) {
 		t.Fatalf("GetSource(missing): %v", err)
 	}

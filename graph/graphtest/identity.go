@@ -9,27 +9,8 @@ import (
 	"github.com/toolsmith/toolsmith/graph"
 )
 
-// keysOf returns the store as graph.Keys; every store must implement it.
-func keysOf(t *testing.T, s graph.Store) graph.Keys {
-	t.Helper()
-	k, ok := s.(graph.Keys)
-	if !ok {
-		t.Fatalf("%T does not implement graph.Keys", s)
-	}
-	return k
-}
-
-func auditOf(t *testing.T, s graph.Store) graph.Audit {
-	t.Helper()
-	a, ok := s.(graph.Audit)
-	if !ok {
-		t.Fatalf("%T does not implement graph.Audit", s)
-	}
-	return a
-}
-
 func testKeys(t *testing.T, open func(*testing.T) graph.Store) {
-	ks := keysOf(t, fresh(t, open))
+	var ks graph.Keys = fresh(t, open)
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	full := graph.APIKey{
 		ID: "k_b", Hash: "ab12", Owner: "ops team", Description: "ci", Level: "admin",
@@ -97,7 +78,7 @@ func testKeys(t *testing.T, open func(*testing.T) graph.Store) {
 }
 
 func testAudit(t *testing.T, open func(*testing.T) graph.Store) {
-	au := auditOf(t, fresh(t, open))
+	var au graph.Audit = fresh(t, open)
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	var events []graph.AuditEvent
 	for i := 0; i < 7; i++ {

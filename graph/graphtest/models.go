@@ -17,10 +17,7 @@ import (
 // status asked for.
 func testModelVersions(t *testing.T, open func(*testing.T) graph.Store) {
 	s := fresh(t, open)
-	mv, ok := s.(graph.ModelVersions)
-	if !ok {
-		t.Fatalf("%T does not implement graph.ModelVersions", s)
-	}
+	var mv graph.ModelVersions = s
 	ctx := context.Background()
 	if _, err := mv.PromotedModelVersion(ctx); !errors.Is(err, graph.ErrNotFound) {
 		t.Fatalf("promoted on a fresh store: %v", err)

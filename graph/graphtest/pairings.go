@@ -15,10 +15,7 @@ import (
 // unregistered partners, and a bad batch writes nothing.
 func testPairings(t *testing.T, open func(*testing.T) graph.Store) {
 	s := fresh(t, open)
-	ps, ok := s.(graph.Pairings)
-	if !ok {
-		t.Fatalf("%T does not implement graph.Pairings", s)
-	}
+	var ps graph.Pairings = s
 	ctx := context.Background()
 	put(t, s,
 		mk("trip.flight", "BOOK_FLIGHT", "Flights", "travel", "Book a flight.", unit(0)),

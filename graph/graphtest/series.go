@@ -13,10 +13,7 @@ import (
 // (totals kept), drops old days, and is bounded.
 func testSeries(t *testing.T, open func(*testing.T) graph.Store) {
 	s := fresh(t, open)
-	ss, ok := s.(graph.Series)
-	if !ok {
-		t.Fatalf("%T does not implement graph.Series", s)
-	}
+	var ss graph.Series = s
 	t0 := time.Date(2026, 7, 1, 6, 0, 0, 0, time.UTC)
 	hist := func(i int, n float64) []float64 {
 		h := make([]float64, len(graph.LatencyBucketsMs))

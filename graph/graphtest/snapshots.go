@@ -14,10 +14,7 @@ import (
 // are ErrNotFound, and bad ones are refused.
 func testSnapshots(t *testing.T, open func(*testing.T) graph.Store) {
 	s := fresh(t, open)
-	ss, ok := s.(graph.Snapshots)
-	if !ok {
-		t.Fatalf("%T does not implement graph.Snapshots", s)
-	}
+	var ss graph.Snapshots = s
 	ctx := context.Background()
 	if _, err := ss.GetSnapshot(ctx, "analytics"); !errors.Is(err, graph.ErrNotFound) {
 		t.Fatalf("missing snapshot: %v", err)

@@ -245,20 +245,17 @@ func testConcurrency(t *testing.T, open func(*testing.T) graph.Store) {
 	}
 }
 
-// testMeanVector: the optional graph.MeanVectorer capability (both stores
-// have it) averages the normalised embeddings of active tools only. A store
-// may cache the mean, so it is read once, after every write.
+// testMeanVector: the graph.MeanVectorer capability averages the
+// normalised embeddings of active tools only. A store may cache the mean,
+// so it is read once, after every write.
 func testMeanVector(t *testing.T, open func(*testing.T) graph.Store) {
 	s := fresh(t, open)
-	mv, ok := s.(graph.MeanVectorer)
-	if !ok {
-		t.Skipf("%T has no MeanVector (optional capability)", s)
-	}
+	var mv graph.MeanVectorer = s
 	if v, err := mv.MeanVector(ctx); err != nil || v != nil {
 		t.Fatalf("empty store: MeanVector = %v, %v; want nil", v, err)
 	}
 	s = fresh(t, open)
-	mv = s.(graph.MeanVectorer)
+	mv = s
 	scaled := unit(0)
 	scaled[0] = 3 // not unit length: the mean is of normalised vectors
 	put(t, s,
@@ -362,15 +359,12 @@ func testServedQueriesAfter(t *testing.T, open func(*testing.T) graph.Store) {
 	}
 }
 
-// testVectorScores: the optional graph.VectorScorer capability scores the
+// testVectorScores: the graph.VectorScorer capability scores the
 // listed tools the filter allows against several vectors at once, with the
 // scores VectorSearch gives, and nothing else.
 func testVectorScores(t *testing.T, open func(*testing.T) graph.Store) {
 	s := fresh(t, open)
-	vs, ok := s.(graph.VectorScorer)
-	if !ok {
-		t.Skipf("%T has no VectorScores (optional capability)", s)
-	}
+	var vs graph.VectorScorer = s
 	put(t, s,
 		mk("a", "DO_A", "A", "x", "d", unit(0)),
 		mk("b", "DO_B", "B", "x", "d", mix(0, 3, 1, 1)),

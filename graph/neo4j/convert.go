@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
 )
@@ -189,10 +188,6 @@ func strs(xs []string) []string {
 	}
 	return xs
 }
-
-func nanos(t time.Time) int64 { return t.UnixNano() }
-
-func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
 
 // fromCosineScore converts a cosine vector index score, (1+cos)/2 in [0,1],
 // back to the cosine similarity in [-1,1] that the SQLite store returns.

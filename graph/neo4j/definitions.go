@@ -148,14 +148,8 @@ func (s *Store) PutDefinitions(ctx context.Context, sourceID, specHash string, d
 	now := s.clock()
 	rows := make([]map[string]any, 0, len(defs))
 	for i, d := range defs {
-		if d.ID == "" {
-			return fmt.Errorf("neo4j: put definitions: definition %d has no id: %w", i, graph.ErrInvalid)
-		}
-		if d.Status == "" {
-			d.Status = graph.DefinitionAvailable
-		}
-		if !graph.ValidDefinitionStatus(d.Status) {
-			return fmt.Errorf("neo4j: put definitions: %s: status %q: %w", d.ID, d.Status, graph.ErrInvalid)
+		if err := graph.CheckDefinition(&d, i); err != nil {
+			return fmt.Errorf("neo4j: put definitions: %w", err)
 		}
 		var emb any
 		if len(d.Embedding) > 0 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/toolsmith/toolsmith/graph"
 )
@@ -21,12 +20,7 @@ func (s *Store) Entities(ctx context.Context) ([]graph.Entity, error) {
 // FindEntities returns the entities whose name or an alias equals one of
 // names, case-insensitively.
 func (s *Store) FindEntities(ctx context.Context, names []string) ([]graph.Entity, error) {
-	keys := make([]string, 0, len(names))
-	for _, n := range names {
-		if k := entityKey(n); k != "" {
-			keys = append(keys, k)
-		}
-	}
+	keys := graph.EntityKeys(names)
 	if len(keys) == 0 {
 		return []graph.Entity{}, nil
 	}
@@ -60,7 +54,7 @@ func (s *Store) queryEntities(ctx context.Context, cypher string, params map[str
 				return err
 			}
 			// Aliases in alias-key order, nil when none, as SQLite lists them.
-			sort.SliceStable(e.Aliases, func(i, j int) bool { return entityKey(e.Aliases[i]) < entityKey(e.Aliases[j]) })
+			sort.SliceStable(e.Aliases, func(i, j int) bool { return graph.EntityKey(e.Aliases[i]) < graph.EntityKey(e.Aliases[j]) })
 			if len(e.Aliases) == 0 {
 				e.Aliases = nil
 			}
@@ -82,7 +76,7 @@ func (s *Store) ToolsNearEntities(ctx context.Context, keys []string, maxDepth i
 	var start []string
 	seen := map[string]bool{}
 	for _, k := range keys {
-		if k = entityKey(k); k != "" && !seen[k] {
+		if k = graph.EntityKey(k); k != "" && !seen[k] {
 			seen[k] = true
 			start = append(start, k)
 		}
@@ -242,23 +236,6 @@ func (s *Store) Neighbourhood(ctx context.Context, toolID string, depth int) (gr
 	if err != nil {
 		return graph.Subgraph{}, wrapErr(fmt.Sprintf("neighbourhood %q", toolID), err)
 	}
-	sort.Slice(sg.Nodes, func(i, j int) bool { return nodeLess(sg.Nodes[i], sg.Nodes[j]) })
-	sort.Slice(sg.Edges, func(i, j int) bool {
-		a, b := sg.Edges[i], sg.Edges[j]
-		if a.From != b.From {
-			return nodeLess(a.From, b.From)
-		}
-		if a.Type != b.Type {
-			return a.Type < b.Type
-		}
-		return nodeLess(a.To, b.To)
-	})
+	graph.SortSubgraph(sg)
 	return sg, nil
-}
-
-func nodeLess(a, b graph.Node) bool {
-	if a.Label != b.Label {
-		return a.Label < b.Label
-	}
-	return strings.Compare(a.Key, b.Key) < 0
 }

@@ -112,8 +112,7 @@ func (s *Store) CloseGap(ctx context.Context, verb, toolID string, at time.Time)
 		if err != nil || len(gaps) == 0 || gaps[0].Status != graph.GapOpen {
 			return err
 		}
-		g := gaps[0]
-		g.Status, g.ClosedBy, g.ClosedAt = graph.GapClosed, toolID, at.UTC()
+		g := graph.ClosedGap(gaps[0], toolID, at)
 		closed = true
 		return putGap(ctx, tx, g)
 	})

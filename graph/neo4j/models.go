@@ -45,7 +45,7 @@ func modelVersion(r record) (graph.ModelVersion, error) {
 	if err != nil {
 		return v, err
 	}
-	v.CreatedAt = fromNanos(at)
+	v.CreatedAt = graph.FromNanos(at)
 	if v.Status, err = getString(r, "status"); err != nil {
 		return v, err
 	}
@@ -99,9 +99,7 @@ func (s *Store) GetModelVersion(ctx context.Context, id string) (graph.ModelVers
 
 // ListModelVersions implements graph.ModelVersions.
 func (s *Store) ListModelVersions(ctx context.Context, limit int) ([]graph.ModelVersion, error) {
-	if limit <= 0 {
-		limit = 50
-	}
+	limit = graph.Limit(limit, graph.DefaultModelVersionsLimit, 0)
 	out := []graph.ModelVersion{}
 	err := s.r.read(ctx, func(tx txRunner) error {
 		recs, err := tx.run(ctx, cypherListModelVersions, map[string]any{"limit": int64(limit)})

@@ -3,7 +3,6 @@ package neo4j
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
@@ -66,9 +65,7 @@ func (s *Store) LearnPairs(ctx context.Context, evidence []graph.PairEvidence) e
 
 // LearnedPairs implements graph.Pairings.
 func (s *Store) LearnedPairs(ctx context.Context, id string, limit int, f graph.Filter, asOf time.Time) ([]graph.Hit, error) {
-	if limit <= 0 {
-		limit = 10
-	}
+	limit = graph.Limit(limit, graph.DefaultRelatedLimit, 0)
 	if asOf.IsZero() {
 		asOf = s.clock()
 	}
@@ -101,11 +98,6 @@ func (s *Store) LearnedPairs(ctx context.Context, id string, limit int, f graph.
 	if err != nil {
 		return nil, wrapErr("learned pairs", err)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Score != out[j].Score {
-			return out[i].Score > out[j].Score
-		}
-		return out[i].Tool.ID < out[j].Tool.ID
-	})
+	graph.SortHits(out)
 	return out[:min(limit, len(out))], nil
 }

@@ -3,7 +3,6 @@ package neo4j
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -206,12 +205,7 @@ func appendHits(out []graph.Hit, rows []record, f graph.Filter, score func(float
 // bestHits orders hits by score, then id, like the SQLite store, and keeps
 // the first k.
 func bestHits(out []graph.Hit, k int) []graph.Hit {
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Score != out[j].Score {
-			return out[i].Score > out[j].Score
-		}
-		return out[i].Tool.ID < out[j].Tool.ID
-	})
+	graph.SortHits(out)
 	if len(out) > k {
 		out = out[:k]
 	}
@@ -362,9 +356,7 @@ func (s *Store) Related(ctx context.Context, id string, kind graph.RelKind, limi
 	default:
 		return nil, fmt.Errorf("neo4j: related %q: kind %q: %w", id, kind, graph.ErrInvalid)
 	}
-	if limit <= 0 {
-		limit = 10
-	}
+	limit = graph.Limit(limit, graph.DefaultRelatedLimit, 0)
 	var out []graph.Hit
 	err := s.r.read(ctx, func(tx txRunner) error {
 		out = []graph.Hit{}

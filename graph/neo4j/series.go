@@ -114,9 +114,7 @@ func decodePoint(r record) (graph.SeriesPoint, error) {
 }
 
 func seriesPoints(ctx context.Context, tx txRunner, q graph.SeriesQuery) ([]graph.SeriesPoint, error) {
-	if q.Limit <= 0 {
-		q.Limit = 10000
-	}
+	q.Limit = graph.Limit(q.Limit, graph.DefaultSeriesLimit, 0)
 	names := q.Series
 	if names == nil {
 		names = []string{}
@@ -163,7 +161,7 @@ func (s *Store) CompactSeries(ctx context.Context, now time.Time, r graph.Retent
 	removed := 0
 	err := s.r.write(ctx, func(tx txRunner) error {
 		removed = 0
-		for _, step := range graph.CompactionPlan(now, r) {
+		for _, step := range graph.CompactSteps(now, r) {
 			if step.To != "" {
 				old, err := seriesPoints(ctx, tx, graph.SeriesQuery{Res: step.From, Until: step.Before, Limit: 1 << 30})
 				if err != nil {

@@ -361,23 +361,6 @@ func allow(f graph.Filter, sum graph.ToolSummary) bool {
 	if f.Allow == nil {
 		return true
 	}
-	c := cloneSummary(sum)
+	c := graph.CloneSummary(sum)
 	return f.Allow(&c)
-}
-
-// cloneSummary deep-copies the slices of a summary.
-func cloneSummary(s graph.ToolSummary) graph.ToolSummary {
-	c := func(xs []string) []string {
-		if xs == nil {
-			return nil
-		}
-		return append([]string(nil), xs...)
-	}
-	s.Tags, s.Groups, s.AvailableInStates = c(s.Tags), c(s.Groups), c(s.AvailableInStates)
-	s.Permissions, s.RequiredParams, s.OptionalParams = c(s.Permissions), c(s.RequiredParams), c(s.OptionalParams)
-	return s
-}
-
-func validStatus(s string) bool {
-	return s == graph.StatusActive || s == graph.StatusDeprecated || s == graph.StatusDisabled
 }

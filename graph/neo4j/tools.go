@@ -17,7 +17,7 @@ func (s *Store) prepare(ctx context.Context, t graph.Tool) (graph.Tool, error) {
 	if t.Status == "" {
 		t.Status = graph.StatusActive
 	}
-	if !validStatus(t.Status) {
+	if !graph.ValidStatus(t.Status) {
 		return t, fmt.Errorf("neo4j: upsert %q: status %q: %w", t.ID, t.Status, graph.ErrInvalid)
 	}
 	for _, r := range t.Relations {
@@ -84,14 +84,14 @@ func (s *Store) upsertTx(ctx context.Context, tx txRunner, t graph.Tool) (graph.
 			return graph.UpsertResult{}, fmt.Errorf("read: %w", err)
 		}
 	}
-	now := nanos(s.now().UTC())
+	now := graph.Nanos(s.now().UTC())
 	if !exists {
 		created = now
 	}
 	rev++
-	t.CreatedAt = fromNanos(created)
-	t.UpdatedAt = fromNanos(now)
-	sumJSON, err := json.Marshal(cloneSummary(t.ToolSummary))
+	t.CreatedAt = graph.FromNanos(created)
+	t.UpdatedAt = graph.FromNanos(now)
+	sumJSON, err := json.Marshal(graph.CloneSummary(t.ToolSummary))
 	if err != nil {
 		return graph.UpsertResult{}, fmt.Errorf("encode summary: %w", err)
 	}
@@ -106,16 +106,16 @@ func (s *Store) upsertTx(ctx context.Context, tx txRunner, t graph.Tool) (graph.
 	entityNames := make([]string, 0, len(t.Entities))
 	entities := make([]map[string]any, 0, len(t.Entities))
 	for _, e := range t.Entities {
-		key := entityKey(e.Name)
+		key := graph.EntityKey(e.Name)
 		types := []map[string]any{}
-		if tk := entityKey(e.Type); tk != "" && tk != key {
+		if tk := graph.EntityKey(e.Type); tk != "" && tk != key {
 			types = append(types, map[string]any{"key": tk, "name": strings.TrimSpace(e.Type)})
 		}
 		aliases := []string{}
 		seenAlias := map[string]bool{}
 		for _, a := range e.Aliases {
 			// One alias per alias key, the first written form kept.
-			if ak := entityKey(a); ak != "" && !seenAlias[ak] {
+			if ak := graph.EntityKey(a); ak != "" && !seenAlias[ak] {
 				seenAlias[ak] = true
 				aliases = append(aliases, strings.TrimSpace(a))
 			}
@@ -140,7 +140,7 @@ func (s *Store) upsertTx(ctx context.Context, tx txRunner, t graph.Tool) (graph.
 		"createdAt":    created,
 		"updatedAt":    now,
 		"name":         t.Name,
-		"verbText":     verbText(t.Verb),
+		"verbText":     graph.VerbText(t.Verb),
 		"description":  t.ShortDescription + "\n" + t.Description,
 		"tagsText":     strings.TrimSpace(strings.Join(t.Tags, " ") + " " + t.ParamsText),
 		"useCasesText": strings.Join(t.UseCases, "\n"),
@@ -217,17 +217,6 @@ func nonEmpty(xs ...string) []string {
 	return out
 }
 
-// verbText indexes a verb both as written and split into lower-case words,
-// so MAKE_RESERVATION is found by "make reservation".
-func verbText(v string) string {
-	if v == "" {
-		return ""
-	}
-	return v + " " + strings.ToLower(strings.NewReplacer("_", " ", "-", " ", ".", " ").Replace(v))
-}
-
-func entityKey(name string) string { return strings.ToLower(strings.TrimSpace(name)) }
-
 // manifestParam is the manifest as a string, or nil when absent.
 func manifestParam(m json.RawMessage) any {
 	if len(m) == 0 || string(m) == "null" {
@@ -274,13 +263,7 @@ func (s *Store) GetTool(ctx context.Context, id string) (graph.Tool, error) {
 
 // ListTools pages through summaries ordered by id.
 func (s *Store) ListTools(ctx context.Context, q graph.ListQuery) (graph.ToolPage, error) {
-	limit := q.Limit
-	if limit <= 0 {
-		limit = 100
-	}
-	if limit > 1000 {
-		limit = 1000
-	}
+	limit := graph.Limit(q.Limit, graph.DefaultListLimit, graph.MaxListLimit)
 	var page graph.ToolPage
 	err := s.r.read(ctx, func(tx txRunner) error {
 		page = graph.ToolPage{Items: []graph.ToolSummary{}}
@@ -336,7 +319,7 @@ func (s *Store) ListTools(ctx context.Context, q graph.ListQuery) (graph.ToolPag
 
 // SetStatus changes a tool's status and appends a revision with the reason.
 func (s *Store) SetStatus(ctx context.Context, id, status, reason string) error {
-	if !validStatus(status) {
+	if !graph.ValidStatus(status) {
 		return fmt.Errorf("neo4j: set status %q: status %q: %w", id, status, graph.ErrInvalid)
 	}
 	err := s.r.write(ctx, func(tx txRunner) error {
@@ -359,11 +342,11 @@ func (s *Store) SetStatus(ctx context.Context, id, status, reason string) error 
 		if err := json.Unmarshal([]byte(recJSON), &t); err != nil {
 			return fmt.Errorf("decode: %w", err)
 		}
-		now := nanos(s.now().UTC())
+		now := graph.Nanos(s.now().UTC())
 		rev++
 		t.Status = status
-		t.UpdatedAt = fromNanos(now)
-		sumJSON, err := json.Marshal(cloneSummary(t.ToolSummary))
+		t.UpdatedAt = graph.FromNanos(now)
+		sumJSON, err := json.Marshal(graph.CloneSummary(t.ToolSummary))
 		if err != nil {
 			return err
 		}
@@ -423,7 +406,7 @@ func (s *Store) History(ctx context.Context, id string) ([]graph.Revision, error
 			if err != nil {
 				return err
 			}
-			rv.At = fromNanos(at)
+			rv.At = graph.FromNanos(at)
 			out = append(out, rv)
 		}
 		return nil

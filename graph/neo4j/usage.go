@@ -42,7 +42,7 @@ func (s *Store) RecordUsage(ctx context.Context, events []graph.UsageEvent) erro
 		}
 	}
 	sort.Strings(ids)
-	now := nanos(s.now().UTC())
+	now := graph.Nanos(s.now().UTC())
 	err := s.r.write(ctx, func(tx txRunner) error {
 		recs, err := tx.run(ctx, cypherUsageLock, map[string]any{"ids": ids})
 		if err != nil {
@@ -83,7 +83,7 @@ func (s *Store) RecordUsage(ctx context.Context, events []graph.UsageEvent) erro
 		for i, e := range events {
 			at := now
 			if !e.At.IsZero() {
-				at = nanos(e.At)
+				at = graph.Nanos(e.At)
 			}
 			u := acc[e.ToolID]
 			u.uses++
@@ -171,7 +171,7 @@ func (s *Store) Usage(ctx context.Context, ids []string) (map[string]graph.Usage
 			if err != nil {
 				return err
 			}
-			u.Uses, u.Successes, u.LastUsed, u.CentroidN = int(uses), int(succ), fromNanos(last), int(n)
+			u.Uses, u.Successes, u.LastUsed, u.CentroidN = int(uses), int(succ), graph.FromNanos(last), int(n)
 			if n > 0 {
 				c, err := getVector(r, "centroid")
 				if err != nil {
@@ -194,18 +194,14 @@ func (s *Store) Usage(ctx context.Context, ids []string) (map[string]graph.Usage
 // ServedQueries returns the latest successful events with a query text,
 // newest first; limit <= 0 means 100.
 func (s *Store) ServedQueries(ctx context.Context, limit int) ([]graph.ServedQuery, error) {
-	if limit <= 0 {
-		limit = 100
-	}
+	limit = graph.Limit(limit, graph.DefaultEventsLimit, 0)
 	return s.servedQueries(ctx, "served queries", cypherServedQueries, map[string]any{"limit": int64(limit)})
 }
 
 // ServedQueriesAfter returns the served queries after Seq after, oldest
 // first (see graph.Store). Seq is the event's ordinal + 1.
 func (s *Store) ServedQueriesAfter(ctx context.Context, after int64, limit int) ([]graph.ServedQuery, error) {
-	if limit <= 0 {
-		limit = 100
-	}
+	limit = graph.Limit(limit, graph.DefaultEventsLimit, 0)
 	return s.servedQueries(ctx, "served queries after", cypherServedQueriesAfter, map[string]any{"after": max(after, 0), "limit": int64(limit)})
 }
 
@@ -232,7 +228,7 @@ func (s *Store) servedQueries(ctx context.Context, op, cypher string, params map
 			if err != nil {
 				return err
 			}
-			q.At = fromNanos(at)
+			q.At = graph.FromNanos(at)
 			if q.Seq, err = getInt(r, "seq"); err != nil {
 				return err
 			}
@@ -248,9 +244,7 @@ func (s *Store) servedQueries(ctx context.Context, op, cypher string, params map
 
 // SessionHistory returns a session's events, newest first; limit <= 0 means 100.
 func (s *Store) SessionHistory(ctx context.Context, sessionID string, limit int) ([]graph.SessionEvent, error) {
-	if limit <= 0 {
-		limit = 100
-	}
+	limit = graph.Limit(limit, graph.DefaultEventsLimit, 0)
 	var out []graph.SessionEvent
 	err := s.r.read(ctx, func(tx txRunner) error {
 		out = []graph.SessionEvent{}
@@ -270,7 +264,7 @@ func (s *Store) SessionHistory(ctx context.Context, sessionID string, limit int)
 			if err != nil {
 				return err
 			}
-			e.At = fromNanos(at)
+			e.At = graph.FromNanos(at)
 			out = append(out, e)
 		}
 		return nil

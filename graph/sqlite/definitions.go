@@ -29,7 +29,7 @@ func (s *Store) PutSource(ctx context.Context, src graph.Source) error {
 	}
 	scanned := int64(0)
 	if !src.LastScannedAt.IsZero() {
-		scanned = nanos(src.LastScannedAt)
+		scanned = graph.Nanos(src.LastScannedAt)
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
@@ -37,7 +37,7 @@ func (s *Store) PutSource(ctx context.Context, src graph.Source) error {
 		VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(id) DO UPDATE SET type = excluded.type, location = excluded.location,
 			last_scanned_at = excluded.last_scanned_at, last_error = excluded.last_error, specs = excluded.specs`,
-		src.ID, src.Type, src.Location, nanos(src.CreatedAt), scanned, src.LastError, src.Specs)
+		src.ID, src.Type, src.Location, graph.Nanos(src.CreatedAt), scanned, src.LastError, src.Specs)
 	if err != nil {
 		return fmt.Errorf("sqlite: put source %q: %w", src.ID, err)
 	}
@@ -50,9 +50,9 @@ func scanSource(row interface{ Scan(...any) error }) (graph.Source, error) {
 	if err := row.Scan(&src.ID, &src.Type, &src.Location, &created, &scanned, &src.LastError, &src.Specs); err != nil {
 		return graph.Source{}, err
 	}
-	src.CreatedAt = fromNanos(created)
+	src.CreatedAt = graph.FromNanos(created)
 	if scanned != 0 {
-		src.LastScannedAt = fromNanos(scanned)
+		src.LastScannedAt = graph.FromNanos(scanned)
 	}
 	return src, nil
 }
@@ -127,14 +127,8 @@ func (s *Store) PutDefinitions(ctx context.Context, sourceID, specHash string, d
 	}
 	for i := range defs {
 		d := &defs[i]
-		if d.ID == "" {
-			return fmt.Errorf("sqlite: put definitions: definition %d has no id: %w", i, graph.ErrInvalid)
-		}
-		if d.Status == "" {
-			d.Status = graph.DefinitionAvailable
-		}
-		if !graph.ValidDefinitionStatus(d.Status) {
-			return fmt.Errorf("sqlite: put definitions: %s: status %q: %w", d.ID, d.Status, graph.ErrInvalid)
+		if err := graph.CheckDefinition(d, i); err != nil {
+			return fmt.Errorf("sqlite: put definitions: %w", err)
 		}
 		if len(d.Embedding) > 0 {
 			if err := s.checkDim("put definitions", d.Embedding); err != nil {
@@ -167,7 +161,7 @@ func (s *Store) PutDefinitions(ctx context.Context, sourceID, specHash string, d
 			VALUES (?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT(id) DO UPDATE SET source_id = excluded.source_id, spec_hash = excluded.spec_hash, status = excluded.status,
 				record = excluded.record, embedding = excluded.embedding, updated_at = excluded.updated_at`,
-			d.ID, sourceID, specHash, d.Status, string(rec), emb, nanos(now)); err != nil {
+			d.ID, sourceID, specHash, d.Status, string(rec), emb, graph.Nanos(now)); err != nil {
 			return fmt.Errorf("sqlite: put definition %q: %w", d.ID, err)
 		}
 	}
@@ -222,7 +216,7 @@ func (s *Store) SetSpecStatus(ctx context.Context, specHash, status string) erro
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	res, err := s.db.ExecContext(ctx, `UPDATE definitions SET status = ?, updated_at = ? WHERE spec_hash = ?`, status, nanos(s.now()), specHash)
+	res, err := s.db.ExecContext(ctx, `UPDATE definitions SET status = ?, updated_at = ? WHERE spec_hash = ?`, status, graph.Nanos(s.now()), specHash)
 	if err != nil {
 		return fmt.Errorf("sqlite: set spec status: %w", err)
 	}

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
-	"strings"
 
 	"github.com/toolsmith/toolsmith/graph"
 )
@@ -20,12 +18,7 @@ func (s *Store) Entities(ctx context.Context) ([]graph.Entity, error) {
 // FindEntities returns entities whose name or an alias equals one of names,
 // case-insensitively.
 func (s *Store) FindEntities(ctx context.Context, names []string) ([]graph.Entity, error) {
-	keys := make([]string, 0, len(names))
-	for _, n := range names {
-		if k := entityKey(n); k != "" {
-			keys = append(keys, k)
-		}
-	}
+	keys := graph.EntityKeys(names)
 	if len(keys) == 0 {
 		return []graph.Entity{}, nil
 	}
@@ -97,7 +90,7 @@ func (s *Store) ToolsNearEntities(ctx context.Context, keys []string, maxDepth i
 	}
 	norm := make([]string, 0, len(keys))
 	for _, k := range keys {
-		if k = entityKey(k); k != "" {
+		if k = graph.EntityKey(k); k != "" {
 			norm = append(norm, k)
 		}
 	}
@@ -202,25 +195,8 @@ func (s *Store) Neighbourhood(ctx context.Context, toolID string, depth int) (gr
 	if err := rows.Err(); err != nil {
 		return graph.Subgraph{}, fmt.Errorf("sqlite: neighbourhood %q: %w", toolID, err)
 	}
-	sort.Slice(sg.Nodes, func(i, j int) bool { return nodeLess(sg.Nodes[i], sg.Nodes[j]) })
-	sort.Slice(sg.Edges, func(i, j int) bool {
-		a, b := sg.Edges[i], sg.Edges[j]
-		if a.From != b.From {
-			return nodeLess(a.From, b.From)
-		}
-		if a.Type != b.Type {
-			return a.Type < b.Type
-		}
-		return nodeLess(a.To, b.To)
-	})
+	graph.SortSubgraph(sg)
 	return sg, nil
-}
-
-func nodeLess(a, b graph.Node) bool {
-	if a.Label != b.Label {
-		return a.Label < b.Label
-	}
-	return strings.Compare(a.Key, b.Key) < 0
 }
 
 // nearEntitiesSQL finds the tools ABOUT the entities within the depth

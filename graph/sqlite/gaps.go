@@ -64,7 +64,7 @@ func putGap(ctx context.Context, tx *sql.Tx, g graph.Gap) error {
 	_, err = tx.ExecContext(ctx, `INSERT INTO gaps(verb, status, count, last_seen, closed_by, record) VALUES (?, ?, ?, ?, ?, ?)
 ON CONFLICT(verb) DO UPDATE SET status = excluded.status, count = excluded.count, last_seen = excluded.last_seen,
 	closed_by = excluded.closed_by, record = excluded.record`,
-		g.Verb, g.Status, g.Count, nanos(g.LastSeen), g.ClosedBy, string(b))
+		g.Verb, g.Status, g.Count, graph.Nanos(g.LastSeen), g.ClosedBy, string(b))
 	return err
 }
 
@@ -124,7 +124,7 @@ func (s *Store) CloseGap(ctx context.Context, verb, toolID string, at time.Time)
 	if err := json.Unmarshal([]byte(rec), &g); err != nil {
 		return false, fmt.Errorf("sqlite: close gap %q: decode: %w", verb, err)
 	}
-	g.Status, g.ClosedBy, g.ClosedAt = graph.GapClosed, toolID, at.UTC()
+	g = graph.ClosedGap(g, toolID, at)
 	if err := putGap(ctx, tx, g); err != nil {
 		return false, fmt.Errorf("sqlite: close gap %q: %w", verb, err)
 	}

@@ -37,7 +37,7 @@ func (s *Store) CreateKey(ctx context.Context, k graph.APIKey) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	_, err = s.db.ExecContext(ctx, `INSERT INTO api_keys(id, hash, created_at, revoked_at, record) VALUES (?, ?, ?, ?, ?)`,
-		k.ID, k.Hash, nanos(k.CreatedAt), revokedNanos(k), string(rec))
+		k.ID, k.Hash, graph.Nanos(k.CreatedAt), revokedNanos(k), string(rec))
 	if err != nil {
 		if isUniqueViolation(err) {
 			return fmt.Errorf("sqlite: create key %q: %w", k.ID, graph.ErrConflict)
@@ -51,7 +51,7 @@ func revokedNanos(k graph.APIKey) int64 {
 	if k.RevokedAt.IsZero() {
 		return 0
 	}
-	return nanos(k.RevokedAt)
+	return graph.Nanos(k.RevokedAt)
 }
 
 // GetKey returns a key, revoked or not, or ErrNotFound.
@@ -135,7 +135,7 @@ func (s *Store) RevokeKey(ctx context.Context, id string, at time.Time) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: revoke key %q: %w", id, err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = ?, record = ? WHERE id = ?`, nanos(k.RevokedAt), string(b), id); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = ?, record = ? WHERE id = ?`, graph.Nanos(k.RevokedAt), string(b), id); err != nil {
 		return fmt.Errorf("sqlite: revoke key %q: %w", id, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -174,7 +174,7 @@ func (s *Store) AppendAudit(ctx context.Context, events []graph.AuditEvent) erro
 	defer tx.Rollback()
 	for i, e := range events {
 		_, err := tx.ExecContext(ctx, `INSERT INTO audit_events(id, at, actor, action, tool, record) VALUES (?, ?, ?, ?, ?, ?)`,
-			e.ID, nanos(e.At), e.Actor, e.Action, e.Tool, recs[i])
+			e.ID, graph.Nanos(e.At), e.Actor, e.Action, e.Tool, recs[i])
 		if err != nil {
 			if isUniqueViolation(err) {
 				return fmt.Errorf("sqlite: append audit: event %q: %w", e.ID, graph.ErrConflict)
@@ -207,10 +207,10 @@ func (s *Store) AuditEvents(ctx context.Context, q graph.AuditQuery) (graph.Audi
 		add("tool = ?", q.Tool)
 	}
 	if !q.Since.IsZero() {
-		add("at >= ?", nanos(q.Since))
+		add("at >= ?", graph.Nanos(q.Since))
 	}
 	if !q.Until.IsZero() {
-		add("at < ?", nanos(q.Until))
+		add("at < ?", graph.Nanos(q.Until))
 	}
 	if q.Before != "" {
 		add("id < ?", q.Before)

@@ -306,7 +306,7 @@ func (m *memIndex) searchWith(q []float32, k int, f *matcher, useCentroid, quant
 	}
 	hits := make([]graph.Hit, len(best))
 	for i, c := range best {
-		hits[i] = graph.Hit{Tool: cloneSummary(c.e.sum), Score: float64(c.score)}
+		hits[i] = graph.Hit{Tool: graph.CloneSummary(c.e.sum), Score: float64(c.score)}
 	}
 	return hits
 }
@@ -504,7 +504,7 @@ func (m *matcher) allow(s *graph.ToolSummary) bool {
 	if m.allowFn == nil {
 		return true
 	}
-	c := cloneSummary(*s)
+	c := graph.CloneSummary(*s)
 	return m.allowFn(&c)
 }
 
@@ -514,17 +514,4 @@ func statuses(f graph.Filter) []string {
 		return []string{graph.StatusActive}
 	}
 	return f.Statuses
-}
-
-// cloneSummary deep-copies the slices of a summary.
-func cloneSummary(s graph.ToolSummary) graph.ToolSummary {
-	c := func(xs []string) []string {
-		if xs == nil {
-			return nil
-		}
-		return append([]string(nil), xs...)
-	}
-	s.Tags, s.Groups, s.AvailableInStates = c(s.Tags), c(s.Groups), c(s.AvailableInStates)
-	s.Permissions, s.RequiredParams, s.OptionalParams = c(s.Permissions), c(s.RequiredParams), c(s.OptionalParams)
-	return s
 }

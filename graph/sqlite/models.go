@@ -32,7 +32,7 @@ func (s *Store) PutModelVersion(ctx context.Context, v graph.ModelVersion) error
 	if _, err := s.db.ExecContext(ctx, `INSERT INTO model_versions(id, created_at, status, record, blob) VALUES (?, ?, ?, ?, ?)
 ON CONFLICT(id) DO UPDATE SET created_at = excluded.created_at, status = excluded.status, record = excluded.record,
 	blob = COALESCE(excluded.blob, model_versions.blob)`,
-		v.ID, nanos(v.CreatedAt), v.Status, string(v.Record), blob); err != nil {
+		v.ID, graph.Nanos(v.CreatedAt), v.Status, string(v.Record), blob); err != nil {
 		return fmt.Errorf("sqlite: put model version %q: %w", v.ID, err)
 	}
 	return nil
@@ -51,7 +51,7 @@ func scanModel(sc interface{ Scan(...any) error }, withBlob bool) (graph.ModelVe
 	if err := sc.Scan(dest...); err != nil {
 		return graph.ModelVersion{}, err
 	}
-	v.CreatedAt, v.Record = fromNanos(at), []byte(rec)
+	v.CreatedAt, v.Record = graph.FromNanos(at), []byte(rec)
 	return v, nil
 }
 
@@ -69,9 +69,7 @@ func (s *Store) GetModelVersion(ctx context.Context, id string) (graph.ModelVers
 
 // ListModelVersions implements graph.ModelVersions.
 func (s *Store) ListModelVersions(ctx context.Context, limit int) ([]graph.ModelVersion, error) {
-	if limit <= 0 {
-		limit = 50
-	}
+	limit = graph.Limit(limit, graph.DefaultModelVersionsLimit, 0)
 	rows, err := s.db.QueryContext(ctx, `SELECT `+modelColumns+` FROM model_versions ORDER BY created_at DESC, id DESC LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list model versions: %w", err)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
@@ -45,7 +44,7 @@ func (s *Store) LearnPairs(ctx context.Context, evidence []graph.PairEvidence) e
 		var updated int64
 		switch err := tx.QueryRowContext(ctx, `SELECT weight, count, updated_at FROM learned_pairs WHERE a = ? AND b = ?`, a, b).Scan(&w, &n, &updated); {
 		case errors.Is(err, sql.ErrNoRows):
-			updated = nanos(at)
+			updated = graph.Nanos(at)
 		case err != nil:
 			return fmt.Errorf("sqlite: learn pairs: %w", err)
 		}
@@ -56,7 +55,7 @@ func (s *Store) LearnPairs(ctx context.Context, evidence []graph.PairEvidence) e
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO learned_pairs(a, b, weight, count, updated_at) VALUES (?, ?, ?, ?, ?)
 ON CONFLICT(a, b) DO UPDATE SET weight = excluded.weight, count = excluded.count, updated_at = excluded.updated_at`,
-			a, b, w, n+1, nanos(at)); err != nil {
+			a, b, w, n+1, graph.Nanos(at)); err != nil {
 			return fmt.Errorf("sqlite: learn pairs: %w", err)
 		}
 	}
@@ -80,9 +79,7 @@ func learnedPairsSQL(where string) string {
 
 // LearnedPairs implements graph.Pairings.
 func (s *Store) LearnedPairs(ctx context.Context, id string, limit int, f graph.Filter, asOf time.Time) ([]graph.Hit, error) {
-	if limit <= 0 {
-		limit = 10
-	}
+	limit = graph.Limit(limit, graph.DefaultRelatedLimit, 0)
 	if asOf.IsZero() {
 		asOf = s.now()
 	}
@@ -113,11 +110,6 @@ func (s *Store) LearnedPairs(ctx context.Context, id string, limit int, f graph.
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: learned pairs of %q: %w", id, err)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Score != out[j].Score {
-			return out[i].Score > out[j].Score
-		}
-		return out[i].Tool.ID < out[j].Tool.ID
-	})
+	graph.SortHits(out)
 	return out[:min(limit, len(out))], nil
 }

@@ -192,9 +192,7 @@ func (s *Store) Related(ctx context.Context, id string, kind graph.RelKind, limi
 	default:
 		return nil, fmt.Errorf("sqlite: related %q: kind %q: %w", id, kind, graph.ErrInvalid)
 	}
-	if limit <= 0 {
-		limit = 10
-	}
+	limit = graph.Limit(limit, graph.DefaultRelatedLimit, 0)
 	var exists int
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM tools WHERE id = ?`, id).Scan(&exists); err != nil {
 		return nil, fmt.Errorf("sqlite: related %q: %w", id, err)

@@ -50,7 +50,7 @@ func addPoints(ctx context.Context, tx *sql.Tx, pts []graph.SeriesPoint) error {
 		var count, sum float64
 		var hist sql.NullString
 		err := tx.QueryRowContext(ctx, `SELECT count, sum, hist FROM series_points WHERE series = ? AND res = ? AND at = ?`,
-			p.Series, p.Res, nanos(p.At)).Scan(&count, &sum, &hist)
+			p.Series, p.Res, graph.Nanos(p.At)).Scan(&count, &sum, &hist)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
@@ -71,7 +71,7 @@ func addPoints(ctx context.Context, tx *sql.Tx, pts []graph.SeriesPoint) error {
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO series_points(series, res, at, count, sum, hist) VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT(series, res, at) DO UPDATE SET count = excluded.count, sum = excluded.sum, hist = excluded.hist`,
-			p.Series, p.Res, nanos(p.At), p.Count, p.Sum, h); err != nil {
+			p.Series, p.Res, graph.Nanos(p.At), p.Count, p.Sum, h); err != nil {
 			return err
 		}
 	}
@@ -88,9 +88,7 @@ type queryer interface {
 }
 
 func seriesPoints(ctx context.Context, db queryer, q graph.SeriesQuery) ([]graph.SeriesPoint, error) {
-	if q.Limit <= 0 {
-		q.Limit = 10000
-	}
+	q.Limit = graph.Limit(q.Limit, graph.DefaultSeriesLimit, 0)
 	where := []string{"res = ?"}
 	args := []any{q.Res}
 	if len(q.Series) > 0 {
@@ -105,11 +103,11 @@ func seriesPoints(ctx context.Context, db queryer, q graph.SeriesQuery) ([]graph
 	}
 	if !q.Since.IsZero() {
 		where = append(where, "at >= ?")
-		args = append(args, nanos(q.Since))
+		args = append(args, graph.Nanos(q.Since))
 	}
 	if !q.Until.IsZero() {
 		where = append(where, "at < ?")
-		args = append(args, nanos(q.Until))
+		args = append(args, graph.Nanos(q.Until))
 	}
 	args = append(args, q.Limit)
 	rows, err := db.QueryContext(ctx, `SELECT series, res, at, count, sum, hist FROM series_points WHERE `+strings.Join(where, " AND ")+
@@ -126,7 +124,7 @@ func seriesPoints(ctx context.Context, db queryer, q graph.SeriesQuery) ([]graph
 		if err := rows.Scan(&p.Series, &p.Res, &at, &p.Count, &p.Sum, &hist); err != nil {
 			return nil, fmt.Errorf("sqlite: series points: %w", err)
 		}
-		p.At = fromNanos(at)
+		p.At = graph.FromNanos(at)
 		if hist.Valid {
 			if err := json.Unmarshal([]byte(hist.String), &p.Hist); err != nil {
 				return nil, fmt.Errorf("sqlite: series points: decode hist: %w", err)
@@ -153,7 +151,7 @@ func (s *Store) CompactSeries(ctx context.Context, now time.Time, r graph.Retent
 	}
 	defer tx.Rollback()
 	removed := 0
-	for _, step := range graph.CompactionPlan(now, r) {
+	for _, step := range graph.CompactSteps(now, r) {
 		if step.To != "" {
 			old, err := seriesPoints(ctx, tx, graph.SeriesQuery{Res: step.From, Until: step.Before, Limit: 1 << 30})
 			if err != nil {
@@ -163,7 +161,7 @@ func (s *Store) CompactSeries(ctx context.Context, now time.Time, r graph.Retent
 				return 0, fmt.Errorf("sqlite: compact series: %w", err)
 			}
 		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM series_points WHERE res = ? AND at < ?`, step.From, nanos(step.Before))
+		res, err := tx.ExecContext(ctx, `DELETE FROM series_points WHERE res = ? AND at < ?`, step.From, graph.Nanos(step.Before))
 		if err != nil {
 			return 0, fmt.Errorf("sqlite: compact series: %w", err)
 		}

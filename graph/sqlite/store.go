@@ -375,11 +375,3 @@ func filterSQL(f graph.Filter, a string) (string, []any) {
 	}
 	return strings.Join(conds, " AND "), args
 }
-
-func validStatus(s string) bool {
-	return s == graph.StatusActive || s == graph.StatusDeprecated || s == graph.StatusDisabled
-}
-
-func nanos(t time.Time) int64 { return t.UnixNano() }
-
-func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }

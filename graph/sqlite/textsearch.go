@@ -137,7 +137,7 @@ func (s *Store) textSearchIndex(ctx context.Context, words []string, k int, f gr
 		if !ok || !m.pushed(&sum) || !m.allow(&sum) {
 			return true
 		}
-		hits = append(hits, graph.Hit{Tool: cloneSummary(sum), Score: score})
+		hits = append(hits, graph.Hit{Tool: graph.CloneSummary(sum), Score: score})
 		return len(hits) < k
 	})
 	if err != nil {

@@ -28,7 +28,7 @@ func (s *Store) prepare(t graph.Tool) (prepared, error) {
 	if t.Status == "" {
 		t.Status = graph.StatusActive
 	}
-	if !validStatus(t.Status) {
+	if !graph.ValidStatus(t.Status) {
 		return prepared{}, fmt.Errorf("sqlite: upsert %q: status %q: %w", t.ID, t.Status, graph.ErrInvalid)
 	}
 	for _, r := range t.Relations {
@@ -98,7 +98,7 @@ func (s *Store) UpsertTools(ctx context.Context, tools []graph.Tool) ([]graph.Up
 	now := s.now().UTC()
 	results := make([]graph.UpsertResult, len(preps))
 	for i := range preps {
-		r, err := upsertTx(ctx, tx, &preps[i], nanos(now))
+		r, err := upsertTx(ctx, tx, &preps[i], graph.Nanos(now))
 		if err != nil {
 			return nil, err
 		}
@@ -133,9 +133,9 @@ func upsertTx(ctx context.Context, tx *sql.Tx, p *prepared, now int64) (graph.Up
 		created = now
 	}
 	rev++
-	t.CreatedAt = fromNanos(created)
-	t.UpdatedAt = fromNanos(now)
-	p.summary = cloneSummary(t.ToolSummary)
+	t.CreatedAt = graph.FromNanos(created)
+	t.UpdatedAt = graph.FromNanos(now)
+	p.summary = graph.CloneSummary(t.ToolSummary)
 
 	sumJSON, err := json.Marshal(p.summary)
 	if err != nil {
@@ -214,8 +214,8 @@ func upsertTx(ctx context.Context, tx *sql.Tx, p *prepared, now int64) (graph.Up
 	// Entities: (Tool)-[:ABOUT]->(Entity), (Entity)-[:IS_A]->(Type entity).
 	entityNames := make([]string, 0, len(t.Entities))
 	for _, e := range t.Entities {
-		key := entityKey(e.Name)
-		typeKey := entityKey(e.Type)
+		key := graph.EntityKey(e.Name)
+		typeKey := graph.EntityKey(e.Type)
 		if _, err := tx.ExecContext(ctx, `INSERT INTO entities(key, name, type) VALUES (?,?,?)
 			ON CONFLICT(key) DO UPDATE SET type = CASE WHEN excluded.type <> '' THEN excluded.type ELSE entities.type END`,
 			key, strings.TrimSpace(e.Name), strings.TrimSpace(e.Type)); err != nil {
@@ -232,7 +232,7 @@ func upsertTx(ctx context.Context, tx *sql.Tx, p *prepared, now int64) (graph.Up
 			}
 		}
 		for _, a := range e.Aliases {
-			if ak := entityKey(a); ak != "" {
+			if ak := graph.EntityKey(a); ak != "" {
 				if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO entity_aliases(alias_key, entity_key, alias) VALUES (?,?,?)`, ak, key, strings.TrimSpace(a)); err != nil {
 					return graph.UpsertResult{}, wrap("alias", err)
 				}
@@ -256,7 +256,7 @@ func upsertTx(ctx context.Context, tx *sql.Tx, p *prepared, now int64) (graph.Up
 
 	// Full-text row.
 	p.text = docText{rowid: seq, id: t.ID, cols: [len(ftsColumns)]string{
-		t.Name, verbText(t.Verb), t.ShortDescription + "\n" + t.Description,
+		t.Name, graph.VerbText(t.Verb), t.ShortDescription + "\n" + t.Description,
 		strings.TrimSpace(strings.Join(t.Tags, " ") + " " + t.ParamsText), strings.Join(t.UseCases, "\n"), strings.Join(entityNames, "\n"),
 	}}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO tools_fts(rowid, name, verb, description, tags, use_cases, entities) VALUES (?,?,?,?,?,?,?)`,
@@ -271,17 +271,6 @@ func upsertTx(ctx context.Context, tx *sql.Tx, p *prepared, now int64) (graph.Up
 	}
 	return graph.UpsertResult{Created: !exists, Revision: int(rev)}, nil
 }
-
-// verbText indexes a verb both as written and split into lower-case words,
-// so MAKE_RESERVATION is found by "make reservation".
-func verbText(v string) string {
-	if v == "" {
-		return ""
-	}
-	return v + " " + strings.ToLower(strings.NewReplacer("_", " ", "-", " ", ".", " ").Replace(v))
-}
-
-func entityKey(name string) string { return strings.ToLower(strings.TrimSpace(name)) }
 
 func nullJSON(m json.RawMessage) any {
 	if len(m) == 0 {
@@ -316,13 +305,7 @@ func (s *Store) GetTool(ctx context.Context, id string) (graph.Tool, error) {
 
 // ListTools pages through summaries ordered by id.
 func (s *Store) ListTools(ctx context.Context, q graph.ListQuery) (graph.ToolPage, error) {
-	limit := q.Limit
-	if limit <= 0 {
-		limit = 100
-	}
-	if limit > 1000 {
-		limit = 1000
-	}
+	limit := graph.Limit(q.Limit, graph.DefaultListLimit, graph.MaxListLimit)
 	if n := len(q.Filter.IDs); n > 0 && n <= maxMemoryList {
 		return s.listFromMemory(q, limit), nil
 	}
@@ -386,7 +369,7 @@ func (s *Store) SetStatus(ctx context.Context, id, status, reason string) error 
 	if err := s.writable("set status"); err != nil {
 		return err
 	}
-	if !validStatus(status) {
+	if !graph.ValidStatus(status) {
 		return fmt.Errorf("sqlite: set status %q: status %q: %w", id, status, graph.ErrInvalid)
 	}
 	s.writeMu.Lock()
@@ -412,8 +395,8 @@ func (s *Store) SetStatus(ctx context.Context, id, status, reason string) error 
 	now := s.now().UTC()
 	rev++
 	t.Status = status
-	t.UpdatedAt = fromNanos(nanos(now))
-	sum := cloneSummary(t.ToolSummary)
+	t.UpdatedAt = graph.FromNanos(graph.Nanos(now))
+	sum := graph.CloneSummary(t.ToolSummary)
 	sumJSON, err := json.Marshal(sum)
 	if err != nil {
 		return fmt.Errorf("sqlite: set status %q: %w", id, err)
@@ -423,7 +406,7 @@ func (s *Store) SetStatus(ctx context.Context, id, status, reason string) error 
 		return fmt.Errorf("sqlite: set status %q: %w", id, err)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE tools SET status=?, revision=?, summary=?, record=?, updated_at=? WHERE id=?`,
-		status, rev, string(sumJSON), string(recJSON), nanos(now), id); err != nil {
+		status, rev, string(sumJSON), string(recJSON), graph.Nanos(now), id); err != nil {
 		return fmt.Errorf("sqlite: set status %q: %w", id, err)
 	}
 	manifest := t.Manifest
@@ -431,7 +414,7 @@ func (s *Store) SetStatus(ctx context.Context, id, status, reason string) error 
 		manifest = nil
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO revisions(tool_id, revision, status, reason, manifest, at) VALUES (?,?,?,?,?,?)`,
-		id, rev, status, reason, nullJSON(manifest), nanos(now)); err != nil {
+		id, rev, status, reason, nullJSON(manifest), graph.Nanos(now)); err != nil {
 		return fmt.Errorf("sqlite: set status %q: revision: %w", id, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -466,7 +449,7 @@ func (s *Store) listFromMemory(q graph.ListQuery, limit int) graph.ToolPage {
 			page.Next = page.Items[len(page.Items)-1].ID
 			continue
 		}
-		page.Items = append(page.Items, cloneSummary(sum))
+		page.Items = append(page.Items, graph.CloneSummary(sum))
 	}
 	return page
 }
@@ -489,7 +472,7 @@ func (s *Store) History(ctx context.Context, id string) ([]graph.Revision, error
 		if manifest.Valid {
 			r.Manifest = json.RawMessage(manifest.String)
 		}
-		r.At = fromNanos(at)
+		r.At = graph.FromNanos(at)
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {

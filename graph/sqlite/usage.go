@@ -65,7 +65,7 @@ func (s *Store) RecordUsage(ctx context.Context, events []graph.UsageEvent) erro
 			qvec = encodeVec(e.QueryEmbedding)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO usage_events(tool_id, session_id, user_id, query, success, latency_ms, at, query_vec) VALUES (?,?,?,?,?,?,?,?)`,
-			e.ToolID, e.SessionID, e.UserID, e.Query, succ, e.LatencyMs, nanos(at), qvec); err != nil {
+			e.ToolID, e.SessionID, e.UserID, e.Query, succ, e.LatencyMs, graph.Nanos(at), qvec); err != nil {
 			return fmt.Errorf("sqlite: record usage of %q: %w", e.ToolID, err)
 		}
 		c := centroids[e.ToolID]
@@ -97,7 +97,7 @@ func (s *Store) RecordUsage(ctx context.Context, events []graph.UsageEvent) erro
 		if _, err := tx.ExecContext(ctx, `INSERT INTO usage(tool_id, uses, successes, last_used, centroid_sum, centroid_n) VALUES (?,1,?,?,?,?)
 			ON CONFLICT(tool_id) DO UPDATE SET uses = uses + 1, successes = successes + excluded.successes,
 				last_used = max(last_used, excluded.last_used), centroid_sum = excluded.centroid_sum, centroid_n = excluded.centroid_n`,
-			e.ToolID, succ, nanos(at), blob, c.n); err != nil {
+			e.ToolID, succ, graph.Nanos(at), blob, c.n); err != nil {
 			return fmt.Errorf("sqlite: record usage of %q: %w", e.ToolID, err)
 		}
 	}
@@ -139,7 +139,7 @@ func (s *Store) loadUsage(ctx context.Context, ids []string) error {
 		if err := rows.Scan(&u.ToolID, &u.Uses, &u.Successes, &last, &blob, &u.CentroidN); err != nil {
 			return fmt.Errorf("load usage: %w", err)
 		}
-		u.LastUsed = fromNanos(last)
+		u.LastUsed = graph.FromNanos(last)
 		var centroid []float32
 		if u.CentroidN > 0 && blob != nil {
 			centroid = graph.Normalize(decodeVec(blob))
@@ -171,9 +171,7 @@ func (s *Store) Usage(ctx context.Context, ids []string) (map[string]graph.Usage
 // ServedQueries returns the latest successful events with a query text,
 // newest first; limit <= 0 means 100.
 func (s *Store) ServedQueries(ctx context.Context, limit int) ([]graph.ServedQuery, error) {
-	if limit <= 0 {
-		limit = 100
-	}
+	limit = graph.Limit(limit, graph.DefaultEventsLimit, 0)
 	return s.servedQueries(ctx, "served queries", `SELECT id, tool_id, query, at, query_vec FROM usage_events WHERE success AND query <> '' ORDER BY at DESC, id DESC LIMIT ?`, limit)
 }
 
@@ -182,9 +180,7 @@ func (s *Store) ServedQueries(ctx context.Context, limit int) ([]graph.ServedQue
 // deleted and one writer at a time appends them, so rowids only grow and a
 // reader sees them in that order.
 func (s *Store) ServedQueriesAfter(ctx context.Context, after int64, limit int) ([]graph.ServedQuery, error) {
-	if limit <= 0 {
-		limit = 100
-	}
+	limit = graph.Limit(limit, graph.DefaultEventsLimit, 0)
 	return s.servedQueries(ctx, "served queries after", `SELECT id, tool_id, query, at, query_vec FROM usage_events WHERE id > ? AND success AND query <> '' ORDER BY id LIMIT ?`, after, limit)
 }
 
@@ -202,7 +198,7 @@ func (s *Store) servedQueries(ctx context.Context, op, query string, args ...any
 		if err := rows.Scan(&q.Seq, &q.ToolID, &q.Query, &at, &vec); err != nil {
 			return nil, fmt.Errorf("sqlite: %s: %w", op, err)
 		}
-		q.At = fromNanos(at)
+		q.At = graph.FromNanos(at)
 		if vec != nil {
 			q.Embedding = decodeVec(vec)
 		}
@@ -216,9 +212,7 @@ func (s *Store) servedQueries(ctx context.Context, op, query string, args ...any
 
 // SessionHistory returns a session's events, newest first; limit <= 0 means 100.
 func (s *Store) SessionHistory(ctx context.Context, sessionID string, limit int) ([]graph.SessionEvent, error) {
-	if limit <= 0 {
-		limit = 100
-	}
+	limit = graph.Limit(limit, graph.DefaultEventsLimit, 0)
 	rows, err := s.db.QueryContext(ctx, `SELECT tool_id, success, at FROM usage_events WHERE session_id = ? ORDER BY at DESC, id DESC LIMIT ?`, sessionID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: session history %q: %w", sessionID, err)
@@ -231,7 +225,7 @@ func (s *Store) SessionHistory(ctx context.Context, sessionID string, limit int)
 		if err := rows.Scan(&e.ToolID, &e.Success, &at); err != nil {
 			return nil, fmt.Errorf("sqlite: session history %q: %w", sessionID, err)
 		}
-		e.At = fromNanos(at)
+		e.At = graph.FromNanos(at)
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {

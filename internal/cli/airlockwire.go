@@ -43,10 +43,7 @@ type airlockParts struct {
 // executes approved wrappers under their policies. Without a Go toolchain
 // scanning and review still work; approvals then fail with a clear reason.
 func newAirlock(ctx context.Context, cfg config.Config, sys *system, c client.Client, log *slog.Logger) (*airlockParts, error) {
-	defs, ok := sys.store.(graph.Definitions)
-	if !ok {
-		return nil, fmt.Errorf("the %s store keeps no tool sources or external definitions", cfg.Store)
-	}
+	defs := sys.store
 	files := &airlock.Files{Root: filepath.Join(cfg.DataDir, "airlock")}
 	gen, err := codegen.New(templates.FS)
 	if err != nil {
@@ -85,9 +82,7 @@ func newAirlock(ctx context.Context, cfg config.Config, sys *system, c client.Cl
 	if c != nil {
 		parts.activities.Reviews = worker.Reviews(c, "", cfg.ReviewTimeout)
 	}
-	if gaps, ok := sys.store.(graph.Gaps); ok {
-		parts.activities.Gaps = gaps
-	}
+	parts.activities.Gaps = sys.store
 	return parts, nil
 }
 

@@ -266,13 +266,7 @@ func openKeyClient(ctx context.Context, e *env, cfg config.Config, kf keysFlags)
 		_ = lock.Release()
 		return nil, err
 	}
-	ks, ok := st.(graph.Keys)
-	if !ok {
-		st.Close()
-		_ = lock.Release()
-		return nil, fmt.Errorf("the %s store cannot hold API keys", cfg.Store)
-	}
-	return &storeKeys{svc: identity.NewKeyService(ks), st: st, lock: lock}, nil
+	return &storeKeys{svc: identity.NewKeyService(st), st: st, lock: lock}, nil
 }
 
 // storeKeys manages keys in the store directly (an operator on the host).

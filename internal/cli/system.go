@@ -40,8 +40,8 @@ type system struct {
 	model     embed.Model
 	registry  *registry.Service
 	retrieval *retrieval.Service
-	// retrain keeps the learned ranking model's versions; nil when the
-	// store keeps none.
+	// retrain keeps the learned ranking model's versions in the store; nil
+	// when it could not be built.
 	retrain *retrain.Service
 	// Identity and operations: keys, the authenticator, the audit log and
 	// the process's metrics, shared by every edge.
@@ -54,7 +54,7 @@ type system struct {
 	// trim returns freed heap pages to the OS once work has gone quiet
 	// (after batch registrations, query embeddings and rankings).
 	trim *memtrim.Trimmer
-	// sampler keeps the operations time series (nil: the store keeps none).
+	// sampler keeps the operations time series in the store.
 	sampler *analytics.Sampler
 
 	hooksMu sync.RWMutex
@@ -132,9 +132,7 @@ func openSystem(ctx context.Context, cfg config.Config, log *slog.Logger, progre
 	}
 	sys.trim = memtrim.New(2 * time.Second)
 	sys.metrics.WatchTrims(sys.trim.Runs)
-	if ss, ok := store.(analytics.SeriesStore); ok {
-		sys.sampler = analytics.NewSampler(ss, nil, graph.DefaultRetention)
-	}
+	sys.sampler = analytics.NewSampler(store, nil, graph.DefaultRetention)
 	rank := retrieval.Options{Observer: trimmingObserver{sys.metrics, sys.trim, sys.sampler}}
 	sys.retrieval = retrieval.New(store, model, rank)
 	// The promoted ranking model (if any) applies from the first search:
@@ -157,16 +155,8 @@ func openSystem(ctx context.Context, cfg config.Config, log *slog.Logger, progre
 // openIdentity builds the key service, the authenticator (with OIDC when
 // an issuer is configured) and the audit log over the store.
 func (s *system) openIdentity(ctx context.Context) error {
-	keys, ok := s.store.(graph.Keys)
-	if !ok {
-		return fmt.Errorf("the %s store cannot hold API keys", s.cfg.Store)
-	}
-	log, ok := s.store.(graph.Audit)
-	if !ok {
-		return fmt.Errorf("the %s store cannot hold the audit log", s.cfg.Store)
-	}
-	s.keys = identity.NewKeyService(keys)
-	s.audit = audit.New(log)
+	s.keys = identity.NewKeyService(s.store)
+	s.audit = audit.New(s.store)
 	s.auth = &identity.Authenticator{Keys: s.keys}
 	if a := s.cfg.Auth; a.OIDCIssuer != "" {
 		o, err := identity.NewOIDC(ctx, identity.OIDCConfig{

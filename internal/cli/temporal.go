@@ -23,7 +23,6 @@ import (
 	"github.com/toolsmith/toolsmith/api/httpx"
 	"github.com/toolsmith/toolsmith/api/ranking"
 	"github.com/toolsmith/toolsmith/api/verbs"
-	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/config"
 	"github.com/toolsmith/toolsmith/internal/demomodule"
 	"github.com/toolsmith/toolsmith/internal/temporallog"
@@ -174,7 +173,7 @@ type fulfilment struct {
 	worker    sdkworker.Worker
 	verbs     *verbs.Handler
 	analytics *apianalytics.Handler
-	ranking   *ranking.Handlers // nil when the store keeps no model versions
+	ranking   *ranking.Handlers // nil without a retrain service
 	mcp       *mcp.Edge
 	console   *web.Console
 	uiURL     string
@@ -270,13 +269,11 @@ func newFulfilment(ctx context.Context, cfg config.Config, sys *system, c client
 	}
 	deps.Runs = verbs.Runs{Temporal: c, Namespace: cfg.Temporal.Namespace}
 	deps.Retrain = sys.retrain
-	if gaps, ok := sys.store.(graph.Gaps); ok {
-		sg := activities.StoreGaps{Store: gaps}
-		if sys.retrieval != nil {
-			sg.Entities = sys.retrieval.Entities
-		}
-		deps.Gaps = sg
+	sg := activities.StoreGaps{Store: sys.store}
+	if sys.retrieval != nil {
+		sg.Entities = sys.retrieval.Entities
 	}
+	deps.Gaps = sg
 	if al != nil {
 		deps.Airlock, deps.Wrapped = al.activities, al.runtime
 	}

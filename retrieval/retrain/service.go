@@ -95,15 +95,14 @@ func (o Options) withDefaults() Options {
 // Service trains, evaluates, promotes and rolls back versions of the
 // learned ranking model. It is safe for concurrent use.
 type Service struct {
-	store    graph.Store
-	versions graph.ModelVersions
-	emb      embed.Embedder
-	live     *retrieval.Service
-	rank     retrieval.Options
-	now      func() time.Time
+	store graph.Store
+	emb   embed.Embedder
+	live  *retrieval.Service
+	rank  retrieval.Options
+	now   func() time.Time
 }
 
-// New returns the service over a store (which must keep model versions),
+// New returns the service over a store (which keeps the model versions),
 // the embedder of its vectors, and the live retrieval service it applies
 // the promoted version to (nil: none in this process). rank are the live
 // service's options: replays rank with them.
@@ -111,11 +110,7 @@ func New(store graph.Store, emb embed.Embedder, live *retrieval.Service, rank re
 	if store == nil || emb == nil {
 		return nil, errors.New("retrain: nil store or embedder")
 	}
-	mv, ok := store.(graph.ModelVersions)
-	if !ok {
-		return nil, fmt.Errorf("retrain: %T keeps no model versions", store)
-	}
-	return &Service{store: store, versions: mv, emb: emb, live: live, rank: rank, now: time.Now}, nil
+	return &Service{store: store, emb: emb, live: live, rank: rank, now: time.Now}, nil
 }
 
 // caller sees every tool: replays measure the ranking, not visibility.
@@ -344,7 +339,7 @@ func (s *Service) Train(ctx context.Context, o Options) (Version, error) {
 			v.Split.TrainUpTo = held[0].Seq - 1
 		}
 	}
-	if cur, err := s.versions.PromotedModelVersion(ctx); err == nil {
+	if cur, err := s.store.PromotedModelVersion(ctx); err == nil {
 		v.Parent = cur.ID
 	} else if !errors.Is(err, graph.ErrNotFound) {
 		return Version{}, fmt.Errorf("retrain: promoted version: %w", err)
@@ -405,7 +400,7 @@ func (s *Service) put(ctx context.Context, v Version) error {
 	if err != nil {
 		return err
 	}
-	if err := s.versions.PutModelVersion(ctx, mv); err != nil {
+	if err := s.store.PutModelVersion(ctx, mv); err != nil {
 		return fmt.Errorf("retrain: store version %q: %w", v.ID, err)
 	}
 	return nil
@@ -483,7 +478,7 @@ func (s *Service) Evaluate(ctx context.Context, id string) (Evaluation, error) {
 	}
 	var cur *retrieval.Model
 	ev := Evaluation{ID: id}
-	if p, err := s.versions.PromotedModelVersion(ctx); err == nil {
+	if p, err := s.store.PromotedModelVersion(ctx); err == nil {
 		pv, err := fromStored(p)
 		if err != nil {
 			return Evaluation{}, err
@@ -556,7 +551,7 @@ func (s *Service) Conclude(ctx context.Context, id string, promote bool, reason 
 	if err := s.put(ctx, v); err != nil {
 		return Version{}, err
 	}
-	if err := s.versions.PromoteModelVersion(ctx, id, StatusSuperseded); err != nil {
+	if err := s.store.PromoteModelVersion(ctx, id, StatusSuperseded); err != nil {
 		return Version{}, fmt.Errorf("retrain: promote %q: %w", id, err)
 	}
 	v.Status = StatusPromoted
@@ -565,7 +560,7 @@ func (s *Service) Conclude(ctx context.Context, id string, promote bool, reason 
 
 // Get returns a version with its adapter.
 func (s *Service) Get(ctx context.Context, id string) (Version, error) {
-	mv, err := s.versions.GetModelVersion(ctx, id)
+	mv, err := s.store.GetModelVersion(ctx, id)
 	if err != nil {
 		return Version{}, fmt.Errorf("retrain: version %q: %w", id, err)
 	}
@@ -574,7 +569,7 @@ func (s *Service) Get(ctx context.Context, id string) (Version, error) {
 
 // List returns up to limit versions, newest first, without adapters.
 func (s *Service) List(ctx context.Context, limit int) ([]Version, error) {
-	mvs, err := s.versions.ListModelVersions(ctx, limit)
+	mvs, err := s.store.ListModelVersions(ctx, limit)
 	if err != nil {
 		return nil, fmt.Errorf("retrain: list versions: %w", err)
 	}
@@ -597,7 +592,7 @@ func (s *Service) Rollback(ctx context.Context, id string) error {
 	if id == Baseline {
 		target = ""
 	}
-	if err := s.versions.PromoteModelVersion(ctx, target, StatusRolledBack); err != nil {
+	if err := s.store.PromoteModelVersion(ctx, target, StatusRolledBack); err != nil {
 		if errors.Is(err, graph.ErrNotFound) {
 			return fmt.Errorf("ranking version %q: %w", id, fault.ErrNotFound)
 		}
@@ -613,7 +608,7 @@ func (s *Service) Load(ctx context.Context) error {
 	if s.live == nil {
 		return nil
 	}
-	mv, err := s.versions.PromotedModelVersion(ctx)
+	mv, err := s.store.PromotedModelVersion(ctx)
 	if errors.Is(err, graph.ErrNotFound) {
 		s.live.SetModel(nil)
 		return nil
@@ -631,7 +626,7 @@ func (s *Service) Load(ctx context.Context) error {
 
 // PromotedID is the promoted version's id, or Baseline when none is.
 func (s *Service) PromotedID(ctx context.Context) (string, error) {
-	mv, err := s.versions.PromotedModelVersion(ctx)
+	mv, err := s.store.PromotedModelVersion(ctx)
 	if errors.Is(err, graph.ErrNotFound) {
 		return Baseline, nil
 	}

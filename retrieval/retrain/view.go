@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
 )
@@ -13,9 +14,8 @@ import (
 // is given, so a replayed query never finds itself, or anything after
 // it, in the memory it is ranked with. Both models of a comparison rank
 // over the same view. Session history is empty (replays have no session),
-// and the optional capabilities that derive from every event (learned
-// pairings, the analytics' popularity snapshot) are left out, for both
-// alike.
+// and what derives from every event (learned pairings, the analytics'
+// popularity snapshot) is left out, for both alike.
 type view struct {
 	graph.Store
 	served    []graph.ServedQuery // newest first
@@ -27,10 +27,7 @@ type centroid struct {
 	n   int
 }
 
-var (
-	_ graph.MeanVectorer = (*view)(nil)
-	_ graph.VectorScorer = (*view)(nil)
-)
+var _ graph.Store = (*view)(nil)
 
 // newView builds the view of st with the evidence of events (oldest
 // first; each with its embedding).
@@ -73,10 +70,7 @@ func newView(st graph.Store, events []graph.ServedQuery) *view {
 
 // ServedQueries is the view's evidence, newest first.
 func (v *view) ServedQueries(_ context.Context, limit int) ([]graph.ServedQuery, error) {
-	if limit <= 0 {
-		limit = 100
-	}
-	return v.served[:min(limit, len(v.served))], nil
+	return v.served[:min(graph.Limit(limit, graph.DefaultEventsLimit, 0), len(v.served))], nil
 }
 
 // ServedQueriesAfter: nothing is written to a view after it is made.
@@ -156,34 +150,17 @@ func (v *view) UsageSearch(ctx context.Context, vec []float32, k int, f graph.Fi
 	return hits[:min(k, len(hits))], nil
 }
 
-// MeanVector forwards to the store when it has the capability.
-func (v *view) MeanVector(ctx context.Context) ([]float32, error) {
-	if mv, ok := v.Store.(graph.MeanVectorer); ok {
-		return mv.MeanVector(ctx)
-	}
+// LearnedPairs: learned pairings derive from every event, so a view has
+// none (for both models of a comparison alike).
+func (v *view) LearnedPairs(context.Context, string, int, graph.Filter, time.Time) ([]graph.Hit, error) {
 	return nil, nil
 }
 
-// VectorScores forwards to the store when it has the capability, else
-// scores with one VectorSearch per vector.
-func (v *view) VectorScores(ctx context.Context, vecs [][]float32, f graph.Filter) (map[string][]float64, error) {
-	if vs, ok := v.Store.(graph.VectorScorer); ok {
-		return vs.VectorScores(ctx, vecs, f)
-	}
-	out := map[string][]float64{}
-	for i, vec := range vecs {
-		hits, err := v.Store.VectorSearch(ctx, vec, len(f.IDs), f)
-		if err != nil {
-			return nil, err
-		}
-		for _, h := range hits {
-			s, ok := out[h.Tool.ID]
-			if !ok {
-				s = make([]float64, len(vecs))
-				out[h.Tool.ID] = s
-			}
-			s[i] = h.Score
-		}
-	}
-	return out, nil
+// LearnPairs: nothing is learned into a view.
+func (v *view) LearnPairs(context.Context, []graph.PairEvidence) error { return nil }
+
+// GetSnapshot: the analytics' snapshots (the popularity prior) derive from
+// every event, so a view has none.
+func (v *view) GetSnapshot(context.Context, string) (graph.Snapshot, error) {
+	return graph.Snapshot{}, fmt.Errorf("retrain: a replay's view keeps no snapshots: %w", graph.ErrNotFound)
 }
