@@ -264,6 +264,7 @@ func (s *Service) writeChunk(ctx context.Context, chunk []*pending, upsert bool)
 		if ups, err := bu.UpsertTools(ctx, tools); err == nil && len(ups) == len(free) {
 			for j, i := range free {
 				out[i].res = Result{ToolID: chunk[i].m.ToolID, Created: ups[j].Created, Revision: ups[j].Revision, Indexed: true, EmbeddingModel: s.model}
+				s.closeGap(ctx, tools[j], &out[i].res)
 			}
 			return out
 		}

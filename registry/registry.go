@@ -414,17 +414,24 @@ func (s *Service) write(ctx context.Context, m tool.Manifest, vec []float32) (Re
 		EmbeddingModel:   s.model,
 		ShortDescription: m.ShortDescription,
 	}
-	// An active tool for a verb nothing could fulfil closes that gap.
-	if t.Status == "" || t.Status == graph.StatusActive {
-		closed, err := s.store.CloseGap(ctx, m.Verb, m.ToolID, t.UpdatedAt)
-		switch {
-		case err != nil:
-			res.GapError = err.Error()
-		case closed:
-			res.ClosedGap = m.Verb
-		}
-	}
+	s.closeGap(ctx, t, &res)
 	return res, nil
+}
+
+// closeGap closes the gap of the verb an active tool t provides (a verb
+// nothing could fulfil until now), saying so in res; every registration
+// path, single or batch, calls it once the tool is written.
+func (s *Service) closeGap(ctx context.Context, t graph.Tool, res *Result) {
+	if t.Status != "" && t.Status != graph.StatusActive {
+		return
+	}
+	closed, err := s.store.CloseGap(ctx, t.Verb, t.ID, t.UpdatedAt)
+	switch {
+	case err != nil:
+		res.GapError = err.Error()
+	case closed:
+		res.ClosedGap = t.Verb
+	}
 }
 
 func (s *Service) revision(ctx context.Context, id string) (int, error) {

@@ -106,6 +106,36 @@ func TestRegistrationClosesAGap(t *testing.T) {
 	}
 }
 
+// TestBatchRegistrationClosesAGap: tools written by one batch transaction
+// close their verbs' gaps as a single registration does.
+func TestBatchRegistrationClosesAGap(t *testing.T) {
+	ctx := context.Background()
+	st := openSQLite(t)
+	svc := registry.New(st, &fakeEmbedder{dim: 16})
+	for _, verb := range []string{"CONVERT_CURRENCY", "CONVERT_UNITS", "TRANSLATE_TEXT"} {
+		if _, err := st.RecordGap(ctx, graph.GapEvent{Verb: verb}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := svc.BatchRegister(ctx, []registry.Request{
+		{Manifest: manifest("fx.convert")},
+		{Manifest: manifest("units.convert", `"verb":"CONVERT_UNITS"`)},
+		{Manifest: manifest("fx.old", `"verb":"TRANSLATE_TEXT"`, `"status":"deprecated"`)},
+	}, registry.BatchOptions{})
+	for _, r := range res {
+		if r.Status == registry.StatusFailed {
+			t.Fatalf("batch item: %+v", r)
+		}
+	}
+	closed, err := st.ListGaps(ctx, graph.GapQuery{Status: graph.GapClosed})
+	if err != nil || len(closed) != 2 {
+		t.Fatalf("closed gaps after the batch: %+v %v", closed, err)
+	}
+	if open, _ := st.ListGaps(ctx, graph.GapQuery{Status: graph.GapOpen}); len(open) != 1 || open[0].Verb != "TRANSLATE_TEXT" {
+		t.Fatalf("open gaps: %+v (a deprecated tool closes nothing)", open)
+	}
+}
+
 // TestConcurrentBatchesOnSQLite runs overlapping batch registrations at once
 // against the real store: every item settles (created, updated or
 // unchanged, never failed), each tool is stored once, and the text index
