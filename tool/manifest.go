@@ -1,7 +1,7 @@
-// Package tool holds Toolsmith's tool manifest: the one Go model covering the
-// specs (retrieval metadata, module routing, groups and
-// states, schemas and examples, entities and relationships, provenance), its
-// validation, and its projection onto the graph store's records.
+// Package tool holds Toolsmith's tool manifest: the one Go model covering
+// retrieval metadata, module routing, groups and states, schemas and
+// examples, entities and relationships, and provenance; its validation; and
+// its projection onto the graph store's records.
 package tool
 
 import (
