@@ -739,7 +739,8 @@ func (s *Service) Related(ctx context.Context, id string, kind RelationKind, max
 
 // Best returns the single best match for text and its cosine distance
 // (1 − cosine between the query and the tool's embedding), for
-// POST /api/v1/tools/search (a distance below 0.5 is a confident match). ErrNotFound when the caller sees no tool at all.
+// POST /api/v1/tools/search (a distance below 0.5 is a confident match).
+// ErrNotFound when the caller sees no tool at all.
 func (s *Service) Best(ctx context.Context, text string, caller access.Caller) (Hit, float64, error) {
 	hits, _, err := s.Rank(ctx, Query{Text: text, MaxTools: 1, Caller: caller})
 	if err != nil {

@@ -61,8 +61,9 @@ func (h *Handlers) Mount(v1 *gin.RouterGroup) {
 	v1.DELETE("/tools/admin/cache/invalidate", h.invalidate)
 }
 
-// SearchResponse is the data of GET /tools/retrieval/search: the ranked
-// tools and their context, plus the ranking breakdown and the entities found.
+// SearchResponse is the data of GET /tools/retrieval/search: the
+// lightweight index, the detailed tools and the metadata, plus the ranking
+// breakdown and the entities found.
 type SearchResponse struct {
 	LightweightIndex []retrieval.IndexEntry     `json:"lightweightIndex"`
 	DetailedTools    []retrieval.DetailedTool   `json:"detailedTools"`
