@@ -27,8 +27,9 @@ func historyCatalogue() []tool.Manifest {
 
 // TestSparseHistoryLeavesOtherQueriesAlone checks, on a small catalogue,
 // that sparse history stays local: one tool used many times must neither
-// enter nor reorder the results of queries unrelated to its uses (each ranks exactly
-// as it did zero-shot), while queries like its uses do rank it first.
+// enter nor reorder the results of queries unrelated to its uses (each
+// ranks exactly as it did zero-shot), while queries like its uses do rank
+// it first.
 func TestSparseHistoryLeavesOtherQueriesAlone(t *testing.T) {
 	ctx := context.Background()
 	caller := access.Caller{UserID: "u", Level: "owner", Groups: []string{access.Wildcard}}

@@ -688,8 +688,9 @@ func (f *fulfilment) recordGap(reason string, cands []activities.Candidate) (act
 }
 
 // airlock is find-or-build's search of external definitions: when an
-// un-onboarded operation is similar enough, it joins (or opens) the review of its spec and waits, bounded, for the outcome. An
-// onboarded spec is then searched again and substituted like any tool.
+// un-onboarded operation is similar enough, it joins (or opens) the review
+// of its spec and waits, bounded, for the outcome. An onboarded spec is
+// then searched again and substituted like any tool.
 // found is false when no definition is similar enough.
 func (f *fulfilment) airlock(why string) (NovelVerbResult, bool, error) {
 	// Runs recorded before find-or-build searched external definitions
