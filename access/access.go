@@ -1,8 +1,8 @@
 // Package access decides which tools a caller may see and execute. It joins
-// three specs: permissions (seed 01 §10: public, authenticated, role:X,
-// permission:X), levels and allowed modules (seed 02: guest < user < admin <
-// owner), and groups and states (seed 03: default group, "*" wildcard, empty
-// list = no tools, available_in_states). A caller never sees a tool it cannot
+// three rules: permissions (public, authenticated, role:X, permission:X),
+// levels and allowed modules (guest < user < admin < owner), and groups and
+// states (default group, "*" wildcard, empty list = no tools,
+// available_in_states). A caller never sees a tool it cannot
 // execute, so every read path (search, manifest, related, index, execution)
 // filters through Caller.Allows.
 package access
@@ -14,14 +14,15 @@ import (
 	"github.com/toolsmith/toolsmith/graph"
 )
 
-// Defaults of seed 03.
+// Group and state defaults: a tool that names no group is in DefaultGroup,
+// a caller with no state is in DefaultState, and Wildcard grants every group.
 const (
 	DefaultGroup = "default"
 	DefaultState = "undefined"
 	Wildcard     = "*"
 )
 
-// Levels lists permission levels in ascending order (seed 02).
+// Levels lists permission levels in ascending order.
 var Levels = []string{"guest", "user", "admin", "owner"}
 
 // LevelRank returns the rank of a level; unknown or empty levels rank as guest (0).
@@ -47,7 +48,7 @@ type Caller struct {
 	// State is the agent state; empty means "undefined".
 	State string `json:"state,omitempty"`
 	// AllowedModules, when non-nil, restricts tools that belong to a module
-	// to those modules (seed 02 persona filter). Tools without a module pass.
+	// to those modules (a persona filter). Tools without a module pass.
 	AllowedModules []string `json:"allowedModules"`
 }
 
@@ -98,7 +99,7 @@ func (c Caller) Filter() graph.Filter {
 	return graph.Filter{Allow: c.Allows}
 }
 
-// permitted follows seed 01 §10: "public" grants access at once; every other
+// permitted: "public" grants access at once; every other
 // requirement must hold. No requirement at all means public.
 func (c Caller) permitted(required []string) bool {
 	for _, p := range required {
@@ -131,7 +132,7 @@ func (c Caller) permitted(required []string) bool {
 
 // AnyPrefix starts a requirement met by any one of its "|"-separated
 // alternatives, each "role:X" or "user:X": an airlock approval's allowed
-// roles and users (seed 05 §7) become one, so reads hide such a tool from
+// roles and users become one, so reads hide such a tool from
 // exactly the callers its execution refuses.
 const AnyPrefix = "any:"
 

@@ -73,7 +73,7 @@ type ProposeReport struct {
 	Proposals []Proposal `json:"proposals"`
 }
 
-// ProposeForGaps is gap-driven discovery (seed 05 §6.1.2): for each open
+// ProposeForGaps is gap-driven discovery: for each open
 // gap asked at least MinCount times, it searches the definitions of the
 // registered sources and, when the best one scores at least MinScore,
 // proposes its spec's review with the gap as the reason. A person still

@@ -81,7 +81,7 @@ type ExecuteOutput struct {
 	// Output is the tool's result (decoded JSON); nil on a dry run.
 	Output any  `json:"output,omitempty"`
 	DryRun bool `json:"dryRun,omitempty"`
-	// State is the state the caller moves to (seed 03): the tool's state
+	// State is the state the caller moves to: the tool's state
 	// when it has one and ran successfully, else the caller's state.
 	State      string `json:"state"`
 	DurationMs int64  `json:"durationMs"`

@@ -115,7 +115,7 @@ type ToolStatusSetter interface {
 }
 
 // HealthChecker probes every onboarded API and disables its tools after
-// Threshold consecutive failures, raising a notification (seed 05 §7.4).
+// Threshold consecutive failures, raising a notification.
 // Re-enabling is an explicit action (Enable).
 type HealthChecker struct {
 	Files     *Files

@@ -1,4 +1,4 @@
-// Package airlock onboards external tools (seed 05 §6–7): no external API
+// Package airlock onboards external tools: no external API
 // runs without a person's approval, and an approved one runs only through a
 // generated, tested wrapper under the policies the reviewer set. This
 // package holds the approval policy, the conversion of a spec's operations

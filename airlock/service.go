@@ -111,7 +111,7 @@ func (f *Files) Approval(slug string) (Approval, error) {
 	return a, nil
 }
 
-// Review is what a reviewer sees of a pending spec (seed 05 §6.2).
+// Review is what a reviewer sees of a pending spec.
 type Review struct {
 	SpecHash    string            `json:"specHash"`
 	Location    string            `json:"location"`

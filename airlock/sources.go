@@ -23,7 +23,7 @@ import (
 	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
-// Source types (seed 05 §7.1). Both scan the same way: the location says
+// Source types. Both scan the same way: the location says
 // whether it is one spec, a folder or a list (Fetcher.Scan).
 const (
 	// SourceOpenAPI (the default) is an OpenAPI source: one spec (an

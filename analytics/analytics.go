@@ -1,5 +1,5 @@
-// Package analytics builds the operators' report (seed 01 §8,
-// GET /api/v1/tools/admin/analytics): tool usage and success rates, the
+// Package analytics builds the operators' report (GET
+// /api/v1/tools/admin/analytics): tool usage and success rates, the
 // queries tools served most, fulfilment branches, the novel verbs nothing
 // fulfilled, and tools per group. It reads the graph store and a list of
 // recent novel-verb runs (from Temporal's visibility); it writes nothing.

@@ -40,7 +40,7 @@ var Rules = []RouteRule{
 	{"GET", "/.well-known/oauth-protected-resource", identity.RulePublic, "", false},
 	{"GET", "/.well-known/oauth-protected-resource/mcp", identity.RulePublic, "", false},
 
-	// Registry (seed 01 §8): reads are public and filtered per tool.
+	// Registry: reads are public and filtered per tool.
 	{"GET", "/api/v1/tools", identity.RulePublic, "", false},
 	{"GET", "/api/v1/tools/:toolId", identity.RulePublic, "", false},
 	{"GET", "/api/v1/tools/:toolId/history", identity.RulePublic, "", false},
@@ -73,7 +73,7 @@ var Rules = []RouteRule{
 	{"GET", "/api/v1/verbs/:id", identity.RuleAuthenticated, "", false},
 	{"POST", "/api/v1/modules/refresh", identity.RuleAdmin, "", true},
 
-	// Airlock (seed 05 §6–7).
+	// Airlock: onboarding external tools is admin work.
 	{"POST", "/api/v1/tools/sources", identity.RuleAdmin, "", true},
 	{"GET", "/api/v1/tools/sources", identity.RuleAdmin, "", false},
 	{"POST", "/api/v1/tools/sources/scan", identity.RuleAdmin, "", true},

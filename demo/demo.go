@@ -3,10 +3,10 @@
 // embedded in the binary, and Load, which registers them on first start and
 // is a no-op on later starts.
 //
-// The catalogue covers every module of seed 02 (research, file_manager,
+// The catalogue covers every standard module (research, file_manager,
 // code_executor, knowledge, atlassian, claude_code, deployer, scheduler,
 // garmin, renpho_biometrics, location, git_platform, project_planner,
-// injective) with the seed's permission levels, the seed 03 agent tools with
+// injective) with their permission levels, the agent tools with
 // their groups and states, and everyday domains — currency exchange,
 // airline, restaurant, hotel and car reservations, weather, units and time
 // zones, e-mail and calendar — written so that entities, not luck, tell

@@ -91,7 +91,7 @@ func TestSeed02ModulesAndLevels(t *testing.T) {
 			t.Errorf("module %s has %d tools, want at least 3", mod, perModule[mod])
 		}
 	}
-	levels := map[string]string{ // seed 02's own example
+	levels := map[string]string{ // each module tool's expected level
 		"research.web_search":          tool.LevelGuest,
 		"research.fetch_webpage":       tool.LevelGuest,
 		"file_manager.create_document": tool.LevelGuest,

@@ -50,7 +50,7 @@ func metatoolDir(t *testing.T) (data, model string) {
 	return data, model
 }
 
-// TestSparseHistoryNeverHurts holds issue 28's property on the dev split:
+// TestSparseHistoryNeverHurts holds that history never hurts, on the dev split:
 // with history for ten tools only, the queries for every other tool lose
 // no more Recall@5 than noise, and the queries for the ten gain. It uses
 // the three-way split's choose part (a fixed sample) for the queries and

@@ -8,8 +8,8 @@
 //  2. Narrow applies the request's narrowing headers (X-Tool-Groups,
 //     X-Agent-State, X-Session-ID) to the Principal's allowances and returns
 //     the access.Caller that every visibility and execution check uses.
-//     Headers may only narrow: groups outside the key's are refused (seed 03
-//     §6), and X-User-* / X-Permission-Level are read only from a key marked
+//     Headers may only narrow: groups outside the key's are refused, and
+//     X-User-* / X-Permission-Level are read only from a key marked
 //     as a trusted gateway, within that key's own limits.
 //  3. A Rule (data: level, roles, permissions) decides whether the Principal
 //     may use a route or an MCP tool at all; tool-level visibility is

@@ -119,7 +119,7 @@ func TestNarrowOnlyNarrows(t *testing.T) {
 	if err != nil || c.UserID != "key:k1" || c.Level != "user" || !slices.Equal(c.Roles, []string{"vet"}) || len(c.Permissions) != 0 {
 		t.Fatalf("headers widened an ordinary key: %+v %v", c, err)
 	}
-	// Narrowing within the key works; outside it is refused (seed 03 §6).
+	// Narrowing within the key works; outside it is refused.
 	if c, err := identity.Narrow(user, h("X-Tool-Groups", "clinic")); err != nil || !slices.Equal(c.Groups, []string{"clinic"}) {
 		t.Fatalf("narrow groups: %+v %v", c, err)
 	}

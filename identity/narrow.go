@@ -30,7 +30,7 @@ const (
 // Narrow returns the caller a request acts as: the principal's allowances
 // narrowed by the request's headers. A request for groups or modules outside
 // the principal's is fault.ErrForbidden naming the header and the values
-// (seed 03 §6's subset check); a malformed value is fault.ErrMalformed.
+// (a header may only ask for a subset); a malformed value is fault.ErrMalformed.
 // For a trusted gateway the X-User-* headers name the end user, whose
 // level, roles and permissions may not exceed the gateway's own.
 func Narrow(p Principal, h http.Header) (access.Caller, error) {
@@ -45,7 +45,7 @@ func Narrow(p Principal, h http.Header) (access.Caller, error) {
 		}
 		c.Groups = want
 		if c.Groups == nil {
-			c.Groups = []string{} // present but empty: no tools at all (seed 03)
+			c.Groups = []string{} // present but empty: no tools at all
 		}
 	}
 	if vals, ok := h[http.CanonicalHeaderKey(HeaderAllowedModules)]; ok {

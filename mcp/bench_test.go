@@ -15,8 +15,8 @@ import (
 
 // BenchmarkCatalogueMemory measures what the MCP registry holds for a
 // catalogue of 10,000 tools (each exposed as an MCP tool with its input
-// schema): the live heap after LoadCatalogue minus before, in MB (seed 04
-// asks < 10 MB), and the time to load it.
+// schema): the live heap after LoadCatalogue minus before, in MB (the
+// bound is < 10 MB), and the time to load it.
 func BenchmarkCatalogueMemory(b *testing.B) {
 	ctx := context.Background()
 	st, err := sqlite.Open(filepath.Join(b.TempDir(), "g.db"), sqlite.Options{})

@@ -1,4 +1,4 @@
-// Package mcp is Toolsmith's Model Context Protocol edge (seed 04), built
+// Package mcp is Toolsmith's Model Context Protocol edge, built
 // on the official Go SDK (github.com/modelcontextprotocol/go-sdk). It sits
 // beside api/ and calls the same domain services: retrieval for search,
 // the registry and store for documents and collections, and fulfil for

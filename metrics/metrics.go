@@ -64,10 +64,10 @@ func New() *Metrics {
 			Buckets: []float64{.001, .0025, .005, .01, .02, .04, .08, .16, .32, .64, 1.28, 2.56},
 		}),
 		groupRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "agent_tool_group_requests_total", Help: "Requests by tool group asked for (seed 03 §8).",
+			Name: "agent_tool_group_requests_total", Help: "Requests by tool group asked for.",
 		}, []string{"group"}),
 		groupDenied: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "agent_group_access_denied_total", Help: "Requests refused for asking for groups outside the credential's (seed 03 §8).",
+			Name: "agent_group_access_denied_total", Help: "Requests refused for asking for groups outside the credential's.",
 		}),
 		authFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolsmith_auth_failures_total", Help: "Requests refused by authentication (401) or authorization (403), by kind.",
@@ -204,7 +204,7 @@ func (m *Metrics) WatchGroups(count GroupCounter, interval time.Duration) {
 		return
 	}
 	m.Registry.MustRegister(&groupCollector{m: m, count: count, interval: interval,
-		desc: prometheus.NewDesc("agent_tool_group_availability", "Active tools available per group (seed 03 §8).", []string{"group"}, nil)})
+		desc: prometheus.NewDesc("agent_tool_group_availability", "Active tools available per group.", []string{"group"}, nil)})
 }
 
 type groupCollector struct {

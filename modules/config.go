@@ -14,7 +14,7 @@ import (
 	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
-// Default timeouts of seed 02.
+// Default timeouts of a module call: 30 s, or 120 s for a module marked slow.
 const (
 	DefaultTimeout = 30 * time.Second
 	SlowTimeout    = 120 * time.Second
@@ -37,7 +37,7 @@ type Config struct {
 	SlowTimeout time.Duration `json:"-"`
 }
 
-// NewConfig returns an empty Config with the seed's timeouts.
+// NewConfig returns an empty Config with the default timeouts.
 func NewConfig() Config {
 	return Config{Modules: map[string]string{}, DefaultTimeout: DefaultTimeout, SlowTimeout: SlowTimeout}
 }

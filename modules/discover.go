@@ -13,7 +13,7 @@ import (
 	"github.com/toolsmith/toolsmith/tool"
 )
 
-// DiscoverTimeout bounds one GET /manifest (seed 02: 10 s per module).
+// DiscoverTimeout bounds one GET /manifest: 10 s per module.
 const DiscoverTimeout = 10 * time.Second
 
 // Registrar registers the tools a module offers. registry.Service satisfies
@@ -29,7 +29,7 @@ type RegistrarFunc func(ctx context.Context, m tool.Manifest) error
 // RegisterTool calls f.
 func (f RegistrarFunc) RegisterTool(ctx context.Context, m tool.Manifest) error { return f(ctx, m) }
 
-// ModuleManifest is seed 02's GET /manifest body.
+// ModuleManifest is a module's GET /manifest body.
 type ModuleManifest struct {
 	Name  string            `json:"name"`
 	Tools []json.RawMessage `json:"tools"`
@@ -141,7 +141,7 @@ func (r *Router) FetchManifest(ctx context.Context, module string) ([]tool.Manif
 }
 
 // ConvertManifest turns a module's GET /manifest body into Toolsmith
-// manifests. Each tool is either a seed ToolDefinition (name, description,
+// manifests. Each tool is either a module ToolDefinition (name, description,
 // parameters, required_permission) or a full Toolsmith manifest (it has a
 // "toolId"). Parameters become a JSON Schema object; the verb is derived
 // from the tool name (see DeriveVerb).

@@ -33,7 +33,7 @@ const (
 	KindTimeout       Kind = "timeout"        // no answer within the module timeout
 	KindNetwork       Kind = "network_error"  // connection refused, DNS, reset, …
 	KindCanceled      Kind = "canceled"       // the caller's context ended first
-	KindBadResponse   Kind = "bad_response"   // 200 but not a seed ToolResult
+	KindBadResponse   Kind = "bad_response"   // 200 but not a module ToolResult
 	KindToolError     Kind = "tool_error"     // the module reported success=false
 	KindInvalidOutput Kind = "invalid_output" // result breaks the outputSchema
 )
@@ -62,7 +62,7 @@ type Call struct {
 	OutputSchema json.RawMessage `json:"-"`
 }
 
-// Result is seed 02's ToolResult plus the failure's Kind and HTTP status.
+// Result is a module's ToolResult plus the failure's Kind and HTTP status.
 type Result struct {
 	ToolName string          `json:"tool_name"`
 	Success  bool            `json:"success"`
@@ -137,7 +137,7 @@ func (r *Router) ValidateArguments(schema json.RawMessage, args map[string]any) 
 }
 
 // Execute routes one call and always returns a Result: failures are failed
-// Results with the seed's messages, never errors. It does not retry.
+// Results with fixed messages, never errors. It does not retry.
 func (r *Router) Execute(ctx context.Context, call Call) Result {
 	name := call.ToolName
 	module, _, ok := Split(name)

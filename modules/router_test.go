@@ -165,7 +165,7 @@ func TestExecuteSendsSeedPayloadAndIdempotencyKey(t *testing.T) {
 	if b["tool_name"] != "fx.convert" || b["user_id"] != "u-7" || b["arguments"].(map[string]any)["amount"] != 1.0 {
 		t.Fatalf("payload = %v", b)
 	}
-	// Without a user the seed omits user_id.
+	// Without a user the call omits user_id.
 	r.Execute(context.Background(), Call{ToolName: "fx.convert"})
 	if _, ok := rec.bodies[1]["user_id"]; ok {
 		t.Fatalf("payload without user has user_id: %v", rec.bodies[1])

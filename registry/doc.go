@@ -1,4 +1,4 @@
-// Package registry is Toolsmith's tool registration service (seed 01 §3.3):
+// Package registry is Toolsmith's tool registration service:
 // it parses and validates manifests (package tool), embeds them, and writes
 // each tool with one graph.Store.UpsertTool call, so that a tool's nodes,
 // edges, vector and full-text row are stored together or not at all.

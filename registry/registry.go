@@ -23,7 +23,7 @@ import (
 // EmbedChunk is how many texts BatchRegister sends to the embedder at once.
 const EmbedChunk = 64
 
-// Request is the body of a registration (seed 01 §3.3). Top-level Examples
+// Request is the body of a registration. Top-level Examples
 // and UseCases are merged into the manifest before validation; problems in
 // them are reported as "examples[i]…" (outside the manifest), problems in the
 // manifest as "manifest.…".

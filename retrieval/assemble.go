@@ -14,7 +14,7 @@ import (
 	"github.com/toolsmith/toolsmith/tool"
 )
 
-// Phase is a progressive-disclosure conversation phase (seed 01 §6).
+// Phase is a progressive-disclosure conversation phase.
 type Phase string
 
 // Phases. PhaseNone is a plain search: index, detailed manifests and
@@ -36,8 +36,7 @@ func ParsePhase(s string) (Phase, error) {
 	return "", fault.Malformed("phase", "must be initial_planning, tool_selection, execution_prep or error_recovery; got %q", s)
 }
 
-// PhaseConfig is what a phase puts in the context (seed 01 §6.2) and its
-// token budget (the upper end of §6.1's range; PhaseNone uses §4.4's sum).
+// PhaseConfig is what a phase puts in the context and its token budget.
 type PhaseConfig struct {
 	IncludeIndex         bool `json:"includeLightweightIndex"`
 	IncludeDetailed      bool `json:"includeDetailedManifests"`
@@ -76,7 +75,7 @@ func EstimateTokens(text string) int {
 	return (utf8.RuneCountInString(text) + 3) / 4
 }
 
-// IndexEntry is one line of the lightweight index (seed 01 §8.1).
+// IndexEntry is one line of the lightweight index.
 type IndexEntry struct {
 	ToolID           string   `json:"toolId"`
 	Verb             string   `json:"verb"`
@@ -439,7 +438,7 @@ func renderDetailed(d DetailedTool) string {
 	return b.String()
 }
 
-// Markdown renders the context in seed 01 §4.4's LLM format.
+// Markdown renders the context as Markdown for an LLM planner.
 func (a AssembledTools) Markdown() string {
 	var b strings.Builder
 	if a.Config.IncludeIndex {
@@ -472,7 +471,7 @@ func (a AssembledTools) Markdown() string {
 	return b.String()
 }
 
-// OpenAIFunction is one tool in OpenAI function-calling format (seed 02).
+// OpenAIFunction is one tool in OpenAI function-calling format.
 type OpenAIFunction struct {
 	Type     string         `json:"type"`
 	Function OpenAIFuncSpec `json:"function"`

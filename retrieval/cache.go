@@ -111,7 +111,7 @@ type cacheEntry struct {
 	expires time.Time
 }
 
-// resultCache is the L1 cache of seed 01 §5: size- and TTL-bounded, keyed by
+// resultCache is the L1 cache: size- and TTL-bounded, keyed by
 // strategy, query hash, caller hash and session.
 type resultCache struct {
 	ttl time.Duration
@@ -172,8 +172,8 @@ func (c *resultCache) len() int {
 	return c.lru.order.Len()
 }
 
-// cacheKey is tool:{strategy}:{query hash}:{caller hash}:{session} (seed 01
-// §5.2). The session is part of every key because the history signal reads
+// cacheKey is tool:{strategy}:{query hash}:{caller hash}:{session}. The
+// session is part of every key because the history signal reads
 // it in hybrid ranking too, not only in the session strategy.
 func cacheKey(q Query) string {
 	h := sha256.New()

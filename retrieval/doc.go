@@ -1,10 +1,10 @@
 // Package retrieval finds the few right tools for an intent and assembles
-// what an LLM planner sees about them (seed 01 §4 and §6, seed 05 Phase 3).
+// what an LLM planner sees about them.
 //
 // A Service ranks tools with five strategies (hybrid, semantic, keyword,
 // category, session). Hybrid ranking gathers candidates from the store's
-// vector index, full-text index, usage centroids ("usage embeddings", seed 01
-// §2.1), past served queries, the session's history and the entity graph,
+// vector index, full-text index, usage centroids ("usage embeddings"), past
+// served queries, the session's history and the entity graph,
 // then scores each candidate as a weighted sum of per-signal scores put on
 // comparable scales within the candidate set, so that a weight means the
 // same thing whatever the raw scale of its signal (cosines cluster in a

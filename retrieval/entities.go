@@ -168,7 +168,7 @@ func (s *Service) extractEntities(ctx context.Context, v *vocabulary, texts []st
 	return out, nil
 }
 
-// addEntities runs Phase 3 disambiguation (seed 05): entities found in the
+// addEntities runs entity disambiguation: entities found in the
 // query and context boost the tools reachable from them (1/depth, scaled by
 // the match score), and damp the tools that are about entities but about
 // none of the found ones (tied only to conflicting entities).

@@ -25,10 +25,11 @@ func historyCatalogue() []tool.Manifest {
 	}
 }
 
-// TestSparseHistoryLeavesOtherQueriesAlone is issue 28's first fault on a
-// small catalogue: one tool used many times must neither enter nor
-// reorder the results of queries unrelated to its uses (each ranks exactly
-// as it did zero-shot), while queries like its uses do rank it first.
+// TestSparseHistoryLeavesOtherQueriesAlone checks, on a small catalogue,
+// that sparse history stays local: one tool used many times must neither
+// enter nor reorder the results of queries unrelated to its uses (each
+// ranks exactly as it did zero-shot), while queries like its uses do rank
+// it first.
 func TestSparseHistoryLeavesOtherQueriesAlone(t *testing.T) {
 	ctx := context.Background()
 	caller := access.Caller{UserID: "u", Level: "owner", Groups: []string{access.Wildcard}}

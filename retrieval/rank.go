@@ -211,7 +211,7 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 	}
 	qWords := normPhrase(q.Text)
 	for _, c := range cands {
-		// Planners ask by verb (seed 05): a query that names a tool's verb
+		// Planners ask by verb: a query that names a tool's verb
 		// ("MAKE_RESERVATION", "make reservation") is about that verb.
 		if vw := normPhrase(strings.ReplaceAll(c.sum.Verb, "_", " ")); strings.TrimSpace(vw) != "" && strings.Contains(qWords, vw) {
 			c.verb = true
@@ -329,7 +329,7 @@ func (s *Service) feedback(ctx context.Context, qv []float32, hits []graph.Hit, 
 
 // addHistory turns the session's recent tools into the history signal
 // (recency 1/(1+rank of last use)) and, for the session strategy, adds the
-// tools commonly paired with them as candidates (seed 01 §4.2.4).
+// tools commonly paired with them as candidates.
 func (s *Service) addHistory(ctx context.Context, q Query, f graph.Filter, get func(graph.ToolSummary) *candidate, pairings bool) error {
 	evs, err := s.store.SessionHistory(ctx, q.Caller.SessionID, s.opts.HistoryLimit)
 	if err != nil {

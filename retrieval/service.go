@@ -15,7 +15,7 @@ import (
 	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
-// Strategy names a retrieval strategy (seed 01 §4.2).
+// Strategy names a retrieval strategy.
 type Strategy string
 
 // Strategies.
@@ -30,7 +30,7 @@ const (
 // Strategies lists every strategy, default first.
 var Strategies = []Strategy{StrategyHybrid, StrategySemantic, StrategyKeyword, StrategyCategory, StrategySession}
 
-// ParseStrategy reads a strategy name; "" means hybrid. Seed 01's upper-case
+// ParseStrategy reads a strategy name; "" means hybrid. The upper-case
 // spellings (SEMANTIC_ONLY, CATEGORY_FILTERED, SESSION_AWARE) are accepted.
 func ParseStrategy(s string) (Strategy, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
@@ -48,16 +48,16 @@ func ParseStrategy(s string) (Strategy, error) {
 	return "", fault.Malformed("strategy", "must be one of hybrid, semantic, keyword, category, session; got %q", s)
 }
 
-// MaxTools bounds Query.MaxTools (seed 01 §8.1).
+// MaxTools bounds Query.MaxTools.
 const MaxTools = 20
 
-// MaxRelated bounds Related's max (seed 01 §8.1).
+// MaxRelated bounds Related's max.
 const MaxRelated = 10
 
 // Weights are the hybrid ranking weights. Every signal is normalised to
 // [0,1] before weighting (see Breakdown), so a weight is the most a signal
 // can add to a score. Complexity is subtracted: low 0, medium ½, high 1 times
-// the weight (seed 01 §4.3 uses 0, 0.05, 0.1).
+// the weight.
 type Weights struct {
 	Semantic float64 `json:"semantic"`
 	// Phrase is the cosine to the query's best-matching phrase (a window of
@@ -395,7 +395,7 @@ type Hit struct {
 	Entities []string `json:"entities,omitempty"`
 }
 
-// Metadata describes how a result was produced (seed 01 §8.1).
+// Metadata describes how a result was produced.
 type Metadata struct {
 	Strategy            Strategy `json:"retrievalStrategy"`
 	RetrievalTimeMs     float64  `json:"retrievalTimeMs"`
@@ -651,7 +651,7 @@ func (s *Service) visibleTool(ctx context.Context, id string, caller access.Call
 // RelationKind is a relationship type of the retrieval API.
 type RelationKind string
 
-// Relationship types of seed 01 §8.1.
+// Relationship types between tools.
 const (
 	RelDependencies RelationKind = "dependencies"
 	RelPairings     RelationKind = "pairings"
@@ -739,8 +739,8 @@ func (s *Service) Related(ctx context.Context, id string, kind RelationKind, max
 
 // Best returns the single best match for text and its cosine distance
 // (1 − cosine between the query and the tool's embedding), for
-// POST /api/v1/tools/search (seed 05 §5.1: a distance below 0.5 is a
-// confident match). ErrNotFound when the caller sees no tool at all.
+// POST /api/v1/tools/search (a distance below 0.5 is a confident match).
+// ErrNotFound when the caller sees no tool at all.
 func (s *Service) Best(ctx context.Context, text string, caller access.Caller) (Hit, float64, error) {
 	hits, _, err := s.Rank(ctx, Query{Text: text, MaxTools: 1, Caller: caller})
 	if err != nil {
@@ -778,7 +778,7 @@ func (s *Service) Invalidate(toolID string) {
 	s.tokMu.Unlock()
 }
 
-// Scope names what InvalidateCache clears (seed 01 §8.2).
+// Scope names what InvalidateCache clears.
 type Scope string
 
 // Cache invalidation scopes.

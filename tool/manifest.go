@@ -1,14 +1,14 @@
-// Package tool holds Toolsmith's tool manifest: the one Go model covering the
-// specs in shared/seeds (retrieval metadata, module routing, groups and
-// states, schemas and examples, entities and relationships, provenance), its
-// validation, and its projection onto the graph store's records.
+// Package tool holds Toolsmith's tool manifest: the one Go model covering
+// retrieval metadata, module routing, groups and states, schemas and
+// examples, entities and relationships, and provenance; its validation; and
+// its projection onto the graph store's records.
 package tool
 
 import (
 	"encoding/json"
 )
 
-// Permission levels of seed 02, lowest first.
+// Permission levels, lowest first.
 const (
 	LevelGuest = "guest"
 	LevelUser  = "user"
@@ -26,12 +26,12 @@ const (
 	ComplexityHigh   = "high"
 )
 
-// DefaultGroup is the group of a tool that names none (seed 03).
+// DefaultGroup is the group of a tool that names none.
 const DefaultGroup = "default"
 
-// Manifest describes one tool. JSON names follow seed 01 (camelCase).
+// Manifest describes one tool. JSON names are camelCase.
 type Manifest struct {
-	// ToolID is the unique id. For module tools it is "module.tool" (seed 02).
+	// ToolID is the unique id. For module tools it is "module.tool".
 	ToolID string `json:"toolId"`
 	// Verb is the action verb the tool provides, UPPER_SNAKE (e.g. CONVERT_CURRENCY).
 	Verb string `json:"verb"`
@@ -41,22 +41,22 @@ type Manifest struct {
 	Description string `json:"description"`
 	// ShortDescription (≤ 100 chars) is derived from Description when empty.
 	ShortDescription string `json:"shortDescription,omitempty"`
-	// Explanation and InputGuidance are optional extra text (seed 01 §3.2).
+	// Explanation and InputGuidance are optional extra text.
 	Explanation   string   `json:"explanation,omitempty"`
 	InputGuidance string   `json:"inputGuidance,omitempty"`
 	Category      string   `json:"category"`
 	Tags          []string `json:"tags,omitempty"`
-	// Groups defaults to ["default"] (seed 03).
+	// Groups defaults to ["default"].
 	Groups []string `json:"groups,omitempty"`
-	// State is the agent state a successful execution moves to (seed 03).
+	// State is the agent state a successful execution moves to.
 	State string `json:"state,omitempty"`
 	// AvailableInStates lists the states the tool is available in; empty = all.
 	AvailableInStates []string `json:"availableInStates,omitempty"`
-	// PermissionsRequired: "public", "authenticated", "role:X", "permission:X" (seed 01 §10).
+	// PermissionsRequired: "public", "authenticated", "role:X", "permission:X".
 	PermissionsRequired []string `json:"permissionsRequired,omitempty"`
-	// RequiredPermission is the minimum level: guest < user < admin < owner (seed 02).
+	// RequiredPermission is the minimum level: guest < user < admin < owner.
 	RequiredPermission string `json:"requiredPermission,omitempty"`
-	// Module routes execution: POST {moduleURL}/execute (seed 02).
+	// Module routes execution: POST {moduleURL}/execute.
 	Module       string          `json:"module,omitempty"`
 	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
@@ -88,7 +88,7 @@ type Entity struct {
 	Aliases []string `json:"aliases,omitempty"`
 }
 
-// Relationships are a tool's edges to other tools (seed 01 §2.2.3).
+// Relationships are a tool's edges to other tools.
 type Relationships struct {
 	Dependencies []string  `json:"dependencies,omitempty"`
 	Alternatives []string  `json:"alternatives,omitempty"`

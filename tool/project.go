@@ -179,8 +179,8 @@ func paramWords(name string) string {
 	return strings.Join(strings.Fields(b.String()), " ")
 }
 
-// EmbeddingText is the text embedded for a tool. Seed 01 §3.2 joins the
-// description, explanation, tags, input guidance and example scenarios; we
+// EmbeddingText is the text embedded for a tool: the description,
+// explanation, tags, input guidance and example scenarios joined; we
 // lead with the name and the verb split into words ("convert currency") and
 // add use cases and entity names and types, which is what planners' intents
 // mention ("book a Southwest flight"). Empty parts are skipped; parts are

@@ -28,7 +28,7 @@ const (
 	StatusDisabled   = "disabled"
 )
 
-// Pairing sequences (seed 01 §2.2.3).
+// Pairing sequences: where a paired tool runs relative to this one.
 const (
 	SequenceBefore   = "before"
 	SequenceAfter    = "after"
@@ -236,9 +236,9 @@ func joinKey(path, k string) string {
 }
 
 // Normalize applies the defaults of the specs to m in place:
-//   - groups ["default"] (seed 03), status "active", version "1.0.0",
-//     complexity "low", requiredPermission "guest" (seed 02),
-//     permissionsRequired ["public"] (seed 01 §10);
+//   - groups ["default"], status "active", version "1.0.0",
+//     complexity "low", requiredPermission "guest",
+//     permissionsRequired ["public"];
 //   - shortDescription, when empty, is the first sentence of description cut
 //     to at most 100 characters on a word boundary with "…";
 //   - surrounding white space is trimmed from the scalar text fields, and
@@ -343,8 +343,8 @@ func lastSpace(r []rune) int {
 //     status active|deprecated|disabled; version semver (1.2.3[-pre][+build]);
 //   - permissionsRequired items public|authenticated|role:X|permission:X;
 //   - tags, groups, availableInStates, useCases: non-empty strings;
-//   - module: an identifier, and the tool id must be "module.name": seed 02
-//     routes a call by the id's prefix before the first ".", so a module that
+//   - module: an identifier, and the tool id must be "module.name": the router
+//     sends a call by the id's prefix before the first ".", so a module that
 //     differs from that prefix would send calls to the wrong service;
 //   - entities need a name; relationships need non-empty, well-formed ids
 //     other than the tool's own, pairings a cooccurrenceScore in [0,1] and a

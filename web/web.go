@@ -1,4 +1,4 @@
-// Package web is the review console at /ui/ (issue 11): pages for
+// Package web is the review console at /ui/: pages for
 // approvers and operators, server-rendered with html/template and embedded
 // in the binary (no script library, no CDN, no build step: every action is
 // a plain HTML form, so it works with the keyboard and without JavaScript).

@@ -11,7 +11,7 @@ import (
 )
 
 // Airlock signal and query names. A pending external spec is one running
-// AirlockWorkflow that waits for a person's decision (seed 05 §6.2).
+// AirlockWorkflow that waits for a person's decision.
 const (
 	// SignalApprove carries an ApproveSignal.
 	SignalApprove = "approve"
@@ -372,7 +372,7 @@ func ScanSourcesWorkflow(ctx workflow.Context, in ScanInput) (ScanOutput, error)
 	return out, nil
 }
 
-// HealthCheckWorkflow probes every onboarded API once (seed 05 §7.4); it
+// HealthCheckWorkflow probes every onboarded API once; it
 // runs on a Temporal Schedule.
 func HealthCheckWorkflow(ctx workflow.Context) (airlock.HealthReport, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{

@@ -4,8 +4,8 @@
 // activities package, which this package names only through method values
 // of nil struct pointers.
 //
-// NovelVerbWorkflow fulfils an action verb the planner may never have seen
-// (seed 05, Phase 1): search the graph → substitute the best tool if it
+// NovelVerbWorkflow fulfils an action verb the planner may never have seen:
+// search the graph → substitute the best tool if it
 // clears the similarity threshold → otherwise decompose with the LLM into
 // steps (known verbs execute, novel ones become child NovelVerbWorkflows) →
 // otherwise record the gap and end with branch no_capability (find-or-build

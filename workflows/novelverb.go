@@ -139,7 +139,7 @@ type NovelVerbResult struct {
 	Steps     []StepResult      `json:"steps,omitempty"`
 	// Output is the substituted tool's output, or the last step's.
 	Output any `json:"output,omitempty"`
-	// State is the caller's state after the run (seed 03 transitions).
+	// State is the caller's state after the run (a tool may move it).
 	State  string `json:"state"`
 	DryRun bool   `json:"dryRun,omitempty"`
 	// GapRecorded says where the no_capability gap was recorded.
@@ -687,10 +687,10 @@ func (f *fulfilment) recordGap(reason string, cands []activities.Candidate) (act
 	return out, err
 }
 
-// airlock is find-or-build's search of external definitions (seed 05
-// Phase 2): when an un-onboarded operation is similar enough, it joins (or
-// opens) the review of its spec and waits, bounded, for the outcome. An
-// onboarded spec is then searched again and substituted like any tool.
+// airlock is find-or-build's search of external definitions: when an
+// un-onboarded operation is similar enough, it joins (or opens) the review
+// of its spec and waits, bounded, for the outcome. An onboarded spec is
+// then searched again and substituted like any tool.
 // found is false when no definition is similar enough.
 func (f *fulfilment) airlock(why string) (NovelVerbResult, bool, error) {
 	// Runs recorded before find-or-build searched external definitions

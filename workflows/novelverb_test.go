@@ -158,7 +158,7 @@ func TestModuleTimeout(t *testing.T) {
 	_, _, err := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: eurInputs()})
 	wantType(t, err, activities.ErrTypeModuleTimeout)
 	if !strings.Contains(err.Error(), "timed out") {
-		t.Fatalf("error %q lacks the seed's timeout message", err)
+		t.Fatalf("error %q lacks the timeout message", err)
 	}
 }
 

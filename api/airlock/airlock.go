@@ -1,4 +1,4 @@
-// Package airlock serves the airlock's HTTP routes (seed 05 §7.1): tool
+// Package airlock serves the airlock's HTTP routes: tool
 // sources, the pending reviews (running AirlockWorkflows) with their
 // details, and approve/reject, which are Temporal updates of the review;
 // GET /tools/reviews lists the reviews that ended, with their decisions,

@@ -1,5 +1,5 @@
 // Package httpx holds what every Toolsmith HTTP handler shares: the response
-// envelope of seed 01 §8.1, the single error-to-status mapping, strict JSON
+// envelope, the single error-to-status mapping, strict JSON
 // request decoding that names the offending field, and the caller the
 // security middleware authenticated.
 package httpx
@@ -27,7 +27,8 @@ import (
 // MaxBodyBytes bounds request bodies (batch registration included).
 const MaxBodyBytes = 8 << 20
 
-// Envelope is the response shape of seed 01 §8.1.
+// Envelope is the response shape of every handler: a status and either
+// data or an error.
 type Envelope struct {
 	Status string     `json:"status"` // success | error
 	Data   any        `json:"data,omitempty"`

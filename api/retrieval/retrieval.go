@@ -1,5 +1,5 @@
-// Package retrieval is the HTTP edge of tool retrieval (seed 01 §8, seed 05
-// §5.1): search with context assembly, caller-filtered manifests and related
+// Package retrieval is the HTTP edge of tool retrieval: search with context
+// assembly, caller-filtered manifests and related
 // tools, the single best match, usage events and cache invalidation. Every
 // error goes through httpx.Error; bad parameters are 400s naming the
 // parameter; a tool the caller may not see answers 404 like an unknown id.
@@ -61,8 +61,9 @@ func (h *Handlers) Mount(v1 *gin.RouterGroup) {
 	v1.DELETE("/tools/admin/cache/invalidate", h.invalidate)
 }
 
-// SearchResponse is the data of GET /tools/retrieval/search (seed 01 §8.1
-// plus the ranking breakdown and the entities found).
+// SearchResponse is the data of GET /tools/retrieval/search: the
+// lightweight index, the detailed tools and the metadata, plus the ranking
+// breakdown and the entities found.
 type SearchResponse struct {
 	LightweightIndex []retrieval.IndexEntry     `json:"lightweightIndex"`
 	DetailedTools    []retrieval.DetailedTool   `json:"detailedTools"`
@@ -197,7 +198,7 @@ type BestRequest struct {
 	QueryText string `json:"queryText"`
 }
 
-// BestResponse is the best match (seed 05 §5.1) in the shape of one of
+// BestResponse is the best match in the shape of one of
 // the search's ranked hits ({"tool": {…}, "score", "breakdown", …}) plus
 // its cosine distance.
 type BestResponse struct {

@@ -123,7 +123,8 @@ func search(t *testing.T, srv *httptest.Server, params url.Values, headers map[s
 	return d
 }
 
-// The reservation disambiguation of issue 3, through the API.
+// The reservation disambiguation (for one verb, the entity in the context
+// picks which reservation tool ranks first), through the API.
 func TestReservationDisambiguationThroughAPI(t *testing.T) {
 	srv, _ := server(t, retrievaltest.Reservation()...)
 	tests := []struct{ context, want, entityType string }{

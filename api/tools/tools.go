@@ -1,4 +1,4 @@
-// Package tools is the HTTP edge of tool registration (seed 01 §3.3): it
+// Package tools is the HTTP edge of tool registration: it
 // registers, updates, deprecates and batch-registers tools through a
 // registry.Service, and serves the caller-filtered lightweight index, full
 // records and revision history. Every error goes through httpx.Error; a tool

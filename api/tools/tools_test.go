@@ -598,7 +598,7 @@ func TestVisibility(t *testing.T) {
 	if r := f.do(http.MethodGet, "/api/v1/tools/admin.tool", nil, "Authorization", f.bearer(identity.NewKey{Level: "admin"})); r.Code != http.StatusOK {
 		t.Fatalf("admin get: %d %s", r.Code, r.Raw)
 	}
-	// Groups outside the credential's are refused, not silently granted (seed 03 §6).
+	// Groups outside the credential's are refused, not silently granted.
 	if r := f.do(http.MethodGet, "/api/v1/tools", nil, identity.HeaderGroups, "travel"); r.Code != http.StatusForbidden ||
 		!strings.Contains(r.Body.Error.Message, identity.HeaderGroups) {
 		t.Fatalf("groups outside the credential: %d %s", r.Code, r.Raw)

@@ -1,4 +1,4 @@
-// Package verbs is the HTTP face of novel-verb fulfilment (issue 4): it
+// Package verbs is the HTTP face of novel-verb fulfilment: it
 // starts NovelVerbWorkflow runs on Temporal and reports their status, runs
 // known tools through ExecuteToolWorkflow, and triggers module discovery.
 //

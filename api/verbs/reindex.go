@@ -26,8 +26,8 @@ type reindexStarted struct {
 	UIURL     string `json:"uiUrl,omitempty"`
 }
 
-// startReindex starts ReindexWorkflow (POST /tools/admin/reindex, seed 01
-// §8): 202 with the run to poll; 409 while another reindex runs.
+// startReindex starts ReindexWorkflow (POST /tools/admin/reindex): 202 with
+// the run to poll; 409 while another reindex runs.
 func (h *Handler) startReindex(c *gin.Context) {
 	var in workflows.ReindexInput
 	if c.Request.ContentLength != 0 {

@@ -99,7 +99,7 @@ type Config struct {
 	// in-process server) and serves the Web UI on UIAddr; api and worker
 	// dial TemporalAddr and link runs to UIURL.
 	Temporal Temporal
-	// Modules routes tool execution: module name → base URL (seed 02).
+	// Modules routes tool execution: module name → base URL.
 	Modules []string
 	// ModulesFile is a JSON file of modules (see modules.LoadFile).
 	ModulesFile string
@@ -464,7 +464,7 @@ func (c *Config) Register(fs *pflag.FlagSet, groups Flags) {
 	}
 	if groups&FlagsWorker != 0 {
 		mods := listFlag{&c.Modules}
-		fs.Var(mods, "module", "module routing NAME=URL (repeatable; seed 02 modules answer GET /manifest and POST /execute)")
+		fs.Var(mods, "module", "module routing NAME=URL (repeatable; modules answer GET /manifest and POST /execute)")
 		fs.Var(mods, "modules", "modules as a comma-separated NAME=URL list")
 		fs.StringVar(&c.ModulesFile, "modules-file", c.ModulesFile, "JSON file of modules {\"modules\": {NAME: URL}, \"slow\": [NAME]}")
 		fs.StringVar(&c.SlowModules, "slow-modules", c.SlowModules, "comma-separated modules that get the 120 s timeout instead of 30 s")

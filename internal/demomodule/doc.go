@@ -1,4 +1,4 @@
-// Package demomodule is a module service of seed 02 (GET /manifest,
+// Package demomodule is a module service (GET /manifest,
 // POST /execute) used by `toolsmith dev`, the examples and the tests. It
 // serves four small modules that need no network, each exposing the demo
 // catalogue's manifests (demo/catalog) of the tools it implements:
