@@ -88,11 +88,22 @@ type Gap struct {
 	BestScore   float64 `json:"bestScore"`
 	// Closest are the best candidates the search found (at most 5), with
 	// their similarity.
-	Closest    []graph.GapCandidate `json:"closest,omitempty"`
-	Reason     string               `json:"reason"`
-	WorkflowID string               `json:"workflowId"`
-	RunID      string               `json:"runId"`
-	At         time.Time            `json:"at"`
+	Closest    []GapCandidate `json:"closest,omitempty"`
+	Reason     string         `json:"reason"`
+	WorkflowID string         `json:"workflowId"`
+	RunID      string         `json:"runId"`
+	At         time.Time      `json:"at"`
+}
+
+// MaxGapClosest is how many closest tools a gap keeps.
+const MaxGapClosest = graph.MaxGapClosest
+
+// GapCandidate is one of a gap's closest tools, as the workflow passes it
+// (its own type, not the store's record, so a change to the store's
+// record does not change workflow histories).
+type GapCandidate struct {
+	ToolID string  `json:"toolId"`
+	Score  float64 `json:"score"`
 }
 
 // GapRecorder stores capability gaps (the airlock reads them later).
@@ -117,7 +128,10 @@ type StoreGaps struct {
 
 // RecordGap implements GapRecorder.
 func (s StoreGaps) RecordGap(ctx context.Context, g Gap) error {
-	e := graph.GapEvent{Verb: g.Verb, Description: g.Description, Closest: g.Closest, At: g.At}
+	e := graph.GapEvent{Verb: g.Verb, Description: g.Description, At: g.At}
+	for _, c := range g.Closest {
+		e.Closest = append(e.Closest, graph.GapCandidate{ToolID: c.ToolID, Score: c.Score})
+	}
 	if e.Closest == nil && g.BestToolID != "" {
 		e.Closest = []graph.GapCandidate{{ToolID: g.BestToolID, Score: g.BestScore}}
 	}

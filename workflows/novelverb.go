@@ -12,7 +12,6 @@ import (
 
 	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/activities"
-	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/llm"
 	"github.com/toolsmith/toolsmith/retrieval"
 )
@@ -677,8 +676,8 @@ func (f *fulfilment) recordGap(reason string, cands []activities.Candidate) (act
 	if len(cands) > 0 {
 		gap.BestToolID, gap.BestScore = cands[0].ToolID, cands[0].Similarity
 	}
-	for _, c := range cands[:min(len(cands), graph.MaxGapClosest)] {
-		gap.Closest = append(gap.Closest, graph.GapCandidate{ToolID: c.ToolID, Score: c.Similarity})
+	for _, c := range cands[:min(len(cands), activities.MaxGapClosest)] {
+		gap.Closest = append(gap.Closest, activities.GapCandidate{ToolID: c.ToolID, Score: c.Similarity})
 	}
 	var g *activities.Graph
 	var out activities.GapOutput
