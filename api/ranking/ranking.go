@@ -13,12 +13,10 @@ package ranking
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
@@ -119,19 +117,9 @@ func (h *Handlers) retrain(c *gin.Context) {
 		httpx.Error(c, fmt.Errorf("ranking: no Temporal client to run the retrain: %w", fault.ErrUnavailable))
 		return
 	}
-	run, err := h.temporal.ExecuteWorkflow(c.Request.Context(), client.StartWorkflowOptions{
-		ID: workflows.RetrainWorkflowID, TaskQueue: h.taskQueue,
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		// Without this the SDK answers a start of a running id with that
-		// run's handle and no error, and a second start would be 202.
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-	}, workflows.RetrainWorkflow, in)
+	run, err := fulfil.StartOne(c.Request.Context(), h.temporal, workflows.RetrainWorkflowID, h.taskQueue, workflows.RetrainWorkflow, in,
+		"retrain", "GET /api/v1/admin/ranking/retrain/latest")
 	if err != nil {
-		err = fulfil.TemporalError("start retrain", err)
-		if errors.Is(err, fault.ErrConflict) {
-			err = fmt.Errorf("a retrain is already running (workflow %s): %w", workflows.RetrainWorkflowID, fault.ErrConflict)
-		}
 		httpx.Error(c, err)
 		return
 	}
@@ -151,14 +139,9 @@ func (h *Handlers) progress(c *gin.Context) {
 		httpx.Error(c, fmt.Errorf("ranking: no Temporal client to ask: %w", fault.ErrUnavailable))
 		return
 	}
-	v, err := h.temporal.QueryWorkflow(c.Request.Context(), workflows.RetrainWorkflowID, runID, workflows.RetrainQuery)
-	if err != nil {
-		httpx.Error(c, fulfil.TemporalError("retrain progress", err))
-		return
-	}
 	var r workflows.RetrainResult
-	if err := v.Get(&r); err != nil {
-		httpx.Error(c, fmt.Errorf("ranking: decode retrain progress: %w", err))
+	if err := fulfil.QueryProgress(c.Request.Context(), h.temporal, workflows.RetrainWorkflowID, runID, workflows.RetrainQuery, &r); err != nil {
+		httpx.Error(c, err)
 		return
 	}
 	httpx.OK(c, http.StatusOK, r)

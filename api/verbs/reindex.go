@@ -1,13 +1,9 @@
 package verbs
 
 import (
-	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
 
 	"github.com/toolsmith/toolsmith/api/httpx"
 	"github.com/toolsmith/toolsmith/fulfil"
@@ -40,19 +36,9 @@ func (h *Handler) startReindex(c *gin.Context) {
 		httpx.Error(c, fault.Invalid("batchSize", "must be between 1 and 1000 (0 takes 100), got %d", in.BatchSize))
 		return
 	}
-	run, err := h.temporal.ExecuteWorkflow(c.Request.Context(), client.StartWorkflowOptions{
-		ID: ReindexWorkflowID, TaskQueue: h.cfg.TaskQueue,
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		// Without this the SDK answers a start of a running id with that
-		// run's handle and no error, and a second start would be 202.
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-	}, workflows.ReindexWorkflow, in)
+	run, err := fulfil.StartOne(c.Request.Context(), h.temporal, ReindexWorkflowID, h.cfg.TaskQueue, workflows.ReindexWorkflow, in,
+		"reindex", "GET /api/v1/tools/admin/reindex/latest")
 	if err != nil {
-		err = fulfil.TemporalError("start reindex", err)
-		if errors.Is(err, fault.ErrConflict) {
-			err = fmt.Errorf("a reindex is already running (GET /api/v1/tools/admin/reindex/latest): %w", fault.ErrConflict)
-		}
 		httpx.Error(c, err)
 		return
 	}
@@ -70,14 +56,9 @@ func (h *Handler) reindexProgress(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
-	v, err := h.temporal.QueryWorkflow(c.Request.Context(), ReindexWorkflowID, runID, workflows.ReindexQuery)
-	if err != nil {
-		httpx.Error(c, fulfil.TemporalError("reindex progress", err))
-		return
-	}
 	var p workflows.ReindexProgress
-	if err := v.Get(&p); err != nil {
-		httpx.Error(c, fmt.Errorf("verbs: decode reindex progress: %w", err))
+	if err := fulfil.QueryProgress(c.Request.Context(), h.temporal, ReindexWorkflowID, runID, workflows.ReindexQuery, &p); err != nil {
+		httpx.Error(c, err)
 		return
 	}
 	httpx.OK(c, http.StatusOK, p)
