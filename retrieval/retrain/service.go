@@ -247,16 +247,24 @@ func splitRecent(evs []graph.ServedQuery, frac float64) (older, recent []graph.S
 	n := int(math.Ceil(frac * float64(len(evs))))
 	n = min(max(n, 1), len(evs)-1)
 	recent = evs[len(evs)-n:]
-	held := map[string]bool{}
-	for _, e := range recent {
-		held[normText(e.Query)] = true
+	return withoutHeldTexts(evs[:len(evs)-n], recent), recent
+}
+
+// withoutHeldTexts returns the training events whose query text no
+// held-out event has: a held-out query is never trained on, not even as an
+// earlier repeat.
+func withoutHeldTexts(train, held []graph.ServedQuery) []graph.ServedQuery {
+	texts := map[string]bool{}
+	for _, e := range held {
+		texts[normText(e.Query)] = true
 	}
-	for _, e := range evs[:len(evs)-n] {
-		if !held[normText(e.Query)] {
-			older = append(older, e)
+	var out []graph.ServedQuery
+	for _, e := range train {
+		if !texts[normText(e.Query)] {
+			out = append(out, e)
 		}
 	}
-	return older, recent
+	return out
 }
 
 // trainAdapter learns the adapter from the catalogue texts and the
@@ -504,17 +512,7 @@ func (s *Service) Evaluate(ctx context.Context, id string) (Evaluation, error) {
 				held = append(held, e)
 			}
 		}
-		heldText := map[string]bool{}
-		for _, e := range held {
-			heldText[normText(e.Query)] = true
-		}
-		kept := train[:0]
-		for _, e := range train {
-			if !heldText[normText(e.Query)] {
-				kept = append(kept, e)
-			}
-		}
-		train = kept
+		train = withoutHeldTexts(train, held)
 		if err := s.withEmbeddings(ctx, train); err != nil {
 			return Evaluation{}, err
 		}
