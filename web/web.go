@@ -758,17 +758,7 @@ func (c *Console) browse(w http.ResponseWriter, r *http.Request, s *session, dat
 		return
 	}
 	data["Items"], data["Matched"] = page.Items, page.Matched
-	keep := url.Values{}
-	for _, k := range []string{"category", "status", "module", "sort"} {
-		if x := q.Get(k); x != "" {
-			keep.Set(k, x)
-		}
-	}
-	data["First"] = "/ui/tools?" + keep.Encode()
-	if page.NextCursor != "" {
-		keep.Set("cursor", page.NextCursor)
-		data["Next"] = "/ui/tools?" + keep.Encode()
-	}
+	data["First"], data["Next"] = pageLinks("/ui/tools", q, []string{"category", "status", "module", "sort"}, "cursor", page.NextCursor)
 	c.page(w, r, s, http.StatusOK, "tools", data)
 }
 
@@ -1198,16 +1188,23 @@ func (c *Console) auditLog(w http.ResponseWriter, r *http.Request, s *session) {
 		page.Items[i].Link = objectLink(page.Items[i].Route, page.Items[i].Tool)
 	}
 	data["Items"] = page.Items
+	data["Newest"], data["Older"] = pageLinks("/ui/audit", q, []string{"actor", "action", "tool", "since", "until"}, "before", page.Next)
+	c.page(w, r, s, http.StatusOK, "audit", data)
+}
+
+// pageLinks are a paged list's links: the first page with the request's
+// filters kept, and the next page (cursorKey set to next), "" on the last.
+func pageLinks(path string, q url.Values, filters []string, cursorKey, next string) (first, more string) {
 	keep := url.Values{}
-	for _, k := range []string{"actor", "action", "tool", "since", "until"} {
+	for _, k := range filters {
 		if x := q.Get(k); x != "" {
 			keep.Set(k, x)
 		}
 	}
-	data["Newest"] = "/ui/audit?" + keep.Encode()
-	if page.Next != "" {
-		keep.Set("before", page.Next)
-		data["Older"] = "/ui/audit?" + keep.Encode()
+	first = path + "?" + keep.Encode()
+	if next != "" {
+		keep.Set(cursorKey, next)
+		more = path + "?" + keep.Encode()
 	}
-	c.page(w, r, s, http.StatusOK, "audit", data)
+	return first, more
 }
