@@ -108,15 +108,19 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err := checkListen(RoleFrontend, s.addr); err != nil {
 		return nil, err
 	}
-	uiAddr := ""
-	if opts.UIAddr != "" {
-		uiHost, uiPort, err := resolveAddr(opts.UIAddr)
+	uiAddr := opts.UIAddr
+	if uiAddr != "" {
+		uiHost, uiPort, err := resolveAddr(uiAddr)
 		if err != nil {
 			return nil, fmt.Errorf("temporalserver: ui address: %w", err)
 		}
-		uiAddr = net.JoinHostPort(uiHost, strconv.Itoa(uiPort))
-		if err := checkListen(RoleUI, uiAddr); err != nil {
-			return nil, err
+		// A port given is proved free now; port 0 is picked when the UI
+		// starts, seconds later, so no other process can take it between.
+		if !autoPort(uiAddr) {
+			uiAddr = net.JoinHostPort(uiHost, strconv.Itoa(uiPort))
+			if err := checkListen(RoleUI, uiAddr); err != nil {
+				return nil, err
+			}
 		}
 	}
 
@@ -275,8 +279,8 @@ func (s *Server) registerSearchAttributes(ctx context.Context, want map[string]e
 // a different type.
 var ErrSearchAttributeType = errors.New("search attribute registered with another type")
 
-// startUI starts the Web UI on addr (host:port, port resolved) and waits
-// until it answers.
+// startUI starts the Web UI on addr (host:port; port 0 picks a free one
+// now, just before the UI binds it) and waits until it answers.
 func (s *Server) startUI(ctx context.Context, addr string) error {
 	host, port, err := resolveAddr(addr)
 	if err != nil {
@@ -285,7 +289,7 @@ func (s *Server) startUI(ctx context.Context, addr string) error {
 	// The UI server exits the process (echo's Logger.Fatal) when it cannot
 	// bind, so prove the port is still free (the frontend took seconds to
 	// start) instead of letting it try.
-	if err := checkListen(RoleUI, addr); err != nil {
+	if err := checkListen(RoleUI, net.JoinHostPort(host, strconv.Itoa(port))); err != nil {
 		return err
 	}
 	s.ui = uiserver.NewServer(uiserveroptions.WithConfigProvider(&uiconfig.Config{
@@ -423,6 +427,12 @@ func dynamicConfig(extra map[string]any) dynamicconfig.StaticClient {
 		dc[dynamicconfig.MakeKey(k)] = v
 	}
 	return dc
+}
+
+// autoPort says whether addr asks for any free port (port 0).
+func autoPort(addr string) bool {
+	_, p, err := net.SplitHostPort(addr)
+	return err == nil && p == "0"
 }
 
 // resolveAddr splits host:port, replacing port 0 by a free port.
