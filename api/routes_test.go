@@ -18,6 +18,7 @@ import (
 	"github.com/toolsmith/toolsmith/airlock"
 	"github.com/toolsmith/toolsmith/api"
 	"github.com/toolsmith/toolsmith/api/admin"
+	"github.com/toolsmith/toolsmith/airlock/review"
 	apiairlock "github.com/toolsmith/toolsmith/api/airlock"
 	apianalytics "github.com/toolsmith/toolsmith/api/analytics"
 	"github.com/toolsmith/toolsmith/api/httpx"
@@ -114,7 +115,7 @@ func fullServerWith(t *testing.T, m *metrics.Metrics) (*api.Server, *identity.Ke
 	}
 	features := []httpx.Mounter{
 		tools.New(reg), apiretrieval.New(search), admin.New(keys, log), ranking.New(models, tc, ""),
-		runs, apianalytics.New(st, nil), apiairlock.New(tc, st, apiairlock.Config{}).WithOperations(noNotes{}, noEnabler{t}),
+		runs, apianalytics.New(st, nil), apiairlock.New(review.New(tc, st, review.Config{})).WithOperations(noNotes{}, noEnabler{t}),
 	}
 	auth := &identity.Authenticator{Keys: keys}
 	console := web.New(nil, web.Config{})
