@@ -16,9 +16,9 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/toolsmith/toolsmith/airlock"
+	"github.com/toolsmith/toolsmith/airlock/review"
 	"github.com/toolsmith/toolsmith/api"
 	"github.com/toolsmith/toolsmith/api/admin"
-	"github.com/toolsmith/toolsmith/airlock/review"
 	apiairlock "github.com/toolsmith/toolsmith/api/airlock"
 	apianalytics "github.com/toolsmith/toolsmith/api/analytics"
 	"github.com/toolsmith/toolsmith/api/httpx"

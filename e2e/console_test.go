@@ -18,10 +18,10 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/toolsmith/toolsmith/airlock"
+	"github.com/toolsmith/toolsmith/airlock/review"
 	"github.com/toolsmith/toolsmith/analytics"
 	"github.com/toolsmith/toolsmith/api"
 	"github.com/toolsmith/toolsmith/api/admin"
-	"github.com/toolsmith/toolsmith/airlock/review"
 	apiairlock "github.com/toolsmith/toolsmith/api/airlock"
 	apianalytics "github.com/toolsmith/toolsmith/api/analytics"
 	"github.com/toolsmith/toolsmith/api/ranking"
