@@ -27,6 +27,9 @@ type ConsoleSession struct {
 	CreatedAt time.Time       `json:"createdAt"`
 	// ExpiresAt is when the session ends unless it is used (sliding).
 	ExpiresAt time.Time `json:"expiresAt"`
+	// NotAfter, when set, is when the credential it signed in with ends (a
+	// bearer token's expiry): the expiry never slides past it.
+	NotAfter time.Time `json:"notAfter,omitzero"`
 }
 
 // Sessions stores console sessions. It is part of Store.

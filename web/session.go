@@ -115,14 +115,51 @@ func (c *Console) session(w http.ResponseWriter, r *http.Request) (*session, err
 		}
 		who = identity.KeyPrincipal(k) // the key as it is now (roles may have changed)
 	}
-	if rec.ExpiresAt.Sub(now) < SessionTTL-touchEvery {
-		if err := c.d.Sessions.TouchSession(ctx, id, now.Add(SessionTTL)); errors.Is(err, graph.ErrNotFound) {
+	if !rec.NotAfter.IsZero() && !now.Before(rec.NotAfter) {
+		return end()
+	}
+	if next := slide(now, rec.NotAfter); next.Sub(rec.ExpiresAt) >= touchEvery {
+		if err := c.d.Sessions.TouchSession(ctx, id, next); errors.Is(err, graph.ErrNotFound) {
 			return nil, nil // signed out elsewhere in between
 		} else if err != nil {
 			return nil, err
 		}
 	}
 	return &session{id: id, csrf: csrfOf(ck.Value), who: who}, nil
+}
+
+// slide is a session's expiry after a use at now: SessionTTL later, but
+// never past notAfter (when set).
+func slide(now, notAfter time.Time) time.Time {
+	next := now.Add(SessionTTL)
+	if !notAfter.IsZero() && notAfter.Before(next) {
+		return notAfter
+	}
+	return next
+}
+
+// tokenExpiry is the exp claim of a JWT the authenticator has verified
+// (zero when it has none or is no JWT).
+func tokenExpiry(token string) time.Time {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return time.Time{}
+	}
+	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return time.Time{}
+	}
+	var claims struct {
+		Exp json.Number `json:"exp"`
+	}
+	if json.Unmarshal(b, &claims) != nil {
+		return time.Time{}
+	}
+	exp, err := claims.Exp.Float64()
+	if err != nil || exp <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(int64(exp), 0).UTC()
 }
 
 // signinErrorCookie carries a refused sign-in's message to the GET after it.
@@ -189,7 +226,17 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	c.sweep(ctx)
 	token, now := randomToken(), c.now()
-	rec := graph.ConsoleSession{ID: sessionID(token), KeyID: who.KeyID, Principal: principal, CreatedAt: now.UTC(), ExpiresAt: now.Add(SessionTTL).UTC()}
+	rec := graph.ConsoleSession{ID: sessionID(token), KeyID: who.KeyID, Principal: principal, CreatedAt: now.UTC()}
+	if who.KeyID == "" {
+		// A bearer token (OIDC) is not read again on each use, as a key
+		// is: the session ends with the token, or SessionTTL after sign-in
+		// when the token says no end.
+		rec.NotAfter = tokenExpiry(key)
+		if rec.NotAfter.IsZero() {
+			rec.NotAfter = now.Add(SessionTTL).UTC()
+		}
+	}
+	rec.ExpiresAt = slide(now, rec.NotAfter).UTC()
 	if err := c.d.Sessions.PutSession(ctx, rec); err != nil {
 		fail("The session could not be opened: " + c.errorText(r, err))
 		return

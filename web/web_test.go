@@ -2,8 +2,10 @@ package web
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -387,6 +389,36 @@ func TestSessionExpiryAndRevocation(t *testing.T) {
 	b.signIn(e.admin)
 	if _, err := e.st.GetSession(context.Background(), old.ID); !errors.Is(err, graph.ErrNotFound) {
 		t.Fatalf("an expired session was not swept: %v", err)
+	}
+}
+
+// tokens verifies one bearer token (an OIDC sign-in).
+type tokens struct{}
+
+func (tokens) Verify(_ context.Context, token string) (identity.Principal, error) {
+	return identity.Principal{Subject: "oidc:cy", Name: "cy", Method: identity.MethodOIDC, Level: "user"}, nil
+}
+
+// A bearer token's session ends with the token: its expiry does not slide
+// past the token's exp claim.
+func TestTokenSessionEndsWithTheToken(t *testing.T) {
+	e := newEnv(t)
+	c := e.console()
+	c.d.Auth = &identity.Authenticator{Keys: e.keys, Tokens: tokens{}}
+	now := time.Now()
+	c.now = func() time.Time { return now }
+	payload := base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf(`{"sub":"cy","exp":%d}`, now.Add(time.Hour).Unix())))
+	b := e.browser(c)
+	if w := b.signIn("eyJhbGciOiJSUzI1NiJ9." + payload + ".c2ln"); w.Code != http.StatusSeeOther || b.cookies[CookieName] == nil {
+		t.Fatalf("token sign-in: %d", w.Code)
+	}
+	now = now.Add(50 * time.Minute)
+	if w := b.do("GET", "/ui/reviews", nil); w.Code == http.StatusSeeOther {
+		t.Fatal("the session ended before the token")
+	}
+	now = now.Add(11 * time.Minute)
+	if w := b.do("GET", "/ui/reviews", nil); w.Code != http.StatusSeeOther {
+		t.Fatalf("the session outlived its token: %d", w.Code)
 	}
 }
 
