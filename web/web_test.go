@@ -793,3 +793,24 @@ func mustKeyID(t *testing.T, secret string) string {
 	}
 	return id
 }
+
+// Every API route a page stands for has a row in the API's table (a
+// mistyped route would refuse the page for everyone).
+func TestEveryPageRouteHasARule(t *testing.T) {
+	owner := identity.Principal{Subject: "key:k0", Method: identity.MethodAPIKey, KeyID: "k0", Level: "owner"}
+	g := api.NewGate(nil, nil, nil)
+	for _, r := range []struct{ method, route string }{
+		{"GET", routePending}, {"GET", routeReview}, {"GET", routeTimeline}, {"POST", routeApprove}, {"POST", routeReject},
+		{"GET", routeDecided}, {"GET", routeSources}, {"POST", routeSources}, {"POST", routeScan}, {"DELETE", routeSource},
+		{"GET", routeNotes}, {"POST", routeEnable}, {"GET", routeSearch}, {"GET", routeTools}, {"GET", routeTool},
+		{"GET", routeHistory}, {"GET", routeManifest}, {"GET", routeKeys}, {"POST", routeKeys}, {"DELETE", routeKey},
+		{"GET", routeAudit}, {"GET", routeAnalytics}, {"GET", routeGaps}, {"GET", routeSeries}, {"GET", routeVersions}, {"GET", whoamiRoute},
+	} {
+		if err := g.Allow(context.Background(), r.method, r.route, "", owner, "127.0.0.1"); err != nil {
+			t.Errorf("%s %s: %v", r.method, r.route, err)
+		}
+	}
+	if err := g.Allow(context.Background(), "GET", "/api/v1/nowhere", "", owner, "127.0.0.1"); err == nil {
+		t.Error("a route without a row is allowed")
+	}
+}
