@@ -330,6 +330,23 @@ func TestSessionsAreSharedThroughTheStore(t *testing.T) {
 	if a, b := one.formToken("/ui/sources"), two.formToken("/ui/sources"); a != b {
 		t.Fatalf("CSRF tokens differ across replicas: %q %q", a, b)
 	}
+	// What a POST leaves for the next page is in the store, sealed: the
+	// GET after the redirect may be served by the other replica. A new
+	// key's secret never reaches the store in the clear.
+	w := one.do("POST", "/ui/keys/create", url.Values{"csrf": {one.formToken("/ui/keys")}, "owner": {"cy"}, "level": {"user"}})
+	if w.Code != http.StatusSeeOther {
+		t.Fatalf("create a key: %d\n%s", w.Code, w.Body)
+	}
+	rec, err := e.st.GetSession(context.Background(), sessionID(one.cookies[CookieName].Value))
+	if err != nil || len(rec.Flash) == 0 || strings.Contains(string(rec.Flash), "tsk_") || strings.Contains(string(rec.Flash), "cy") {
+		t.Fatalf("the stored flash: %q %v", rec.Flash, err)
+	}
+	shown := two.do("GET", w.Header().Get("Location"), nil).Body.String()
+	if secret := regexp.MustCompile(`tsk_[A-Za-z0-9_-]+`).FindString(shown); secret == "" {
+		t.Fatalf("the other replica does not show the new key's secret:\n%s", shown)
+	} else if again := one.do("GET", "/ui/keys", nil).Body.String(); strings.Contains(again, secret) {
+		t.Fatal("the secret is shown again on the first replica")
+	}
 	// A restart: a new process opens the store file again.
 	e.open()
 	restarted := e.browser(e.console())
