@@ -313,11 +313,13 @@ func TestSignInSetsAStrictHttpOnlySessionCookie(t *testing.T) {
 }
 
 // Sessions live in the store: a session opened by one console is accepted
-// by another over the same store (another replica), survives a restart,
-// and signing out on one ends it on the other.
+// by another with its own handle on the same database (another replica),
+// survives a restart, and signing out on one ends it on the other.
 func TestSessionsAreSharedThroughTheStore(t *testing.T) {
 	e := newEnv(t)
-	one, two := e.browser(e.console()), e.browser(e.console())
+	one := e.browser(e.console())
+	e.open() // the other replica: its own handle on the same database file
+	two := e.browser(e.console())
 	if w := one.signIn(e.admin); w.Code != http.StatusSeeOther {
 		t.Fatalf("sign in: %d", w.Code)
 	}
