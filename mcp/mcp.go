@@ -324,7 +324,7 @@ func clientMessage(err error) string {
 		return "unauthenticated: " + msg
 	case errors.Is(err, fault.ErrForbidden):
 		return "forbidden: " + msg
-	case errors.Is(err, fault.ErrNotFound), errors.Is(err, graph.ErrNotFound):
+	case errors.Is(err, fault.ErrNotFound):
 		return "not found: " + msg
 	}
 	return msg

@@ -186,7 +186,7 @@ func (h *Handler) addSource(c *gin.Context) {
 	if _, err := h.sources.GetSource(ctx, id); err == nil {
 		httpx.Error(c, fmt.Errorf("source %s (%s) is already registered: %w", id, src.Location, fault.ErrConflict))
 		return
-	} else if !errors.Is(err, graph.ErrNotFound) {
+	} else if !errors.Is(err, fault.ErrNotFound) {
 		httpx.Error(c, err)
 		return
 	}

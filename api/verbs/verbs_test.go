@@ -26,6 +26,7 @@ import (
 	"github.com/toolsmith/toolsmith/api/verbs"
 	"github.com/toolsmith/toolsmith/fulfil"
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/retrieval"
 	"github.com/toolsmith/toolsmith/workflows"
 )
@@ -116,7 +117,7 @@ type fakeTools map[string]graph.Tool
 func (f fakeTools) GetTool(_ context.Context, id string) (graph.Tool, error) {
 	t, ok := f[id]
 	if !ok {
-		return graph.Tool{}, graph.ErrNotFound
+		return graph.Tool{}, fault.ErrNotFound
 	}
 	return t, nil
 }
