@@ -167,7 +167,7 @@ func TestStartVerbAccepted(t *testing.T) {
 		t.Fatalf("HTTP %d status %q", code, resp.Data.Status)
 	}
 	o := f.started[0]
-	// 128 random bits: a run id cannot be guessed (issue #27 item 10).
+	// 128 random bits: a run id cannot be guessed.
 	if !strings.HasPrefix(o.ID, "verb-CONVERT_CURRENCY-") || len(o.ID) != len("verb-CONVERT_CURRENCY-")+32 {
 		t.Errorf("workflow ID = %q", o.ID)
 	}
@@ -398,7 +398,7 @@ func TestGetVerb(t *testing.T) {
 	})
 	// An unknown id, a run of another workflow type and another caller's
 	// run answer the same 404 with the same message: anything else is an
-	// existence and type oracle (issue #27 item 10).
+	// existence and type oracle.
 	t.Run("one answer for unknown, other type and other caller", func(t *testing.T) {
 		cases := map[string]*fakeTemporal{
 			"unknown":      {run: &fakeRun{}, descErr: serviceerror.NewNotFound("workflow not found for ID: verb-A_B-1")},
@@ -421,7 +421,7 @@ func TestGetVerb(t *testing.T) {
 		}
 	})
 	// A run belongs to its caller: another caller's run answers 404 like
-	// an unknown id, inputs and outputs included (issue #27 item 10);
+	// an unknown id, inputs and outputs included;
 	// admins read every run.
 	for _, tc := range []struct {
 		name, owner string
@@ -494,7 +494,7 @@ func TestExecuteTool(t *testing.T) {
 	if _, again, _ := idem("u1", "k-1"); again != id1 {
 		t.Errorf("the same caller and key: workflow %q, then %q", id1, again)
 	}
-	// Keys are per caller (issue #27 item 11): another caller's same key is
+	// Keys are per caller: another caller's same key is
 	// another workflow, so it can neither read nor pre-claim u1's run.
 	if _, id2, _ := idem("u2", "k-1"); id2 == id1 || id2 == "" {
 		t.Errorf("two callers' key k-1 meet in workflow %q", id2)
