@@ -447,7 +447,7 @@ func (e *Edge) callTool(ctx context.Context, caller access.Caller, in CallToolIn
 	}, new(executeOutput))
 }
 
-// executeOutput is the part of activities.ExecuteOutput a planner needs.
+// executeOutput is the part of workflows.ExecuteToolResult a planner needs.
 type executeOutput struct {
 	Output any `json:"output"`
 }

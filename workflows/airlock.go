@@ -386,18 +386,47 @@ func HealthCheckWorkflow(ctx workflow.Context) (airlock.HealthReport, error) {
 }
 
 // GapDiscoveryInput configures one round of gap-driven discovery.
-type GapDiscoveryInput = activities.ProposeInput
+type GapDiscoveryInput struct {
+	// MinCount is how often a gap must have been asked (≥ 1).
+	MinCount int `json:"minCount"`
+	// MinScore is the similarity a definition needs.
+	MinScore float64 `json:"minScore"`
+	// Limit bounds how many gaps are examined (default 50).
+	Limit int `json:"limit,omitempty"`
+}
+
+// GapProposal is one review proposed for a gap.
+type GapProposal struct {
+	Verb       string  `json:"verb"`
+	Count      int     `json:"count"`
+	ReviewID   string  `json:"reviewId"`
+	API        string  `json:"api"`
+	Definition string  `json:"definition"`
+	Score      float64 `json:"score"`
+}
+
+// GapDiscoveryReport is what a round of gap-driven discovery did.
+type GapDiscoveryReport struct {
+	Examined  int           `json:"examined"`
+	Proposals []GapProposal `json:"proposals"`
+}
 
 // GapDiscoveryWorkflow proposes, for the open gaps asked at least MinCount
 // times, the external definitions that fit them for review (a schedule
 // runs it when --gap-discovery-min-count is set; off by default).
-func GapDiscoveryWorkflow(ctx workflow.Context, in GapDiscoveryInput) (activities.ProposeReport, error) {
+func GapDiscoveryWorkflow(ctx workflow.Context, in GapDiscoveryInput) (GapDiscoveryReport, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 	})
 	var a *activities.Airlock
 	var rep activities.ProposeReport
-	err := workflow.ExecuteActivity(actx, a.ProposeForGaps, in).Get(ctx, &rep)
-	return rep, err
+	if err := workflow.ExecuteActivity(actx, a.ProposeForGaps, activities.ProposeInput{MinCount: in.MinCount, MinScore: in.MinScore, Limit: in.Limit}).Get(ctx, &rep); err != nil {
+		return GapDiscoveryReport{}, err
+	}
+	out := GapDiscoveryReport{Examined: rep.Examined, Proposals: make([]GapProposal, len(rep.Proposals))}
+	for i, p := range rep.Proposals {
+		out.Proposals[i] = GapProposal{Verb: p.Verb, Count: p.Count, ReviewID: p.ReviewID, API: p.API, Definition: p.Definition, Score: p.Score}
+	}
+	return out, nil
 }

@@ -454,7 +454,7 @@ func TestExecuteTool(t *testing.T) {
 		"currency.convert": {ToolSummary: graph.ToolSummary{ID: "currency.convert", Status: graph.StatusActive, Groups: []string{"default"}}},
 		"old.tool":         {ToolSummary: graph.ToolSummary{ID: "old.tool", Status: graph.StatusDisabled}},
 	}
-	out := activities.ExecuteOutput{ToolID: "currency.convert", Output: map[string]any{"converted": 92.0}}
+	out := workflows.ExecuteToolResult{ToolID: "currency.convert", Output: map[string]any{"converted": 92.0}}
 	body := `{"inputs":{"amount":100}}`
 
 	f := &fakeTemporal{run: &fakeRun{runID: "r1", result: out}}
@@ -465,7 +465,7 @@ func TestExecuteTool(t *testing.T) {
 	if v, _ := f.started[0].TypedSearchAttributes.GetKeyword(workflows.SAToolID); v != "currency.convert" {
 		t.Errorf("ToolsmithToolId at start = %q", v)
 	}
-	if in := f.args[0].(activities.ExecuteInput); in.ToolID != "currency.convert" || in.Inputs["amount"] != float64(100) {
+	if in := f.args[0].(workflows.ExecuteToolInput); in.ToolID != "currency.convert" || in.Inputs["amount"] != float64(100) {
 		t.Errorf("input = %+v", in)
 	}
 
@@ -534,7 +534,7 @@ func TestExecuteTool(t *testing.T) {
 }
 
 func TestRefreshModules(t *testing.T) {
-	f := &fakeTemporal{run: &fakeRun{runID: "r1", result: activities.DiscoverOutput{}}}
+	f := &fakeTemporal{run: &fakeRun{runID: "r1", result: workflows.RefreshModulesResult{}}}
 	code, resp := serve(t, f, nil, http.MethodPost, "/api/v1/modules/refresh", "", nil)
 	if code != http.StatusAccepted || !strings.HasPrefix(resp.Data.WorkflowID, "modules-refresh-") {
 		t.Fatalf("HTTP %d %+v", code, resp.Data.Run)
