@@ -1,6 +1,8 @@
 // Package replay records the workflow histories that the replay test in
 // package workflows (workflows/testdata/*.json) replays against the current
-// workflow code. Recording needs the in-process Temporal server, which is
+// workflow code and whose payloads it decodes strictly into today's types:
+// runs of NovelVerbWorkflow (each branch), ExecuteToolWorkflow,
+// RefreshModulesWorkflow, GapDiscoveryWorkflow and AnalyticsWorkflow. Recording needs the in-process Temporal server, which is
 // heavy to compile and which only the binary and the end-to-end tests may
 // import in ordinary builds, so the recorder sits behind the "record" build
 // tag and only runs on request:

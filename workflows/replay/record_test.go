@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/sdk/client"
 
+	"github.com/toolsmith/toolsmith/graph/sqlite"
 	"github.com/toolsmith/toolsmith/internal/temporalserver"
 	"github.com/toolsmith/toolsmith/worker"
 	"github.com/toolsmith/toolsmith/workflows"
@@ -61,22 +62,35 @@ func TestRecord(t *testing.T) {
 	}, Judgements: map[string]string{
 		"CHANGE_MONEY": `{"tool":"currency.convert","reason":"changing money between currencies is converting it"}`,
 	}}
-	w := worker.New(c, worker.Deps{Searcher: f.Searcher, Router: f.Router, LLM: f.LLM, Gaps: f.Gaps, Tools: f})
+	// An empty store for the analytics run; usage stays with the fixture's
+	// log, as it did before the store was here.
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "graph.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	w := worker.New(c, worker.Deps{Searcher: f.Searcher, Router: f.Router, LLM: f.LLM, Gaps: f.Gaps, Tools: f, Store: st, Usage: f.Usage})
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer w.Stop()
 
 	runs := []struct {
-		file string
-		in   workflows.NovelVerbInput
+		file     string
+		workflow any
+		args     []any
 	}{
-		{"substitute.json", workflows.NovelVerbInput{Verb: "CONVERT_CURRENCY", Description: "change money", Inputs: map[string]any{"amount": 100, "from": "USD", "to": "EUR"}}},
-		{"decompose_child.json", workflows.NovelVerbInput{Verb: "PLAN_TRIP_BUDGET", Inputs: map[string]any{"budget": 1000, "currency": "USD", "distance_km": 42.195}}},
-		{"no_capability.json", workflows.NovelVerbInput{Verb: "RESERVE_LUTECE_TABLE", Description: "book dinner at Lutèce"}},
-		{"schema_mismatch.json", workflows.NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: map[string]any{"amount": "ten", "from": "USD", "to": "EUR"}}},
-		{"substitute_evidence.json", workflows.NovelVerbInput{Verb: "EXCHANGE_MONEY", Inputs: map[string]any{"amount": 100, "from": "USD", "to": "EUR"}}},
-		{"judge_pick.json", workflows.NovelVerbInput{Verb: "CHANGE_MONEY", Inputs: map[string]any{"amount": 100, "from": "USD", "to": "EUR"}}},
+		{"substitute.json", workflows.NovelVerbWorkflow, []any{workflows.NovelVerbInput{Verb: "CONVERT_CURRENCY", Description: "change money", Inputs: map[string]any{"amount": 100, "from": "USD", "to": "EUR"}}}},
+		{"decompose_child.json", workflows.NovelVerbWorkflow, []any{workflows.NovelVerbInput{Verb: "PLAN_TRIP_BUDGET", Inputs: map[string]any{"budget": 1000, "currency": "USD", "distance_km": 42.195}}}},
+		{"no_capability.json", workflows.NovelVerbWorkflow, []any{workflows.NovelVerbInput{Verb: "RESERVE_LUTECE_TABLE", Description: "book dinner at Lutèce"}}},
+		{"schema_mismatch.json", workflows.NovelVerbWorkflow, []any{workflows.NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: map[string]any{"amount": "ten", "from": "USD", "to": "EUR"}}}},
+		{"substitute_evidence.json", workflows.NovelVerbWorkflow, []any{workflows.NovelVerbInput{Verb: "EXCHANGE_MONEY", Inputs: map[string]any{"amount": 100, "from": "USD", "to": "EUR"}}}},
+		{"judge_pick.json", workflows.NovelVerbWorkflow, []any{workflows.NovelVerbInput{Verb: "CHANGE_MONEY", Inputs: map[string]any{"amount": 100, "from": "USD", "to": "EUR"}}}},
+		{"execute_tool.json", workflows.ExecuteToolWorkflow, []any{workflows.ExecuteToolInput{ToolID: "units.convert", Inputs: map[string]any{"value": 26.2, "from_unit": "mi", "to_unit": "km"}}}},
+		{"execute_tool_dry_run.json", workflows.ExecuteToolWorkflow, []any{workflows.ExecuteToolInput{ToolID: "currency.convert", Inputs: map[string]any{"amount": 100, "from": "USD", "to": "EUR"}, DryRun: true}}},
+		{"refresh_modules.json", workflows.RefreshModulesWorkflow, nil},
+		{"gap_discovery.json", workflows.GapDiscoveryWorkflow, []any{workflows.GapDiscoveryInput{MinCount: 2, MinScore: 0.5}}},
+		{"analytics.json", workflows.AnalyticsWorkflow, []any{workflows.AnalyticsInput{}}},
 	}
 	for _, r := range runs {
 		// A recorded history is evidence that the runs started under older
@@ -86,13 +100,13 @@ func TestRecord(t *testing.T) {
 			continue
 		}
 		id := "replay-" + r.file
-		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.NovelVerbWorkflow, r.in)
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, r.workflow, r.args...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var res workflows.NovelVerbResult
+		var res any
 		err = run.Get(ctx, &res)
-		t.Logf("%s: branch %q err %v", r.file, res.Branch, err)
+		t.Logf("%s: result %v err %v", r.file, res, err)
 		hist := &historypb.History{}
 		it := c.GetWorkflowHistory(ctx, id, run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 		for it.HasNext() {
