@@ -434,7 +434,7 @@ func TestDefaultRule(t *testing.T) {
 			} else {
 				wantType(t, err, activities.ErrTypeLLMUnavailable) // decomposition was tried
 			}
-			if res.Rule != retrieval.DefaultSubstituteRule() {
+			if res.Rule != substituteRule(retrieval.DefaultSubstituteRule()) {
 				t.Fatalf("rule %+v, want the default rule", res.Rule)
 			}
 			if !strings.Contains(res.Reason, tc.reasonContaining) {
