@@ -374,7 +374,7 @@ func ScanSourcesWorkflow(ctx workflow.Context, in ScanInput) (ScanOutput, error)
 
 // HealthCheckWorkflow probes every onboarded API once; it
 // runs on a Temporal Schedule.
-func HealthCheckWorkflow(ctx workflow.Context) (airlock.HealthReport, error) {
+func HealthCheckWorkflow(ctx workflow.Context) (HealthCheckReport, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 2},
@@ -382,7 +382,15 @@ func HealthCheckWorkflow(ctx workflow.Context) (airlock.HealthReport, error) {
 	var a *activities.Airlock
 	var rep airlock.HealthReport
 	err := workflow.ExecuteActivity(actx, a.CheckHealth).Get(ctx, &rep)
-	return rep, err
+	return HealthCheckReport(rep), err
+}
+
+// HealthCheckReport is what a health check found: how many onboarded APIs
+// it probed, which failed, and which it disabled (airlock.HealthReport).
+type HealthCheckReport struct {
+	Checked  int      `json:"checked"`
+	Failing  []string `json:"failing,omitempty"`
+	Disabled []string `json:"disabled,omitempty"`
 }
 
 // GapDiscoveryInput configures one round of gap-driven discovery.

@@ -16,27 +16,27 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/payloads/v1.json with today's payload shapes")
 
-// payloadTypes is every type that crosses a workflow's boundary: start
-// inputs, results, signals, updates and query answers.
-func payloadTypes() []reflect.Type {
-	seen := map[reflect.Type]bool{}
-	var out []reflect.Type
-	add := func(t reflect.Type) {
-		if t != nil && !seen[t] {
-			seen[t] = true
-			out = append(out, t)
+// payloadRoles names every payload that crosses a workflow's boundary by
+// its role (a workflow's input or result, a signal, an update, a query
+// answer), with the type that holds it: the shapes are keyed by role, so
+// renaming a Go type changes nothing while its JSON stays.
+func payloadRoles() map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for wf, p := range workflowPayloads {
+		if p.in != nil {
+			out[wf+".input"] = p.in
+		}
+		if p.out != nil {
+			out[wf+".result"] = p.out
 		}
 	}
-	for _, p := range workflowPayloads {
-		add(p.in)
-		add(p.out)
+	for name, t := range messagePayloads {
+		out["message "+name] = t
 	}
-	for _, t := range messagePayloads {
-		add(t)
-	}
-	for _, t := range []reflect.Type{typeOf[Progress](), typeOf[AirlockState](), typeOf[ReindexProgress](), typeOf[RetrainResult]()} {
-		add(t)
-	}
+	out["NovelVerbWorkflow.query "+ProgressQuery] = typeOf[Progress]()
+	out["AirlockWorkflow.query "+ReviewQuery] = typeOf[AirlockState]()
+	out["ReindexWorkflow.query "+ReindexQuery] = typeOf[ReindexProgress]()
+	out["RetrainWorkflow.query "+RetrainQuery] = typeOf[RetrainResult]()
 	return out
 }
 
@@ -49,8 +49,8 @@ func payloadTypes() []reflect.Type {
 // histories may lack it; record it with -update.
 func TestPayloadShapes(t *testing.T) {
 	got := map[string]string{}
-	for _, typ := range payloadTypes() {
-		shape(typ, typ.Name(), got, map[reflect.Type]bool{})
+	for role, typ := range payloadRoles() {
+		shape(typ, role, got, map[reflect.Type]bool{})
 	}
 	path := filepath.Join("testdata", "payloads", "v1.json")
 	if *update {

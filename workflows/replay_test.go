@@ -15,8 +15,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/toolsmith/toolsmith/airlock"
 )
 
 // workflowPayloads names, per workflow type, the types its start input and
@@ -27,7 +25,7 @@ var workflowPayloads = map[string]struct{ in, out reflect.Type }{
 	"RefreshModulesWorkflow": {nil, typeOf[RefreshModulesResult]()},
 	"AirlockWorkflow":        {typeOf[AirlockInput](), typeOf[AirlockOutcome]()},
 	"ScanSourcesWorkflow":    {typeOf[ScanInput](), typeOf[ScanOutput]()},
-	"HealthCheckWorkflow":    {nil, typeOf[airlock.HealthReport]()},
+	"HealthCheckWorkflow":    {nil, typeOf[HealthCheckReport]()},
 	"ReindexWorkflow":        {typeOf[ReindexInput](), typeOf[ReindexProgress]()},
 	"GapDiscoveryWorkflow":   {typeOf[GapDiscoveryInput](), typeOf[GapDiscoveryReport]()},
 	"AnalyticsWorkflow":      {typeOf[AnalyticsInput](), typeOf[AnalyticsSummary]()},
