@@ -13,8 +13,9 @@ import (
 // citation matches a reference to a document that is not in the
 // repository: a numbered design seed, the seeds folder, or a numbered issue
 // of the tracker, written out ("issue" and its number, with or without a
-// "#") or as a bare "#" and number, as in "(#NN item 7)". A comment states the rule it enforces instead. The
-// pattern is built from pieces so that this file does not match it.
+// "#") or as a bare "#" and number, as in "(#NN item 7)". A comment
+// states the rule it enforces instead. The pattern is built from pieces so
+// that this file does not match it.
 var citation = regexp.MustCompile(strings.Join([]string{
 	`[Ss]eed` + ` 0[0-9]`,
 	`shared/` + `seeds`,
