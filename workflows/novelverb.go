@@ -79,8 +79,24 @@ type NovelVerbInput struct {
 	Description string           `json:"description,omitempty"`
 	Inputs      map[string]any   `json:"inputs,omitempty"`
 	Context     string           `json:"context,omitempty"`
-	Caller      access.Caller    `json:"caller"`
+	Caller      Caller           `json:"caller"`
 	Options     NovelVerbOptions `json:"options,omitempty"`
+}
+
+// Caller is who a run acts for, as its input carries it: the fields of
+// access.Caller, whose rules (visibility, groups, state) the run applies.
+type Caller struct {
+	UserID      string   `json:"userId,omitempty"`
+	SessionID   string   `json:"sessionId,omitempty"`
+	Roles       []string `json:"roles,omitempty"`
+	Permissions []string `json:"permissions,omitempty"`
+	Level       string   `json:"level,omitempty"`
+	// Groups: nil is the default group, empty and non-nil is none; the
+	// JSON keeps the difference (null against []).
+	Groups []string `json:"groups"`
+	State  string   `json:"state,omitempty"`
+	// AllowedModules: nil is every module.
+	AllowedModules []string `json:"allowedModules"`
 }
 
 // ScoredTool is a candidate as the workflow saw it.
@@ -266,10 +282,10 @@ func NovelVerbWorkflow(ctx workflow.Context, in NovelVerbInput) (NovelVerbResult
 	if in.Options.SearchLimit <= 0 {
 		in.Options.SearchLimit = DefaultSearchLimit
 	}
-	f := &fulfilment{ctx: ctx, in: in, caller: in.Caller}
+	f := &fulfilment{ctx: ctx, in: in, caller: access.Caller(in.Caller)}
 	f.res = NovelVerbResult{
 		Verb: in.Verb, Branch: BranchSearch, Threshold: in.Options.Threshold, Rule: substituteRule(in.Options.Rule()), Depth: len(in.Options.Chain),
-		Scores: []ScoredTool{}, Tools: []string{}, State: in.Caller.EffectiveState(), DryRun: in.Options.DryRun,
+		Scores: []ScoredTool{}, Tools: []string{}, State: f.caller.EffectiveState(), DryRun: in.Options.DryRun,
 	}
 	f.progress = Progress{Verb: in.Verb, Status: StatusRunning, Stage: BranchSearch, Depth: f.res.Depth}
 	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (Progress, error) { return f.progress, nil }); err != nil {
@@ -676,7 +692,7 @@ func (f *fulfilment) child(s llm.Step, args map[string]any, sr *StepResult) (Nov
 	opts.Chain = chain
 	var out NovelVerbResult
 	err := workflow.ExecuteChildWorkflow(cctx, NovelVerbWorkflow, NovelVerbInput{
-		Verb: s.Verb, Description: s.Description, Inputs: args, Context: f.in.Context, Caller: f.caller, Options: opts,
+		Verb: s.Verb, Description: s.Description, Inputs: args, Context: f.in.Context, Caller: Caller(f.caller), Options: opts,
 	}).Get(f.ctx, &out)
 	if err != nil {
 		sr.Error, sr.ErrorType = activities.Message(err), activities.ErrorType(err)

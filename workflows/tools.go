@@ -17,7 +17,7 @@ import (
 type ExecuteToolInput struct {
 	ToolID string         `json:"toolId"`
 	Inputs map[string]any `json:"inputs"`
-	Caller access.Caller  `json:"caller"`
+	Caller Caller         `json:"caller"`
 	// DryRun maps and validates the inputs but does not call the module.
 	DryRun bool `json:"dryRun,omitempty"`
 }
@@ -58,7 +58,7 @@ func ExecuteToolWorkflow(ctx workflow.Context, in ExecuteToolInput) (ExecuteTool
 	var m *activities.Modules
 	var out activities.ExecuteOutput
 	ectx := workflow.WithActivityOptions(ctx, executeOptions)
-	err := workflow.ExecuteActivity(ectx, m.ExecuteTool, activities.ExecuteInput{ToolID: in.ToolID, Inputs: in.Inputs, Caller: in.Caller, DryRun: in.DryRun}).Get(ctx, &out)
+	err := workflow.ExecuteActivity(ectx, m.ExecuteTool, activities.ExecuteInput{ToolID: in.ToolID, Inputs: in.Inputs, Caller: access.Caller(in.Caller), DryRun: in.DryRun}).Get(ctx, &out)
 	if err != nil {
 		if temporal.IsCanceledError(err) {
 			// The caller gave up (an MCP notifications/cancelled, a cancel
