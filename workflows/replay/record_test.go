@@ -4,8 +4,10 @@ package replay
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,8 +16,12 @@ import (
 	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/sdk/client"
 
+	"github.com/toolsmith/toolsmith/embed/hashing"
 	"github.com/toolsmith/toolsmith/graph/sqlite"
 	"github.com/toolsmith/toolsmith/internal/temporalserver"
+	"github.com/toolsmith/toolsmith/registry"
+	"github.com/toolsmith/toolsmith/retrieval"
+	"github.com/toolsmith/toolsmith/retrieval/retrain"
 	"github.com/toolsmith/toolsmith/worker"
 	"github.com/toolsmith/toolsmith/workflows"
 	"github.com/toolsmith/toolsmith/workflows/workflowstest"
@@ -69,7 +75,21 @@ func TestRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	w := worker.New(c, worker.Deps{Searcher: f.Searcher, Router: f.Router, LLM: f.LLM, Gaps: f.Gaps, Tools: f, Store: st, Usage: f.Usage})
+	// The demo catalogue in the store, for the reindex to re-embed, and a
+	// retraining service over it that has no served queries to learn from.
+	emb := hashing.New(64)
+	reg := registry.New(st, emb)
+	for _, id := range slices.Sorted(maps.Keys(f.Tools)) {
+		if _, err := reg.Register(ctx, registry.Request{Manifest: f.Tools[id].Manifest}); err != nil {
+			t.Fatalf("register %s: %v", id, err)
+		}
+	}
+	rt, err := retrain.New(st, emb, retrieval.New(st, emb, retrieval.Options{}), retrieval.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := worker.New(c, worker.Deps{Searcher: f.Searcher, Router: f.Router, LLM: f.LLM, Gaps: f.Gaps, Tools: f, Store: st, Usage: f.Usage,
+		Reindexer: reg, Retrain: rt})
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -91,6 +111,8 @@ func TestRecord(t *testing.T) {
 		{"refresh_modules.json", workflows.RefreshModulesWorkflow, nil},
 		{"gap_discovery.json", workflows.GapDiscoveryWorkflow, []any{workflows.GapDiscoveryInput{MinCount: 2, MinScore: 0.5}}},
 		{"analytics.json", workflows.AnalyticsWorkflow, []any{workflows.AnalyticsInput{}}},
+		{"reindex.json", workflows.ReindexWorkflow, []any{workflows.ReindexInput{BatchSize: 4}}},
+		{"retrain_no_events.json", workflows.RetrainWorkflow, []any{workflows.RetrainInput{Gate: workflows.RetrainGate{Margin: 0.02}}}},
 	}
 	for _, r := range runs {
 		// A recorded history is evidence that the runs started under older
