@@ -66,8 +66,8 @@ func TestReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) < 15 {
-		t.Fatalf("found %d recorded histories in testdata, want 15", len(files))
+	if len(files) < 16 {
+		t.Fatalf("found %d recorded histories in testdata, want 16", len(files))
 	}
 	seen := map[string]bool{}
 	for _, f := range files {
@@ -90,7 +90,7 @@ func TestReplay(t *testing.T) {
 		})
 	}
 	for _, wf := range []string{"NovelVerbWorkflow", "ExecuteToolWorkflow", "RefreshModulesWorkflow", "GapDiscoveryWorkflow", "AnalyticsWorkflow",
-		"ReindexWorkflow", "RetrainWorkflow", "ScanSourcesWorkflow", "AirlockWorkflow"} {
+		"ReindexWorkflow", "RetrainWorkflow", "ScanSourcesWorkflow", "AirlockWorkflow", "HealthCheckWorkflow"} {
 		if !seen[wf] {
 			t.Errorf("no recorded history of %s in testdata", wf)
 		}

@@ -112,7 +112,7 @@ func TestRecord(t *testing.T) {
 	// spec is scanned here for a review to be rejected.
 	files := &airlock.Files{Root: filepath.Join(t.TempDir(), "airlock")}
 	scanner := &airlock.Scanner{Fetcher: &airlock.Fetcher{}, Files: files, Definitions: st, Embedder: emb}
-	al := &activities.Airlock{Scanner: scanner, Onboarding: &airlock.Onboarding{}, Files: files, Definitions: st,
+	al := &activities.Airlock{Scanner: scanner, Onboarding: &airlock.Onboarding{}, Files: files, Definitions: st, Health: &airlock.HealthChecker{Files: files},
 		Reviews: worker.Reviews(c, workflows.TaskQueue, time.Hour)}
 	scanned, rejected := serveSpec(t, 1), serveSpec(t, 2)
 	for id, loc := range map[string]string{"scanned": scanned, "rejected": rejected} {
@@ -151,6 +151,7 @@ func TestRecord(t *testing.T) {
 		{"analytics.json", workflows.AnalyticsWorkflow, []any{workflows.AnalyticsInput{}}, nil},
 		{"reindex.json", workflows.ReindexWorkflow, []any{workflows.ReindexInput{BatchSize: 4}}, nil},
 		{"retrain_no_events.json", workflows.RetrainWorkflow, []any{workflows.RetrainInput{Gate: workflows.RetrainGate{Margin: 0.02}}}, nil},
+		{"health_check.json", workflows.HealthCheckWorkflow, nil, nil},
 		{"scan_sources.json", workflows.ScanSourcesWorkflow, []any{workflows.ScanInput{SourceIDs: []string{"scanned"}}}, nil},
 		{"airlock_reject.json", workflows.AirlockWorkflow, []any{workflows.AirlockInput{SpecHash: rep.New[0], SourceID: "rejected", Location: rejected, ReviewTimeout: time.Hour}},
 			&workflows.Decision{Reject: &workflows.RejectSignal{Reviewer: "replay", Reason: "not this API"}}},
