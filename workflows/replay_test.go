@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -46,10 +47,15 @@ func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
 
 // registerAll registers every workflow the worker runs.
 func registerAll(r worker.WorkflowReplayer) {
-	for _, w := range []any{NovelVerbWorkflow, ExecuteToolWorkflow, RefreshModulesWorkflow, AirlockWorkflow, ScanSourcesWorkflow,
-		HealthCheckWorkflow, ReindexWorkflow, GapDiscoveryWorkflow, AnalyticsWorkflow, RetrainWorkflow} {
+	for _, w := range All() {
 		r.RegisterWorkflow(w)
 	}
+}
+
+// workflowName is the type name the SDK registers w under: its function's.
+func workflowName(w any) string {
+	name := runtime.FuncForPC(reflect.ValueOf(w).Pointer()).Name()
+	return name[strings.LastIndex(name, ".")+1:]
 }
 
 // TestReplay replays every recorded history in testdata against the
@@ -89,10 +95,13 @@ func TestReplay(t *testing.T) {
 			}
 		})
 	}
-	for _, wf := range []string{"NovelVerbWorkflow", "ExecuteToolWorkflow", "RefreshModulesWorkflow", "GapDiscoveryWorkflow", "AnalyticsWorkflow",
-		"ReindexWorkflow", "RetrainWorkflow", "ScanSourcesWorkflow", "AirlockWorkflow", "HealthCheckWorkflow"} {
+	for _, w := range All() {
+		wf := workflowName(w)
 		if !seen[wf] {
-			t.Errorf("no recorded history of %s in testdata", wf)
+			t.Errorf("no recorded history of %s in testdata (record one with workflows/replay)", wf)
+		}
+		if _, ok := workflowPayloads[wf]; !ok {
+			t.Errorf("%s's payload types are not in workflowPayloads", wf)
 		}
 	}
 }
