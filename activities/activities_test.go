@@ -19,6 +19,7 @@ import (
 	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/demomodule"
+	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/llm"
 	"github.com/toolsmith/toolsmith/modules"
 	"github.com/toolsmith/toolsmith/tool"
@@ -29,7 +30,7 @@ type memTools map[string]graph.Tool
 func (m memTools) GetTool(_ context.Context, id string) (graph.Tool, error) {
 	t, ok := m[id]
 	if !ok {
-		return graph.Tool{}, fmt.Errorf("get %q: %w", id, graph.ErrNotFound)
+		return graph.Tool{}, fmt.Errorf("get %q: %w", id, fault.ErrNotFound)
 	}
 	return t, nil
 }

@@ -195,7 +195,7 @@ func (a *Airlock) ScanSource(ctx context.Context, sourceID string) (ScanSourceOu
 		return ScanSourceOutput{}, err
 	}
 	rep, err := a.Scanner.Scan(ctx, sourceID)
-	if errors.Is(err, graph.ErrNotFound) {
+	if errors.Is(err, fault.ErrNotFound) {
 		return ScanSourceOutput{}, Fail(ErrTypeInvalidInput, "source %q does not exist", sourceID)
 	}
 	out := ScanSourceOutput{SourceID: sourceID, Specs: rep.Specs, Known: rep.Known, Definitions: rep.Definitions, Errors: rep.Errors, NewSpecs: []FoundSpec{}}
@@ -255,7 +255,7 @@ func (a *Airlock) PrepareReview(ctx context.Context, in PrepareReviewInput) (air
 	if err != nil {
 		return airlock.Review{}, Fail(ErrTypeInvalidInput, "the stored spec no longer loads: %v", err)
 	}
-	if err := a.Definitions.SetSpecStatus(ctx, in.SpecHash, graph.DefinitionPending); err != nil && !errors.Is(err, graph.ErrNotFound) {
+	if err := a.Definitions.SetSpecStatus(ctx, in.SpecHash, graph.DefinitionPending); err != nil && !errors.Is(err, fault.ErrNotFound) {
 		return airlock.Review{}, fmt.Errorf("activities: mark spec pending: %w", err)
 	}
 	r := airlock.BuildReview(n, in.SpecHash, in.Location)
@@ -330,10 +330,10 @@ func (a *Airlock) SetSpecStatus(ctx context.Context, in SpecStatusInput) error {
 		}
 	}
 	err := a.Definitions.SetSpecStatus(ctx, in.SpecHash, in.Status)
-	if errors.Is(err, graph.ErrNotFound) {
+	if errors.Is(err, fault.ErrNotFound) {
 		return nil
 	}
-	if errors.Is(err, graph.ErrInvalid) {
+	if errors.Is(err, fault.ErrInvalid) {
 		return Fail(ErrTypeInvalidInput, "%v", err)
 	}
 	return err

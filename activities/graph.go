@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // Graph holds the activities that read the knowledge graph.
@@ -168,4 +169,4 @@ func (g *Graph) RecordCapabilityGap(ctx context.Context, gap Gap) (GapOutput, er
 }
 
 // isNotFound reports whether err is the store's not-found sentinel.
-func isNotFound(err error) bool { return errors.Is(err, graph.ErrNotFound) }
+func isNotFound(err error) bool { return errors.Is(err, fault.ErrNotFound) }

@@ -3,8 +3,6 @@ package activities
 import (
 	"context"
 	"errors"
-
-	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/retrieval/retrain"
 )
@@ -52,7 +50,7 @@ func (a *Retrain) service() (*retrain.Service, error) {
 // versions do not get better with retries; store and embedder errors go
 // back wrapped for the retry policy.
 func retrainError(err error) error {
-	if errors.Is(err, fault.ErrInvalid) || errors.Is(err, fault.ErrMalformed) || errors.Is(err, graph.ErrNotFound) || errors.Is(err, graph.ErrInvalid) {
+	if errors.Is(err, fault.ErrInvalid) || errors.Is(err, fault.ErrMalformed) || errors.Is(err, fault.ErrNotFound) {
 		return Fail(ErrTypeInvalidInput, "%v", err)
 	}
 	return err

@@ -400,7 +400,7 @@ func (o *Onboarding) Approve(ctx context.Context, approvalID, specHash, location
 	if len(retired) > 0 {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("deprecated %s: %s", strings.Join(retired, ", "), reason))
 	}
-	if err := o.Definitions.SetSpecStatus(ctx, specHash, graph.DefinitionOnboarded); err != nil && !errors.Is(err, graph.ErrNotFound) {
+	if err := o.Definitions.SetSpecStatus(ctx, specHash, graph.DefinitionOnboarded); err != nil && !errors.Is(err, fault.ErrNotFound) {
 		return Result{}, err
 	}
 	return Result{Outcome: out, ToolIDs: ids, Retired: retired}, nil

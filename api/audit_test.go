@@ -32,8 +32,8 @@ func auditPage(t *testing.T, h http.Handler, auth, query string) graph.AuditPage
 }
 
 // TestAuditNamesTheToolWritten: docs/identity.md's example query
-// (action=tools.register&tool=lang.translate) finds the registration
-// (issue #27 item 5); a batch names each tool it wrote.
+// (action=tools.register&tool=lang.translate) finds the registration;
+// a batch names each tool it wrote.
 func TestAuditNamesTheToolWritten(t *testing.T) {
 	srv, keys, _ := fullServer(t)
 	h := srv.Handler()
@@ -100,7 +100,7 @@ func (h hangUp) Mount(v1 *gin.RouterGroup) {
 }
 
 // TestAuditSurvivesTheCaller: the audit record of a call whose client
-// hung up is written all the same (issue #27 item 9).
+// hung up is written all the same.
 func TestAuditSurvivesTheCaller(t *testing.T) {
 	rec := &ctxRecorder{}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -164,7 +164,7 @@ func TestGroupSubsetCheck(t *testing.T) {
 }
 
 // TestGatewayNarrowedLevelIsAuthorized: a trusted gateway speaking for a
-// guest end user is refused what a guest is refused (issue #27 item 14),
+// guest end user is refused what a guest is refused,
 // though the gateway's own key could do it.
 func TestGatewayNarrowedLevelIsAuthorized(t *testing.T) {
 	srv, keys, st := fullServer(t)
@@ -201,8 +201,7 @@ func TestGatewayNarrowedLevelIsAuthorized(t *testing.T) {
 	}
 }
 
-// TestAdminCannotRevokeOwnerKey: revocation follows creation's level rule
-// (issue #27 item 13).
+// TestAdminCannotRevokeOwnerKey: revocation follows creation's level rule.
 func TestAdminCannotRevokeOwnerKey(t *testing.T) {
 	srv, keys, _ := fullServer(t)
 	h := srv.Handler()

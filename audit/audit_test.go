@@ -68,7 +68,7 @@ func TestRecordLaterLosesNothing(t *testing.T) {
 }
 
 // TestRecordOutlivesTheCaller: a record made as the caller goes away (its
-// context cancelled) is written all the same (issue #27 item 9), with the
+// context cancelled) is written all the same, with the
 // request id the context carries.
 func TestRecordOutlivesTheCaller(t *testing.T) {
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "a.db"), sqlite.Options{})

@@ -12,12 +12,15 @@ import (
 
 // citation matches a reference to a document that is not in the
 // repository: a numbered design seed, the seeds folder, or a numbered issue
-// of the tracker. A comment states the rule it enforces instead. The
-// pattern is built from pieces so that this file does not match it.
+// of the tracker, written out ("issue" and its number, with or without a
+// "#") or as a bare "#" and number, as in "(#NN item 7)". A comment
+// states the rule it enforces instead. The pattern is built from pieces so
+// that this file does not match it.
 var citation = regexp.MustCompile(strings.Join([]string{
 	`[Ss]eed` + ` 0[0-9]`,
 	`shared/` + `seeds`,
-	`[Ii]ssues?` + ` [0-9]+`,
+	`[Ii]ssues?` + ` #?[0-9]+`,
+	`(?:^|[\s(])` + `#[0-9]+\b`,
 }, "|"))
 
 // TestNoCitations: no Go file of the module, nor the README or a page
@@ -56,18 +59,22 @@ func TestFindCitationsReportsThem(t *testing.T) {
 	write("a/testdata/t.go", "// seed"+" 03\n")
 	write("vendor/v/v.go", "// issue"+" 9\n")
 	write("a/notes.txt", "issue"+" 4\n")
+	write("c.go", "package c\n\n// Z answers 404 (#"+"27 item 7).\n")
+	write("d.go", "package d\n\n// #"+"27: a folder is scanned.\n")
+	write("e.go", "package e\n\n// W is refused (issue #"+"27).\n")
+	write("f.go", "package f\n\n// Fine: a URL fragment, x.html#"+"s2, and a colour \"#"+"fff\".\n")
 	found, files, err := findCitations(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := strings.Join(found, "\n")
-	for _, want := range []string{"a.go:3", "b.go:3", "p.md:3"} {
+	for _, want := range []string{"a.go:3", "b.go:3", "p.md:3", "c.go:3", "d.go:3", "e.go:3"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("citation at %s not reported; reported:\n%s", want, got)
 		}
 	}
-	if len(found) != 3 || files != 4 {
-		t.Errorf("got %d citations in %d files, want 3 in 4:\n%s", len(found), files, got)
+	if len(found) != 6 || files != 8 {
+		t.Errorf("got %d citations in %d files, want 6 in 8:\n%s", len(found), files, got)
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 	"github.com/toolsmith/toolsmith/workflows"
 )
 
-// #27: a folder added as an openapi source (what the console sends) is
+// A folder added as an openapi source (what the console sends) is
 // scanned, and its two specs with the same title, pending at once, show
 // the names they will get: one the title's name, the other the next name
 // and the first as the holder (namePending). The holder's rejection does

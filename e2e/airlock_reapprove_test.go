@@ -16,7 +16,7 @@ import (
 	"github.com/toolsmith/toolsmith/workflows"
 )
 
-// #27 item 2 variant, through REST, Temporal and real wrapper builds: a
+// Through REST, Temporal and real wrapper builds: a
 // spec is approved with two operations, a new version at the same
 // location is scanned and approved with one; the tool it leaves out is
 // deprecated with a reason naming the approval and cannot be called, and

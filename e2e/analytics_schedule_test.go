@@ -9,7 +9,6 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/analytics"
 	apianalytics "github.com/toolsmith/toolsmith/api/analytics"
 	"github.com/toolsmith/toolsmith/api/verbs"
@@ -37,11 +36,11 @@ func TestScheduledAnalytics(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	wr, err := e.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: e.queue}, workflows.AnalyticsWorkflow, activities.AnalyticsInput{})
+	wr, err := e.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: e.queue}, workflows.AnalyticsWorkflow, workflows.AnalyticsInput{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sum activities.AnalyticsSummary
+	var sum workflows.AnalyticsSummary
 	if err := wr.Get(ctx, &sum); err != nil {
 		t.Fatal(err)
 	}

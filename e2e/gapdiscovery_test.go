@@ -10,7 +10,6 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/workflows"
 )
@@ -43,14 +42,14 @@ func TestGapDrivenDiscovery(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	propose := func(minCount int) activities.ProposeReport {
+	propose := func(minCount int) workflows.GapDiscoveryReport {
 		t.Helper()
 		run, err := e.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: e.queue}, workflows.GapDiscoveryWorkflow,
 			workflows.GapDiscoveryInput{MinCount: minCount, MinScore: 0.05})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var rep activities.ProposeReport
+		var rep workflows.GapDiscoveryReport
 		if err := run.Get(ctx, &rep); err != nil {
 			t.Fatal(err)
 		}

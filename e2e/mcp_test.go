@@ -371,7 +371,7 @@ func TestMCPWithTheTypeScriptSDK(t *testing.T) {
 	}
 
 	// A bad key: the SDK's connection error carries the server's reason
-	// for refusing it (the 401's message), not only a status (#27 item 7).
+	// for refusing it (the 401's message), not only a status.
 	badKey := "tsk_k000000000000_" + strings.Repeat("A", 43)
 	cmd = exec.Command(node, "client.mjs", e.api.URL+"/mcp", badKey, "convert", "currency.convert", `{}`)
 	cmd.Dir = dir

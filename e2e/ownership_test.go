@@ -15,8 +15,8 @@ import (
 
 // TestVerbRunBelongsToItsCaller runs a verb on the real Temporal server as
 // one user: another user's GET answers 404 (the owner is read back from the
-// run's memo), the owner and an admin read it (issue #27 item 10), and the
-// audit log holds the run's write-ahead record (item 9) beside the call's.
+// run's memo), the owner and an admin read it, and the
+// audit log holds the run's write-ahead record beside the call's.
 func TestVerbRunBelongsToItsCaller(t *testing.T) {
 	e := newEnv(t)
 	ana := http.Header{"Authorization": {"Bearer " + e.key(identity.NewKey{Owner: "ana", Level: "user", Groups: []string{access.Wildcard}})}}

@@ -62,7 +62,7 @@ func TestReindexWithProgress(t *testing.T) {
 		t.Fatalf("latest: HTTP %d %+v", code, latest)
 	}
 	// A run id that is not a UUID is the caller's mistake (Temporal refuses
-	// it as an invalid argument): 400, not 500 (#27).
+	// it as an invalid argument): 400, not 500.
 	if code := e.do(http.MethodGet, "/api/v1/tools/admin/reindex/foo", nil, nil, nil); code != http.StatusBadRequest {
 		t.Fatalf("reindex/foo: HTTP %d, want 400", code)
 	}

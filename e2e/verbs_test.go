@@ -278,7 +278,7 @@ func TestExecuteToolThroughWorkflow(t *testing.T) {
 	hdr := http.Header{verbs.HeaderIdempotencyKey: {"order-42"}}
 	var first, second struct {
 		verbs.Run
-		Result activities.ExecuteOutput `json:"result"`
+		Result workflows.ExecuteToolResult `json:"result"`
 	}
 	if code := e.do(http.MethodPost, "/api/v1/tools/currency.convert/execute", body, hdr, &first); code != http.StatusOK || first.Status != workflows.StatusCompleted {
 		t.Fatalf("execute: HTTP %d status %q error %q", code, first.Status, first.Error)

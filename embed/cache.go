@@ -1,9 +1,11 @@
 package embed
 
 import (
-	"container/list"
 	"context"
-	"sync"
+	"fmt"
+	"sync/atomic"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 )
 
 // DefaultCacheSize is the capacity Cached uses for size <= 0.
@@ -16,24 +18,18 @@ type CacheStats struct {
 	Len, Cap int
 }
 
-// CachedModel wraps a Model with an LRU cache of EmbedQuery results, so a
-// query embedded by retrieval can be reused. EmbedDocuments passes through
-// uncached (documents are embedded once, at registration). It is safe for
-// concurrent use; two concurrent misses on the same text both call the model
-// and the later result wins, which is harmless for a deterministic model.
+// CachedModel wraps a Model with an LRU cache (golang-lru's lru.Cache) of
+// EmbedQuery results, so a query embedded by retrieval can be reused.
+// EmbedDocuments passes through uncached (documents are embedded once, at
+// registration). It is safe for concurrent use; two concurrent misses on the
+// same text both call the model and the later result wins, which is harmless
+// for a deterministic model.
 type CachedModel struct {
 	m     Model
 	cap   int
-	mu    sync.Mutex
-	ll    *list.List // front = most recently used; values are *cacheEntry
-	items map[string]*list.Element
-	hits  uint64
-	miss  uint64
-}
-
-type cacheEntry struct {
-	text string
-	vec  []float32
+	cache *lru.Cache[string, []float32]
+	hits  atomic.Uint64
+	miss  atomic.Uint64
 }
 
 // Cached returns m with an LRU cache of size EmbedQuery results
@@ -42,7 +38,11 @@ func Cached(m Model, size int) *CachedModel {
 	if size <= 0 {
 		size = DefaultCacheSize
 	}
-	return &CachedModel{m: m, cap: size, ll: list.New(), items: make(map[string]*list.Element, size)}
+	cache, err := lru.New[string, []float32](size)
+	if err != nil {
+		panic(fmt.Sprintf("embed: query cache of %d entries: %v", size, err)) // size > 0 here
+	}
+	return &CachedModel{m: m, cap: size, cache: cache}
 }
 
 // Name returns the wrapped model's name: caching does not change vectors.
@@ -57,36 +57,16 @@ func (c *CachedModel) Unwrap() Model { return c.m }
 // EmbedQuery returns the cached vector for text or embeds and caches it.
 // Callers get their own copy and may modify it.
 func (c *CachedModel) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
-	c.mu.Lock()
-	if el, ok := c.items[text]; ok {
-		c.ll.MoveToFront(el)
-		c.hits++
-		v := append([]float32(nil), el.Value.(*cacheEntry).vec...)
-		c.mu.Unlock()
-		return v, nil
+	if v, ok := c.cache.Get(text); ok {
+		c.hits.Add(1)
+		return append([]float32(nil), v...), nil
 	}
-	c.miss++
-	c.mu.Unlock()
-
+	c.miss.Add(1)
 	v, err := c.m.EmbedQuery(ctx, text)
 	if err != nil {
 		return nil, err // errors are not cached
 	}
-	stored := append([]float32(nil), v...)
-
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.items[text]; ok {
-		el.Value.(*cacheEntry).vec = stored
-		c.ll.MoveToFront(el)
-		return v, nil
-	}
-	c.items[text] = c.ll.PushFront(&cacheEntry{text: text, vec: stored})
-	for c.ll.Len() > c.cap {
-		old := c.ll.Back()
-		c.ll.Remove(old)
-		delete(c.items, old.Value.(*cacheEntry).text)
-	}
+	c.cache.Add(text, append([]float32(nil), v...))
 	return v, nil
 }
 
@@ -97,7 +77,5 @@ func (c *CachedModel) EmbedDocuments(ctx context.Context, texts []string) ([][]f
 
 // Stats returns the hit and miss counts and the cache occupancy.
 func (c *CachedModel) Stats() CacheStats {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return CacheStats{Hits: c.hits, Misses: c.miss, Len: c.ll.Len(), Cap: c.cap}
+	return CacheStats{Hits: c.hits.Load(), Misses: c.miss.Load(), Len: c.cache.Len(), Cap: c.cap}
 }

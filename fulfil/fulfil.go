@@ -26,7 +26,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/toolsmith/toolsmith/access"
-	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/retrieval"
@@ -65,7 +64,7 @@ func (h *Service) StartVerb(ctx context.Context, caller access.Caller, req VerbR
 		return nil, Run{}, err
 	}
 	in := workflows.NovelVerbInput{
-		Verb: req.Verb, Description: req.Description, Inputs: req.Inputs, Context: req.Context, Caller: caller,
+		Verb: req.Verb, Description: req.Description, Inputs: req.Inputs, Context: req.Context, Caller: workflows.Caller(caller),
 		Options: workflows.NovelVerbOptions{MaxDepth: req.Options.MaxDepth, DryRun: req.Options.DryRun, SearchLimit: req.Options.SearchLimit},
 	}
 	in.Options.SetRule(h.rule(req.Options))
@@ -121,7 +120,7 @@ func (h *Service) StartExecute(ctx context.Context, caller access.Caller, toolID
 	if err := h.intend(ctx, caller, "tools.execute.start", toolID, opts.ID, "tool "+toolID); err != nil {
 		return nil, Run{}, err
 	}
-	in := activities.ExecuteInput{ToolID: toolID, Inputs: req.Inputs, Caller: caller, DryRun: req.DryRun}
+	in := workflows.ExecuteToolInput{ToolID: toolID, Inputs: req.Inputs, Caller: workflows.Caller(caller), DryRun: req.DryRun}
 	run, err := h.temporal.ExecuteWorkflow(ctx, opts, workflows.ExecuteToolWorkflow, in)
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted

@@ -65,8 +65,8 @@ func (r run) GetWithOptions(context.Context, any, client.WorkflowRunGetOptions) 
 
 // TestStartWritesAheadToTheAuditLog: the audit record of a run is written
 // before its workflow starts, so a process that dies between starting it
-// and auditing the call leaves a trace naming the workflow (issue #27
-// item 9); when the log cannot be written nothing starts.
+// and auditing the call leaves a trace naming the workflow; when the log
+// cannot be written nothing starts.
 func TestStartWritesAheadToTheAuditLog(t *testing.T) {
 	ctx := context.Background()
 	caller := access.Caller{UserID: "key:k1", Level: "user"}

@@ -58,7 +58,7 @@ type DefinitionHit struct {
 type Definitions interface {
 	// PutSource creates or replaces a source.
 	PutSource(ctx context.Context, s Source) error
-	// GetSource returns a source or ErrNotFound.
+	// GetSource returns a source or fault.ErrNotFound.
 	GetSource(ctx context.Context, id string) (Source, error)
 	// Sources lists every source, ordered by id.
 	Sources(ctx context.Context) ([]Source, error)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // Gap statuses.
@@ -62,7 +64,7 @@ type Gaps interface {
 	// RecordGap counts one unfulfilled run of e.Verb: it creates the gap or
 	// updates it (count, last seen, latest description and closest tools,
 	// the union of entities) and reopens a closed one. Verb is required
-	// (ErrInvalid).
+	// (fault.ErrInvalid).
 	RecordGap(ctx context.Context, e GapEvent) (Gap, error)
 	// ListGaps lists gaps, the most frequent first (ties: latest first).
 	ListGaps(ctx context.Context, q GapQuery) ([]Gap, error)
@@ -82,7 +84,7 @@ const (
 func MergeGap(g Gap, e GapEvent) (Gap, error) {
 	e.Verb = strings.TrimSpace(e.Verb)
 	if e.Verb == "" {
-		return Gap{}, fmt.Errorf("gap: verb is required: %w", ErrInvalid)
+		return Gap{}, fmt.Errorf("gap: verb is required: %w", fault.ErrInvalid)
 	}
 	at := e.At.UTC()
 	if at.IsZero() {
@@ -123,7 +125,7 @@ func ValidateGapQuery(q GapQuery) (GapQuery, error) {
 	switch q.Status {
 	case "", GapOpen, GapClosed:
 	default:
-		return q, fmt.Errorf("gap query: status must be %q, %q or empty, got %q: %w", GapOpen, GapClosed, q.Status, ErrInvalid)
+		return q, fmt.Errorf("gap query: status must be %q, %q or empty, got %q: %w", GapOpen, GapClosed, q.Status, fault.ErrInvalid)
 	}
 	if q.Limit <= 0 {
 		q.Limit = 100

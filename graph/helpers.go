@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // This file holds what both stores (graph/sqlite, graph/neo4j) compute the
@@ -135,16 +137,16 @@ func EntityKeys(names []string) []string {
 
 // CheckDefinition checks the i-th definition of a PutDefinitions call: it
 // needs an id, and its status (DefinitionAvailable when empty, which it
-// sets) must be valid. Errors wrap ErrInvalid.
+// sets) must be valid. Errors wrap fault.ErrInvalid.
 func CheckDefinition(d *Definition, i int) error {
 	if d.ID == "" {
-		return fmt.Errorf("definition %d has no id: %w", i, ErrInvalid)
+		return fmt.Errorf("definition %d has no id: %w", i, fault.ErrInvalid)
 	}
 	if d.Status == "" {
 		d.Status = DefinitionAvailable
 	}
 	if !ValidDefinitionStatus(d.Status) {
-		return fmt.Errorf("%s: status %q: %w", d.ID, d.Status, ErrInvalid)
+		return fmt.Errorf("%s: status %q: %w", d.ID, d.Status, fault.ErrInvalid)
 	}
 	return nil
 }

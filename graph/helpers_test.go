@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 func TestLimit(t *testing.T) {
@@ -131,10 +132,10 @@ func TestCheckDefinition(t *testing.T) {
 	if err := graph.CheckDefinition(&d, 0); err != nil || d.Status != graph.DefinitionAvailable {
 		t.Fatalf("CheckDefinition = %v, status %q", err, d.Status)
 	}
-	if err := graph.CheckDefinition(&graph.Definition{}, 3); !errors.Is(err, graph.ErrInvalid) || !strings.Contains(err.Error(), "definition 3 has no id") {
+	if err := graph.CheckDefinition(&graph.Definition{}, 3); !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), "definition 3 has no id") {
 		t.Fatalf("no id: %v", err)
 	}
-	if err := graph.CheckDefinition(&graph.Definition{ID: "op", Status: "weird"}, 0); !errors.Is(err, graph.ErrInvalid) || !strings.Contains(err.Error(), `"weird"`) {
+	if err := graph.CheckDefinition(&graph.Definition{ID: "op", Status: "weird"}, 0); !errors.Is(err, fault.ErrInvalid) || !strings.Contains(err.Error(), `"weird"`) {
 		t.Fatalf("bad status: %v", err)
 	}
 }

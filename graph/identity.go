@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // APIKey is a stored API key: the (Key) node of the graph model. The secret
@@ -54,15 +56,15 @@ type KeyLimits struct {
 
 // Keys stores API keys. It is part of Store.
 type Keys interface {
-	// CreateKey stores a new key; an existing id is ErrConflict (wrapped).
-	// ID, Hash, Owner and Level are required (ErrInvalid).
+	// CreateKey stores a new key; an existing id is fault.ErrConflict (wrapped).
+	// ID, Hash, Owner and Level are required (fault.ErrInvalid).
 	CreateKey(ctx context.Context, k APIKey) error
-	// GetKey returns a key, revoked or not, or ErrNotFound.
+	// GetKey returns a key, revoked or not, or fault.ErrNotFound.
 	GetKey(ctx context.Context, id string) (APIKey, error)
 	// ListKeys returns every key ordered by creation time, then id.
 	ListKeys(ctx context.Context) ([]APIKey, error)
 	// RevokeKey sets RevokedAt (once: revoking a revoked key keeps the first
-	// time). Unknown id: ErrNotFound.
+	// time). Unknown id: fault.ErrNotFound.
 	RevokeKey(ctx context.Context, id string, at time.Time) error
 }
 
@@ -129,29 +131,29 @@ type AuditPage struct {
 // log is append-only: there is no update or delete.
 type Audit interface {
 	// AppendAudit stores events atomically (all or none). Each needs an ID,
-	// an Action and an Outcome (ErrInvalid); a repeated ID is ErrConflict.
+	// an Action and an Outcome (fault.ErrInvalid); a repeated ID is fault.ErrConflict.
 	AppendAudit(ctx context.Context, events []AuditEvent) error
 	// AuditEvents returns matching events, newest (largest ID) first.
 	AuditEvents(ctx context.Context, q AuditQuery) (AuditPage, error)
 }
 
 // ValidateKey checks what both stores require of a new key: an ID, a Hash,
-// an Owner and a Level. Errors wrap ErrInvalid and name the field.
+// an Owner and a Level. Errors wrap fault.ErrInvalid and name the field.
 func ValidateKey(k APIKey) error {
 	for _, f := range []struct{ name, v string }{{"id", k.ID}, {"hash", k.Hash}, {"owner", k.Owner}, {"level", k.Level}} {
 		if f.v == "" {
-			return fmt.Errorf("key %s is required: %w", f.name, ErrInvalid)
+			return fmt.Errorf("key %s is required: %w", f.name, fault.ErrInvalid)
 		}
 	}
 	return nil
 }
 
 // ValidateAuditEvent checks what both stores require of an audit event: an
-// ID, an Action and an Outcome. Errors wrap ErrInvalid and name the field.
+// ID, an Action and an Outcome. Errors wrap fault.ErrInvalid and name the field.
 func ValidateAuditEvent(e AuditEvent) error {
 	for _, f := range []struct{ name, v string }{{"id", e.ID}, {"action", e.Action}, {"outcome", e.Outcome}} {
 		if f.v == "" {
-			return fmt.Errorf("audit event %s is required: %w", f.name, ErrInvalid)
+			return fmt.Errorf("audit event %s is required: %w", f.name, fault.ErrInvalid)
 		}
 	}
 	return nil

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // ModelPromoted is the status of the one promoted model version; every
@@ -31,34 +33,34 @@ type ModelVersions interface {
 	// PutModelVersion inserts v, or replaces the version of the same id;
 	// a nil Blob keeps the stored one. ID, Status and Record (a JSON
 	// object) are required, and Status may not be ModelPromoted
-	// (promotion is PromoteModelVersion's): ErrInvalid.
+	// (promotion is PromoteModelVersion's): fault.ErrInvalid.
 	PutModelVersion(ctx context.Context, v ModelVersion) error
-	// GetModelVersion returns a version with its Blob, or ErrNotFound.
+	// GetModelVersion returns a version with its Blob, or fault.ErrNotFound.
 	GetModelVersion(ctx context.Context, id string) (ModelVersion, error)
 	// ListModelVersions returns up to limit versions (limit <= 0: 50),
 	// newest first (CreatedAt, then id, descending), without their Blobs.
 	ListModelVersions(ctx context.Context, limit int) ([]ModelVersion, error)
 	// PromoteModelVersion makes id the promoted version, atomically: the
 	// version promoted before it (if another) takes status previous. An
-	// empty id promotes none (the baseline). An unknown id is ErrNotFound
-	// and changes nothing; an empty previous is ErrInvalid.
+	// empty id promotes none (the baseline). An unknown id is fault.ErrNotFound
+	// and changes nothing; an empty previous is fault.ErrInvalid.
 	PromoteModelVersion(ctx context.Context, id, previous string) error
 	// PromotedModelVersion returns the promoted version with its Blob, or
-	// ErrNotFound when none is.
+	// fault.ErrNotFound when none is.
 	PromotedModelVersion(ctx context.Context) (ModelVersion, error)
 }
 
 // ValidateModelVersion checks a version before PutModelVersion stores it.
 func ValidateModelVersion(v ModelVersion) error {
 	if strings.TrimSpace(v.ID) == "" || len(v.ID) > 100 {
-		return fmt.Errorf("model version: id must be 1 to 100 characters: %w", ErrInvalid)
+		return fmt.Errorf("model version: id must be 1 to 100 characters: %w", fault.ErrInvalid)
 	}
 	if strings.TrimSpace(v.Status) == "" || v.Status == ModelPromoted {
-		return fmt.Errorf("model version %q: status must be set and not %q (promote it instead): %w", v.ID, ModelPromoted, ErrInvalid)
+		return fmt.Errorf("model version %q: status must be set and not %q (promote it instead): %w", v.ID, ModelPromoted, fault.ErrInvalid)
 	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(v.Record, &obj) != nil || obj == nil {
-		return fmt.Errorf("model version %q: record is not a JSON object: %w", v.ID, ErrInvalid)
+		return fmt.Errorf("model version %q: record is not a JSON object: %w", v.ID, fault.ErrInvalid)
 	}
 	return nil
 }

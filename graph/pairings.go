@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // PairHalfLife is how fast the evidence of a learned pairing fades: a pair
@@ -24,7 +26,7 @@ type PairEvidence struct {
 type Pairings interface {
 	// LearnPairs strengthens each pair's edge by one, after decaying its
 	// weight to the evidence's time (PairHalfLife). A pair of a tool with
-	// itself, or with an empty id, is ErrInvalid; the whole batch is
+	// itself, or with an empty id, is fault.ErrInvalid; the whole batch is
 	// written or none of it.
 	LearnPairs(ctx context.Context, evidence []PairEvidence) error
 	// LearnedPairs returns the tools learned to pair with id that f allows,
@@ -42,10 +44,10 @@ func DecayPair(w float64, at, t time.Time) float64 {
 }
 
 // OrderPair returns a pair's ids in the order stores key it by, or
-// ErrInvalid.
+// fault.ErrInvalid.
 func OrderPair(e PairEvidence) (string, string, error) {
 	if e.A == "" || e.B == "" || e.A == e.B {
-		return "", "", fmt.Errorf("pair %q–%q: two different tool ids are required: %w", e.A, e.B, ErrInvalid)
+		return "", "", fmt.Errorf("pair %q–%q: two different tool ids are required: %w", e.A, e.B, fault.ErrInvalid)
 	}
 	if e.A > e.B {
 		return e.B, e.A, nil

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // Resolutions of the operations time series, finest first. Points are
@@ -64,7 +66,7 @@ type Series interface {
 	// AddSeriesPoints adds each point into its bucket (count, sum and
 	// histogram add up), atomically. Points need a Series, a known Res, an
 	// At truncated to it, and a Hist of len(LatencyBucketsMs) or none
-	// (ErrInvalid).
+	// (fault.ErrInvalid).
 	AddSeriesPoints(ctx context.Context, pts []SeriesPoint) error
 	// SeriesPoints returns matching points ordered by series, then time.
 	SeriesPoints(ctx context.Context, q SeriesQuery) ([]SeriesPoint, error)
@@ -91,15 +93,15 @@ func Truncate(t time.Time, res string) time.Time {
 func ValidatePoint(p SeriesPoint) error {
 	switch {
 	case p.Series == "" || len(p.Series) > 200:
-		return fmt.Errorf("series point: series must be 1-200 characters: %w", ErrInvalid)
+		return fmt.Errorf("series point: series must be 1-200 characters: %w", fault.ErrInvalid)
 	case !slices.Contains([]string{ResMinute, ResHour, ResDay}, p.Res):
-		return fmt.Errorf("series point %s: res must be minute, hour or day, got %q: %w", p.Series, p.Res, ErrInvalid)
+		return fmt.Errorf("series point %s: res must be minute, hour or day, got %q: %w", p.Series, p.Res, fault.ErrInvalid)
 	case !p.At.Equal(Truncate(p.At, p.Res)):
-		return fmt.Errorf("series point %s: at %s is not the start of its %s: %w", p.Series, p.At, p.Res, ErrInvalid)
+		return fmt.Errorf("series point %s: at %s is not the start of its %s: %w", p.Series, p.At, p.Res, fault.ErrInvalid)
 	case p.Hist != nil && len(p.Hist) != len(LatencyBucketsMs):
-		return fmt.Errorf("series point %s: hist must have %d buckets: %w", p.Series, len(LatencyBucketsMs), ErrInvalid)
+		return fmt.Errorf("series point %s: hist must have %d buckets: %w", p.Series, len(LatencyBucketsMs), fault.ErrInvalid)
 	case math.IsNaN(p.Count) || math.IsNaN(p.Sum) || math.IsInf(p.Count, 0) || math.IsInf(p.Sum, 0):
-		return fmt.Errorf("series point %s: count and sum must be finite: %w", p.Series, ErrInvalid)
+		return fmt.Errorf("series point %s: count and sum must be finite: %w", p.Series, fault.ErrInvalid)
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"regexp"
 	"time"
+
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // ConsoleSession is a signed-in session of the review console: a
@@ -39,16 +41,16 @@ type ConsoleSession struct {
 // Sessions stores console sessions. It is part of Store.
 type Sessions interface {
 	// PutSession stores a new session. ID must be a hex SHA-256 and
-	// ExpiresAt set (ErrInvalid); an existing ID is ErrConflict.
+	// ExpiresAt set (fault.ErrInvalid); an existing ID is fault.ErrConflict.
 	PutSession(ctx context.Context, s ConsoleSession) error
 	// GetSession returns a session, expired or not (the caller decides by
-	// its clock), or ErrNotFound.
+	// its clock), or fault.ErrNotFound.
 	GetSession(ctx context.Context, id string) (ConsoleSession, error)
 	// TouchSession moves a session's expiry to expiresAt (a sliding TTL);
-	// unknown id: ErrNotFound.
+	// unknown id: fault.ErrNotFound.
 	TouchSession(ctx context.Context, id string, expiresAt time.Time) error
 	// SetSessionFlash replaces a session's flash (nil clears it); unknown
-	// id: ErrNotFound. At most MaxSessionFlash bytes (ErrInvalid).
+	// id: fault.ErrNotFound. At most MaxSessionFlash bytes (fault.ErrInvalid).
 	SetSessionFlash(ctx context.Context, id string, flash []byte) error
 	// DeleteSession removes a session; an unknown id is no error (signing
 	// out twice is fine).
@@ -66,7 +68,7 @@ const MaxSessionFlash = 64 << 10
 // ValidateFlash checks a flash before it is stored.
 func ValidateFlash(flash []byte) error {
 	if len(flash) > MaxSessionFlash {
-		return fmt.Errorf("session flash: %d bytes, over %d: %w", len(flash), MaxSessionFlash, ErrInvalid)
+		return fmt.Errorf("session flash: %d bytes, over %d: %w", len(flash), MaxSessionFlash, fault.ErrInvalid)
 	}
 	return nil
 }
@@ -75,11 +77,11 @@ func ValidateFlash(flash []byte) error {
 func ValidateSession(s ConsoleSession) error {
 	switch {
 	case !sessionIDRe.MatchString(s.ID):
-		return fmt.Errorf("session id must be a hex SHA-256 of the token: %w", ErrInvalid)
+		return fmt.Errorf("session id must be a hex SHA-256 of the token: %w", fault.ErrInvalid)
 	case s.ExpiresAt.IsZero():
-		return fmt.Errorf("session %s…: expiresAt is required: %w", s.ID[:8], ErrInvalid)
+		return fmt.Errorf("session %s…: expiresAt is required: %w", s.ID[:8], fault.ErrInvalid)
 	case len(s.Principal) == 0 || !json.Valid(s.Principal):
-		return fmt.Errorf("session %s…: principal must be JSON: %w", s.ID[:8], ErrInvalid)
+		return fmt.Errorf("session %s…: principal must be JSON: %w", s.ID[:8], fault.ErrInvalid)
 	}
 	return ValidateFlash(s.Flash)
 }

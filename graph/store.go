@@ -7,21 +7,18 @@ import (
 	"time"
 )
 
-// Sentinel errors shared by every Store implementation. Callers test them with
-// errors.Is; implementations wrap them with context ("graph: get tool %q: %w").
+// Errors a Store returns. The kinds a caller branches on (not found,
+// invalid record, conflict) are internal/fault's sentinels, so every layer
+// tests one value: implementations wrap fault.ErrNotFound, fault.ErrInvalid
+// and fault.ErrConflict with context ("graph: get tool %q: %w"). The two
+// below are the store's own.
 var (
-	// ErrNotFound is returned when a tool, entity or other node does not exist.
-	ErrNotFound = errors.New("not found")
 	// ErrEmbedderMismatch is returned by EnsureEmbedder when the store was
 	// built with a different embedding model or dimension.
 	ErrEmbedderMismatch = errors.New("embedder mismatch")
 	// ErrDimension is returned when a vector's length differs from the
 	// dimension recorded in the store.
 	ErrDimension = errors.New("embedding dimension mismatch")
-	// ErrInvalid is returned for records the store refuses (empty id, …).
-	ErrInvalid = errors.New("invalid record")
-	// ErrConflict is returned when a record that must be new already exists.
-	ErrConflict = errors.New("already exists")
 )
 
 // Tool statuses.
@@ -307,7 +304,7 @@ type Store interface {
 	// EnsureEmbedder records info on first call; later calls return
 	// ErrEmbedderMismatch (wrapped, naming both) when model or dimension differ.
 	EnsureEmbedder(ctx context.Context, info EmbedderInfo) error
-	// Embedder returns the recorded embedder, or ErrNotFound.
+	// Embedder returns the recorded embedder, or fault.ErrNotFound.
 	Embedder(ctx context.Context) (EmbedderInfo, error)
 
 	// UpsertTool writes a tool with its Verb, Category, Tag, Group, Module and
@@ -315,7 +312,7 @@ type Store interface {
 	// nothing. Replacing a tool replaces its outgoing edges and appends a
 	// Revision. The embedding length must match the recorded dimension.
 	UpsertTool(ctx context.Context, t Tool) (UpsertResult, error)
-	// GetTool returns a tool whatever its status, or ErrNotFound.
+	// GetTool returns a tool whatever its status, or fault.ErrNotFound.
 	GetTool(ctx context.Context, id string) (Tool, error)
 	// ListTools pages through tool summaries ordered by id.
 	ListTools(ctx context.Context, q ListQuery) (ToolPage, error)
@@ -327,7 +324,7 @@ type Store interface {
 
 	// Related returns tools linked from id by kind, best first (PAIRS_WITH by
 	// score), limited and filtered. ALTERNATIVE_TO is symmetric: edges in
-	// either direction count. Unknown id: ErrNotFound.
+	// either direction count. Unknown id: fault.ErrNotFound.
 	Related(ctx context.Context, id string, kind RelKind, limit int, f Filter) ([]Hit, error)
 	// VectorSearch returns the k tools whose embeddings are most similar to vec.
 	VectorSearch(ctx context.Context, vec []float32, k int, f Filter) ([]Hit, error)

@@ -194,7 +194,7 @@ func TestRules(t *testing.T) {
 }
 
 // TestRevokeFollowsLevels: revoking has creation's level rule; an admin
-// cannot revoke an owner's key (issue #27 item 13), an owner can revoke an
+// cannot revoke an owner's key, an owner can revoke an
 // admin's, and a refused revocation leaves the key working.
 func TestRevokeFollowsLevels(t *testing.T) {
 	ctx := context.Background()
@@ -224,7 +224,7 @@ func TestRevokeFollowsLevels(t *testing.T) {
 }
 
 // TestActingIsTheNarrowedPrincipal: a trusted gateway acting for a guest
-// is authorized as a guest (issue #27 item 14); any other principal acts
+// is authorized as a guest; any other principal acts
 // as itself.
 func TestActingIsTheNarrowedPrincipal(t *testing.T) {
 	gw := identity.Principal{Subject: "key:kgw", KeyID: "kgw", Method: identity.MethodAPIKey, Level: "owner",

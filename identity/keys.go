@@ -183,7 +183,7 @@ func (s *KeyService) Revoke(ctx context.Context, revoker Principal, id string) e
 	}
 	if revoker.Authenticated() {
 		k, err := s.store.GetKey(ctx, id)
-		if errors.Is(err, graph.ErrNotFound) {
+		if errors.Is(err, fault.ErrNotFound) {
 			return fmt.Errorf("identity: key %q: %w", id, fault.ErrNotFound)
 		}
 		if err != nil {
@@ -194,7 +194,7 @@ func (s *KeyService) Revoke(ctx context.Context, revoker Principal, id string) e
 		}
 	}
 	if err := s.store.RevokeKey(ctx, id, s.now().UTC()); err != nil {
-		if errors.Is(err, graph.ErrNotFound) {
+		if errors.Is(err, fault.ErrNotFound) {
 			return fmt.Errorf("identity: key %q: %w", id, fault.ErrNotFound)
 		}
 		return fmt.Errorf("identity: revoke key %q: %w", id, err)
@@ -258,7 +258,7 @@ func (s *KeyService) lookup(ctx context.Context, id string) (graph.APIKey, error
 		return c.key, nil
 	}
 	k, err := s.store.GetKey(ctx, id)
-	if errors.Is(err, graph.ErrNotFound) {
+	if errors.Is(err, fault.ErrNotFound) {
 		return graph.APIKey{}, fmt.Errorf("API key %s is not known here: %w", id, fault.ErrUnauthenticated)
 	}
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/identity"
+	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/ratelimit"
 	"github.com/toolsmith/toolsmith/tool"
 )
@@ -60,7 +61,7 @@ func (e *Edge) LoadCatalogue(ctx context.Context) (int, error) {
 func (e *Edge) ToolChanged(ctx context.Context, id string) error {
 	t, err := e.d.Store.GetTool(ctx, id)
 	switch {
-	case errors.Is(err, graph.ErrNotFound):
+	case errors.Is(err, fault.ErrNotFound):
 		e.withdraw(id)
 		return nil
 	case err != nil:

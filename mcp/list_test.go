@@ -49,7 +49,7 @@ func listTools(t *testing.T, url string, h http.Header) []string {
 // TestToolsListIsTheActingCallers: tools/list shows what the narrowed
 // (acting) caller may call. A trusted gateway with an admin key acting for
 // a guest (X-Permission-Level: guest) lists what a guest lists: no
-// kb.stats, which the call would refuse (#27 item 14).
+// kb.stats, which the call would refuse.
 func TestToolsListIsTheActingCallers(t *testing.T) {
 	ctx := context.Background()
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "g.db"), sqlite.Options{})

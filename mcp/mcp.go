@@ -324,7 +324,7 @@ func clientMessage(err error) string {
 		return "unauthenticated: " + msg
 	case errors.Is(err, fault.ErrForbidden):
 		return "forbidden: " + msg
-	case errors.Is(err, fault.ErrNotFound), errors.Is(err, graph.ErrNotFound):
+	case errors.Is(err, fault.ErrNotFound):
 		return "not found: " + msg
 	}
 	return msg
@@ -447,7 +447,7 @@ func (e *Edge) callTool(ctx context.Context, caller access.Caller, in CallToolIn
 	}, new(executeOutput))
 }
 
-// executeOutput is the part of activities.ExecuteOutput a planner needs.
+// executeOutput is the part of workflows.ExecuteToolResult a planner needs.
 type executeOutput struct {
 	Output any `json:"output"`
 }

@@ -122,7 +122,7 @@ func (s *Service) BatchRegister(ctx context.Context, reqs []Request, opts BatchO
 		p := &pending{idx: i, m: m, text: tool.EmbeddingText(m)}
 		old, err := s.store.GetTool(ctx, m.ToolID)
 		switch {
-		case errors.Is(err, graph.ErrNotFound):
+		case errors.Is(err, fault.ErrNotFound):
 		case err != nil:
 			fail(i, m.ToolID, fmt.Errorf("registry: batch item %d %q: %w", i, m.ToolID, err))
 			continue
@@ -241,7 +241,7 @@ func (s *Service) writeChunk(ctx context.Context, chunk []*pending, upsert bool)
 			case err == nil:
 				out[i].err = fmt.Errorf("tool already exists: %w", fault.ErrConflict)
 				continue
-			case !errors.Is(err, graph.ErrNotFound):
+			case !errors.Is(err, fault.ErrNotFound):
 				out[i].err = err
 				continue
 			}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // memStore is a small in-memory graph.Store covering what the registry uses.
@@ -38,7 +39,7 @@ func (s batchStore) UpsertTools(ctx context.Context, tools []graph.Tool) ([]grap
 	for _, t := range tools {
 		if s.reject[t.ID] {
 			s.mu.Unlock()
-			return nil, fmt.Errorf("mem: upsert %q: %w", t.ID, graph.ErrInvalid)
+			return nil, fmt.Errorf("mem: upsert %q: %w", t.ID, fault.ErrInvalid)
 		}
 	}
 	s.mu.Unlock()
@@ -78,7 +79,7 @@ func (s *memStore) UpsertTool(_ context.Context, t graph.Tool) (graph.UpsertResu
 		return graph.UpsertResult{}, err
 	}
 	if t.ID == "" || s.reject[t.ID] {
-		return graph.UpsertResult{}, fmt.Errorf("mem: upsert %q: %w", t.ID, graph.ErrInvalid)
+		return graph.UpsertResult{}, fmt.Errorf("mem: upsert %q: %w", t.ID, fault.ErrInvalid)
 	}
 	if s.info.Dimension > 0 && len(t.Embedding) != s.info.Dimension {
 		return graph.UpsertResult{}, graph.ErrDimension
@@ -101,7 +102,7 @@ func (s *memStore) GetTool(_ context.Context, id string) (graph.Tool, error) {
 	defer s.mu.Unlock()
 	t, ok := s.tools[id]
 	if !ok {
-		return graph.Tool{}, fmt.Errorf("mem: get tool %q: %w", id, graph.ErrNotFound)
+		return graph.Tool{}, fmt.Errorf("mem: get tool %q: %w", id, fault.ErrNotFound)
 	}
 	return t, nil
 }
@@ -111,7 +112,7 @@ func (s *memStore) SetStatus(_ context.Context, id, status, reason string) error
 	defer s.mu.Unlock()
 	t, ok := s.tools[id]
 	if !ok {
-		return fmt.Errorf("mem: set status %q: %w", id, graph.ErrNotFound)
+		return fmt.Errorf("mem: set status %q: %w", id, fault.ErrNotFound)
 	}
 	t.Status = status
 	s.tools[id] = t
@@ -125,7 +126,7 @@ func (s *memStore) History(_ context.Context, id string) ([]graph.Revision, erro
 	defer s.mu.Unlock()
 	h, ok := s.history[id]
 	if !ok {
-		return nil, fmt.Errorf("mem: history %q: %w", id, graph.ErrNotFound)
+		return nil, fmt.Errorf("mem: history %q: %w", id, fault.ErrNotFound)
 	}
 	return slices.Clone(h), nil
 }

@@ -135,7 +135,7 @@ func (s *Service) Register(ctx context.Context, req Request) (Result, error) {
 	switch _, err := s.store.GetTool(ctx, m.ToolID); {
 	case err == nil:
 		return Result{}, fmt.Errorf("registry: register %q: tool already exists (use update): %w", m.ToolID, fault.ErrConflict)
-	case !errors.Is(err, graph.ErrNotFound):
+	case !errors.Is(err, fault.ErrNotFound):
 		return Result{}, fmt.Errorf("registry: register %q: %w", m.ToolID, err)
 	}
 	vecs, err := s.embed(ctx, []string{tool.EmbeddingText(m)})
@@ -225,7 +225,7 @@ func (s *Service) GetVisible(ctx context.Context, id string, allow func(*graph.T
 		return graph.Tool{}, err
 	}
 	if !allow(&t.ToolSummary) {
-		return graph.Tool{}, s.readErr("get", id, graph.ErrNotFound)
+		return graph.Tool{}, s.readErr("get", id, fault.ErrNotFound)
 	}
 	v := &visibility{s: s, allow: allow, shown: map[string]bool{}}
 	kept := t.Relations[:0:0]
@@ -281,7 +281,7 @@ func (v *visibility) visible(ctx context.Context, id string) (bool, error) {
 	switch {
 	case err == nil:
 		ok = v.allow(&t.ToolSummary)
-	case errors.Is(err, graph.ErrNotFound):
+	case errors.Is(err, fault.ErrNotFound):
 		// a placeholder for a tool not registered yet: nothing to show
 	default:
 		return false, v.s.readErr("get", id, err)
@@ -341,12 +341,9 @@ func (s *Service) List(ctx context.Context, q graph.ListQuery) (graph.ToolPage, 
 	return p, nil
 }
 
-// readErr classifies a store error on a named tool: graph.ErrNotFound also
-// matches fault.ErrNotFound.
+// readErr names the operation and the tool on a store error; a missing
+// tool stays fault.ErrNotFound for the edges to map.
 func (s *Service) readErr(op, id string, err error) error {
-	if errors.Is(err, graph.ErrNotFound) {
-		return fmt.Errorf("registry: %s %q: %w (%w)", op, id, fault.ErrNotFound, err)
-	}
 	return fmt.Errorf("registry: %s %q: %w", op, id, err)
 }
 

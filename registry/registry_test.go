@@ -204,7 +204,7 @@ func TestUpdate(t *testing.T) {
 	}
 
 	_, err := h.svc.Update(ctx, "currency.missing", registry.Request{Manifest: manifest("currency.missing")})
-	if !errors.Is(err, fault.ErrNotFound) || !errors.Is(err, graph.ErrNotFound) {
+	if !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("Update unknown = %v, want not found", err)
 	}
 	_, err = h.svc.Update(ctx, "currency.convert", registry.Request{Manifest: manifest("currency.other", `"verb":"bad"`)})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/tool"
 )
 
@@ -54,7 +55,7 @@ func (s *Service) Reindex(ctx context.Context, after string, limit int) (Reindex
 		switch err := s.reindexOne(ctx, sum.ID); {
 		case err == nil:
 			out.Done = append(out.Done, sum.ID)
-		case errors.Is(err, graph.ErrNotFound):
+		case errors.Is(err, fault.ErrNotFound):
 			// deleted meanwhile: nothing to index
 		case errors.Is(err, errUnparsable), errors.Is(err, graph.ErrDimension):
 			out.Failed = append(out.Failed, sum.ID)

@@ -1,48 +1,55 @@
 package retrieval
 
 import (
-	"container/list"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 )
 
-// lru is a small thread-safe least-recently-used map, bounded by a number
-// of entries and, when cost is set, by the sum of the entries' costs.
+// lru is a thread-safe least-recently-used map over golang-lru's
+// simplelru, bounded by a number of entries and, when cost is set, also by
+// the sum of the entries' costs: after each put the least recent entries
+// go until the sum is within maxCost (the most recent entry is always
+// kept). The cost bound is why the map is simplelru under one mutex rather
+// than lru.Cache: a put, its evictions and the running total change
+// together.
 type lru[V any] struct {
-	mu    sync.Mutex
-	size  int
-	order *list.List // front = most recent; values are *lruItem[V]
-	items map[string]*list.Element
-	// cost estimates an entry's size in bytes; maxCost bounds their sum
-	// (the most recent entry is always kept).
+	mu      sync.Mutex
+	entries *simplelru.LRU[string, costed[V]]
+	// cost estimates an entry's size in bytes; maxCost bounds their sum.
 	cost    func(V) int
 	maxCost int
 	total   int
 }
 
-type lruItem[V any] struct {
-	key  string
+// costed is a value with the cost it was counted at.
+type costed[V any] struct {
 	val  V
 	cost int
 }
 
+// newLRU returns an lru of at most size (≥ 1) entries.
 func newLRU[V any](size int) *lru[V] {
-	return &lru[V]{size: size, order: list.New(), items: map[string]*list.Element{}}
+	l := &lru[V]{}
+	entries, err := simplelru.NewLRU(size, func(_ string, e costed[V]) { l.total -= e.cost })
+	if err != nil {
+		panic(fmt.Sprintf("retrieval: lru of %d entries: %v", size, err))
+	}
+	l.entries = entries
+	return l
 }
 
 func (c *lru[V]) get(key string) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.items[key]; ok {
-		c.order.MoveToFront(e)
-		return e.Value.(*lruItem[V]).val, true
-	}
-	var zero V
-	return zero, false
+	e, ok := c.entries.Get(key)
+	return e.val, ok
 }
 
 func (c *lru[V]) put(key string, v V) {
@@ -52,17 +59,14 @@ func (c *lru[V]) put(key string, v V) {
 	if c.cost != nil {
 		cost = c.cost(v)
 	}
-	if e, ok := c.items[key]; ok {
-		it := e.Value.(*lruItem[V])
-		c.total += cost - it.cost
-		it.val, it.cost = v, cost
-		c.order.MoveToFront(e)
-	} else {
-		c.items[key] = c.order.PushFront(&lruItem[V]{key: key, val: v, cost: cost})
-		c.total += cost
+	// Replacing a value is no eviction: its old cost leaves the total here.
+	if old, ok := c.entries.Peek(key); ok {
+		c.total -= old.cost
 	}
-	for c.order.Len() > c.size || (c.maxCost > 0 && c.total > c.maxCost && c.order.Len() > 1) {
-		c.removeElement(c.order.Back())
+	c.total += cost
+	c.entries.Add(key, costed[V]{val: v, cost: cost})
+	for c.maxCost > 0 && c.total > c.maxCost && c.entries.Len() > 1 {
+		c.entries.RemoveOldest()
 	}
 }
 
@@ -70,9 +74,7 @@ func (c *lru[V]) put(key string, v V) {
 func (c *lru[V]) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.order.Init()
-	c.items = map[string]*list.Element{}
-	c.total = 0
+	c.entries.Purge()
 }
 
 // removeIf drops every entry whose value matches and returns how many.
@@ -80,21 +82,20 @@ func (c *lru[V]) removeIf(match func(V) bool) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := 0
-	for _, e := range c.items {
-		if match(e.Value.(*lruItem[V]).val) {
-			c.removeElement(e)
+	for _, key := range c.entries.Keys() {
+		if e, ok := c.entries.Peek(key); ok && match(e.val) {
+			c.entries.Remove(key)
 			n++
 		}
 	}
 	return n
 }
 
-// removeElement drops e; the caller holds mu.
-func (c *lru[V]) removeElement(e *list.Element) {
-	it := e.Value.(*lruItem[V])
-	c.order.Remove(e)
-	delete(c.items, it.key)
-	c.total -= it.cost
+// len counts the entries.
+func (c *lru[V]) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.entries.Len()
 }
 
 // cacheMeta is what invalidation scopes match on.
@@ -167,9 +168,7 @@ func (c *resultCache) remove(match func(cacheMeta) bool) int {
 
 // len counts live and expired entries (tests).
 func (c *resultCache) len() int {
-	c.lru.mu.Lock()
-	defer c.lru.mu.Unlock()
-	return c.lru.order.Len()
+	return c.lru.len()
 }
 
 // cacheKey is tool:{strategy}:{query hash}:{caller hash}:{session}. The

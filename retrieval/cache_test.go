@@ -30,8 +30,24 @@ func TestLRUBoundsEntriesAndCost(t *testing.T) {
 		t.Fatalf("total after replace %d, want 5", l.total)
 	}
 	l.put("big", strings.Repeat("x", 50)) // over the bound alone: kept, the rest goes
-	if _, ok := l.get("big"); !ok || l.order.Len() != 1 || l.total != 50 {
-		t.Fatalf("len %d total %d, want only the newest entry", l.order.Len(), l.total)
+	if _, ok := l.get("big"); !ok || l.len() != 1 || l.total != 50 {
+		t.Fatalf("len %d total %d, want only the newest entry", l.len(), l.total)
+	}
+}
+
+func TestLRUBoundsEntriesAndForgetsOnReset(t *testing.T) {
+	l := newLRU[string](2)
+	l.cost = func(v string) int { return len(v) }
+	l.put("a", "x")
+	l.put("b", "xx")
+	l.get("a")        // b is now the least recent
+	l.put("c", "xxx") // a third entry: b goes, and its cost with it
+	if _, ok := l.get("b"); ok || l.len() != 2 || l.total != 4 {
+		t.Fatalf("len %d total %d (b kept: %v), want a and c at a total of 4", l.len(), l.total, ok)
+	}
+	l.reset()
+	if _, ok := l.get("a"); ok || l.len() != 0 || l.total != 0 {
+		t.Fatalf("after reset: len %d total %d", l.len(), l.total)
 	}
 }
 

@@ -236,7 +236,7 @@ func (s *Service) learnPairs(ctx context.Context, events []graph.UsageEvent) err
 }
 
 func isNotFound(err error) bool {
-	return err != nil && (errors.Is(err, graph.ErrNotFound) || errors.Is(err, fault.ErrNotFound))
+	return errors.Is(err, fault.ErrNotFound)
 }
 
 // loadMemory fills the in-process usage memory (the neighbours' exemplars

@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolsmith/toolsmith/internal/fault"
 	"sync"
 	"time"
-
-	"github.com/toolsmith/toolsmith/graph"
 )
 
 // RankingSnapshot is the snapshot the scheduled analytics store for ranking
@@ -37,7 +36,7 @@ func (s *Service) popularity(ctx context.Context) (map[string]float64, error) {
 	}
 	snap, err := s.store.GetSnapshot(ctx, RankingSnapshot)
 	switch {
-	case errors.Is(err, graph.ErrNotFound):
+	case errors.Is(err, fault.ErrNotFound):
 		s.priors.values, s.priors.read = map[string]float64{}, now
 		return s.priors.values, nil
 	case err != nil:

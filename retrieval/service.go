@@ -747,7 +747,7 @@ func (s *Service) Best(ctx context.Context, text string, caller access.Caller) (
 		return Hit{}, 0, err
 	}
 	if len(hits) == 0 {
-		return Hit{}, 0, fmt.Errorf("retrieval: best match for %q: %w", text, graph.ErrNotFound)
+		return Hit{}, 0, fmt.Errorf("retrieval: best match for %q: %w", text, fault.ErrNotFound)
 	}
 	h := hits[0]
 	qv, err := s.queryVector(ctx, strings.TrimSpace(text))

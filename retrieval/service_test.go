@@ -373,7 +373,7 @@ func TestBestMatchDistance(t *testing.T) {
 		t.Fatalf("best = %s at %v", h.Tool.ID, dist)
 	}
 	_, _, err = svc.Best(context.Background(), "convert", access.Caller{Groups: []string{}})
-	if !errors.Is(err, graph.ErrNotFound) {
+	if !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("no visible tools: err = %v", err)
 	}
 }

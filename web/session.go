@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/identity"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // CookieName is the session cookie.
@@ -91,7 +92,7 @@ func (c *Console) session(w http.ResponseWriter, r *http.Request) (*session, err
 	ctx := r.Context()
 	id := sessionID(ck.Value)
 	rec, err := c.d.Sessions.GetSession(ctx, id)
-	if errors.Is(err, graph.ErrNotFound) {
+	if errors.Is(err, fault.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
@@ -123,7 +124,7 @@ func (c *Console) session(w http.ResponseWriter, r *http.Request) (*session, err
 		return end()
 	}
 	if next := slide(now, rec.NotAfter); next.Sub(rec.ExpiresAt) >= touchEvery {
-		if err := c.d.Sessions.TouchSession(ctx, id, next); errors.Is(err, graph.ErrNotFound) {
+		if err := c.d.Sessions.TouchSession(ctx, id, next); errors.Is(err, fault.ErrNotFound) {
 			return nil, nil // signed out elsewhere in between
 		} else if err != nil {
 			return nil, err

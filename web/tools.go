@@ -221,7 +221,7 @@ func (c *Console) catalogue(r *http.Request, s *session, sortBy string) ([]brows
 // notFoundTool gives every not-found outcome the same message, so a
 // hidden tool is indistinguishable from an unknown one.
 func notFoundTool(id string, err error) error {
-	if errors.Is(err, fault.ErrNotFound) || errors.Is(err, graph.ErrNotFound) {
+	if errors.Is(err, fault.ErrNotFound) {
 		return fmt.Errorf("tools: tool %q: %w", id, fault.ErrNotFound)
 	}
 	return err

@@ -32,6 +32,7 @@ import (
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/graph/sqlite"
 	"github.com/toolsmith/toolsmith/identity"
+	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/registry"
 	"github.com/toolsmith/toolsmith/retrieval"
 	"github.com/toolsmith/toolsmith/retrieval/retrain"
@@ -294,7 +295,7 @@ func TestSignInSetsAStrictHttpOnlySessionCookie(t *testing.T) {
 		t.Fatalf("signed-in page: %d %s", page.Code, page.Body)
 	}
 	// The store keeps a hash of the token, never the token or the key.
-	if _, err := e.st.GetSession(context.Background(), ck.Value); !errors.Is(err, graph.ErrNotFound) {
+	if _, err := e.st.GetSession(context.Background(), ck.Value); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("the raw token finds a session: %v", err)
 	}
 	rec, err := e.st.GetSession(context.Background(), sessionID(ck.Value))
@@ -406,7 +407,7 @@ func TestSessionExpiryAndRevocation(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.signIn(e.admin)
-	if _, err := e.st.GetSession(context.Background(), old.ID); !errors.Is(err, graph.ErrNotFound) {
+	if _, err := e.st.GetSession(context.Background(), old.ID); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("an expired session was not swept: %v", err)
 	}
 }

@@ -82,16 +82,9 @@ type Registry interface {
 
 // Register registers every workflow and activity on a registry.
 func Register(r Registry, deps Deps) {
-	r.RegisterWorkflow(workflows.NovelVerbWorkflow)
-	r.RegisterWorkflow(workflows.ExecuteToolWorkflow)
-	r.RegisterWorkflow(workflows.RefreshModulesWorkflow)
-	r.RegisterWorkflow(workflows.AirlockWorkflow)
-	r.RegisterWorkflow(workflows.ScanSourcesWorkflow)
-	r.RegisterWorkflow(workflows.HealthCheckWorkflow)
-	r.RegisterWorkflow(workflows.ReindexWorkflow)
-	r.RegisterWorkflow(workflows.GapDiscoveryWorkflow)
-	r.RegisterWorkflow(workflows.AnalyticsWorkflow)
-	r.RegisterWorkflow(workflows.RetrainWorkflow)
+	for _, w := range workflows.All() {
+		r.RegisterWorkflow(w)
+	}
 	r.RegisterActivity(&activities.Retrain{Service: deps.Retrain})
 	r.RegisterActivity(&activities.Reindex{Tools: deps.Reindexer})
 

@@ -122,13 +122,13 @@ func TestSubstituteThroughRetrieval(t *testing.T) {
 func TestExecuteToolWorkflowOverRealStore(t *testing.T) {
 	deps, mods, store := system(t)
 	e := env(t, deps)
-	e.ExecuteWorkflow(workflows.ExecuteToolWorkflow, activities.ExecuteInput{
+	e.ExecuteWorkflow(workflows.ExecuteToolWorkflow, workflows.ExecuteToolInput{
 		ToolID: "units.convert", Inputs: map[string]any{"value": 26.2, "from_unit": "mi", "to_unit": "km"},
 	})
 	if err := e.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	var out activities.ExecuteOutput
+	var out workflows.ExecuteToolResult
 	_ = e.GetWorkflowResult(&out)
 	if got := out.Output.(map[string]any)["value"]; got != 42.165 {
 		t.Fatalf("value = %v", got)
@@ -153,7 +153,7 @@ func TestRefreshModulesRegistersDiscoveredTools(t *testing.T) {
 	if err := e.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	var out activities.DiscoverOutput
+	var out workflows.RefreshModulesResult
 	_ = e.GetWorkflowResult(&out)
 	registered := 0
 	for _, r := range out.Reports {

@@ -374,7 +374,7 @@ func ScanSourcesWorkflow(ctx workflow.Context, in ScanInput) (ScanOutput, error)
 
 // HealthCheckWorkflow probes every onboarded API once; it
 // runs on a Temporal Schedule.
-func HealthCheckWorkflow(ctx workflow.Context) (airlock.HealthReport, error) {
+func HealthCheckWorkflow(ctx workflow.Context) (HealthCheckReport, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 2},
@@ -382,22 +382,59 @@ func HealthCheckWorkflow(ctx workflow.Context) (airlock.HealthReport, error) {
 	var a *activities.Airlock
 	var rep airlock.HealthReport
 	err := workflow.ExecuteActivity(actx, a.CheckHealth).Get(ctx, &rep)
-	return rep, err
+	return HealthCheckReport(rep), err
+}
+
+// HealthCheckReport is what a health check found: how many onboarded APIs
+// it probed, which failed, and which it disabled (airlock.HealthReport).
+type HealthCheckReport struct {
+	Checked  int      `json:"checked"`
+	Failing  []string `json:"failing,omitempty"`
+	Disabled []string `json:"disabled,omitempty"`
 }
 
 // GapDiscoveryInput configures one round of gap-driven discovery.
-type GapDiscoveryInput = activities.ProposeInput
+type GapDiscoveryInput struct {
+	// MinCount is how often a gap must have been asked (≥ 1).
+	MinCount int `json:"minCount"`
+	// MinScore is the similarity a definition needs.
+	MinScore float64 `json:"minScore"`
+	// Limit bounds how many gaps are examined (default 50).
+	Limit int `json:"limit,omitempty"`
+}
+
+// GapProposal is one review proposed for a gap.
+type GapProposal struct {
+	Verb       string  `json:"verb"`
+	Count      int     `json:"count"`
+	ReviewID   string  `json:"reviewId"`
+	API        string  `json:"api"`
+	Definition string  `json:"definition"`
+	Score      float64 `json:"score"`
+}
+
+// GapDiscoveryReport is what a round of gap-driven discovery did.
+type GapDiscoveryReport struct {
+	Examined  int           `json:"examined"`
+	Proposals []GapProposal `json:"proposals"`
+}
 
 // GapDiscoveryWorkflow proposes, for the open gaps asked at least MinCount
 // times, the external definitions that fit them for review (a schedule
 // runs it when --gap-discovery-min-count is set; off by default).
-func GapDiscoveryWorkflow(ctx workflow.Context, in GapDiscoveryInput) (activities.ProposeReport, error) {
+func GapDiscoveryWorkflow(ctx workflow.Context, in GapDiscoveryInput) (GapDiscoveryReport, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 	})
 	var a *activities.Airlock
 	var rep activities.ProposeReport
-	err := workflow.ExecuteActivity(actx, a.ProposeForGaps, in).Get(ctx, &rep)
-	return rep, err
+	if err := workflow.ExecuteActivity(actx, a.ProposeForGaps, activities.ProposeInput{MinCount: in.MinCount, MinScore: in.MinScore, Limit: in.Limit}).Get(ctx, &rep); err != nil {
+		return GapDiscoveryReport{}, err
+	}
+	out := GapDiscoveryReport{Examined: rep.Examined, Proposals: make([]GapProposal, len(rep.Proposals))}
+	for i, p := range rep.Proposals {
+		out.Proposals[i] = GapProposal{Verb: p.Verb, Count: p.Count, ReviewID: p.ReviewID, API: p.API, Definition: p.Definition, Score: p.Score}
+	}
+	return out, nil
 }

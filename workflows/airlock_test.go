@@ -150,7 +150,7 @@ func TestHealthCheckWorkflow(t *testing.T) {
 	var a *activities.Airlock
 	env.OnActivity(a.CheckHealth, mock.Anything).Return(airlock.HealthReport{Checked: 2, Disabled: []string{"pets"}}, nil).Once()
 	env.ExecuteWorkflow(HealthCheckWorkflow)
-	var rep airlock.HealthReport
+	var rep HealthCheckReport
 	if err := env.GetWorkflowResult(&rep); err != nil || rep.Checked != 2 || rep.Disabled[0] != "pets" {
 		t.Fatalf("report %+v %v", rep, err)
 	}

@@ -11,4 +11,15 @@
 // otherwise record the gap and end with branch no_capability (find-or-build
 // is filled in by the airlock). ExecuteToolWorkflow runs one known tool and
 // RefreshModulesWorkflow re-discovers modules.
+//
+// A workflow's payloads (start input, result, signals, updates, query
+// answers) are types of this package, converted to and from the
+// activities' types at each call, so changing an activity or a store
+// record does not change what history holds. Two still hold domain values
+// (AirlockWorkflow's review and policy, ScanSourcesWorkflow's reports);
+// their JSON shapes are held all the same. The shapes are version 1
+// (testdata/payloads/v1.json): a field may be added; removing, renaming or
+// retyping one breaks running workflows, so it takes a new type (FooV2)
+// behind a workflow.GetVersion branch and a recorded history of the new
+// path.
 package workflows

@@ -10,6 +10,13 @@ import (
 // TaskQueue is the task queue every Toolsmith workflow and activity uses.
 const TaskQueue = "toolsmith"
 
+// All lists every workflow, for a worker to register and the replay test
+// to hold to a recorded history each.
+func All() []any {
+	return []any{NovelVerbWorkflow, ExecuteToolWorkflow, RefreshModulesWorkflow, AirlockWorkflow, ScanSourcesWorkflow,
+		HealthCheckWorkflow, ReindexWorkflow, GapDiscoveryWorkflow, AnalyticsWorkflow, RetrainWorkflow}
+}
+
 // ProgressQuery is the query type that returns a Progress.
 const ProgressQuery = "progress"
 

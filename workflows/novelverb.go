@@ -79,8 +79,24 @@ type NovelVerbInput struct {
 	Description string           `json:"description,omitempty"`
 	Inputs      map[string]any   `json:"inputs,omitempty"`
 	Context     string           `json:"context,omitempty"`
-	Caller      access.Caller    `json:"caller"`
+	Caller      Caller           `json:"caller"`
 	Options     NovelVerbOptions `json:"options,omitempty"`
+}
+
+// Caller is who a run acts for, as its input carries it: the fields of
+// access.Caller, whose rules (visibility, groups, state) the run applies.
+type Caller struct {
+	UserID      string   `json:"userId,omitempty"`
+	SessionID   string   `json:"sessionId,omitempty"`
+	Roles       []string `json:"roles,omitempty"`
+	Permissions []string `json:"permissions,omitempty"`
+	Level       string   `json:"level,omitempty"`
+	// Groups: nil is the default group, empty and non-nil is none; the
+	// JSON keeps the difference (null against []).
+	Groups []string `json:"groups"`
+	State  string   `json:"state,omitempty"`
+	// AllowedModules: nil is every module.
+	AllowedModules []string `json:"allowedModules"`
 }
 
 // ScoredTool is a candidate as the workflow saw it.
@@ -126,15 +142,15 @@ type NovelVerbResult struct {
 	Threshold float64 `json:"threshold"`
 	// Rule is the substitution rule the run decided with (Threshold is
 	// its threshold).
-	Rule   retrieval.SubstituteRule `json:"rule"`
-	Depth  int                      `json:"depth"`
-	Query  string                   `json:"query,omitempty"`
-	Scores []ScoredTool             `json:"scores"`
+	Rule   SubstituteRule `json:"rule"`
+	Depth  int            `json:"depth"`
+	Query  string         `json:"query,omitempty"`
+	Scores []ScoredTool   `json:"scores"`
 	// Tools lists every tool executed (children's included), in order.
 	Tools     []string          `json:"tools"`
 	Arguments map[string]any    `json:"arguments,omitempty"`
 	Renamed   map[string]string `json:"renamed,omitempty"`
-	Plan      *llm.Plan         `json:"plan,omitempty"`
+	Plan      *Plan             `json:"plan,omitempty"`
 	Steps     []StepResult      `json:"steps,omitempty"`
 	// Output is the substituted tool's output, or the last step's.
 	Output any `json:"output,omitempty"`
@@ -153,6 +169,47 @@ type NovelVerbResult struct {
 	// details carry this result.
 	Error     string `json:"error,omitempty"`
 	ErrorType string `json:"errorType,omitempty"`
+}
+
+// Plan is the decomposition a run followed, as its result records it: the
+// planner's steps (llm.Plan) in order, or none and the planner's reason.
+type Plan struct {
+	Steps  []PlanStep `json:"steps"`
+	Reason string     `json:"reason,omitempty"`
+}
+
+// PlanStep is one step of a Plan; its inputs are literals or references
+// ("$inputs.<name>", "$steps.<id>.output").
+type PlanStep struct {
+	ID          string         `json:"id"`
+	Verb        string         `json:"verb"`
+	Description string         `json:"description,omitempty"`
+	Inputs      map[string]any `json:"inputs,omitempty"`
+}
+
+func planOf(p llm.Plan) *Plan {
+	out := &Plan{Reason: p.Reason}
+	if p.Steps != nil {
+		out.Steps = make([]PlanStep, len(p.Steps))
+	}
+	for i, s := range p.Steps {
+		out.Steps[i] = PlanStep{ID: s.ID, Verb: s.Verb, Description: s.Description, Inputs: s.Inputs}
+	}
+	return out
+}
+
+// SubstituteRule is the substitution rule a run decided with, as its
+// result records it: the bars of retrieval.SubstituteRule (0: off).
+type SubstituteRule struct {
+	Confidence     float64 `json:"confidence,omitempty"`
+	Threshold      float64 `json:"threshold,omitempty"`
+	Margin         float64 `json:"margin,omitempty"`
+	ScoreMargin    float64 `json:"scoreMargin,omitempty"`
+	EvidenceMargin float64 `json:"evidenceMargin,omitempty"`
+}
+
+func substituteRule(r retrieval.SubstituteRule) SubstituteRule {
+	return SubstituteRule{Confidence: r.Confidence, Threshold: r.Threshold, Margin: r.Margin, ScoreMargin: r.ScoreMargin, EvidenceMargin: r.EvidenceMargin}
 }
 
 // Progress is what the progress query returns.
@@ -225,10 +282,10 @@ func NovelVerbWorkflow(ctx workflow.Context, in NovelVerbInput) (NovelVerbResult
 	if in.Options.SearchLimit <= 0 {
 		in.Options.SearchLimit = DefaultSearchLimit
 	}
-	f := &fulfilment{ctx: ctx, in: in, caller: in.Caller}
+	f := &fulfilment{ctx: ctx, in: in, caller: access.Caller(in.Caller)}
 	f.res = NovelVerbResult{
-		Verb: in.Verb, Branch: BranchSearch, Threshold: in.Options.Threshold, Rule: in.Options.Rule(), Depth: len(in.Options.Chain),
-		Scores: []ScoredTool{}, Tools: []string{}, State: in.Caller.EffectiveState(), DryRun: in.Options.DryRun,
+		Verb: in.Verb, Branch: BranchSearch, Threshold: in.Options.Threshold, Rule: substituteRule(in.Options.Rule()), Depth: len(in.Options.Chain),
+		Scores: []ScoredTool{}, Tools: []string{}, State: f.caller.EffectiveState(), DryRun: in.Options.DryRun,
 	}
 	f.progress = Progress{Verb: in.Verb, Status: StatusRunning, Stage: BranchSearch, Depth: f.res.Depth}
 	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (Progress, error) { return f.progress, nil }); err != nil {
@@ -552,7 +609,7 @@ func (f *fulfilment) decompose(cands []activities.Candidate, why string) (NovelV
 	if err := llm.ValidatePlan(plan, sortedKeys(in.Inputs)); err != nil {
 		return f.fail(activities.ErrTypeInvalidPlan, "decompose %s: %s", in.Verb, activities.Message(err))
 	}
-	f.res.Plan = &plan
+	f.res.Plan = planOf(plan)
 	if len(plan.Steps) == 0 {
 		return f.findOrBuild(fmt.Sprintf("the planner could not decompose %s: %s", in.Verb, plan.Reason), cands)
 	}
@@ -635,7 +692,7 @@ func (f *fulfilment) child(s llm.Step, args map[string]any, sr *StepResult) (Nov
 	opts.Chain = chain
 	var out NovelVerbResult
 	err := workflow.ExecuteChildWorkflow(cctx, NovelVerbWorkflow, NovelVerbInput{
-		Verb: s.Verb, Description: s.Description, Inputs: args, Context: f.in.Context, Caller: f.caller, Options: opts,
+		Verb: s.Verb, Description: s.Description, Inputs: args, Context: f.in.Context, Caller: Caller(f.caller), Options: opts,
 	}).Get(f.ctx, &out)
 	if err != nil {
 		sr.Error, sr.ErrorType = activities.Message(err), activities.ErrorType(err)

@@ -9,7 +9,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/modules"
 	"github.com/toolsmith/toolsmith/retrieval"
@@ -357,7 +356,7 @@ func TestStateTransition(t *testing.T) {
 	f.LLM = &workflowstest.ScriptedLLM{Answers: map[string]string{"PRICE_AND_MEASURE": `{"steps":[
 		{"id":"p","verb":"CONVERT_CURRENCY","inputs":{"amount":5,"from":"USD","to":"GBP"}},
 		{"id":"m","verb":"CONVERT_UNITS","inputs":{"value":"$steps.p.output.converted","from_unit":"kg","to_unit":"lb"}}]}`}}
-	res, _, err := run(t, f, NovelVerbInput{Verb: "PRICE_AND_MEASURE", Caller: access.Caller{UserID: "u1"}})
+	res, _, err := run(t, f, NovelVerbInput{Verb: "PRICE_AND_MEASURE", Caller: Caller{UserID: "u1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +433,7 @@ func TestDefaultRule(t *testing.T) {
 			} else {
 				wantType(t, err, activities.ErrTypeLLMUnavailable) // decomposition was tried
 			}
-			if res.Rule != retrieval.DefaultSubstituteRule() {
+			if res.Rule != substituteRule(retrieval.DefaultSubstituteRule()) {
 				t.Fatalf("rule %+v, want the default rule", res.Rule)
 			}
 			if !strings.Contains(res.Reason, tc.reasonContaining) {

@@ -29,8 +29,51 @@ const (
 // RetrainInput configures a retrain; zero fields take the defaults of
 // retrain.Options and retrain.Gate.
 type RetrainInput struct {
-	Options retrain.Options `json:"options"`
-	Gate    retrain.Gate    `json:"gate"`
+	Options RetrainOptions `json:"options"`
+	Gate    RetrainGate    `json:"gate"`
+}
+
+// RetrainOptions tune training (retrain.Options; zero fields take the
+// defaults).
+type RetrainOptions struct {
+	// HeldOut is the share of the most recent served queries kept out of
+	// training for the replay.
+	HeldOut float64 `json:"heldOut,omitempty"`
+	// Tune is the share of the rest on which the weights are chosen.
+	Tune float64 `json:"tune,omitempty"`
+	// MaxEvents bounds how many recent served queries are read.
+	MaxEvents int `json:"maxEvents,omitempty"`
+	// Epochs of adapter training.
+	Epochs int `json:"epochs,omitempty"`
+	// Scales are the factors tried on the learned signals' weights.
+	Scales []float64 `json:"scales,omitempty"`
+}
+
+// RetrainGate is the promotion rule (retrain.Gate).
+type RetrainGate struct {
+	Margin     float64 `json:"margin"`
+	MinHeldOut int     `json:"minHeldOut"`
+	MinTools   int     `json:"minTools"`
+}
+
+// RetrainFigures are a model's results on the held-out replay
+// (retrain.Figures).
+type RetrainFigures struct {
+	R1    float64 `json:"r1"`
+	R5    float64 `json:"r5"`
+	MRR   float64 `json:"mrr"`
+	N     int     `json:"n"`
+	Tools int     `json:"tools"`
+}
+
+// RetrainCounts say what a candidate was trained on (retrain.Counts).
+type RetrainCounts struct {
+	Tools          int `json:"tools"`
+	CataloguePairs int `json:"cataloguePairs"`
+	UsagePairs     int `json:"usagePairs"`
+	Events         int `json:"events"`
+	HeldOut        int `json:"heldOut"`
+	Tune           int `json:"tune"`
 }
 
 // RetrainResult is a retrain's outcome (and, while it runs, its progress).
@@ -40,14 +83,14 @@ type RetrainResult struct {
 	Version string `json:"version,omitempty"`
 	// Compared is the version the candidate was measured against (""
 	// for the baseline).
-	Compared  string           `json:"compared,omitempty"`
-	Counts    retrain.Counts   `json:"counts"`
-	Current   *retrain.Figures `json:"current,omitempty"`
-	Candidate *retrain.Figures `json:"candidate,omitempty"`
-	Gate      retrain.Gate     `json:"gate"`
-	Promoted  bool             `json:"promoted"`
-	Status    string           `json:"status,omitempty"`
-	Reason    string           `json:"reason,omitempty"`
+	Compared  string          `json:"compared,omitempty"`
+	Counts    RetrainCounts   `json:"counts"`
+	Current   *RetrainFigures `json:"current,omitempty"`
+	Candidate *RetrainFigures `json:"candidate,omitempty"`
+	Gate      RetrainGate     `json:"gate"`
+	Promoted  bool            `json:"promoted"`
+	Status    string          `json:"status,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
 }
 
 // RetrainWorkflow trains a candidate ranking model (adapter + weights)
@@ -56,8 +99,10 @@ type RetrainResult struct {
 // promotes it only when the gate (retrain.Gate.Decide) says it is better.
 // The candidate travels as a version id; its matrix stays in the store.
 func RetrainWorkflow(ctx workflow.Context, in RetrainInput) (RetrainResult, error) {
-	in.Gate = in.Gate.WithDefaults()
-	r := RetrainResult{Stage: RetrainTraining, Gate: in.Gate}
+	// The payloads are this package's; the rule is retrain's. The types
+	// have the same fields, so each converts as is.
+	gate := retrain.Gate(in.Gate).WithDefaults()
+	r := RetrainResult{Stage: RetrainTraining, Gate: RetrainGate(gate)}
 	if err := workflow.SetQueryHandler(ctx, RetrainQuery, func() (RetrainResult, error) { return r, nil }); err != nil {
 		return r, err
 	}
@@ -69,10 +114,10 @@ func RetrainWorkflow(ctx workflow.Context, in RetrainInput) (RetrainResult, erro
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 2, NonRetryableErrorTypes: []string{activities.ErrTypeInvalidInput}},
 	})
 	var tc activities.TrainedCandidate
-	if err := workflow.ExecuteActivity(train, a.TrainCandidate, activities.TrainCandidateInput{Options: in.Options}).Get(ctx, &tc); err != nil {
+	if err := workflow.ExecuteActivity(train, a.TrainCandidate, activities.TrainCandidateInput{Options: retrain.Options(in.Options)}).Get(ctx, &tc); err != nil {
 		return r, err
 	}
-	r.Version, r.Counts, r.Stage = tc.ID, tc.Counts, RetrainEvaluating
+	r.Version, r.Counts, r.Stage = tc.ID, RetrainCounts(tc.Counts), RetrainEvaluating
 	// Evaluation replays the held-out queries twice; it writes only the
 	// figures, so retrying it is safe.
 	eval := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
@@ -83,15 +128,16 @@ func RetrainWorkflow(ctx workflow.Context, in RetrainInput) (RetrainResult, erro
 	if err := workflow.ExecuteActivity(eval, a.EvaluateCandidate, tc.ID).Get(ctx, &ev); err != nil {
 		return r, err
 	}
-	r.Compared, r.Current, r.Candidate, r.Stage = ev.CurrentVersion, &ev.Current, &ev.Candidate, RetrainDeciding
-	r.Promoted, r.Reason = in.Gate.Decide(ev.Current, ev.Candidate)
+	current, candidate := RetrainFigures(ev.Current), RetrainFigures(ev.Candidate)
+	r.Compared, r.Current, r.Candidate, r.Stage = ev.CurrentVersion, &current, &candidate, RetrainDeciding
+	r.Promoted, r.Reason = gate.Decide(ev.Current, ev.Candidate)
 	// Concluding is idempotent (it sets the same status again).
 	conclude := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5, NonRetryableErrorTypes: []string{activities.ErrTypeInvalidInput}},
 	})
 	if err := workflow.ExecuteActivity(conclude, a.ConcludeCandidate, activities.ConcludeInput{
-		ID: tc.ID, Promote: r.Promoted, Reason: r.Reason, Gate: in.Gate,
+		ID: tc.ID, Promote: r.Promoted, Reason: r.Reason, Gate: gate,
 	}).Get(ctx, &r.Status); err != nil {
 		return r, err
 	}

@@ -53,12 +53,12 @@ func TestRetrainKeepsACandidateNoBetter(t *testing.T) {
 
 func TestRetrainPromotesACandidateBetterByTheMargin(t *testing.T) {
 	cur := retrain.Figures{R1: 0.5, R5: 0.8, MRR: 0.6, N: 40, Tools: 5}
-	r, c := runRetrain(t, RetrainInput{Gate: retrain.Gate{Margin: 0.05}}, cur, retrain.Figures{R1: 0.6, R5: 0.85, MRR: 0.66, N: 40, Tools: 5})
-	if !r.Promoted || !c.Promote || c.ID != "rv-1" || r.Status != retrain.StatusPromoted || *r.Candidate != (retrain.Figures{R1: 0.6, R5: 0.85, MRR: 0.66, N: 40, Tools: 5}) {
+	r, c := runRetrain(t, RetrainInput{Gate: RetrainGate{Margin: 0.05}}, cur, retrain.Figures{R1: 0.6, R5: 0.85, MRR: 0.66, N: 40, Tools: 5})
+	if !r.Promoted || !c.Promote || c.ID != "rv-1" || r.Status != retrain.StatusPromoted || *r.Candidate != (RetrainFigures{R1: 0.6, R5: 0.85, MRR: 0.66, N: 40, Tools: 5}) {
 		t.Fatalf("result %+v, conclude %+v", r, c)
 	}
 	// The same candidate under a stricter margin stays out.
-	r, c = runRetrain(t, RetrainInput{Gate: retrain.Gate{Margin: 0.1}}, cur, retrain.Figures{R1: 0.6, R5: 0.85, MRR: 0.66, N: 40, Tools: 5})
+	r, c = runRetrain(t, RetrainInput{Gate: RetrainGate{Margin: 0.1}}, cur, retrain.Figures{R1: 0.6, R5: 0.85, MRR: 0.66, N: 40, Tools: 5})
 	if r.Promoted || c.Promote {
 		t.Fatalf("margin 0.1: result %+v", r)
 	}

@@ -114,7 +114,7 @@ func (s *Service) AddSource(ctx context.Context, src airlock.Source, scan bool, 
 	id := SourceID(src.Location)
 	if _, err := s.sources.GetSource(ctx, id); err == nil {
 		return AddedSource{}, fmt.Errorf("source %s (%s) is already registered: %w", id, src.Location, fault.ErrConflict)
-	} else if !errors.Is(err, graph.ErrNotFound) {
+	} else if !errors.Is(err, fault.ErrNotFound) {
 		return AddedSource{}, err
 	}
 	rec := graph.Source{ID: id, Type: src.Type, Location: src.Location, CreatedAt: s.now().UTC()}

@@ -115,7 +115,7 @@ func (h *Handler) series(c *gin.Context) {
 func (h *Handler) scheduled(c *gin.Context) {
 	snap, err := h.store.GetSnapshot(c.Request.Context(), domain.SnapshotReport)
 	if err != nil {
-		if errors.Is(err, graph.ErrNotFound) {
+		if errors.Is(err, fault.ErrNotFound) {
 			httpx.Error(c, fmt.Errorf("no scheduled analytics yet: the analytics workflow runs every --analytics-every (daily by default); use source=live meanwhile: %w", fault.ErrNotFound))
 			return
 		}

@@ -53,13 +53,13 @@ func Status(err error) (int, string) {
 	switch {
 	case errors.Is(err, fault.ErrMalformed):
 		return http.StatusBadRequest, "bad_request"
-	case errors.Is(err, fault.ErrInvalid), errors.Is(err, graph.ErrInvalid), errors.Is(err, graph.ErrDimension):
+	case errors.Is(err, fault.ErrInvalid), errors.Is(err, graph.ErrDimension):
 		return http.StatusUnprocessableEntity, "validation_failed"
-	case errors.Is(err, fault.ErrNotFound), errors.Is(err, graph.ErrNotFound):
+	case errors.Is(err, fault.ErrNotFound):
 		return http.StatusNotFound, "not_found"
 	case errors.Is(err, fault.ErrUnauthenticated):
 		return http.StatusUnauthorized, "unauthenticated"
-	case errors.Is(err, fault.ErrConflict), errors.Is(err, graph.ErrConflict):
+	case errors.Is(err, fault.ErrConflict):
 		return http.StatusConflict, "conflict"
 	case errors.Is(err, fault.ErrForbidden):
 		return http.StatusForbidden, "forbidden"

@@ -105,11 +105,11 @@ func (h *Handlers) retrain(c *gin.Context) {
 			return
 		}
 	}
-	if err := in.Options.Validate(); err != nil {
+	if err := retrain.Options(in.Options).Validate(); err != nil {
 		httpx.Error(c, err)
 		return
 	}
-	if err := in.Gate.Validate(); err != nil {
+	if err := retrain.Gate(in.Gate).Validate(); err != nil {
 		httpx.Error(c, err)
 		return
 	}

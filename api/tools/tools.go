@@ -372,7 +372,7 @@ func manifestToolID(raw json.RawMessage) string {
 // notFound gives every not-found outcome the same message, so a hidden tool
 // is indistinguishable from an unknown one; other errors pass unchanged.
 func notFound(id string, err error) error {
-	if errors.Is(err, fault.ErrNotFound) || errors.Is(err, graph.ErrNotFound) {
+	if errors.Is(err, fault.ErrNotFound) {
 		return fmt.Errorf("tools: tool %q: %w", id, fault.ErrNotFound)
 	}
 	return err

@@ -8,7 +8,6 @@ import (
 	"github.com/gin-gonic/gin"
 	"go.temporal.io/sdk/client"
 
-	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/api/httpx"
 	"github.com/toolsmith/toolsmith/fulfil"
 	"github.com/toolsmith/toolsmith/internal/fault"
@@ -139,7 +138,7 @@ func (h *Handler) executeTool(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
-	h.respond(c, ctx, run, wait, &out, new(activities.ExecuteOutput))
+	h.respond(c, ctx, run, wait, &out, new(workflows.ExecuteToolResult))
 }
 
 func (h *Handler) refreshModules(c *gin.Context) {
@@ -157,7 +156,7 @@ func (h *Handler) refreshModules(c *gin.Context) {
 		return
 	}
 	out := Run{WorkflowID: run.GetID(), RunID: run.GetRunID(), UIURL: h.svc.UIURL(run.GetID(), run.GetRunID()), Status: workflows.StatusRunning}
-	h.respond(c, ctx, run, wait, &out, new(activities.DiscoverOutput))
+	h.respond(c, ctx, run, wait, &out, new(workflows.RefreshModulesResult))
 }
 
 // respond waits up to wait for run and writes 200 with its outcome, or 202

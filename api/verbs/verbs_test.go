@@ -26,6 +26,7 @@ import (
 	"github.com/toolsmith/toolsmith/api/verbs"
 	"github.com/toolsmith/toolsmith/fulfil"
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/retrieval"
 	"github.com/toolsmith/toolsmith/workflows"
 )
@@ -116,7 +117,7 @@ type fakeTools map[string]graph.Tool
 func (f fakeTools) GetTool(_ context.Context, id string) (graph.Tool, error) {
 	t, ok := f[id]
 	if !ok {
-		return graph.Tool{}, graph.ErrNotFound
+		return graph.Tool{}, fault.ErrNotFound
 	}
 	return t, nil
 }
@@ -166,7 +167,7 @@ func TestStartVerbAccepted(t *testing.T) {
 		t.Fatalf("HTTP %d status %q", code, resp.Data.Status)
 	}
 	o := f.started[0]
-	// 128 random bits: a run id cannot be guessed (issue #27 item 10).
+	// 128 random bits: a run id cannot be guessed.
 	if !strings.HasPrefix(o.ID, "verb-CONVERT_CURRENCY-") || len(o.ID) != len("verb-CONVERT_CURRENCY-")+32 {
 		t.Errorf("workflow ID = %q", o.ID)
 	}
@@ -397,7 +398,7 @@ func TestGetVerb(t *testing.T) {
 	})
 	// An unknown id, a run of another workflow type and another caller's
 	// run answer the same 404 with the same message: anything else is an
-	// existence and type oracle (issue #27 item 10).
+	// existence and type oracle.
 	t.Run("one answer for unknown, other type and other caller", func(t *testing.T) {
 		cases := map[string]*fakeTemporal{
 			"unknown":      {run: &fakeRun{}, descErr: serviceerror.NewNotFound("workflow not found for ID: verb-A_B-1")},
@@ -420,7 +421,7 @@ func TestGetVerb(t *testing.T) {
 		}
 	})
 	// A run belongs to its caller: another caller's run answers 404 like
-	// an unknown id, inputs and outputs included (issue #27 item 10);
+	// an unknown id, inputs and outputs included;
 	// admins read every run.
 	for _, tc := range []struct {
 		name, owner string
@@ -453,7 +454,7 @@ func TestExecuteTool(t *testing.T) {
 		"currency.convert": {ToolSummary: graph.ToolSummary{ID: "currency.convert", Status: graph.StatusActive, Groups: []string{"default"}}},
 		"old.tool":         {ToolSummary: graph.ToolSummary{ID: "old.tool", Status: graph.StatusDisabled}},
 	}
-	out := activities.ExecuteOutput{ToolID: "currency.convert", Output: map[string]any{"converted": 92.0}}
+	out := workflows.ExecuteToolResult{ToolID: "currency.convert", Output: map[string]any{"converted": 92.0}}
 	body := `{"inputs":{"amount":100}}`
 
 	f := &fakeTemporal{run: &fakeRun{runID: "r1", result: out}}
@@ -464,7 +465,7 @@ func TestExecuteTool(t *testing.T) {
 	if v, _ := f.started[0].TypedSearchAttributes.GetKeyword(workflows.SAToolID); v != "currency.convert" {
 		t.Errorf("ToolsmithToolId at start = %q", v)
 	}
-	if in := f.args[0].(activities.ExecuteInput); in.ToolID != "currency.convert" || in.Inputs["amount"] != float64(100) {
+	if in := f.args[0].(workflows.ExecuteToolInput); in.ToolID != "currency.convert" || in.Inputs["amount"] != float64(100) {
 		t.Errorf("input = %+v", in)
 	}
 
@@ -493,7 +494,7 @@ func TestExecuteTool(t *testing.T) {
 	if _, again, _ := idem("u1", "k-1"); again != id1 {
 		t.Errorf("the same caller and key: workflow %q, then %q", id1, again)
 	}
-	// Keys are per caller (issue #27 item 11): another caller's same key is
+	// Keys are per caller: another caller's same key is
 	// another workflow, so it can neither read nor pre-claim u1's run.
 	if _, id2, _ := idem("u2", "k-1"); id2 == id1 || id2 == "" {
 		t.Errorf("two callers' key k-1 meet in workflow %q", id2)
@@ -533,7 +534,7 @@ func TestExecuteTool(t *testing.T) {
 }
 
 func TestRefreshModules(t *testing.T) {
-	f := &fakeTemporal{run: &fakeRun{runID: "r1", result: activities.DiscoverOutput{}}}
+	f := &fakeTemporal{run: &fakeRun{runID: "r1", result: workflows.RefreshModulesResult{}}}
 	code, resp := serve(t, f, nil, http.MethodPost, "/api/v1/modules/refresh", "", nil)
 	if code != http.StatusAccepted || !strings.HasPrefix(resp.Data.WorkflowID, "modules-refresh-") {
 		t.Fatalf("HTTP %d %+v", code, resp.Data.Run)

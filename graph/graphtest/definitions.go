@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // testDefinitions covers graph.Definitions: sources, the atomic replacement
@@ -12,14 +13,14 @@ import (
 func testDefinitions(t *testing.T, open func(*testing.T) graph.Store) {
 	s := fresh(t, open)
 	var d graph.Definitions = s
-	if _, err := d.GetSource(ctx, "nope"); !errors.Is(err, graph.ErrNotFound) {
+	if _, err := d.GetSource(ctx, "nope"); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("GetSource(missing): %v", err)
 	}
 	src := graph.Source{ID: "src1", Type: "openapi", Location: "https://specs.example/pets.yaml"}
 	if err := d.PutSource(ctx, src); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.PutSource(ctx, graph.Source{ID: "bad"}); !errors.Is(err, graph.ErrInvalid) {
+	if err := d.PutSource(ctx, graph.Source{ID: "bad"}); !errors.Is(err, fault.ErrInvalid) {
 		t.Fatalf("PutSource without type/location: %v", err)
 	}
 	src.Specs, src.LastError = 1, "one spec failed"
@@ -59,10 +60,10 @@ func testDefinitions(t *testing.T, open func(*testing.T) graph.Store) {
 	if err := d.SetSpecStatus(ctx, "h1", graph.DefinitionPending); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.SetSpecStatus(ctx, "h1", "bogus"); !errors.Is(err, graph.ErrInvalid) {
+	if err := d.SetSpecStatus(ctx, "h1", "bogus"); !errors.Is(err, fault.ErrInvalid) {
 		t.Fatalf("bad status: %v", err)
 	}
-	if err := d.SetSpecStatus(ctx, "zz", graph.DefinitionPending); !errors.Is(err, graph.ErrNotFound) {
+	if err := d.SetSpecStatus(ctx, "zz", graph.DefinitionPending); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("unknown spec: %v", err)
 	}
 	if hits, _ := d.SearchDefinitions(ctx, unit(0), 5, []string{graph.DefinitionAvailable}); len(hits) != 0 {
@@ -78,7 +79,7 @@ func testDefinitions(t *testing.T, open func(*testing.T) graph.Store) {
 	if err := d.DeleteSource(ctx, "src1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.DeleteSource(ctx, "src1"); !errors.Is(err, graph.ErrNotFound) {
+	if err := d.DeleteSource(ctx, "src1"); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("second delete: %v", err)
 	}
 	if l, _ := d.SpecDefinitions(ctx, "h3"); len(l) != 0 {

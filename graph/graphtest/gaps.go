@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 func gapsOf(t *testing.T, s graph.Store) graph.Gaps {
@@ -25,10 +26,10 @@ func testGaps(t *testing.T, open func(*testing.T) graph.Store) {
 	gs := gapsOf(t, s)
 	ctx := context.Background()
 	t0 := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
-	if _, err := gs.RecordGap(ctx, graph.GapEvent{Verb: "  "}); !errors.Is(err, graph.ErrInvalid) {
+	if _, err := gs.RecordGap(ctx, graph.GapEvent{Verb: "  "}); !errors.Is(err, fault.ErrInvalid) {
 		t.Fatalf("empty verb: %v", err)
 	}
-	if _, err := gs.ListGaps(ctx, graph.GapQuery{Status: "maybe"}); !errors.Is(err, graph.ErrInvalid) {
+	if _, err := gs.ListGaps(ctx, graph.GapQuery{Status: "maybe"}); !errors.Is(err, fault.ErrInvalid) {
 		t.Fatalf("bad status: %v", err)
 	}
 	g, err := gs.RecordGap(ctx, graph.GapEvent{Verb: "COMPOSE_SYMPHONY", Description: "write a symphony",

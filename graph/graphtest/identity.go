@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 func testKeys(t *testing.T, open func(*testing.T) graph.Store) {
@@ -36,10 +37,10 @@ func testKeys(t *testing.T, open func(*testing.T) graph.Store) {
 	if got.Groups != nil || got.Modules != nil {
 		t.Errorf("nil groups/modules must stay nil (the default group, any module), got %v %v", got.Groups, got.Modules)
 	}
-	if _, err := ks.GetKey(ctx, "nope"); !errors.Is(err, graph.ErrNotFound) {
+	if _, err := ks.GetKey(ctx, "nope"); !errors.Is(err, fault.ErrNotFound) {
 		t.Errorf("GetKey(unknown) = %v, want ErrNotFound", err)
 	}
-	if err := ks.CreateKey(ctx, graph.APIKey{ID: "k_a", Hash: "x", Owner: "mallory", Level: "owner", CreatedAt: t0}); !errors.Is(err, graph.ErrConflict) {
+	if err := ks.CreateKey(ctx, graph.APIKey{ID: "k_a", Hash: "x", Owner: "mallory", Level: "owner", CreatedAt: t0}); !errors.Is(err, fault.ErrConflict) {
 		t.Errorf("CreateKey(existing id) = %v, want ErrConflict", err)
 	}
 	if k, _ := ks.GetKey(ctx, "k_a"); k.Owner != "alice" || k.Hash != "cd34" {
@@ -51,7 +52,7 @@ func testKeys(t *testing.T, open func(*testing.T) graph.Store) {
 		{ID: "k_c", Hash: "h", Level: "user"},
 		{ID: "k_c", Hash: "h", Owner: "o"},
 	} {
-		if err := ks.CreateKey(ctx, bad); !errors.Is(err, graph.ErrInvalid) {
+		if err := ks.CreateKey(ctx, bad); !errors.Is(err, fault.ErrInvalid) {
 			t.Errorf("CreateKey(%+v) = %v, want ErrInvalid", bad, err)
 		}
 	}
@@ -72,7 +73,7 @@ func testKeys(t *testing.T, open func(*testing.T) graph.Store) {
 	if k, _ := ks.GetKey(ctx, "k_b"); !k.RevokedAt.Equal(r1) || k.Owner != full.Owner || len(k.Roles) != 1 {
 		t.Errorf("revoked key = %+v, want RevokedAt %v (the first) and nothing else changed", k, r1)
 	}
-	if err := ks.RevokeKey(ctx, "nope", r1); !errors.Is(err, graph.ErrNotFound) {
+	if err := ks.RevokeKey(ctx, "nope", r1); !errors.Is(err, fault.ErrNotFound) {
 		t.Errorf("RevokeKey(unknown) = %v, want ErrNotFound", err)
 	}
 }
@@ -100,10 +101,10 @@ func testAudit(t *testing.T, open func(*testing.T) graph.Store) {
 	}
 	// All or none: one bad event keeps the whole batch out.
 	bad := []graph.AuditEvent{{ID: "z1", Action: "a", Outcome: "success", At: t0}, {ID: "z2", Outcome: "success", At: t0}}
-	if err := au.AppendAudit(ctx, bad); !errors.Is(err, graph.ErrInvalid) {
+	if err := au.AppendAudit(ctx, bad); !errors.Is(err, fault.ErrInvalid) {
 		t.Errorf("AppendAudit(missing action) = %v, want ErrInvalid", err)
 	}
-	if err := au.AppendAudit(ctx, []graph.AuditEvent{{ID: "z3", Action: "a", Outcome: "success", At: t0}, events[0]}); !errors.Is(err, graph.ErrConflict) {
+	if err := au.AppendAudit(ctx, []graph.AuditEvent{{ID: "z3", Action: "a", Outcome: "success", At: t0}, events[0]}); !errors.Is(err, fault.ErrConflict) {
 		t.Errorf("AppendAudit(repeated id) = %v, want ErrConflict", err)
 	}
 	all, err := au.AuditEvents(ctx, graph.AuditQuery{})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // testModelVersions: versions are stored whole, listed newest first
@@ -19,10 +20,10 @@ func testModelVersions(t *testing.T, open func(*testing.T) graph.Store) {
 	s := fresh(t, open)
 	var mv graph.ModelVersions = s
 	ctx := context.Background()
-	if _, err := mv.PromotedModelVersion(ctx); !errors.Is(err, graph.ErrNotFound) {
+	if _, err := mv.PromotedModelVersion(ctx); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("promoted on a fresh store: %v", err)
 	}
-	if _, err := mv.GetModelVersion(ctx, "v1"); !errors.Is(err, graph.ErrNotFound) {
+	if _, err := mv.GetModelVersion(ctx, "v1"); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("missing version: %v", err)
 	}
 	for _, bad := range []graph.ModelVersion{
@@ -31,7 +32,7 @@ func testModelVersions(t *testing.T, open func(*testing.T) graph.Store) {
 		{ID: "x", Status: graph.ModelPromoted, Record: json.RawMessage(`{}`)},
 		{ID: "x", Status: "candidate", Record: json.RawMessage(`[1]`)},
 	} {
-		if err := mv.PutModelVersion(ctx, bad); !errors.Is(err, graph.ErrInvalid) {
+		if err := mv.PutModelVersion(ctx, bad); !errors.Is(err, fault.ErrInvalid) {
 			t.Fatalf("bad version %+v: %v", bad, err)
 		}
 	}
@@ -65,10 +66,10 @@ func testModelVersions(t *testing.T, open func(*testing.T) graph.Store) {
 		t.Fatalf("list limit 2: %+v %v", list, err)
 	}
 
-	if err := mv.PromoteModelVersion(ctx, "nope", "superseded"); !errors.Is(err, graph.ErrNotFound) {
+	if err := mv.PromoteModelVersion(ctx, "nope", "superseded"); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("promote unknown: %v", err)
 	}
-	if err := mv.PromoteModelVersion(ctx, "v2", ""); !errors.Is(err, graph.ErrInvalid) {
+	if err := mv.PromoteModelVersion(ctx, "v2", ""); !errors.Is(err, fault.ErrInvalid) {
 		t.Fatalf("promote without a previous status: %v", err)
 	}
 	if err := mv.PromoteModelVersion(ctx, "v2", "superseded"); err != nil {
@@ -100,14 +101,14 @@ func testModelVersions(t *testing.T, open func(*testing.T) graph.Store) {
 		t.Fatalf("after promoting v1: v1 %s, v2 %s, v3 %s", status("v1"), status("v2"), status("v3"))
 	}
 	// The failed promotion left v1 promoted.
-	if err := mv.PromoteModelVersion(ctx, "nope", "superseded"); !errors.Is(err, graph.ErrNotFound) || status("v1") != graph.ModelPromoted {
+	if err := mv.PromoteModelVersion(ctx, "nope", "superseded"); !errors.Is(err, fault.ErrNotFound) || status("v1") != graph.ModelPromoted {
 		t.Fatalf("unknown id changed the promoted version: %v", err)
 	}
 	// None: the baseline.
 	if err := mv.PromoteModelVersion(ctx, "", "rolled-back"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := mv.PromotedModelVersion(ctx); !errors.Is(err, graph.ErrNotFound) || status("v1") != "rolled-back" {
+	if _, err := mv.PromotedModelVersion(ctx); !errors.Is(err, fault.ErrNotFound) || status("v1") != "rolled-back" {
 		t.Fatalf("after promoting none: %v, v1 %s", err, status("v1"))
 	}
 }

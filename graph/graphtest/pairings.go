@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // testPairings: learned pairings are undirected, strengthen with each use
@@ -23,7 +24,7 @@ func testPairings(t *testing.T, open func(*testing.T) graph.Store) {
 		mk("fx.convert", "CONVERT_CURRENCY", "FX", "finance", "Convert money.", unit(2)),
 	)
 	t0 := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
-	if err := ps.LearnPairs(ctx, []graph.PairEvidence{{A: "trip.flight", B: "trip.hotel", At: t0}, {A: "trip.flight", B: "trip.flight", At: t0}}); !errors.Is(err, graph.ErrInvalid) {
+	if err := ps.LearnPairs(ctx, []graph.PairEvidence{{A: "trip.flight", B: "trip.hotel", At: t0}, {A: "trip.flight", B: "trip.flight", At: t0}}); !errors.Is(err, fault.ErrInvalid) {
 		t.Fatalf("a tool paired with itself: %v", err)
 	}
 	if hits, err := ps.LearnedPairs(ctx, "trip.flight", 10, graph.Filter{}, t0); err != nil || len(hits) != 0 {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // testSeries: points add up in their bucket, read back by name, prefix and
@@ -26,7 +27,7 @@ func testSeries(t *testing.T, open func(*testing.T) graph.Store) {
 		{Series: "x", Res: graph.ResMinute, At: t0.Add(time.Second)},
 		{Series: "x", Res: graph.ResMinute, At: t0, Hist: []float64{1}},
 	} {
-		if err := ss.AddSeriesPoints(ctx, []graph.SeriesPoint{bad}); !errors.Is(err, graph.ErrInvalid) {
+		if err := ss.AddSeriesPoints(ctx, []graph.SeriesPoint{bad}); !errors.Is(err, fault.ErrInvalid) {
 			t.Fatalf("bad point %+v: %v", bad, err)
 		}
 	}

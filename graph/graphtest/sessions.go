@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 func sessionID(token string) string {
@@ -31,14 +32,14 @@ func testSessions(t *testing.T, open func(*testing.T) graph.Store) {
 		"no expiry":    {ID: sessionID("x"), Principal: principal},
 		"no principal": {ID: sessionID("x"), ExpiresAt: t0},
 	} {
-		if err := ss.PutSession(ctx, bad); !errors.Is(err, graph.ErrInvalid) {
+		if err := ss.PutSession(ctx, bad); !errors.Is(err, fault.ErrInvalid) {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
 	if err := ss.PutSession(ctx, a); err != nil {
 		t.Fatal(err)
 	}
-	if err := ss.PutSession(ctx, a); !errors.Is(err, graph.ErrConflict) {
+	if err := ss.PutSession(ctx, a); !errors.Is(err, fault.ErrConflict) {
 		t.Fatalf("same id again: %v", err)
 	}
 	got, err := ss.GetSession(ctx, a.ID)
@@ -49,7 +50,7 @@ func testSessions(t *testing.T, open func(*testing.T) graph.Store) {
 	if err := json.Unmarshal(got.Principal, &p); err != nil || p["subject"] != "key:k1" || p["level"] != "admin" {
 		t.Fatalf("principal: %s %v", got.Principal, err)
 	}
-	if _, err := ss.GetSession(ctx, sessionID("nobody")); !errors.Is(err, graph.ErrNotFound) {
+	if _, err := ss.GetSession(ctx, sessionID("nobody")); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("unknown: %v", err)
 	}
 	// The expiry slides.
@@ -59,7 +60,7 @@ func testSessions(t *testing.T, open func(*testing.T) graph.Store) {
 	if got, err := ss.GetSession(ctx, a.ID); err != nil || !got.ExpiresAt.Equal(t0.Add(3*time.Hour)) {
 		t.Fatalf("after touch: %+v %v", got, err)
 	}
-	if err := ss.TouchSession(ctx, sessionID("nobody"), t0); !errors.Is(err, graph.ErrNotFound) {
+	if err := ss.TouchSession(ctx, sessionID("nobody"), t0); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("touch unknown: %v", err)
 	}
 	// The flash is kept as given, replaced, and cleared.
@@ -79,10 +80,10 @@ func testSessions(t *testing.T, open func(*testing.T) graph.Store) {
 	if got, err := ss.GetSession(ctx, a.ID); err != nil || len(got.Flash) != 0 {
 		t.Fatalf("cleared flash: %q %v", got.Flash, err)
 	}
-	if err := ss.SetSessionFlash(ctx, sessionID("nobody"), sealed); !errors.Is(err, graph.ErrNotFound) {
+	if err := ss.SetSessionFlash(ctx, sessionID("nobody"), sealed); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("flash of an unknown session: %v", err)
 	}
-	if err := ss.SetSessionFlash(ctx, a.ID, make([]byte, graph.MaxSessionFlash+1)); !errors.Is(err, graph.ErrInvalid) {
+	if err := ss.SetSessionFlash(ctx, a.ID, make([]byte, graph.MaxSessionFlash+1)); !errors.Is(err, fault.ErrInvalid) {
 		t.Fatalf("oversized flash: %v", err)
 	}
 	// The sweep removes what expired at or before now, nothing else.
@@ -97,7 +98,7 @@ func testSessions(t *testing.T, open func(*testing.T) graph.Store) {
 		t.Fatalf("sweep: %d %v", n, err)
 	}
 	for _, id := range []string{b.ID, c.ID} {
-		if _, err := ss.GetSession(ctx, id); !errors.Is(err, graph.ErrNotFound) {
+		if _, err := ss.GetSession(ctx, id); !errors.Is(err, fault.ErrNotFound) {
 			t.Fatalf("swept session still there: %v", err)
 		}
 	}
@@ -113,7 +114,7 @@ func testSessions(t *testing.T, open func(*testing.T) graph.Store) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := ss.GetSession(ctx, a.ID); !errors.Is(err, graph.ErrNotFound) {
+	if _, err := ss.GetSession(ctx, a.ID); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("after delete: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // testSnapshots: a snapshot is stored whole, replaced by name, absent ones
@@ -16,11 +17,11 @@ func testSnapshots(t *testing.T, open func(*testing.T) graph.Store) {
 	s := fresh(t, open)
 	var ss graph.Snapshots = s
 	ctx := context.Background()
-	if _, err := ss.GetSnapshot(ctx, "analytics"); !errors.Is(err, graph.ErrNotFound) {
+	if _, err := ss.GetSnapshot(ctx, "analytics"); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("missing snapshot: %v", err)
 	}
 	for _, bad := range []graph.Snapshot{{Name: "", Data: json.RawMessage(`{}`)}, {Name: "x", Data: json.RawMessage(`{`)}} {
-		if err := ss.PutSnapshot(ctx, bad); !errors.Is(err, graph.ErrInvalid) {
+		if err := ss.PutSnapshot(ctx, bad); !errors.Is(err, fault.ErrInvalid) {
 			t.Fatalf("bad snapshot %+v: %v", bad, err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // Run runs the contract suite. open must return a fresh, empty store on each
@@ -62,7 +63,7 @@ var ctx = context.Background()
 
 func testEmbedder(t *testing.T, open func(*testing.T) graph.Store) {
 	s := open(t)
-	if _, err := s.Embedder(ctx); !errors.Is(err, graph.ErrNotFound) {
+	if _, err := s.Embedder(ctx); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("Embedder on a fresh store: err = %v, want ErrNotFound", err)
 	}
 	info := graph.EmbedderInfo{Model: "m1", Dimension: Dim}
@@ -150,7 +151,7 @@ func testUpsertAndGet(t *testing.T, open func(*testing.T) graph.Store) {
 		t.Errorf("CreatedAt changed on replace: %v -> %v", got.CreatedAt, got2.CreatedAt)
 	}
 
-	if _, err := s.GetTool(ctx, "no.such.tool"); !errors.Is(err, graph.ErrNotFound) {
+	if _, err := s.GetTool(ctx, "no.such.tool"); !errors.Is(err, fault.ErrNotFound) {
 		t.Errorf("GetTool(unknown): err = %v, want ErrNotFound", err)
 	}
 }
@@ -199,9 +200,9 @@ func testUpsertInvalid(t *testing.T, open func(*testing.T) graph.Store) {
 		tool graph.Tool
 		want error
 	}{
-		{"empty id", mk("", "V", "n", "c", "d", unit(0)), graph.ErrInvalid},
-		{"bad status", mk("x", "V", "n", "c", "d", unit(0), status("retired")), graph.ErrInvalid},
-		{"bad relation kind", mk("x", "V", "n", "c", "d", unit(0), relations(graph.Relation{Kind: "LIKES", Target: "y"})), graph.ErrInvalid},
+		{"empty id", mk("", "V", "n", "c", "d", unit(0)), fault.ErrInvalid},
+		{"bad status", mk("x", "V", "n", "c", "d", unit(0), status("retired")), fault.ErrInvalid},
+		{"bad relation kind", mk("x", "V", "n", "c", "d", unit(0), relations(graph.Relation{Kind: "LIKES", Target: "y"})), fault.ErrInvalid},
 		{"short embedding", mk("x", "V", "n", "c", "d", make([]float32, Dim-1)), graph.ErrDimension},
 		{"long embedding", mk("x", "V", "n", "c", "d", make([]float32, Dim+1)), graph.ErrDimension},
 	}
@@ -211,7 +212,7 @@ func testUpsertInvalid(t *testing.T, open func(*testing.T) graph.Store) {
 				t.Fatalf("UpsertTool: err = %v, want %v", err, tc.want)
 			}
 			if tc.tool.ID != "" {
-				if _, err := s.GetTool(ctx, tc.tool.ID); !errors.Is(err, graph.ErrNotFound) {
+				if _, err := s.GetTool(ctx, tc.tool.ID); !errors.Is(err, fault.ErrNotFound) {
 					t.Fatalf("refused tool is readable: err = %v", err)
 				}
 			}
@@ -372,13 +373,13 @@ func testStatusAndHistory(t *testing.T, open func(*testing.T) graph.Store) {
 		t.Errorf("History after re-enable has %d revisions, want 4", len(h))
 	}
 
-	if err := s.SetStatus(ctx, "nope", graph.StatusDisabled, ""); !errors.Is(err, graph.ErrNotFound) {
+	if err := s.SetStatus(ctx, "nope", graph.StatusDisabled, ""); !errors.Is(err, fault.ErrNotFound) {
 		t.Errorf("SetStatus(unknown): err = %v, want ErrNotFound", err)
 	}
-	if err := s.SetStatus(ctx, "fx.convert", "sleeping", ""); !errors.Is(err, graph.ErrInvalid) {
+	if err := s.SetStatus(ctx, "fx.convert", "sleeping", ""); !errors.Is(err, fault.ErrInvalid) {
 		t.Errorf("SetStatus(bad status): err = %v, want ErrInvalid", err)
 	}
-	if _, err := s.History(ctx, "nope"); !errors.Is(err, graph.ErrNotFound) {
+	if _, err := s.History(ctx, "nope"); !errors.Is(err, fault.ErrNotFound) {
 		t.Errorf("History(unknown): err = %v, want ErrNotFound", err)
 	}
 }
@@ -603,7 +604,7 @@ func testRelated(t *testing.T, open func(*testing.T) graph.Store) {
 		t.Errorf("ALTERNATIVE_TO returned a disabled tool: %v", ids(hits))
 	}
 
-	if _, err := s.Related(ctx, "nope", graph.RelPairsWith, 10, graph.Filter{}); !errors.Is(err, graph.ErrNotFound) {
+	if _, err := s.Related(ctx, "nope", graph.RelPairsWith, 10, graph.Filter{}); !errors.Is(err, fault.ErrNotFound) {
 		t.Errorf("Related(unknown): err = %v, want ErrNotFound", err)
 	}
 }
@@ -955,7 +956,7 @@ func testNeighbourhood(t *testing.T, open func(*testing.T) graph.Store) {
 		t.Errorf("depth 2 lacks the IS_A edge: %+v", sg.Edges)
 	}
 
-	if _, err := s.Neighbourhood(ctx, "nope", 1); !errors.Is(err, graph.ErrNotFound) {
+	if _, err := s.Neighbourhood(ctx, "nope", 1); !errors.Is(err, fault.ErrNotFound) {
 		t.Errorf("Neighbourhood(unknown): err = %v, want ErrNotFound", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 var _ graph.Definitions = (*Store)(nil)
@@ -22,7 +23,7 @@ func (s *Store) clock() time.Time {
 // PutSource implements graph.Definitions.
 func (s *Store) PutSource(ctx context.Context, src graph.Source) error {
 	if src.ID == "" || src.Type == "" || src.Location == "" {
-		return fmt.Errorf("neo4j: put source: id, type and location are required: %w", graph.ErrInvalid)
+		return fmt.Errorf("neo4j: put source: id, type and location are required: %w", fault.ErrInvalid)
 	}
 	created := src.CreatedAt
 	if created.IsZero() {
@@ -91,7 +92,7 @@ func (s *Store) GetSource(ctx context.Context, id string) (graph.Source, error) 
 		return graph.Source{}, wrapErr("get source", err)
 	}
 	if !found {
-		return graph.Source{}, fmt.Errorf("neo4j: get source %q: %w", id, graph.ErrNotFound)
+		return graph.Source{}, fmt.Errorf("neo4j: get source %q: %w", id, fault.ErrNotFound)
 	}
 	return out, nil
 }
@@ -134,7 +135,7 @@ func (s *Store) DeleteSource(ctx context.Context, id string) error {
 		return wrapErr("delete source", err)
 	}
 	if deleted == 0 {
-		return fmt.Errorf("neo4j: delete source %q: %w", id, graph.ErrNotFound)
+		return fmt.Errorf("neo4j: delete source %q: %w", id, fault.ErrNotFound)
 	}
 	return nil
 }
@@ -143,7 +144,7 @@ func (s *Store) DeleteSource(ctx context.Context, id string) error {
 // are removed and the new ones written in one transaction.
 func (s *Store) PutDefinitions(ctx context.Context, sourceID, specHash string, defs []graph.Definition) error {
 	if sourceID == "" || specHash == "" {
-		return fmt.Errorf("neo4j: put definitions: source id and spec hash are required: %w", graph.ErrInvalid)
+		return fmt.Errorf("neo4j: put definitions: source id and spec hash are required: %w", fault.ErrInvalid)
 	}
 	now := s.clock()
 	rows := make([]map[string]any, 0, len(defs))
@@ -224,7 +225,7 @@ func (s *Store) SpecDefinitions(ctx context.Context, specHash string) ([]graph.D
 // SetSpecStatus implements graph.Definitions.
 func (s *Store) SetSpecStatus(ctx context.Context, specHash, status string) error {
 	if !graph.ValidDefinitionStatus(status) {
-		return fmt.Errorf("neo4j: set spec status %q: %w", status, graph.ErrInvalid)
+		return fmt.Errorf("neo4j: set spec status %q: %w", status, fault.ErrInvalid)
 	}
 	n := int64(0)
 	err := s.r.write(ctx, func(tx txRunner) error {
@@ -239,7 +240,7 @@ func (s *Store) SetSpecStatus(ctx context.Context, specHash, status string) erro
 		return wrapErr("set spec status", err)
 	}
 	if n == 0 {
-		return fmt.Errorf("neo4j: set spec status: spec %q: %w", specHash, graph.ErrNotFound)
+		return fmt.Errorf("neo4j: set spec status: spec %q: %w", specHash, fault.ErrNotFound)
 	}
 	return nil
 }

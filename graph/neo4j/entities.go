@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // Entities lists the entity vocabulary ordered by key.
@@ -177,7 +178,7 @@ func (s *Store) Neighbourhood(ctx context.Context, toolID string, depth int) (gr
 			return err
 		}
 		if len(recs) == 0 {
-			return graph.ErrNotFound
+			return fault.ErrNotFound
 		}
 		start, err := getString(recs[0], "eid")
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the statements the store sends")
@@ -562,21 +563,21 @@ func TestGolden(t *testing.T) {
 func TestGoldenErrors(t *testing.T) {
 	want := map[string]error{
 		"ensure_embedder_mismatch":      graph.ErrEmbedderMismatch,
-		"embedder_missing":              graph.ErrNotFound,
+		"embedder_missing":              fault.ErrNotFound,
 		"upsert_wrong_dimension":        graph.ErrDimension,
 		"vector_scores_wrong_dimension": graph.ErrDimension,
-		"get_tool_missing":              graph.ErrNotFound,
-		"set_status_missing":            graph.ErrNotFound,
-		"related_alternatives_missing":  graph.ErrNotFound,
-		"record_usage_unknown_tool":     graph.ErrNotFound,
-		"delete_source_missing":         graph.ErrNotFound,
-		"set_spec_status_missing":       graph.ErrNotFound,
-		"create_key_conflict":           graph.ErrConflict,
-		"promote_model_version_missing": graph.ErrNotFound,
-		"put_session_conflict":          graph.ErrConflict,
-		"get_session_missing":           graph.ErrNotFound,
-		"touch_session_missing":         graph.ErrNotFound,
-		"set_session_flash_missing":     graph.ErrNotFound,
+		"get_tool_missing":              fault.ErrNotFound,
+		"set_status_missing":            fault.ErrNotFound,
+		"related_alternatives_missing":  fault.ErrNotFound,
+		"record_usage_unknown_tool":     fault.ErrNotFound,
+		"delete_source_missing":         fault.ErrNotFound,
+		"set_spec_status_missing":       fault.ErrNotFound,
+		"create_key_conflict":           fault.ErrConflict,
+		"promote_model_version_missing": fault.ErrNotFound,
+		"put_session_conflict":          fault.ErrConflict,
+		"get_session_missing":           fault.ErrNotFound,
+		"touch_session_missing":         fault.ErrNotFound,
+		"set_session_flash_missing":     fault.ErrNotFound,
 	}
 	for _, tc := range goldenCases() {
 		f := newFakeRunner(goldenDim)

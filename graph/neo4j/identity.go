@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 var (
@@ -45,7 +46,7 @@ func (s *Store) CreateKey(ctx context.Context, k graph.APIKey) error {
 		return wrapErr("create key", err)
 	}
 	if !created {
-		return fmt.Errorf("neo4j: create key %q: %w", k.ID, graph.ErrConflict)
+		return fmt.Errorf("neo4j: create key %q: already exists: %w", k.ID, fault.ErrConflict)
 	}
 	return nil
 }
@@ -81,7 +82,7 @@ func (s *Store) GetKey(ctx context.Context, id string) (graph.APIKey, error) {
 		return graph.APIKey{}, wrapErr("get key", err)
 	}
 	if len(keys) == 0 {
-		return graph.APIKey{}, fmt.Errorf("neo4j: key %q: %w", id, graph.ErrNotFound)
+		return graph.APIKey{}, fmt.Errorf("neo4j: key %q: %w", id, fault.ErrNotFound)
 	}
 	return keys[0], nil
 }
@@ -135,7 +136,7 @@ func (s *Store) RevokeKey(ctx context.Context, id string, at time.Time) error {
 		return wrapErr("revoke key", err)
 	}
 	if !found {
-		return fmt.Errorf("neo4j: revoke key %q: %w", id, graph.ErrNotFound)
+		return fmt.Errorf("neo4j: revoke key %q: %w", id, fault.ErrNotFound)
 	}
 	return nil
 }
@@ -165,7 +166,7 @@ func (s *Store) AppendAudit(ctx context.Context, events []graph.AuditEvent) erro
 		}
 		if len(recs) > 0 {
 			id, _ := getString(recs[0], "id")
-			return fmt.Errorf("event %q: %w", id, graph.ErrConflict)
+			return fmt.Errorf("event %q: already exists: %w", id, fault.ErrConflict)
 		}
 		_, err = tx.run(ctx, cypherAppendAudit, map[string]any{"events": rows})
 		return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 var _ graph.ModelVersions = (*Store)(nil)
@@ -92,7 +93,7 @@ func (s *Store) GetModelVersion(ctx context.Context, id string) (graph.ModelVers
 		return graph.ModelVersion{}, err
 	}
 	if !found {
-		return graph.ModelVersion{}, fmt.Errorf("neo4j: model version %q: %w", id, graph.ErrNotFound)
+		return graph.ModelVersion{}, fmt.Errorf("neo4j: model version %q: %w", id, fault.ErrNotFound)
 	}
 	return v, nil
 }
@@ -126,7 +127,7 @@ func (s *Store) ListModelVersions(ctx context.Context, limit int) ([]graph.Model
 // transaction checks the version, demotes the promoted one and promotes it.
 func (s *Store) PromoteModelVersion(ctx context.Context, id, previous string) error {
 	if previous == "" || previous == graph.ModelPromoted {
-		return fmt.Errorf("neo4j: promote model version %q: the previous version's status must be set and not %q: %w", id, graph.ModelPromoted, graph.ErrInvalid)
+		return fmt.Errorf("neo4j: promote model version %q: the previous version's status must be set and not %q: %w", id, graph.ModelPromoted, fault.ErrInvalid)
 	}
 	missing := false
 	err := s.r.write(ctx, func(tx txRunner) error {
@@ -153,7 +154,7 @@ func (s *Store) PromoteModelVersion(ctx context.Context, id, previous string) er
 		return wrapErr("promote model version", err)
 	}
 	if missing {
-		return fmt.Errorf("neo4j: promote model version %q: %w", id, graph.ErrNotFound)
+		return fmt.Errorf("neo4j: promote model version %q: %w", id, fault.ErrNotFound)
 	}
 	return nil
 }
@@ -165,7 +166,7 @@ func (s *Store) PromotedModelVersion(ctx context.Context) (graph.ModelVersion, e
 		return graph.ModelVersion{}, err
 	}
 	if !found {
-		return graph.ModelVersion{}, fmt.Errorf("neo4j: promoted model version: %w", graph.ErrNotFound)
+		return graph.ModelVersion{}, fmt.Errorf("neo4j: promoted model version: %w", fault.ErrNotFound)
 	}
 	return v, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // VectorSearch returns the k tools whose embeddings have the highest cosine
@@ -354,7 +355,7 @@ func (s *Store) Related(ctx context.Context, id string, kind graph.RelKind, limi
 	case graph.RelAlternative:
 		cypher = cypherRelatedAlternatives
 	default:
-		return nil, fmt.Errorf("neo4j: related %q: kind %q: %w", id, kind, graph.ErrInvalid)
+		return nil, fmt.Errorf("neo4j: related %q: kind %q: %w", id, kind, fault.ErrInvalid)
 	}
 	limit = graph.Limit(limit, graph.DefaultRelatedLimit, 0)
 	var out []graph.Hit
@@ -365,7 +366,7 @@ func (s *Store) Related(ctx context.Context, id string, kind graph.RelKind, limi
 			return err
 		}
 		if len(recs) == 0 {
-			return graph.ErrNotFound
+			return fault.ErrNotFound
 		}
 		recs, err = tx.run(ctx, cypher, filterParams(f, map[string]any{"id": id}))
 		if err != nil {

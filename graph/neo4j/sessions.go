@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 var _ graph.Sessions = (*Store)(nil)
@@ -69,7 +70,7 @@ func (s *Store) PutSession(ctx context.Context, cs graph.ConsoleSession) error {
 		return wrapErr("put session", err)
 	}
 	if !created {
-		return fmt.Errorf("neo4j: put session: %w", graph.ErrConflict)
+		return fmt.Errorf("neo4j: put session: %w", fault.ErrConflict)
 	}
 	return nil
 }
@@ -110,7 +111,7 @@ func (s *Store) GetSession(ctx context.Context, id string) (graph.ConsoleSession
 		return graph.ConsoleSession{}, wrapErr("get session", err)
 	}
 	if !found {
-		return graph.ConsoleSession{}, fmt.Errorf("neo4j: session: %w", graph.ErrNotFound)
+		return graph.ConsoleSession{}, fmt.Errorf("neo4j: session: %w", fault.ErrNotFound)
 	}
 	return out, nil
 }
@@ -127,7 +128,7 @@ func (s *Store) TouchSession(ctx context.Context, id string, expiresAt time.Time
 		return wrapErr("touch session", err)
 	}
 	if !found {
-		return fmt.Errorf("neo4j: touch session: %w", graph.ErrNotFound)
+		return fmt.Errorf("neo4j: touch session: %w", fault.ErrNotFound)
 	}
 	return nil
 }
@@ -147,7 +148,7 @@ func (s *Store) SetSessionFlash(ctx context.Context, id string, flash []byte) er
 		return wrapErr("set session flash", err)
 	}
 	if !found {
-		return fmt.Errorf("neo4j: set session flash: %w", graph.ErrNotFound)
+		return fmt.Errorf("neo4j: set session flash: %w", fault.ErrNotFound)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 var _ graph.Snapshots = (*Store)(nil)
@@ -50,7 +51,7 @@ func (s *Store) GetSnapshot(ctx context.Context, name string) (graph.Snapshot, e
 		return graph.Snapshot{}, wrapErr("get snapshot", err)
 	}
 	if !found {
-		return graph.Snapshot{}, fmt.Errorf("neo4j: snapshot %q: %w", name, graph.ErrNotFound)
+		return graph.Snapshot{}, fmt.Errorf("neo4j: snapshot %q: %w", name, fault.ErrNotFound)
 	}
 	var snap graph.Snapshot
 	if err := json.Unmarshal([]byte(raw), &snap); err != nil {

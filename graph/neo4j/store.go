@@ -11,6 +11,7 @@ import (
 	neo4jdriver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // ErrTransient marks an error the driver classifies as retryable (a lost
@@ -30,7 +31,7 @@ type Config struct {
 // Validate reports a missing URI.
 func (c Config) Validate() error {
 	if strings.TrimSpace(c.URI) == "" {
-		return fmt.Errorf("neo4j: config: empty URI: %w", graph.ErrInvalid)
+		return fmt.Errorf("neo4j: config: empty URI: %w", fault.ErrInvalid)
 	}
 	return nil
 }
@@ -101,13 +102,13 @@ func (s *Store) Close() error {
 
 // wrapErr prefixes err with the operation and classifies driver errors:
 // retryable ones also wrap ErrTransient, and server "not found" errors
-// (unknown database, index, …) also wrap graph.ErrNotFound. Errors that
-// already carry a graph sentinel are only prefixed.
+// (unknown database, index, …) also wrap fault.ErrNotFound. Errors that
+// already carry a sentinel are only prefixed.
 func wrapErr(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	for _, sentinel := range []error{graph.ErrNotFound, graph.ErrInvalid, graph.ErrConflict, graph.ErrDimension, graph.ErrEmbedderMismatch} {
+	for _, sentinel := range []error{fault.ErrNotFound, fault.ErrInvalid, fault.ErrConflict, graph.ErrDimension, graph.ErrEmbedderMismatch} {
 		if errors.Is(err, sentinel) {
 			return fmt.Errorf("neo4j: %s: %w", op, err)
 		}
@@ -117,7 +118,7 @@ func wrapErr(op string, err error) error {
 	}
 	var ne *neo4jdriver.Neo4jError
 	if errors.As(err, &ne) && strings.Contains(ne.Code, "NotFound") {
-		return fmt.Errorf("neo4j: %s: %w: %w", op, graph.ErrNotFound, err)
+		return fmt.Errorf("neo4j: %s: %w: %w", op, fault.ErrNotFound, err)
 	}
 	return fmt.Errorf("neo4j: %s: %w", op, err)
 }
@@ -231,7 +232,7 @@ func (s *Store) Reset(ctx context.Context) error {
 // dimension returns graph.ErrEmbedderMismatch.
 func (s *Store) EnsureEmbedder(ctx context.Context, info graph.EmbedderInfo) error {
 	if info.Model == "" || info.Dimension <= 0 {
-		return fmt.Errorf("neo4j: ensure embedder %q/%d: %w", info.Model, info.Dimension, graph.ErrInvalid)
+		return fmt.Errorf("neo4j: ensure embedder %q/%d: %w", info.Model, info.Dimension, fault.ErrInvalid)
 	}
 	var cur graph.EmbedderInfo
 	err := s.r.write(ctx, func(tx txRunner) error {
@@ -280,7 +281,7 @@ func decodeEmbedder(r record) (graph.EmbedderInfo, error) {
 	return graph.EmbedderInfo{Model: model, Dimension: int(dim)}, nil
 }
 
-// Embedder returns the recorded embedder, or graph.ErrNotFound.
+// Embedder returns the recorded embedder, or fault.ErrNotFound.
 func (s *Store) Embedder(ctx context.Context) (graph.EmbedderInfo, error) {
 	s.infoMu.RLock()
 	info := s.info
@@ -304,7 +305,7 @@ func (s *Store) Embedder(ctx context.Context) (graph.EmbedderInfo, error) {
 		return graph.EmbedderInfo{}, wrapErr("embedder", err)
 	}
 	if !found || info.Model == "" {
-		return graph.EmbedderInfo{}, fmt.Errorf("neo4j: embedder: %w", graph.ErrNotFound)
+		return graph.EmbedderInfo{}, fmt.Errorf("neo4j: embedder: %w", fault.ErrNotFound)
 	}
 	// The recorded embedder never changes short of Reset, so caching is safe.
 	s.infoMu.Lock()
@@ -316,7 +317,7 @@ func (s *Store) Embedder(ctx context.Context) (graph.EmbedderInfo, error) {
 // checkDim validates a vector against the recorded dimension.
 func (s *Store) checkDim(ctx context.Context, op string, v []float32) error {
 	info, err := s.Embedder(ctx)
-	if errors.Is(err, graph.ErrNotFound) {
+	if errors.Is(err, fault.ErrNotFound) {
 		return fmt.Errorf("neo4j: %s: no embedder recorded (call EnsureEmbedder): %w", op, graph.ErrDimension)
 	}
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	neo4jdriver "github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 func TestEscapeLucene(t *testing.T) {
@@ -79,10 +80,10 @@ func TestWrapErr(t *testing.T) {
 		isNot  []error
 		prefix string
 	}{
-		{"transient", transient, []error{ErrTransient, transient}, []error{graph.ErrNotFound}, "neo4j: op: "},
-		{"not found", notFound, []error{graph.ErrNotFound, notFound}, []error{ErrTransient}, "neo4j: op: "},
-		{"other", syntax, []error{syntax}, []error{ErrTransient, graph.ErrNotFound}, "neo4j: op: "},
-		{"sentinel", fmt.Errorf("x: %w", graph.ErrInvalid), []error{graph.ErrInvalid}, []error{ErrTransient}, "neo4j: op: x: "},
+		{"transient", transient, []error{ErrTransient, transient}, []error{fault.ErrNotFound}, "neo4j: op: "},
+		{"not found", notFound, []error{fault.ErrNotFound, notFound}, []error{ErrTransient}, "neo4j: op: "},
+		{"other", syntax, []error{syntax}, []error{ErrTransient, fault.ErrNotFound}, "neo4j: op: "},
+		{"sentinel", fmt.Errorf("x: %w", fault.ErrInvalid), []error{fault.ErrInvalid}, []error{ErrTransient}, "neo4j: op: x: "},
 		{"wrapped transient", fmt.Errorf("step: %w", transient), []error{ErrTransient}, nil, "neo4j: op: "},
 	}
 	for _, c := range cases {
@@ -163,40 +164,40 @@ func TestValidation(t *testing.T) {
 		run  func() error
 		want error
 	}{
-		{"empty id", func() error { _, err := s.UpsertTool(ctx, tool(func(t *graph.Tool) { t.ID = " " })); return err }, graph.ErrInvalid},
+		{"empty id", func() error { _, err := s.UpsertTool(ctx, tool(func(t *graph.Tool) { t.ID = " " })); return err }, fault.ErrInvalid},
 		{"bad status", func() error {
 			_, err := s.UpsertTool(ctx, tool(func(t *graph.Tool) { t.Status = "retired" }))
 			return err
-		}, graph.ErrInvalid},
+		}, fault.ErrInvalid},
 		{"bad relation", func() error {
 			_, err := s.UpsertTool(ctx, tool(func(t *graph.Tool) { t.Relations = []graph.Relation{{Kind: "LIKES", Target: "y"}} }))
 			return err
-		}, graph.ErrInvalid},
+		}, fault.ErrInvalid},
 		{"relation without target", func() error {
 			_, err := s.UpsertTool(ctx, tool(func(t *graph.Tool) { t.Relations = []graph.Relation{{Kind: graph.RelDependsOn}} }))
 			return err
-		}, graph.ErrInvalid},
+		}, fault.ErrInvalid},
 		{"entity without name", func() error {
 			_, err := s.UpsertTool(ctx, tool(func(t *graph.Tool) { t.Entities = []graph.EntityRef{{Name: " "}} }))
 			return err
-		}, graph.ErrInvalid},
+		}, fault.ErrInvalid},
 		{"bad manifest", func() error {
 			_, err := s.UpsertTool(ctx, tool(func(t *graph.Tool) { t.Manifest = []byte("{") }))
 			return err
-		}, graph.ErrInvalid},
+		}, fault.ErrInvalid},
 		{"short embedding", func() error {
 			_, err := s.UpsertTool(ctx, tool(func(t *graph.Tool) { t.Embedding = []float32{1} }))
 			return err
 		}, graph.ErrDimension},
-		{"set bad status", func() error { return s.SetStatus(ctx, "x", "sleeping", "") }, graph.ErrInvalid},
-		{"bad related kind", func() error { _, err := s.Related(ctx, "x", "LIKES", 1, graph.Filter{}); return err }, graph.ErrInvalid},
-		{"bad embedder", func() error { return s.EnsureEmbedder(ctx, graph.EmbedderInfo{Model: "m"}) }, graph.ErrInvalid},
-		{"usage without tool", func() error { return s.RecordUsage(ctx, []graph.UsageEvent{{}}) }, graph.ErrInvalid},
+		{"set bad status", func() error { return s.SetStatus(ctx, "x", "sleeping", "") }, fault.ErrInvalid},
+		{"bad related kind", func() error { _, err := s.Related(ctx, "x", "LIKES", 1, graph.Filter{}); return err }, fault.ErrInvalid},
+		{"bad embedder", func() error { return s.EnsureEmbedder(ctx, graph.EmbedderInfo{Model: "m"}) }, fault.ErrInvalid},
+		{"usage without tool", func() error { return s.RecordUsage(ctx, []graph.UsageEvent{{}}) }, fault.ErrInvalid},
 		{"usage wrong dimension", func() error {
 			return s.RecordUsage(ctx, []graph.UsageEvent{{ToolID: "x", QueryEmbedding: []float32{1}}})
 		}, graph.ErrDimension},
 		{"vector wrong dimension", func() error { _, err := s.VectorSearch(ctx, []float32{1}, 3, graph.Filter{}); return err }, graph.ErrDimension},
-		{"config without URI", func() error { _, err := Open(ctx, Config{}); return err }, graph.ErrInvalid},
+		{"config without URI", func() error { _, err := Open(ctx, Config{}); return err }, fault.ErrInvalid},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

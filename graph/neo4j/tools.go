@@ -7,36 +7,37 @@ import (
 	"strings"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // prepare validates t and fills its defaults, as the SQLite store does.
 func (s *Store) prepare(ctx context.Context, t graph.Tool) (graph.Tool, error) {
 	if strings.TrimSpace(t.ID) == "" {
-		return t, fmt.Errorf("neo4j: upsert: empty tool id: %w", graph.ErrInvalid)
+		return t, fmt.Errorf("neo4j: upsert: empty tool id: %w", fault.ErrInvalid)
 	}
 	if t.Status == "" {
 		t.Status = graph.StatusActive
 	}
 	if !graph.ValidStatus(t.Status) {
-		return t, fmt.Errorf("neo4j: upsert %q: status %q: %w", t.ID, t.Status, graph.ErrInvalid)
+		return t, fmt.Errorf("neo4j: upsert %q: status %q: %w", t.ID, t.Status, fault.ErrInvalid)
 	}
 	for _, r := range t.Relations {
 		switch r.Kind {
 		case graph.RelDependsOn, graph.RelAlternative, graph.RelPairsWith:
 		default:
-			return t, fmt.Errorf("neo4j: upsert %q: relation kind %q: %w", t.ID, r.Kind, graph.ErrInvalid)
+			return t, fmt.Errorf("neo4j: upsert %q: relation kind %q: %w", t.ID, r.Kind, fault.ErrInvalid)
 		}
 		if r.Target == "" {
-			return t, fmt.Errorf("neo4j: upsert %q: relation %s without target: %w", t.ID, r.Kind, graph.ErrInvalid)
+			return t, fmt.Errorf("neo4j: upsert %q: relation %s without target: %w", t.ID, r.Kind, fault.ErrInvalid)
 		}
 	}
 	for _, e := range t.Entities {
 		if strings.TrimSpace(e.Name) == "" {
-			return t, fmt.Errorf("neo4j: upsert %q: entity without name: %w", t.ID, graph.ErrInvalid)
+			return t, fmt.Errorf("neo4j: upsert %q: entity without name: %w", t.ID, fault.ErrInvalid)
 		}
 	}
 	if len(t.Manifest) > 0 && !json.Valid(t.Manifest) {
-		return t, fmt.Errorf("neo4j: upsert %q: manifest is not valid JSON: %w", t.ID, graph.ErrInvalid)
+		return t, fmt.Errorf("neo4j: upsert %q: manifest is not valid JSON: %w", t.ID, fault.ErrInvalid)
 	}
 	if t.Embedding != nil {
 		if err := s.checkDim(ctx, fmt.Sprintf("upsert %q", t.ID), t.Embedding); err != nil {
@@ -99,7 +100,7 @@ func (s *Store) upsertTx(ctx context.Context, tx txRunner, t graph.Tool) (graph.
 	rec.Embedding = nil
 	recJSON, err := json.Marshal(rec)
 	if err != nil {
-		return graph.UpsertResult{}, fmt.Errorf("encode record: %v: %w", err, graph.ErrInvalid)
+		return graph.UpsertResult{}, fmt.Errorf("encode record: %v: %w", err, fault.ErrInvalid)
 	}
 
 	// Entities: keys, type entities and the text the full-text index sees.
@@ -253,7 +254,7 @@ func (s *Store) GetTool(ctx context.Context, id string) (graph.Tool, error) {
 		return graph.Tool{}, wrapErr(fmt.Sprintf("get tool %q", id), err)
 	}
 	if !found {
-		return graph.Tool{}, fmt.Errorf("neo4j: get tool %q: %w", id, graph.ErrNotFound)
+		return graph.Tool{}, fmt.Errorf("neo4j: get tool %q: %w", id, fault.ErrNotFound)
 	}
 	if string(t.Manifest) == "null" {
 		t.Manifest = nil
@@ -320,7 +321,7 @@ func (s *Store) ListTools(ctx context.Context, q graph.ListQuery) (graph.ToolPag
 // SetStatus changes a tool's status and appends a revision with the reason.
 func (s *Store) SetStatus(ctx context.Context, id, status, reason string) error {
 	if !graph.ValidStatus(status) {
-		return fmt.Errorf("neo4j: set status %q: status %q: %w", id, status, graph.ErrInvalid)
+		return fmt.Errorf("neo4j: set status %q: status %q: %w", id, status, fault.ErrInvalid)
 	}
 	err := s.r.write(ctx, func(tx txRunner) error {
 		recs, err := tx.run(ctx, cypherSetStatusRead, map[string]any{"id": id})
@@ -328,7 +329,7 @@ func (s *Store) SetStatus(ctx context.Context, id, status, reason string) error 
 			return err
 		}
 		if len(recs) == 0 {
-			return graph.ErrNotFound
+			return fault.ErrNotFound
 		}
 		rev, err := getInt(recs[0], "revision")
 		if err != nil {
@@ -415,7 +416,7 @@ func (s *Store) History(ctx context.Context, id string) ([]graph.Revision, error
 		return nil, wrapErr(fmt.Sprintf("history %q", id), err)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("neo4j: history %q: %w", id, graph.ErrNotFound)
+		return nil, fmt.Errorf("neo4j: history %q: %w", id, fault.ErrNotFound)
 	}
 	return out, nil
 }

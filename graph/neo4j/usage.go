@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // toolUsage accumulates one tool's share of a RecordUsage batch.
@@ -25,7 +26,7 @@ func (s *Store) RecordUsage(ctx context.Context, events []graph.UsageEvent) erro
 	}
 	for _, e := range events {
 		if e.ToolID == "" {
-			return fmt.Errorf("neo4j: record usage: empty tool id: %w", graph.ErrInvalid)
+			return fmt.Errorf("neo4j: record usage: empty tool id: %w", fault.ErrInvalid)
 		}
 		if e.QueryEmbedding != nil {
 			if err := s.checkDim(ctx, fmt.Sprintf("record usage of %q", e.ToolID), e.QueryEmbedding); err != nil {
@@ -65,7 +66,7 @@ func (s *Store) RecordUsage(ctx context.Context, events []graph.UsageEvent) erro
 		}
 		for _, id := range ids {
 			if acc[id] == nil {
-				return fmt.Errorf("record usage of %q: %w", id, graph.ErrNotFound)
+				return fmt.Errorf("record usage of %q: %w", id, fault.ErrNotFound)
 			}
 		}
 		recs, err = tx.run(ctx, cypherUsageSequence, map[string]any{"n": int64(len(events))})

@@ -12,6 +12,7 @@ import (
 	"github.com/viterin/vek/vek32"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 var _ graph.Definitions = (*Store)(nil)
@@ -22,7 +23,7 @@ func (s *Store) PutSource(ctx context.Context, src graph.Source) error {
 		return err
 	}
 	if src.ID == "" || src.Type == "" || src.Location == "" {
-		return fmt.Errorf("sqlite: put source: id, type and location are required: %w", graph.ErrInvalid)
+		return fmt.Errorf("sqlite: put source: id, type and location are required: %w", fault.ErrInvalid)
 	}
 	if src.CreatedAt.IsZero() {
 		src.CreatedAt = s.now()
@@ -63,7 +64,7 @@ const sourceColumns = `id, type, location, created_at, last_scanned_at, last_err
 func (s *Store) GetSource(ctx context.Context, id string) (graph.Source, error) {
 	src, err := scanSource(s.db.QueryRowContext(ctx, `SELECT `+sourceColumns+` FROM sources WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return graph.Source{}, fmt.Errorf("sqlite: get source %q: %w", id, graph.ErrNotFound)
+		return graph.Source{}, fmt.Errorf("sqlite: get source %q: %w", id, fault.ErrNotFound)
 	}
 	if err != nil {
 		return graph.Source{}, fmt.Errorf("sqlite: get source %q: %w", id, err)
@@ -106,7 +107,7 @@ func (s *Store) DeleteSource(ctx context.Context, id string) error {
 		return fmt.Errorf("sqlite: delete source %q: %w", id, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("sqlite: delete source %q: %w", id, graph.ErrNotFound)
+		return fmt.Errorf("sqlite: delete source %q: %w", id, fault.ErrNotFound)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM definitions WHERE source_id = ? AND status = ?`, id, graph.DefinitionAvailable); err != nil {
 		return fmt.Errorf("sqlite: delete source %q: %w", id, err)
@@ -123,7 +124,7 @@ func (s *Store) PutDefinitions(ctx context.Context, sourceID, specHash string, d
 		return err
 	}
 	if sourceID == "" || specHash == "" {
-		return fmt.Errorf("sqlite: put definitions: source id and spec hash are required: %w", graph.ErrInvalid)
+		return fmt.Errorf("sqlite: put definitions: source id and spec hash are required: %w", fault.ErrInvalid)
 	}
 	for i := range defs {
 		d := &defs[i]
@@ -212,7 +213,7 @@ func (s *Store) SetSpecStatus(ctx context.Context, specHash, status string) erro
 		return err
 	}
 	if !graph.ValidDefinitionStatus(status) {
-		return fmt.Errorf("sqlite: set spec status %q: %w", status, graph.ErrInvalid)
+		return fmt.Errorf("sqlite: set spec status %q: %w", status, fault.ErrInvalid)
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
@@ -221,7 +222,7 @@ func (s *Store) SetSpecStatus(ctx context.Context, specHash, status string) erro
 		return fmt.Errorf("sqlite: set spec status: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("sqlite: set spec status: spec %q: %w", specHash, graph.ErrNotFound)
+		return fmt.Errorf("sqlite: set spec status: spec %q: %w", specHash, fault.ErrNotFound)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // Entities lists the entity vocabulary ordered by key.
@@ -154,7 +155,7 @@ func (s *Store) Neighbourhood(ctx context.Context, toolID string, depth int) (gr
 	var one int
 	err := s.db.QueryRowContext(ctx, `SELECT 1 FROM tools WHERE id = ?`, toolID).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
-		return graph.Subgraph{}, fmt.Errorf("sqlite: neighbourhood %q: %w", toolID, graph.ErrNotFound)
+		return graph.Subgraph{}, fmt.Errorf("sqlite: neighbourhood %q: %w", toolID, fault.ErrNotFound)
 	}
 	if err != nil {
 		return graph.Subgraph{}, fmt.Errorf("sqlite: neighbourhood %q: %w", toolID, err)

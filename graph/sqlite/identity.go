@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 var (
@@ -40,7 +41,7 @@ func (s *Store) CreateKey(ctx context.Context, k graph.APIKey) error {
 		k.ID, k.Hash, graph.Nanos(k.CreatedAt), revokedNanos(k), string(rec))
 	if err != nil {
 		if isUniqueViolation(err) {
-			return fmt.Errorf("sqlite: create key %q: %w", k.ID, graph.ErrConflict)
+			return fmt.Errorf("sqlite: create key %q: already exists: %w", k.ID, fault.ErrConflict)
 		}
 		return fmt.Errorf("sqlite: create key %q: %w", k.ID, err)
 	}
@@ -65,7 +66,7 @@ func (s *Store) GetKey(ctx context.Context, id string) (graph.APIKey, error) {
 		return graph.APIKey{}, fmt.Errorf("sqlite: get key %q: %w", id, err)
 	}
 	if len(keys) == 0 {
-		return graph.APIKey{}, fmt.Errorf("sqlite: key %q: %w", id, graph.ErrNotFound)
+		return graph.APIKey{}, fmt.Errorf("sqlite: key %q: %w", id, fault.ErrNotFound)
 	}
 	return keys[0], nil
 }
@@ -118,7 +119,7 @@ func (s *Store) RevokeKey(ctx context.Context, id string, at time.Time) error {
 	var rec string
 	err = tx.QueryRowContext(ctx, `SELECT record FROM api_keys WHERE id = ?`, id).Scan(&rec)
 	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("sqlite: revoke key %q: %w", id, graph.ErrNotFound)
+		return fmt.Errorf("sqlite: revoke key %q: %w", id, fault.ErrNotFound)
 	}
 	if err != nil {
 		return fmt.Errorf("sqlite: revoke key %q: %w", id, err)
@@ -177,7 +178,7 @@ func (s *Store) AppendAudit(ctx context.Context, events []graph.AuditEvent) erro
 			e.ID, graph.Nanos(e.At), e.Actor, e.Action, e.Tool, recs[i])
 		if err != nil {
 			if isUniqueViolation(err) {
-				return fmt.Errorf("sqlite: append audit: event %q: %w", e.ID, graph.ErrConflict)
+				return fmt.Errorf("sqlite: append audit: event %q: already exists: %w", e.ID, fault.ErrConflict)
 			}
 			return fmt.Errorf("sqlite: append audit: %w", err)
 		}

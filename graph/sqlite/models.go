@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 var _ graph.ModelVersions = (*Store)(nil)
@@ -59,7 +60,7 @@ func scanModel(sc interface{ Scan(...any) error }, withBlob bool) (graph.ModelVe
 func (s *Store) GetModelVersion(ctx context.Context, id string) (graph.ModelVersion, error) {
 	v, err := scanModel(s.db.QueryRowContext(ctx, `SELECT `+modelColumns+`, blob FROM model_versions WHERE id = ?`, id), true)
 	if errors.Is(err, sql.ErrNoRows) {
-		return graph.ModelVersion{}, fmt.Errorf("sqlite: model version %q: %w", id, graph.ErrNotFound)
+		return graph.ModelVersion{}, fmt.Errorf("sqlite: model version %q: %w", id, fault.ErrNotFound)
 	}
 	if err != nil {
 		return graph.ModelVersion{}, fmt.Errorf("sqlite: model version %q: %w", id, err)
@@ -95,7 +96,7 @@ func (s *Store) PromoteModelVersion(ctx context.Context, id, previous string) er
 		return err
 	}
 	if previous == "" || previous == graph.ModelPromoted {
-		return fmt.Errorf("sqlite: promote model version %q: the previous version's status must be set and not %q: %w", id, graph.ModelPromoted, graph.ErrInvalid)
+		return fmt.Errorf("sqlite: promote model version %q: the previous version's status must be set and not %q: %w", id, graph.ModelPromoted, fault.ErrInvalid)
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
@@ -110,7 +111,7 @@ func (s *Store) PromoteModelVersion(ctx context.Context, id, previous string) er
 			return fmt.Errorf("sqlite: promote model version %q: %w", id, err)
 		}
 		if n == 0 {
-			return fmt.Errorf("sqlite: promote model version %q: %w", id, graph.ErrNotFound)
+			return fmt.Errorf("sqlite: promote model version %q: %w", id, fault.ErrNotFound)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE model_versions SET status = ? WHERE status = ? AND id <> ?`, previous, graph.ModelPromoted, id); err != nil {
@@ -131,7 +132,7 @@ func (s *Store) PromoteModelVersion(ctx context.Context, id, previous string) er
 func (s *Store) PromotedModelVersion(ctx context.Context) (graph.ModelVersion, error) {
 	v, err := scanModel(s.db.QueryRowContext(ctx, `SELECT `+modelColumns+`, blob FROM model_versions WHERE status = ?`, graph.ModelPromoted), true)
 	if errors.Is(err, sql.ErrNoRows) {
-		return graph.ModelVersion{}, fmt.Errorf("sqlite: promoted model version: %w", graph.ErrNotFound)
+		return graph.ModelVersion{}, fmt.Errorf("sqlite: promoted model version: %w", fault.ErrNotFound)
 	}
 	if err != nil {
 		return graph.ModelVersion{}, fmt.Errorf("sqlite: promoted model version: %w", err)

@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // VectorSearch returns the k tools whose embeddings have the highest cosine
@@ -190,7 +191,7 @@ func (s *Store) Related(ctx context.Context, id string, kind graph.RelKind, limi
 	switch kind {
 	case graph.RelDependsOn, graph.RelPairsWith, graph.RelAlternative:
 	default:
-		return nil, fmt.Errorf("sqlite: related %q: kind %q: %w", id, kind, graph.ErrInvalid)
+		return nil, fmt.Errorf("sqlite: related %q: kind %q: %w", id, kind, fault.ErrInvalid)
 	}
 	limit = graph.Limit(limit, graph.DefaultRelatedLimit, 0)
 	var exists int
@@ -198,7 +199,7 @@ func (s *Store) Related(ctx context.Context, id string, kind graph.RelKind, limi
 		return nil, fmt.Errorf("sqlite: related %q: %w", id, err)
 	}
 	if exists == 0 {
-		return nil, fmt.Errorf("sqlite: related %q: %w", id, graph.ErrNotFound)
+		return nil, fmt.Errorf("sqlite: related %q: %w", id, fault.ErrNotFound)
 	}
 	where, args := filterSQL(f, "t")
 	q, edgeArgs := relatedSQL(id, kind, where)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 var _ graph.Sessions = (*Store)(nil)
@@ -34,7 +35,7 @@ func (s *Store) PutSession(ctx context.Context, cs graph.ConsoleSession) error {
 	if _, err := s.db.ExecContext(ctx, `INSERT INTO console_sessions(id, expires_at, record, flash) VALUES (?, ?, ?, ?)`,
 		cs.ID, graph.Nanos(cs.ExpiresAt), string(rec), flashValue(cs.Flash)); err != nil {
 		if isUniqueViolation(err) {
-			return fmt.Errorf("sqlite: put session: %w", graph.ErrConflict)
+			return fmt.Errorf("sqlite: put session: %w", fault.ErrConflict)
 		}
 		return fmt.Errorf("sqlite: put session: %w", err)
 	}
@@ -49,7 +50,7 @@ func (s *Store) GetSession(ctx context.Context, id string) (graph.ConsoleSession
 	var flash []byte
 	err := s.db.QueryRowContext(ctx, `SELECT record, expires_at, flash FROM console_sessions WHERE id = ?`, id).Scan(&rec, &exp, &flash)
 	if errors.Is(err, sql.ErrNoRows) {
-		return graph.ConsoleSession{}, fmt.Errorf("sqlite: session: %w", graph.ErrNotFound)
+		return graph.ConsoleSession{}, fmt.Errorf("sqlite: session: %w", fault.ErrNotFound)
 	}
 	if err != nil {
 		return graph.ConsoleSession{}, fmt.Errorf("sqlite: get session: %w", err)
@@ -90,7 +91,7 @@ func (s *Store) SetSessionFlash(ctx context.Context, id string, flash []byte) er
 	if n, err := res.RowsAffected(); err != nil {
 		return fmt.Errorf("sqlite: set session flash: %w", err)
 	} else if n == 0 {
-		return fmt.Errorf("sqlite: set session flash: %w", graph.ErrNotFound)
+		return fmt.Errorf("sqlite: set session flash: %w", fault.ErrNotFound)
 	}
 	return nil
 }
@@ -109,7 +110,7 @@ func (s *Store) TouchSession(ctx context.Context, id string, expiresAt time.Time
 	if n, err := res.RowsAffected(); err != nil {
 		return fmt.Errorf("sqlite: touch session: %w", err)
 	} else if n == 0 {
-		return fmt.Errorf("sqlite: touch session: %w", graph.ErrNotFound)
+		return fmt.Errorf("sqlite: touch session: %w", fault.ErrNotFound)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 var _ graph.Snapshots = (*Store)(nil)
@@ -45,7 +46,7 @@ func (s *Store) GetSnapshot(ctx context.Context, name string) (graph.Snapshot, e
 	var v string
 	err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, snapshotKey(name)).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
-		return graph.Snapshot{}, fmt.Errorf("sqlite: snapshot %q: %w", name, graph.ErrNotFound)
+		return graph.Snapshot{}, fmt.Errorf("sqlite: snapshot %q: %w", name, fault.ErrNotFound)
 	}
 	if err != nil {
 		return graph.Snapshot{}, fmt.Errorf("sqlite: snapshot %q: %w", name, err)

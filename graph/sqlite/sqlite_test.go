@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 func TestFTSQuery(t *testing.T) {
@@ -135,7 +136,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 }
 
 func TestOpenErrors(t *testing.T) {
-	if _, err := Open("", Options{}); !errors.Is(err, graph.ErrInvalid) {
+	if _, err := Open("", Options{}); !errors.Is(err, fault.ErrInvalid) {
 		t.Errorf("Open(\"\"): err = %v, want ErrInvalid", err)
 	}
 	if _, err := Open(filepath.Join(t.TempDir(), "missing.db"), Options{ReadOnly: true}); err == nil {
@@ -175,10 +176,10 @@ func TestBatchUpsertIsAtomic(t *testing.T) {
 	if !errors.Is(err, graph.ErrDimension) {
 		t.Fatalf("bad batch: err = %v, want ErrDimension", err)
 	}
-	if _, err := s.GetTool(ctx, "c"); !errors.Is(err, graph.ErrNotFound) {
+	if _, err := s.GetTool(ctx, "c"); !errors.Is(err, fault.ErrNotFound) {
 		t.Errorf("good half of a bad batch was written: %v", err)
 	}
-	if _, err := s.UpsertTools(ctx, []graph.Tool{good, good}); !errors.Is(err, graph.ErrInvalid) {
+	if _, err := s.UpsertTools(ctx, []graph.Tool{good, good}); !errors.Is(err, fault.ErrInvalid) {
 		t.Errorf("duplicate ids in batch: err = %v, want ErrInvalid", err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // Options configure Open.
@@ -73,7 +74,7 @@ var ErrReadOnly = errors.New("store is read-only")
 // name. It loads every embedding and usage centroid into memory.
 func Open(path string, opts Options) (*Store, error) {
 	if path == "" {
-		return nil, fmt.Errorf("sqlite: open: empty path: %w", graph.ErrInvalid)
+		return nil, fmt.Errorf("sqlite: open: empty path: %w", fault.ErrInvalid)
 	}
 	busy := opts.BusyTimeout
 	if busy <= 0 {
@@ -139,7 +140,7 @@ func Open(path string, opts Options) (*Store, error) {
 // load fills the embedder info and the in-memory index from the database.
 func (s *Store) load(ctx context.Context) error {
 	info, err := s.readEmbedder(ctx)
-	if err != nil && !errors.Is(err, graph.ErrNotFound) {
+	if err != nil && !errors.Is(err, fault.ErrNotFound) {
 		return err
 	}
 	s.info = info
@@ -242,7 +243,7 @@ func (s *Store) readEmbedder(ctx context.Context) (graph.EmbedderInfo, error) {
 		return graph.EmbedderInfo{}, fmt.Errorf("sqlite: read embedder: %w", err)
 	}
 	if model == "" {
-		return graph.EmbedderInfo{}, fmt.Errorf("sqlite: embedder: %w", graph.ErrNotFound)
+		return graph.EmbedderInfo{}, fmt.Errorf("sqlite: embedder: %w", fault.ErrNotFound)
 	}
 	d, err := strconv.Atoi(dim)
 	if err != nil {
@@ -271,7 +272,7 @@ func (n *sqlNullString) Scan(v any) error {
 // EnsureEmbedder records info on first use and refuses a different one later.
 func (s *Store) EnsureEmbedder(ctx context.Context, info graph.EmbedderInfo) error {
 	if info.Model == "" || info.Dimension <= 0 {
-		return fmt.Errorf("sqlite: ensure embedder %q/%d: %w", info.Model, info.Dimension, graph.ErrInvalid)
+		return fmt.Errorf("sqlite: ensure embedder %q/%d: %w", info.Model, info.Dimension, fault.ErrInvalid)
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
@@ -306,12 +307,12 @@ func (s *Store) EnsureEmbedder(ctx context.Context, info graph.EmbedderInfo) err
 	return nil
 }
 
-// Embedder returns the recorded embedder or graph.ErrNotFound.
+// Embedder returns the recorded embedder or fault.ErrNotFound.
 func (s *Store) Embedder(ctx context.Context) (graph.EmbedderInfo, error) {
 	s.infoMu.RLock()
 	defer s.infoMu.RUnlock()
 	if s.info.Model == "" {
-		return graph.EmbedderInfo{}, fmt.Errorf("sqlite: embedder: %w", graph.ErrNotFound)
+		return graph.EmbedderInfo{}, fmt.Errorf("sqlite: embedder: %w", fault.ErrNotFound)
 	}
 	return s.info, nil
 }

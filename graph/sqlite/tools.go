@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // prepared is a tool validated and encoded outside the transaction.
@@ -23,31 +24,31 @@ type prepared struct {
 // prepare validates t and fills its defaults.
 func (s *Store) prepare(t graph.Tool) (prepared, error) {
 	if strings.TrimSpace(t.ID) == "" {
-		return prepared{}, fmt.Errorf("sqlite: upsert: empty tool id: %w", graph.ErrInvalid)
+		return prepared{}, fmt.Errorf("sqlite: upsert: empty tool id: %w", fault.ErrInvalid)
 	}
 	if t.Status == "" {
 		t.Status = graph.StatusActive
 	}
 	if !graph.ValidStatus(t.Status) {
-		return prepared{}, fmt.Errorf("sqlite: upsert %q: status %q: %w", t.ID, t.Status, graph.ErrInvalid)
+		return prepared{}, fmt.Errorf("sqlite: upsert %q: status %q: %w", t.ID, t.Status, fault.ErrInvalid)
 	}
 	for _, r := range t.Relations {
 		switch r.Kind {
 		case graph.RelDependsOn, graph.RelAlternative, graph.RelPairsWith:
 		default:
-			return prepared{}, fmt.Errorf("sqlite: upsert %q: relation kind %q: %w", t.ID, r.Kind, graph.ErrInvalid)
+			return prepared{}, fmt.Errorf("sqlite: upsert %q: relation kind %q: %w", t.ID, r.Kind, fault.ErrInvalid)
 		}
 		if r.Target == "" {
-			return prepared{}, fmt.Errorf("sqlite: upsert %q: relation %s without target: %w", t.ID, r.Kind, graph.ErrInvalid)
+			return prepared{}, fmt.Errorf("sqlite: upsert %q: relation %s without target: %w", t.ID, r.Kind, fault.ErrInvalid)
 		}
 	}
 	for _, e := range t.Entities {
 		if strings.TrimSpace(e.Name) == "" {
-			return prepared{}, fmt.Errorf("sqlite: upsert %q: entity without name: %w", t.ID, graph.ErrInvalid)
+			return prepared{}, fmt.Errorf("sqlite: upsert %q: entity without name: %w", t.ID, fault.ErrInvalid)
 		}
 	}
 	if len(t.Manifest) > 0 && !json.Valid(t.Manifest) {
-		return prepared{}, fmt.Errorf("sqlite: upsert %q: manifest is not valid JSON: %w", t.ID, graph.ErrInvalid)
+		return prepared{}, fmt.Errorf("sqlite: upsert %q: manifest is not valid JSON: %w", t.ID, fault.ErrInvalid)
 	}
 	var vec []float32
 	if t.Embedding != nil {
@@ -83,7 +84,7 @@ func (s *Store) UpsertTools(ctx context.Context, tools []graph.Tool) ([]graph.Up
 			return nil, err
 		}
 		if seen[p.t.ID] {
-			return nil, fmt.Errorf("sqlite: upsert %q: duplicate id in batch: %w", p.t.ID, graph.ErrInvalid)
+			return nil, fmt.Errorf("sqlite: upsert %q: duplicate id in batch: %w", p.t.ID, fault.ErrInvalid)
 		}
 		seen[p.t.ID] = true
 		preps[i] = p
@@ -145,7 +146,7 @@ func upsertTx(ctx context.Context, tx *sql.Tx, p *prepared, now int64) (graph.Up
 	rec.Embedding = nil
 	recJSON, err := json.Marshal(rec)
 	if err != nil {
-		return graph.UpsertResult{}, wrap("encode record", fmt.Errorf("%v: %w", err, graph.ErrInvalid))
+		return graph.UpsertResult{}, wrap("encode record", fmt.Errorf("%v: %w", err, fault.ErrInvalid))
 	}
 	var blob []byte
 	if t.Embedding != nil {
@@ -285,7 +286,7 @@ func (s *Store) GetTool(ctx context.Context, id string) (graph.Tool, error) {
 	var blob []byte
 	err := s.db.QueryRowContext(ctx, `SELECT record, embedding FROM tools WHERE id = ?`, id).Scan(&rec, &blob)
 	if errors.Is(err, sql.ErrNoRows) {
-		return graph.Tool{}, fmt.Errorf("sqlite: get tool %q: %w", id, graph.ErrNotFound)
+		return graph.Tool{}, fmt.Errorf("sqlite: get tool %q: %w", id, fault.ErrNotFound)
 	}
 	if err != nil {
 		return graph.Tool{}, fmt.Errorf("sqlite: get tool %q: %w", id, err)
@@ -370,7 +371,7 @@ func (s *Store) SetStatus(ctx context.Context, id, status, reason string) error 
 		return err
 	}
 	if !graph.ValidStatus(status) {
-		return fmt.Errorf("sqlite: set status %q: status %q: %w", id, status, graph.ErrInvalid)
+		return fmt.Errorf("sqlite: set status %q: status %q: %w", id, status, fault.ErrInvalid)
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
@@ -383,7 +384,7 @@ func (s *Store) SetStatus(ctx context.Context, id, status, reason string) error 
 	var sj, rec string
 	err = tx.QueryRowContext(ctx, `SELECT revision, summary, record FROM tools WHERE id = ?`, id).Scan(&rev, &sj, &rec)
 	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("sqlite: set status %q: %w", id, graph.ErrNotFound)
+		return fmt.Errorf("sqlite: set status %q: %w", id, fault.ErrNotFound)
 	}
 	if err != nil {
 		return fmt.Errorf("sqlite: set status %q: %w", id, err)
@@ -479,7 +480,7 @@ func (s *Store) History(ctx context.Context, id string) ([]graph.Revision, error
 		return nil, fmt.Errorf("sqlite: history %q: %w", id, err)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("sqlite: history %q: %w", id, graph.ErrNotFound)
+		return nil, fmt.Errorf("sqlite: history %q: %w", id, fault.ErrNotFound)
 	}
 	return out, nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // RecordUsage applies events in one transaction: counts, session history and
@@ -22,7 +23,7 @@ func (s *Store) RecordUsage(ctx context.Context, events []graph.UsageEvent) erro
 	}
 	for _, e := range events {
 		if e.ToolID == "" {
-			return fmt.Errorf("sqlite: record usage: empty tool id: %w", graph.ErrInvalid)
+			return fmt.Errorf("sqlite: record usage: empty tool id: %w", fault.ErrInvalid)
 		}
 		if e.QueryEmbedding != nil {
 			if err := s.checkDim(fmt.Sprintf("record usage of %q", e.ToolID), e.QueryEmbedding); err != nil {
@@ -47,7 +48,7 @@ func (s *Store) RecordUsage(ctx context.Context, events []graph.UsageEvent) erro
 		var one int
 		err := tx.QueryRowContext(ctx, `SELECT 1 FROM tools WHERE id = ?`, e.ToolID).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("sqlite: record usage of %q: %w", e.ToolID, graph.ErrNotFound)
+			return fmt.Errorf("sqlite: record usage of %q: %w", e.ToolID, fault.ErrNotFound)
 		}
 		if err != nil {
 			return fmt.Errorf("sqlite: record usage of %q: %w", e.ToolID, err)

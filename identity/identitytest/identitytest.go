@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/identity"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // Mem is an in-memory graph.Keys and graph.Audit. It is safe for
@@ -40,7 +41,7 @@ func (m *Mem) CreateKey(_ context.Context, k graph.APIKey) error {
 		return fmt.Errorf("mem: create key: %w", err)
 	}
 	if _, ok := m.keys[k.ID]; ok {
-		return fmt.Errorf("mem: create key %q: %w", k.ID, graph.ErrConflict)
+		return fmt.Errorf("mem: create key %q: already exists: %w", k.ID, fault.ErrConflict)
 	}
 	m.keys[k.ID] = k
 	m.order = append(m.order, k.ID)
@@ -53,7 +54,7 @@ func (m *Mem) GetKey(_ context.Context, id string) (graph.APIKey, error) {
 	defer m.mu.Unlock()
 	k, ok := m.keys[id]
 	if !ok {
-		return graph.APIKey{}, fmt.Errorf("mem: key %q: %w", id, graph.ErrNotFound)
+		return graph.APIKey{}, fmt.Errorf("mem: key %q: %w", id, fault.ErrNotFound)
 	}
 	return k, nil
 }
@@ -75,7 +76,7 @@ func (m *Mem) RevokeKey(_ context.Context, id string, at time.Time) error {
 	defer m.mu.Unlock()
 	k, ok := m.keys[id]
 	if !ok {
-		return fmt.Errorf("mem: key %q: %w", id, graph.ErrNotFound)
+		return fmt.Errorf("mem: key %q: %w", id, fault.ErrNotFound)
 	}
 	if k.RevokedAt.IsZero() {
 		k.RevokedAt = at

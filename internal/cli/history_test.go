@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsmith/toolsmith/internal/testwait"
 	"github.com/toolsmith/toolsmith/retrieval"
 )
 
@@ -86,17 +87,12 @@ func TestHistoryNeverHurtsDev(t *testing.T) {
 	in := startDev(t, t.TempDir(), "--embedder", "use-lite", "--model-dir", dir)
 	const table = "book a table for two"
 	const fx = "convert 300 US dollars into euros"
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		hits, _ := in.search(t, table, in.auth)
-		if len(hits) > 0 && hits[0].Tool.ID == "restaurant.reserve_table" {
-			break
+	testwait.Eventually(t, 2*time.Minute, func() error {
+		if hits, _ := in.search(t, table, in.auth); len(hits) == 0 || hits[0].Tool.ID != "restaurant.reserve_table" {
+			return fmt.Errorf("before any use, %q ranks %v for the owner; want restaurant.reserve_table first", table, hitIDs(hits))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("before any use, %q ranks %v for the owner; want restaurant.reserve_table first", table, hitIDs(hits))
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		return nil
+	})
 	// Module discovery registers the demo modules' tools just after ready;
 	// wait for the catalogue to settle, so "before" and "after" differ only
 	// by the uses.
@@ -209,12 +205,13 @@ func (in *instance) waitCatalogueSettled(t *testing.T) {
 		return page.Count
 	}
 	last, since := count(), time.Now()
-	for deadline := time.Now().Add(time.Minute); time.Since(since) < 2*time.Second; time.Sleep(250 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the catalogue did not settle within a minute")
-		}
+	testwait.Eventually(t, time.Minute, func() error {
 		if n := count(); n != last {
 			last, since = n, time.Now()
 		}
-	}
+		if quiet := time.Since(since); quiet < 2*time.Second {
+			return fmt.Errorf("the catalogue changed %v ago (%d tools); want two quiet seconds", quiet.Round(time.Millisecond), last)
+		}
+		return nil
+	})
 }

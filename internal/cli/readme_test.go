@@ -184,7 +184,7 @@ func expected(code int) string {
 // command in the README and docs/ carries --stored-auth-only. Without it the
 // Inspector (2.12.0, connectInspectorWithOAuth) answers any 401 by starting
 // interactive OAuth and prints "auth_required … requires a TTY" instead of
-// the server's reason for refusing the key (#27 item 7).
+// the server's reason for refusing the key.
 func TestREADMEInspectorCommandsShowTheServersReason(t *testing.T) {
 	inspector := regexp.MustCompile(`inspector@\S+\s+--cli`)
 	found := 0

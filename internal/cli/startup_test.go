@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/internal/config"
 	"github.com/toolsmith/toolsmith/internal/datadir"
+	"github.com/toolsmith/toolsmith/internal/testwait"
 )
 
 // TestDevOnboardsAndRunsAToolWithARelativeDataDir runs dev as make run does:
@@ -78,7 +80,7 @@ func TestDevOnboardsAndRunsAToolWithARelativeDataDir(t *testing.T) {
 		t.Fatalf("add source: %d %s", code, env.Data)
 	}
 	var review string
-	for deadline := time.Now().Add(time.Minute); review == ""; time.Sleep(100 * time.Millisecond) {
+	testwait.Eventually(t, time.Minute, func() error {
 		code, env = in.call(t, http.MethodGet, "/api/v1/tools/pending", nil, "Authorization", in.auth)
 		var pending struct {
 			Pending []struct{ ID, Status string } `json:"pending"`
@@ -86,13 +88,12 @@ func TestDevOnboardsAndRunsAToolWithARelativeDataDir(t *testing.T) {
 		if err := json.Unmarshal(env.Data, &pending); err != nil || code != http.StatusOK {
 			t.Fatalf("pending: %d %s %v", code, env.Data, err)
 		}
-		if len(pending.Pending) == 1 && pending.Pending[0].Status == "pending" {
-			review = pending.Pending[0].ID
+		if len(pending.Pending) != 1 || pending.Pending[0].Status != "pending" {
+			return fmt.Errorf("no pending review yet: %s", env.Data)
 		}
-		if review == "" && time.Now().After(deadline) {
-			t.Fatalf("no pending review after a minute: %s", env.Data)
-		}
-	}
+		review = pending.Pending[0].ID
+		return nil
+	})
 	code, env = in.call(t, http.MethodPost, "/api/v1/tools/pending/"+review+"/approve?wait=5m", map[string]any{"policy": map[string]any{
 		"baseUrl": upstream.URL + "/v1", "operations": []string{"listPets"},
 	}}, "Authorization", in.auth)
@@ -240,7 +241,7 @@ func TestStoreLockSharesANeo4jDataDir(t *testing.T) {
 
 // TestResourceMetadataURLIsTheServersOwn: a 401's resource_metadata URL
 // and the metadata document name the address the banner shows, not the
-// Host header a client sent (#27 item 7).
+// Host header a client sent.
 func TestResourceMetadataURLIsTheServersOwn(t *testing.T) {
 	in := startDev(t, t.TempDir(), "--no-demo")
 	for _, path := range []string{"/api/v1/admin/keys", identity.ResourceMetadataPath} {

@@ -323,7 +323,7 @@ func (f *fulfilment) start(ctx context.Context, cfg config.Config, log *slog.Log
 	}
 	err := verbs.EnsureIntervalSchedule(ctx, f.client, AnalyticsScheduleID, cfg.AnalyticsEvery, &client.ScheduleWorkflowAction{
 		ID: "analytics-scheduled", Workflow: workflows.AnalyticsWorkflow, TaskQueue: workflows.TaskQueue,
-		Args: []any{activities.AnalyticsInput{}},
+		Args: []any{workflows.AnalyticsInput{}},
 	})
 	if err != nil {
 		return fmt.Errorf("analytics schedule: %w", err)

@@ -57,7 +57,10 @@ const (
 	DefaultNamespace = "default"
 )
 
-// ErrInvalid is wrapped by every Validate and parse error.
+// ErrInvalid is wrapped by every Validate and parse error. It is the
+// command line's usage error (the CLI prints the usage and exits 2), a kind
+// of its own beside fault.ErrInvalid: a request's invalid input must not
+// make a command print its usage.
 var ErrInvalid = errors.New("invalid configuration")
 
 // Neo4j holds the connection settings of the Neo4j store.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/retrieval"
 	"github.com/toolsmith/toolsmith/retrieval/adapter"
 	"github.com/toolsmith/toolsmith/retrieval/retrievaltest"
@@ -221,7 +222,7 @@ func TestTrainEvaluateConclude(t *testing.T) {
 	if m := f.live.Model(); m == nil || m.Version != v.ID {
 		t.Fatalf("after rollback to %s: %+v", v.ID, m)
 	}
-	if err := f.svc.Rollback(ctx, "rv-missing"); !errors.Is(err, graph.ErrNotFound) && !strings.Contains(err.Error(), "not found") {
+	if err := f.svc.Rollback(ctx, "rv-missing"); !errors.Is(err, fault.ErrNotFound) && !strings.Contains(err.Error(), "not found") {
 		t.Fatalf("rollback to a missing version: %v", err)
 	}
 	list, err := f.svc.List(ctx, 10)

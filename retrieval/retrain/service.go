@@ -349,7 +349,7 @@ func (s *Service) Train(ctx context.Context, o Options) (Version, error) {
 	}
 	if cur, err := s.store.PromotedModelVersion(ctx); err == nil {
 		v.Parent = cur.ID
-	} else if !errors.Is(err, graph.ErrNotFound) {
+	} else if !errors.Is(err, fault.ErrNotFound) {
 		return Version{}, fmt.Errorf("retrain: promoted version: %w", err)
 	}
 	base := s.baseWeights()
@@ -492,7 +492,7 @@ func (s *Service) Evaluate(ctx context.Context, id string) (Evaluation, error) {
 			return Evaluation{}, err
 		}
 		cur, ev.CurrentVersion = pv.Model(), pv.ID
-	} else if !errors.Is(err, graph.ErrNotFound) {
+	} else if !errors.Is(err, fault.ErrNotFound) {
 		return Evaluation{}, fmt.Errorf("retrain: promoted version: %w", err)
 	}
 	c, err := s.readCatalogue(ctx)
@@ -591,7 +591,7 @@ func (s *Service) Rollback(ctx context.Context, id string) error {
 		target = ""
 	}
 	if err := s.store.PromoteModelVersion(ctx, target, StatusRolledBack); err != nil {
-		if errors.Is(err, graph.ErrNotFound) {
+		if errors.Is(err, fault.ErrNotFound) {
 			return fmt.Errorf("ranking version %q: %w", id, fault.ErrNotFound)
 		}
 		return fmt.Errorf("retrain: roll back to %q: %w", id, err)
@@ -607,7 +607,7 @@ func (s *Service) Load(ctx context.Context) error {
 		return nil
 	}
 	mv, err := s.store.PromotedModelVersion(ctx)
-	if errors.Is(err, graph.ErrNotFound) {
+	if errors.Is(err, fault.ErrNotFound) {
 		s.live.SetModel(nil)
 		return nil
 	}
@@ -625,7 +625,7 @@ func (s *Service) Load(ctx context.Context) error {
 // PromotedID is the promoted version's id, or Baseline when none is.
 func (s *Service) PromotedID(ctx context.Context) (string, error) {
 	mv, err := s.store.PromotedModelVersion(ctx)
-	if errors.Is(err, graph.ErrNotFound) {
+	if errors.Is(err, fault.ErrNotFound) {
 		return Baseline, nil
 	}
 	if err != nil {

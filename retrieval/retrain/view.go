@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // view is the store as a replay sees it: the catalogue as it is, but the
@@ -162,5 +163,5 @@ func (v *view) LearnPairs(context.Context, []graph.PairEvidence) error { return 
 // GetSnapshot: the analytics' snapshots (the popularity prior) derive from
 // every event, so a view has none.
 func (v *view) GetSnapshot(context.Context, string) (graph.Snapshot, error) {
-	return graph.Snapshot{}, fmt.Errorf("retrain: a replay's view keeps no snapshots: %w", graph.ErrNotFound)
+	return graph.Snapshot{}, fmt.Errorf("retrain: a replay's view keeps no snapshots: %w", fault.ErrNotFound)
 }

@@ -1,6 +1,12 @@
 // Package replay records the workflow histories that the replay test in
 // package workflows (workflows/testdata/*.json) replays against the current
-// workflow code. Recording needs the in-process Temporal server, which is
+// workflow code and whose payloads it decodes strictly into today's types:
+// runs of NovelVerbWorkflow (each branch), ExecuteToolWorkflow,
+// RefreshModulesWorkflow, GapDiscoveryWorkflow, AnalyticsWorkflow,
+// ReindexWorkflow (the demo catalogue, in pages), RetrainWorkflow (a
+// candidate the gate keeps out for want of served queries),
+// ScanSourcesWorkflow (a new spec, its review opened), AirlockWorkflow (a
+// review rejected through the decide update) and HealthCheckWorkflow. Recording needs the in-process Temporal server, which is
 // heavy to compile and which only the binary and the end-to-end tests may
 // import in ordinary builds, so the recorder sits behind the "record" build
 // tag and only runs on request:

@@ -20,6 +20,7 @@ import (
 	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/demomodule"
+	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/modules"
 	"github.com/toolsmith/toolsmith/retrieval"
 	"github.com/toolsmith/toolsmith/tool"
@@ -121,7 +122,7 @@ func (f *Fixture) ClearHit(words, toolID string) {
 func (f *Fixture) GetTool(_ context.Context, id string) (graph.Tool, error) {
 	t, ok := f.Tools[id]
 	if !ok {
-		return graph.Tool{}, fmt.Errorf("get %q: %w", id, graph.ErrNotFound)
+		return graph.Tool{}, fmt.Errorf("get %q: %w", id, fault.ErrNotFound)
 	}
 	return t, nil
 }
