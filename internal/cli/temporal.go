@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/toolsmith/toolsmith/activities"
+	"github.com/toolsmith/toolsmith/airlock"
 	"github.com/toolsmith/toolsmith/analytics"
 	"github.com/toolsmith/toolsmith/api"
 	apianalytics "github.com/toolsmith/toolsmith/api/analytics"
@@ -276,6 +278,11 @@ func newFulfilment(ctx context.Context, cfg config.Config, sys *system, c client
 	deps.Gaps = sg
 	if al != nil {
 		deps.Airlock, deps.Wrapped = al.activities, al.runtime
+	}
+	deps.Build = &activities.Build{Model: model, ModelName: cfg.LLM.Provider + "/" + cfg.LLM.Model, TokenBudget: cfg.LLM.BuildTokenBudget,
+		WorkDir: filepath.Join(cfg.DataDir, "builds"), Gaps: sys.store}
+	if al != nil && sys.registry != nil {
+		deps.Build.Files, deps.Build.Registrar = al.files, airlock.RegistryRegistrar{Registry: sys.registry}
 	}
 	f.worker = worker.New(c, deps)
 	return f, nil
