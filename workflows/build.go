@@ -100,12 +100,14 @@ type BuildResult struct {
 	Verb   string `json:"verb"`
 	Status string `json:"status"`
 	// Reason says why, in one sentence; the gap keeps it when it stays open.
-	Reason    string `json:"reason"`
-	Reviewer  string `json:"reviewer,omitempty"`
-	ToolID    string `json:"toolId,omitempty"`
-	ClosedGap bool   `json:"closedGap,omitempty"`
-	Rounds    int    `json:"rounds"`
-	Tokens    int    `json:"tokens"`
+	Reason   string `json:"reason"`
+	Reviewer string `json:"reviewer,omitempty"`
+	ToolID   string `json:"toolId,omitempty"`
+	// ToolIDs is ToolID as a list, as an airlock outcome names its tools.
+	ToolIDs   []string `json:"toolIds,omitempty"`
+	ClosedGap bool     `json:"closedGap,omitempty"`
+	Rounds    int      `json:"rounds"`
+	Tokens    int      `json:"tokens"`
 }
 
 // BuildToolWorkflow builds a tool for a verb nothing fulfilled: in up to
@@ -138,9 +140,17 @@ func BuildToolWorkflow(ctx workflow.Context, in BuildInput) (BuildResult, error)
 	if err := workflow.SetQueryHandler(ctx, BuildQuery, func() (BuildState, error) { return *st, nil }); err != nil {
 		return BuildResult{}, err
 	}
+	// The build answers the airlock's review query too, so it parks on the
+	// same pending-review list and decision routes as a spec's review.
+	if err := workflow.SetQueryHandler(ctx, ReviewQuery, func() (AirlockState, error) { return st.AirlockView(workflow.GetInfo(ctx).WorkflowExecution.ID), nil }); err != nil {
+		return BuildResult{}, err
+	}
 	b := &builder{ctx: ctx, in: in, o: o, st: st}
 	res := b.run()
 	res.Verb, res.Rounds, res.Tokens = in.Verb, len(st.Rounds), st.TokensUsed
+	if res.ToolID != "" {
+		res.ToolIDs = []string{res.ToolID}
+	}
 	st.Status, st.Result = res.Status, &res
 	if res.Status != BuildRegistered {
 		b.note(res.Reason)
@@ -320,4 +330,54 @@ func nonEmpty(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// airlockStatus maps a build's status onto the airlock review's.
+func airlockStatus(s string) string {
+	switch s {
+	case BuildWriting:
+		return AirlockPreparing
+	case BuildPending:
+		return AirlockPending
+	case BuildRegistering:
+		return AirlockOnboarding
+	case BuildRegistered:
+		return AirlockOnboarded
+	case BuildRejected:
+		return AirlockRejected
+	case BuildTimedOut:
+		return AirlockTimedOut
+	}
+	return AirlockFailed
+}
+
+// AirlockView is the build as an airlock review: its title and location
+// name the build, its one operation is the program's tool, its servers
+// are the hosts it asks for (with their reasons in the warnings' place,
+// so a reviewer reads them beside the code), and Build holds the rest.
+func (s BuildState) AirlockView(id string) AirlockState {
+	rv := airlock.Review{
+		Location: "build:" + id, Slug: activities.BuiltSlug(s.Input.Verb),
+		Title:       "Built tool for " + s.Input.Verb,
+		Description: s.Input.Description, Servers: []string{}, AuthSchemes: []string{}, Warnings: []string{},
+		Operations: []airlock.ReviewOperation{},
+	}
+	if p := s.Program; p != nil {
+		rv.Description = p.Description
+		rv.Operations = append(rv.Operations, airlock.ReviewOperation{Name: p.Tool, Method: "RUN", Path: "built program", Summary: p.Description})
+		for _, h := range p.Hosts {
+			rv.Servers = append(rv.Servers, "https://"+h.Host)
+			rv.Warnings = append(rv.Warnings, fmt.Sprintf("calls %s: %s", h.Host, h.Reason))
+		}
+	}
+	out := AirlockState{Status: airlockStatus(s.Status), Review: rv, Policy: s.Policy, Gaps: []string{s.Input.Verb}}
+	if r := s.Result; r != nil {
+		out.Outcome = &AirlockOutcome{Status: airlockStatus(r.Status), Reviewer: r.Reviewer, Reason: r.Reason, ToolIDs: r.ToolIDs}
+		if r.ClosedGap {
+			out.Outcome.ClosedGaps = []string{r.Verb}
+		}
+	}
+	st := s
+	out.Build = &st
+	return out
 }

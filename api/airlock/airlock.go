@@ -280,7 +280,9 @@ func (h *Handler) deleteSource(c *gin.Context) {
 }
 
 // pendingQuery lists running reviews.
-const pendingQuery = "WorkflowType = 'AirlockWorkflow' AND ExecutionStatus = 'Running'"
+// Builds from scratch (BuildToolWorkflow) answer the review query too, and
+// are listed with the specs.
+const pendingQuery = "WorkflowType IN ('AirlockWorkflow', 'BuildToolWorkflow') AND ExecutionStatus = 'Running'"
 
 type pendingItem struct {
 	ID         string `json:"id"`

@@ -22,9 +22,12 @@ import (
 	"github.com/toolsmith/toolsmith/analytics"
 	"github.com/toolsmith/toolsmith/api"
 	apianalytics "github.com/toolsmith/toolsmith/api/analytics"
+	apibuilds "github.com/toolsmith/toolsmith/api/builds"
 	"github.com/toolsmith/toolsmith/api/httpx"
 	"github.com/toolsmith/toolsmith/api/ranking"
 	"github.com/toolsmith/toolsmith/api/verbs"
+	"github.com/toolsmith/toolsmith/fulfil"
+	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/config"
 	"github.com/toolsmith/toolsmith/internal/demomodule"
 	"github.com/toolsmith/toolsmith/internal/temporallog"
@@ -175,6 +178,7 @@ type fulfilment struct {
 	worker    sdkworker.Worker
 	verbs     *verbs.Handler
 	analytics *apianalytics.Handler
+	gaps      graph.Gaps
 	ranking   *ranking.Handlers // nil without a retrain service
 	mcp       *mcp.Edge
 	console   *web.Console
@@ -217,6 +221,7 @@ func (f *fulfilment) mounters(cfg config.Config) []httpx.Mounter {
 	if f.airlock != nil {
 		m = append(m, f.airlock.routes(f.client, cfg))
 	}
+	m = append(m, apibuilds.New(&fulfil.Builds{Temporal: f.client, Gaps: f.gaps, TaskQueue: workflows.TaskQueue}))
 	return m
 }
 
@@ -225,6 +230,7 @@ func (f *fulfilment) mounters(cfg config.Config) []httpx.Mounter {
 // (toolsmith api against an external worker).
 func newFulfilment(ctx context.Context, cfg config.Config, sys *system, c client.Client, uiURL string, mc modules.Config, runWorker bool) (*fulfilment, error) {
 	f := &fulfilment{client: c, uiURL: strings.TrimRight(uiURL, "/"), namespace: cfg.Temporal.Namespace}
+	f.gaps = sys.store
 	f.analytics = apianalytics.New(sys.store, verbs.Runs{Temporal: c, Namespace: cfg.Temporal.Namespace})
 	if sys.sampler != nil {
 		f.sampler = sys.sampler.WithRuns(verbs.Runs{Temporal: c, Namespace: cfg.Temporal.Namespace})
