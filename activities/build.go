@@ -200,9 +200,21 @@ func (b *Build) RegisterBuiltTool(ctx context.Context, in RegisterBuiltInput) (R
 	}
 	out := RegisterBuiltOutput{ToolID: m.ToolID}
 	if b.Gaps != nil {
+		// Registering a tool for the verb may have closed the gap already
+		// (the registry closes a verb's gap); either way it is closed by
+		// this tool now, or there was none.
 		closed, err := b.Gaps.CloseGap(ctx, in.Verb, m.ToolID, time.Now().UTC())
 		if err != nil {
 			return out, fmt.Errorf("activities: close the gap of %s: %w", in.Verb, err)
+		}
+		if !closed {
+			gaps, err := b.Gaps.ListGaps(ctx, graph.GapQuery{Status: graph.GapClosed, Limit: 1000})
+			if err != nil {
+				return out, fmt.Errorf("activities: read the gap of %s: %w", in.Verb, err)
+			}
+			for _, g := range gaps {
+				closed = closed || (g.Verb == in.Verb && g.ClosedBy == m.ToolID)
+			}
 		}
 		out.ClosedGap = closed
 	}
