@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/toolsmith/toolsmith/airlock"
+	"github.com/toolsmith/toolsmith/airlock/review"
 	"github.com/toolsmith/toolsmith/api"
 	"github.com/toolsmith/toolsmith/api/admin"
 	apiairlock "github.com/toolsmith/toolsmith/api/airlock"
@@ -116,7 +117,7 @@ func fullServerWith(t *testing.T, m *metrics.Metrics) (*api.Server, *identity.Ke
 	}
 	features := []httpx.Mounter{
 		tools.New(reg), apiretrieval.New(search), admin.New(keys, log), ranking.New(models, tc, ""),
-		runs, apianalytics.New(st, nil), apiairlock.New(tc, st, apiairlock.Config{}).WithOperations(noNotes{}, noEnabler{t}),
+		runs, apianalytics.New(st, nil), apiairlock.New(review.New(tc, st, review.Config{})).WithOperations(noNotes{}, noEnabler{t}),
 		apibuilds.New(&fulfil.Builds{Temporal: tc, Gaps: st}),
 	}
 	auth := &identity.Authenticator{Keys: keys}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/airlock"
+	"github.com/toolsmith/toolsmith/airlock/review"
 	apiairlock "github.com/toolsmith/toolsmith/api/airlock"
 	apianalytics "github.com/toolsmith/toolsmith/api/analytics"
 	apibuilds "github.com/toolsmith/toolsmith/api/builds"
@@ -115,7 +116,7 @@ func buildEnv(t *testing.T, m *buildModel, budget int) *env {
 	e.startWorker()
 	e.serve(verbs.New(e.client, e.store, verbs.Config{TaskQueue: e.queue, Namespace: server.Namespace()}),
 		apianalytics.New(e.store, nil), tools.New(e.reg),
-		apiairlock.New(e.client, e.store, apiairlock.Config{TaskQueue: e.queue, Namespace: server.Namespace()}),
+		apiairlock.New(review.New(e.client, e.store, review.Config{TaskQueue: e.queue, Namespace: server.Namespace()})),
 		apibuilds.New(&fulfil.Builds{Temporal: e.client, Gaps: e.store, TaskQueue: e.queue}))
 	return e
 }

@@ -140,6 +140,7 @@ var schemaStatements = []string{
 	cypherConstraintGap,
 	cypherConstraintModelVersion,
 	cypherConstraintSeries,
+	cypherConstraintSession,
 	cypherIndexDefinitionSpec,
 	cypherIndexToolStatus,
 	cypherIndexRevision,

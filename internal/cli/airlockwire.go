@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/airlock"
+	"github.com/toolsmith/toolsmith/airlock/review"
 	apiairlock "github.com/toolsmith/toolsmith/api/airlock"
 	"github.com/toolsmith/toolsmith/api/verbs"
 	"github.com/toolsmith/toolsmith/codegen"
@@ -35,6 +36,7 @@ type airlockParts struct {
 	runtime    *airlock.Runtime
 	defs       graph.Definitions
 	files      *airlock.Files
+	review     *review.Service
 }
 
 // newAirlock builds the airlock: spec and wrapper files under
@@ -88,8 +90,15 @@ func newAirlock(ctx context.Context, cfg config.Config, sys *system, c client.Cl
 
 // routes returns the airlock's HTTP routes.
 func (p *airlockParts) routes(c client.Client, cfg config.Config) *apiairlock.Handler {
-	return apiairlock.New(c, p.defs, apiairlock.Config{Namespace: cfg.Temporal.Namespace, ReviewTimeout: cfg.ReviewTimeout}).
-		WithOperations(p.notes, p.health)
+	return apiairlock.New(p.reviews(c, cfg)).WithOperations(p.notes, p.health)
+}
+
+// reviews returns the review service the API routes and the console share.
+func (p *airlockParts) reviews(c client.Client, cfg config.Config) *review.Service {
+	if p.review == nil {
+		p.review = review.New(c, p.defs, review.Config{Namespace: cfg.Temporal.Namespace, ReviewTimeout: cfg.ReviewTimeout})
+	}
+	return p.review
 }
 
 // HealthScheduleID is the schedule that probes onboarded APIs.
