@@ -47,7 +47,7 @@ func (r Report) Summary() string {
 	case "refused":
 		return "refused before building: " + r.Refused
 	case "build":
-		return "does not compile: " + firstLine(r.Output)
+		return "does not compile: " + firstLine(compilerLines(r.Output))
 	case "test":
 		var failed []string
 		for _, t := range r.Tests {
@@ -120,4 +120,16 @@ func firstLine(s string) string {
 		s = s[:300] + "…"
 	}
 	return s
+}
+
+// compilerLines drops the go command's "# package" headers, so a summary
+// starts with the compiler's first complaint.
+func compilerLines(out string) string {
+	var kept []string
+	for _, l := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(l, "# ") {
+			kept = append(kept, l)
+		}
+	}
+	return strings.Join(kept, "\n")
 }

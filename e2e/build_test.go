@@ -22,6 +22,7 @@ import (
 	apiairlock "github.com/toolsmith/toolsmith/api/airlock"
 	apianalytics "github.com/toolsmith/toolsmith/api/analytics"
 	apibuilds "github.com/toolsmith/toolsmith/api/builds"
+	"github.com/toolsmith/toolsmith/api/httpx"
 	"github.com/toolsmith/toolsmith/api/tools"
 	"github.com/toolsmith/toolsmith/api/verbs"
 	"github.com/toolsmith/toolsmith/build"
@@ -114,11 +115,17 @@ func buildEnv(t *testing.T, m *buildModel, budget int) *env {
 	e.deps.Build = b
 	e.deps.Wrapped = &airlock.Runtime{Files: files, Executor: &airlock.Executor{Ledger: &airlock.MemoryLedger{}}}
 	e.startWorker()
-	e.serve(verbs.New(e.client, e.store, verbs.Config{TaskQueue: e.queue, Namespace: server.Namespace()}),
+	e.serve(buildFeatures(e)...)
+	return e
+}
+
+// buildFeatures are the routes a build needs: verbs, gaps, tools, the
+// airlock's review routes and the build routes.
+func buildFeatures(e *env) []httpx.Mounter {
+	return []httpx.Mounter{verbs.New(e.client, e.store, verbs.Config{TaskQueue: e.queue, Namespace: server.Namespace()}),
 		apianalytics.New(e.store, nil), tools.New(e.reg),
 		apiairlock.New(review.New(e.client, e.store, review.Config{TaskQueue: e.queue, Namespace: server.Namespace()})),
-		apibuilds.New(&fulfil.Builds{Temporal: e.client, Gaps: e.store, TaskQueue: e.queue}))
-	return e
+		apibuilds.New(&fulfil.Builds{Temporal: e.client, Gaps: e.store, TaskQueue: e.queue})}
 }
 
 // roman returns a model answer: a program for ROMAN_NUMERAL whose body is

@@ -467,6 +467,8 @@ type reviewState struct {
 		} `json:"review"`
 		Outcome *outcome `json:"outcome"`
 		Gaps    []string `json:"gaps"`
+		// Build is set for a tool built from scratch (web/build.go).
+		Build *buildReview `json:"build"`
 	} `json:"state"`
 }
 
