@@ -389,3 +389,40 @@ func TestBuildWithoutAModel(t *testing.T) {
 		return nil
 	})
 }
+
+// TestBuildRejectedKeepsTheReason: a build asked for on demand with an
+// expected output shows it to the model; the reviewer rejects the program
+// that passed, and the gap stays open with the reviewer's reason.
+func TestBuildRejectedKeepsTheReason(t *testing.T) {
+	m := &buildModel{Programs: []string{roman(t, romanRight)}, Tokens: 100}
+	e := buildEnv(t, m, 0)
+	recordGap(t, e, "ROMAN_NUMERAL")
+	var started struct {
+		ID string `json:"id"`
+	}
+	if code := e.post("/api/v1/gaps/ROMAN_NUMERAL/build", map[string]any{"expected": `{"roman": "MCMXCIV"} for 1994`}, &started); code != http.StatusAccepted {
+		t.Fatalf("start: HTTP %d", code)
+	}
+	if st := waitBuild(t, e, started.ID, 2*time.Minute, workflows.BuildPending, workflows.BuildFailed); st.Status != workflows.BuildPending || len(st.Rounds) != 1 {
+		t.Fatalf("build %s: %+v", st.Status, st.Result)
+	}
+	if _, prompts := m.builds(); !strings.Contains(prompts[0], `EXPECTED OUTPUT: {"roman": "MCMXCIV"} for 1994`) {
+		t.Fatalf("the model was not shown the expected output:\n%s", prompts[0])
+	}
+	if code := e.post("/api/v1/tools/pending/"+started.ID+"/reject", map[string]any{"reason": " "}, nil); code != http.StatusUnprocessableEntity {
+		t.Fatalf("reject without a reason: HTTP %d", code)
+	}
+	if code := e.post("/api/v1/tools/pending/"+started.ID+"/reject?wait=1m", map[string]any{"reason": "a numeral library is on its way"}, nil); code != http.StatusOK {
+		t.Fatalf("reject: HTTP %d", code)
+	}
+	st := waitBuild(t, e, started.ID, time.Minute, workflows.BuildRejected)
+	if st.Result == nil || !strings.Contains(st.Result.Reason, "a numeral library is on its way") {
+		t.Fatalf("result: %+v", st.Result)
+	}
+	eventually(t, 30*time.Second, func() error {
+		if r := gapReason(t, e, "ROMAN_NUMERAL"); !strings.Contains(r, "rejected by") || !strings.Contains(r, "a numeral library is on its way") {
+			return errors.New("gap reason " + r)
+		}
+		return nil
+	})
+}

@@ -38,9 +38,11 @@ type BuildStarted struct {
 const maxOpenGaps = 1000
 
 // Start starts the build of the open gap of verb, one build per verb at a
-// time. No open gap is fault.ErrNotFound; a build already running is
+// time; in carries what the caller adds (the expected output, who asks,
+// options), and the gap gives the rest (description, closest tools,
+// entities). No open gap is fault.ErrNotFound; a build already running is
 // fault.ErrConflict naming where to look.
-func (b *Builds) Start(ctx context.Context, verb, requestedBy string, opts workflows.BuildOptions) (BuildStarted, error) {
+func (b *Builds) Start(ctx context.Context, verb string, in workflows.BuildInput) (BuildStarted, error) {
 	verb = strings.ToUpper(strings.TrimSpace(verb))
 	gaps, err := b.Gaps.ListGaps(ctx, graph.GapQuery{Status: graph.GapOpen, Limit: maxOpenGaps})
 	if err != nil {
@@ -56,7 +58,7 @@ func (b *Builds) Start(ctx context.Context, verb, requestedBy string, opts workf
 	if gap == nil {
 		return BuildStarted{}, fmt.Errorf("no open gap for verb %q (GET /api/v1/gaps?status=open lists them): %w", verb, fault.ErrNotFound)
 	}
-	in := workflows.BuildInput{Verb: gap.Verb, Description: gap.Description, Entities: gap.Entities, RequestedBy: requestedBy, Options: opts}
+	in.Verb, in.Description, in.Entities, in.Closest = gap.Verb, gap.Description, gap.Entities, nil
 	for _, c := range gap.Closest {
 		in.Closest = append(in.Closest, c.ToolID)
 	}

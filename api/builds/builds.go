@@ -32,6 +32,9 @@ func (h *Handler) Mount(v1 *gin.RouterGroup) {
 }
 
 type startRequest struct {
+	// Expected describes the output the tool should give (shown to the
+	// model; at most 1000 characters).
+	Expected string `json:"expected"`
 	// Rounds bounds the model's attempts (1–5; default 3).
 	Rounds int `json:"rounds"`
 	// ReviewTimeout ends the wait for a decision (a Go duration, ≥ 1m).
@@ -52,6 +55,10 @@ func (h *Handler) start(c *gin.Context) {
 		return
 	}
 	opts.Rounds = req.Rounds
+	if len(req.Expected) > 1000 {
+		httpx.Error(c, fault.Invalid("expected", "must be at most 1000 characters, got %d", len(req.Expected)))
+		return
+	}
 	if req.ReviewTimeout != "" {
 		d, err := time.ParseDuration(req.ReviewTimeout)
 		if err != nil || d < time.Minute {
@@ -65,7 +72,7 @@ func (h *Handler) start(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
-	started, err := h.builds.Start(c.Request.Context(), c.Param("id"), caller.UserID, opts)
+	started, err := h.builds.Start(c.Request.Context(), c.Param("id"), workflows.BuildInput{Expected: req.Expected, RequestedBy: caller.UserID, Options: opts})
 	if err != nil {
 		httpx.Error(c, err)
 		return
