@@ -419,6 +419,23 @@ func TestBuildRejectedKeepsTheReason(t *testing.T) {
 	if st.Result == nil || !strings.Contains(st.Result.Reason, "a numeral library is on its way") {
 		t.Fatalf("result: %+v", st.Result)
 	}
+	// The decided list shows the build with the reviewer's reason.
+	eventually(t, 30*time.Second, func() error {
+		var decided struct {
+			Reviews []struct {
+				ID, Title, Status, Reason string
+			} `json:"reviews"`
+		}
+		if code := e.do(http.MethodGet, "/api/v1/tools/reviews", nil, nil, &decided); code != http.StatusOK {
+			return fmt.Errorf("decided: HTTP %d", code)
+		}
+		for _, r := range decided.Reviews {
+			if r.ID == started.ID && r.Title == "Built tool for ROMAN_NUMERAL" && r.Status == workflows.BuildRejected && strings.Contains(r.Reason, "on its way") {
+				return nil
+			}
+		}
+		return fmt.Errorf("decided: %+v", decided.Reviews)
+	})
 	eventually(t, 30*time.Second, func() error {
 		if r := gapReason(t, e, "ROMAN_NUMERAL"); !strings.Contains(r, "rejected by") || !strings.Contains(r, "a numeral library is on its way") {
 			return errors.New("gap reason " + r)

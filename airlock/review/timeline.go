@@ -43,6 +43,13 @@ func (s *Service) closedReview(ctx context.Context, id, runID string) (airlock.R
 			return airlock.Review{}, nil, false
 		}
 		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+			// A build from scratch has no prepared review: its input names it.
+			a := ev.GetWorkflowExecutionStartedEventAttributes()
+			var in workflows.BuildInput
+			if a.GetWorkflowType().GetName() == "BuildToolWorkflow" && dc.FromPayloads(a.GetInput(), &in) == nil {
+				rev.Title, rev.Location = "Built tool for "+in.Verb, "build:"+id
+			}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 			if ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() == "PrepareReview" {
 				prepare = ev.GetEventId()
