@@ -683,8 +683,8 @@ func (f *fulfilment) findOrBuild(reason string, cands []activities.Candidate) (N
 // BuildRef records the build a run started for its gap.
 type BuildRef struct {
 	WorkflowID string `json:"workflowId"`
-	// Started is false when a build for the verb was already under way
-	// (Reason says so).
+	// Started is false when a build for the verb is under way or already
+	// ran (Reason says so and how to build again).
 	Started bool   `json:"started"`
 	Reason  string `json:"reason,omitempty"`
 }
@@ -699,15 +699,20 @@ func (f *fulfilment) startBuild(cands []activities.Candidate) {
 	for _, c := range cands[:min(len(cands), activities.MaxGapClosest)] {
 		closest = append(closest, c.ToolID)
 	}
+	// One automatic build per verb: a verb whose build was rejected or
+	// failed is not built again by every later ask (each costs tokens); a
+	// reviewer asks again on demand (POST /api/v1/gaps/:verb/build).
 	cctx := workflow.WithChildOptions(f.ctx, workflow.ChildWorkflowOptions{
 		WorkflowID: id, ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 	})
 	child := workflow.ExecuteChildWorkflow(cctx, BuildToolWorkflow, BuildInput{
 		Verb: f.in.Verb, Description: f.in.Description, Inputs: f.in.Inputs, Closest: closest,
 		RequestedBy: workflow.GetInfo(f.ctx).WorkflowExecution.ID,
 	})
 	if err := child.GetChildWorkflowExecution().Get(f.ctx, nil); err != nil {
-		ref.Reason = "a build for " + f.in.Verb + " is already under way or could not start: " + activities.Message(err)
+		ref.Reason = fmt.Sprintf("a build for %s is under way or already ran (GET /api/v1/builds/%s; build again with POST /api/v1/gaps/%s/build): %s",
+			f.in.Verb, id, f.in.Verb, activities.Message(err))
 		f.res.Reason += "; " + ref.Reason
 		return
 	}

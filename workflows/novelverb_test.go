@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
 	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/toolsmith/toolsmith/access"
