@@ -9,7 +9,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/toolsmith/toolsmith/airlock/review"
 	"github.com/toolsmith/toolsmith/api"
+	"github.com/toolsmith/toolsmith/audit"
+	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/web"
 	"github.com/toolsmith/toolsmith/workflows"
 )
@@ -26,13 +29,16 @@ func TestConsoleBuildReview(t *testing.T) {
 	exe := chromium(t)
 	m := &buildModel{Programs: []string{roman(t, romanBroken), roman(t, romanAdditive), roman(t, romanRight)}, Tokens: 900}
 	e := buildEnv(t, m, 0)
-	console := web.New(nil, web.Config{TemporalUI: "http://temporal-ui.invalid", Namespace: server.Namespace()})
+	log := audit.New(e.store)
+	reviews := review.New(e.client, e.store, review.Config{TaskQueue: e.queue, Namespace: server.Namespace()})
+	console := web.New(web.Deps{Sessions: e.store, Auth: &identity.Authenticator{Keys: e.keys}, Keys: e.keys, Gate: api.NewGate(nil, log, nil),
+		Audit: log, Registry: e.reg, Retrieval: e.search, Store: e.store, Reviews: reviews},
+		web.Config{TemporalUI: "http://temporal-ui.invalid", Namespace: server.Namespace()})
 	e.handlers = []api.Handler{
 		{Methods: []string{http.MethodGet}, Path: "/ui", Handler: console},
 		{Methods: []string{http.MethodGet, http.MethodPost}, Path: "/ui/*path", Handler: console},
 	}
-	e = rebuildServe(t, e)
-	console.SetAPI(e.api.Config.Handler)
+	e.serve(buildFeatures(e)...)
 
 	recordGap(t, e, "ROMAN_NUMERAL")
 	var started struct {
@@ -84,12 +90,4 @@ func TestConsoleBuildReview(t *testing.T) {
 		t.Fatalf("approve outcome: %q", text)
 	}
 	b.shot("console-build-approved")
-}
-
-// rebuildServe serves the env's build routes again with its handlers
-// (the console) mounted.
-func rebuildServe(t *testing.T, e *env) *env {
-	t.Helper()
-	e.serve(buildFeatures(e)...)
-	return e
 }

@@ -5,59 +5,48 @@ import (
 	"html/template"
 
 	"github.com/toolsmith/toolsmith/build"
+	"github.com/toolsmith/toolsmith/codegen"
+	"github.com/toolsmith/toolsmith/workflows"
 )
 
-// buildReview is the part of a review of a tool built from scratch that
-// a spec's review lacks (GET /tools/pending/{id}'s state.build): the
-// program, its tests and hosts, the rounds it took, the model and the
-// prompt version.
-type buildReview struct {
-	Status  string `json:"status"`
-	Program *struct {
-		Tool, Description, Source string
-		Tests                     []struct {
-			Name      string
-			Input     json.RawMessage
-			Want      json.RawMessage
-			WantError string `json:"wantError"`
-		}
-		Hosts []struct{ Host, Reason string }
-	} `json:"program"`
-	Rounds []struct {
-		Round, Tokens  int
-		Stage, Summary string
-		Report         struct {
-			Sandbox string
-			Tests   []struct{ Name, Result string }
-		}
-	} `json:"rounds"`
-	Model         string `json:"model"`
-	PromptVersion string `json:"promptVersion"`
-	TokensUsed    int    `json:"tokensUsed"`
-	TokenBudget   int    `json:"tokenBudget"`
+// buildView is what the review page shows of a tool built from scratch,
+// beyond a spec's review: the model, the prompt version and tokens, the
+// program's hosts with their reasons, its source highlighted on the
+// server, its test cases and results, and the rounds it took.
+type buildView struct {
+	Model, PromptVersion    string
+	TokensUsed, TokenBudget int
+	Rounds                  []workflows.BuildRound
+	Program                 *build.Program
+	// Code is the source as spans with classes (build.Highlight): no
+	// script and no inline style, so the console's CSP holds.
+	Code    template.HTML
+	Cases   []buildCase
+	Results []codegen.TestOutcome
+	Sandbox string
 }
 
-// Code is the program's source, highlighted on the server (spans with
-// classes, no script, no inline style: the console's CSP holds).
-func (b *buildReview) Code() template.HTML {
-	if b.Program == nil {
-		return ""
-	}
-	return build.Highlight(b.Program.Source)
+// buildCase is a test case as the page prints it.
+type buildCase struct {
+	Name, Input, Want, WantError string
 }
 
-// Passed are the test outcomes of the round that passed (the last one).
-func (b *buildReview) Passed() []struct{ Name, Result string } {
-	if len(b.Rounds) == 0 {
+// newBuildView returns nil for a review that is no build.
+func newBuildView(b *workflows.BuildState) *buildView {
+	if b == nil {
 		return nil
 	}
-	return b.Rounds[len(b.Rounds)-1].Report.Tests
-}
-
-// Sandbox is how the last round's tests were isolated.
-func (b *buildReview) Sandbox() string {
-	if len(b.Rounds) == 0 {
-		return ""
+	v := &buildView{Model: b.Model, PromptVersion: b.PromptVersion, TokensUsed: b.TokensUsed, TokenBudget: b.TokenBudget,
+		Rounds: b.Rounds, Program: b.Program}
+	if p := b.Program; p != nil {
+		v.Code = build.Highlight(p.Source)
+		for _, c := range p.Tests {
+			in, _ := json.Marshal(c.Input)
+			v.Cases = append(v.Cases, buildCase{Name: c.Name, Input: string(in), Want: string(c.Want), WantError: c.WantError})
+		}
 	}
-	return b.Rounds[len(b.Rounds)-1].Report.Sandbox
+	if n := len(b.Rounds); n > 0 {
+		v.Results, v.Sandbox = b.Rounds[n-1].Report.Tests, b.Rounds[n-1].Report.Sandbox
+	}
+	return v
 }

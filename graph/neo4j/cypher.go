@@ -492,6 +492,7 @@ func Statements() []Statement {
 		"putSession":             cypherPutSession,
 		"getSession":             cypherGetSession,
 		"touchSession":           cypherTouchSession,
+		"setSessionFlash":        cypherSetSessionFlash,
 		"deleteSession":          cypherDeleteSession,
 		"deleteExpiredSessions":  cypherDeleteExpiredSessions,
 	}

@@ -36,7 +36,8 @@ type airlockParts struct {
 	runtime    *airlock.Runtime
 	defs       graph.Definitions
 	files      *airlock.Files
-	review     *review.Service
+	// review is nil without a Temporal client.
+	review *review.Service
 }
 
 // newAirlock builds the airlock: spec and wrapper files under
@@ -83,22 +84,17 @@ func newAirlock(ctx context.Context, cfg config.Config, sys *system, c client.Cl
 	}
 	if c != nil {
 		parts.activities.Reviews = worker.Reviews(c, "", cfg.ReviewTimeout)
+		// The review lifecycle the API routes and the console share.
+		parts.review = review.New(c, defs, review.Config{Namespace: cfg.Temporal.Namespace, ReviewTimeout: cfg.ReviewTimeout})
 	}
 	parts.activities.Gaps = sys.store
 	return parts, nil
 }
 
-// routes returns the airlock's HTTP routes.
-func (p *airlockParts) routes(c client.Client, cfg config.Config) *apiairlock.Handler {
-	return apiairlock.New(p.reviews(c, cfg)).WithOperations(p.notes, p.health)
-}
-
-// reviews returns the review service the API routes and the console share.
-func (p *airlockParts) reviews(c client.Client, cfg config.Config) *review.Service {
-	if p.review == nil {
-		p.review = review.New(c, p.defs, review.Config{Namespace: cfg.Temporal.Namespace, ReviewTimeout: cfg.ReviewTimeout})
-	}
-	return p.review
+// routes returns the airlock's HTTP routes (the process has a Temporal
+// client, so a review service).
+func (p *airlockParts) routes() *apiairlock.Handler {
+	return apiairlock.New(p.review).WithOperations(p.notes, p.health)
 }
 
 // HealthScheduleID is the schedule that probes onboarded APIs.
