@@ -194,17 +194,18 @@ func waitBuild(t *testing.T, e *env, id string, within time.Duration, want ...st
 // back to the model. The build parks on the airlock's pending-review
 // routes; approval registers the tool, closes the gap, and the tool runs.
 func TestBuildFromScratch(t *testing.T) {
+	verb := "ROMAN_NUMERAL" // a verb of its own: build IDs are per verb, and the tests share one server
 	m := &buildModel{Programs: []string{roman(t, romanBroken), roman(t, romanAdditive), roman(t, romanRight)}, Tokens: 900}
 	e := buildEnv(t, m, 0)
 	var run verbRun
 	code := e.post("/api/v1/verbs?wait=60s", map[string]any{
-		"verb": "ROMAN_NUMERAL", "description": "write a whole number as a roman numeral", "inputs": map[string]any{"number": 1994},
+		"verb": verb, "description": "write a whole number as a roman numeral", "inputs": map[string]any{"number": 1994},
 	}, &run)
 	if code != http.StatusOK || run.Result.Branch != workflows.BranchNoCapability || run.Result.Build == nil || !run.Result.Build.Started {
 		t.Fatalf("HTTP %d status %s branch %s build %+v reason %q", code, run.Status, run.Result.Branch, run.Result.Build, run.Result.Reason)
 	}
 	id := run.Result.Build.WorkflowID
-	if id != workflows.BuildWorkflowID("ROMAN_NUMERAL") || !strings.Contains(run.Result.Reason, "building a tool") {
+	if id != workflows.BuildWorkflowID(verb) || !strings.Contains(run.Result.Reason, "building a tool") {
 		t.Fatalf("build ref %+v reason %q", run.Result.Build, run.Result.Reason)
 	}
 
@@ -247,7 +248,7 @@ func TestBuildFromScratch(t *testing.T) {
 		Outcome workflows.AirlockOutcome `json:"outcome"`
 	}
 	code = e.post("/api/v1/tools/pending/"+id+"/approve?wait=3m", map[string]any{"policy": map[string]any{"rateLimitPerMinute": 30}}, &decided)
-	toolID := activities.BuiltSlug("ROMAN_NUMERAL") + ".to_roman"
+	toolID := activities.BuiltSlug(verb) + ".to_roman"
 	if code != http.StatusOK || len(decided.Outcome.ToolIDs) != 1 || decided.Outcome.ToolIDs[0] != toolID {
 		t.Fatalf("approve: HTTP %d %+v", code, decided)
 	}
@@ -308,6 +309,7 @@ func gapReason(t *testing.T, e *env, verb string) string {
 // refuses a program that imports os/exec before building it, and stops when the model's answers spend the configured token budget, and
 // the gap keeps the reason.
 func TestBuildOnDemandEndsOnTheBudget(t *testing.T) {
+	verb := "ROMAN_NUMERAL_BUDGETED" // a verb of its own: build IDs are per verb, and the tests share one server
 	// The first program imports os/exec: refused before it is built.
 	execing := strings.Replace(roman(t, romanRight), `\t\"errors\"\n`, `\t\"errors\"\n\t\"os/exec\"\n`, 1)
 	execing = strings.Replace(execing, `n := int(f)\n`, `n := int(f)\n\t_, _ = exec.Command(\"id\").Output()\n`, 1)
@@ -316,15 +318,15 @@ func TestBuildOnDemandEndsOnTheBudget(t *testing.T) {
 	if code := e.post("/api/v1/gaps/NEVER_ASKED/build", nil, nil); code != http.StatusNotFound {
 		t.Fatalf("build without a gap: HTTP %d, want 404", code)
 	}
-	recordGap(t, e, "ROMAN_NUMERAL")
-	if code := e.post("/api/v1/gaps/ROMAN_NUMERAL/build", map[string]any{"rounds": 9}, nil); code != http.StatusUnprocessableEntity {
+	recordGap(t, e, verb)
+	if code := e.post("/api/v1/gaps/"+verb+"/build", map[string]any{"rounds": 9}, nil); code != http.StatusUnprocessableEntity {
 		t.Fatalf("9 rounds: HTTP %d, want 422 naming the field", code)
 	}
 	var started struct {
 		ID        string `json:"id"`
 		StatusURL string `json:"statusUrl"`
 	}
-	if code := e.post("/api/v1/gaps/ROMAN_NUMERAL/build", nil, &started); code != http.StatusAccepted || started.StatusURL != "/api/v1/builds/build-ROMAN_NUMERAL" {
+	if code := e.post("/api/v1/gaps/"+verb+"/build", nil, &started); code != http.StatusAccepted || started.StatusURL != "/api/v1/builds/"+workflows.BuildWorkflowID(verb) {
 		t.Fatalf("start: HTTP %d %+v", code, started)
 	}
 	st := waitBuild(t, e, started.ID, 2*time.Minute, workflows.BuildFailed, workflows.BuildPending)
@@ -335,7 +337,7 @@ func TestBuildOnDemandEndsOnTheBudget(t *testing.T) {
 		t.Fatalf("round 1: %+v", r)
 	}
 	eventually(t, 30*time.Second, func() error {
-		if r := gapReason(t, e, "ROMAN_NUMERAL"); !strings.Contains(r, "token budget") {
+		if r := gapReason(t, e, verb); !strings.Contains(r, "token budget") {
 			return fmt.Errorf("gap reason %q", r)
 		}
 		return nil
@@ -346,16 +348,17 @@ func TestBuildOnDemandEndsOnTheBudget(t *testing.T) {
 // build, after the retry, with a reason that says so; while it runs a
 // second build of the gap is refused with 409.
 func TestBuildModelTimeout(t *testing.T) {
+	verb := "ROMAN_NUMERAL_SLOWLY" // a verb of its own: build IDs are per verb, and the tests share one server
 	m := &buildModel{Programs: []string{roman(t, romanRight)}, Tokens: 100, Delay: 30 * time.Second}
 	e := buildEnv(t, m, 0)
-	recordGap(t, e, "ROMAN_NUMERAL")
+	recordGap(t, e, verb)
 	ctx := context.Background()
-	run, err := e.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.BuildWorkflowID("ROMAN_NUMERAL"), TaskQueue: e.queue},
-		workflows.BuildToolWorkflow, workflows.BuildInput{Verb: "ROMAN_NUMERAL", Options: workflows.BuildOptions{ModelTimeout: 2 * time.Second}})
+	run, err := e.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.BuildWorkflowID(verb), TaskQueue: e.queue},
+		workflows.BuildToolWorkflow, workflows.BuildInput{Verb: verb, Options: workflows.BuildOptions{ModelTimeout: 2 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code := e.post("/api/v1/gaps/ROMAN_NUMERAL/build", nil, nil); code != http.StatusConflict {
+	if code := e.post("/api/v1/gaps/"+verb+"/build", nil, nil); code != http.StatusConflict {
 		t.Fatalf("second build while one runs: HTTP %d, want 409", code)
 	}
 	var res workflows.BuildResult
@@ -370,12 +373,13 @@ func TestBuildModelTimeout(t *testing.T) {
 // TestBuildWithoutAModel: the build says it needs a model, and the gap
 // stays open with that reason.
 func TestBuildWithoutAModel(t *testing.T) {
+	verb := "ROMAN_NUMERAL_UNAIDED" // a verb of its own: build IDs are per verb, and the tests share one server
 	e := buildEnv(t, nil, 0)
-	recordGap(t, e, "ROMAN_NUMERAL")
+	recordGap(t, e, verb)
 	var started struct {
 		ID string `json:"id"`
 	}
-	if code := e.post("/api/v1/gaps/ROMAN_NUMERAL/build", nil, &started); code != http.StatusAccepted {
+	if code := e.post("/api/v1/gaps/"+verb+"/build", nil, &started); code != http.StatusAccepted {
 		t.Fatalf("start: HTTP %d", code)
 	}
 	st := waitBuild(t, e, started.ID, time.Minute, workflows.BuildNeedsModel)
@@ -383,7 +387,7 @@ func TestBuildWithoutAModel(t *testing.T) {
 		t.Fatalf("result: %+v", st.Result)
 	}
 	eventually(t, 30*time.Second, func() error {
-		if r := gapReason(t, e, "ROMAN_NUMERAL"); !strings.HasPrefix(r, workflows.ReasonNeedsModel) {
+		if r := gapReason(t, e, verb); !strings.HasPrefix(r, workflows.ReasonNeedsModel) {
 			return errors.New("gap reason " + r)
 		}
 		return nil
@@ -394,13 +398,14 @@ func TestBuildWithoutAModel(t *testing.T) {
 // expected output shows it to the model; the reviewer rejects the program
 // that passed, and the gap stays open with the reviewer's reason.
 func TestBuildRejectedKeepsTheReason(t *testing.T) {
+	verb := "ROMAN_NUMERAL_REJECTED" // a verb of its own: build IDs are per verb, and the tests share one server
 	m := &buildModel{Programs: []string{roman(t, romanRight)}, Tokens: 100}
 	e := buildEnv(t, m, 0)
-	recordGap(t, e, "ROMAN_NUMERAL")
+	recordGap(t, e, verb)
 	var started struct {
 		ID string `json:"id"`
 	}
-	if code := e.post("/api/v1/gaps/ROMAN_NUMERAL/build", map[string]any{"expected": `{"roman": "MCMXCIV"} for 1994`}, &started); code != http.StatusAccepted {
+	if code := e.post("/api/v1/gaps/"+verb+"/build", map[string]any{"expected": `{"roman": "MCMXCIV"} for 1994`}, &started); code != http.StatusAccepted {
 		t.Fatalf("start: HTTP %d", code)
 	}
 	if st := waitBuild(t, e, started.ID, 2*time.Minute, workflows.BuildPending, workflows.BuildFailed); st.Status != workflows.BuildPending || len(st.Rounds) != 1 {
@@ -430,14 +435,14 @@ func TestBuildRejectedKeepsTheReason(t *testing.T) {
 			return fmt.Errorf("decided: HTTP %d", code)
 		}
 		for _, r := range decided.Reviews {
-			if r.ID == started.ID && r.Title == "Built tool for ROMAN_NUMERAL" && r.Status == workflows.BuildRejected && strings.Contains(r.Reason, "on its way") {
+			if r.ID == started.ID && r.Title == "Built tool for "+verb && r.Status == workflows.BuildRejected && strings.Contains(r.Reason, "on its way") {
 				return nil
 			}
 		}
 		return fmt.Errorf("decided: %+v", decided.Reviews)
 	})
 	eventually(t, 30*time.Second, func() error {
-		if r := gapReason(t, e, "ROMAN_NUMERAL"); !strings.Contains(r, "rejected by") || !strings.Contains(r, "a numeral library is on its way") {
+		if r := gapReason(t, e, verb); !strings.Contains(r, "rejected by") || !strings.Contains(r, "a numeral library is on its way") {
 			return errors.New("gap reason " + r)
 		}
 		return nil
