@@ -134,6 +134,11 @@ func (b *Build) TestProgram(ctx context.Context, in TestProgramInput) (build.Rep
 		}
 	}
 	rep, err := build.Verify(ctx, in.Program, build.Options{Dir: dir, Timeout: b.TestTimeout})
+	if rep.Dir != "" {
+		// The round's module and binary are not kept: an approval builds
+		// the program again where the airlock keeps wrappers.
+		defer os.RemoveAll(rep.Dir)
+	}
 	if err != nil {
 		return rep, fmt.Errorf("activities: test program of %s: %w", in.BuildID, err)
 	}
@@ -194,9 +199,14 @@ func (b *Build) RegisterBuiltTool(ctx context.Context, in RegisterBuiltInput) (R
 	if err != nil {
 		return RegisterBuiltOutput{}, Fail(ErrTypeBuildFailed, "register %s: %v", m.ToolID, err)
 	}
+	previous, _ := b.Files.Approval(slug)
 	if err := b.Files.SaveApproval(airlock.Approval{ID: in.BuildID, Slug: slug, Location: "build:" + in.BuildID,
 		Binary: rep.Binary, Policy: in.Policy, ToolIDs: ids}); err != nil {
 		return RegisterBuiltOutput{}, fmt.Errorf("activities: register built tool: %w", err)
+	}
+	// An earlier approved build of the verb is replaced: its directory goes.
+	if old := filepath.Dir(previous.Binary); previous.Binary != "" && old != dir && filepath.Dir(old) == root {
+		_ = os.RemoveAll(old)
 	}
 	out := RegisterBuiltOutput{ToolID: m.ToolID}
 	if b.Gaps != nil {

@@ -23,8 +23,10 @@ type Report struct {
 	Sandbox string                `json:"sandbox,omitempty"`
 	Tests   []codegen.TestOutcome `json:"tests,omitempty"`
 	// Output is the compiler's or the failing tests' output (its tail).
-	Output   string        `json:"output,omitempty"`
-	Binary   string        `json:"-"`
+	Output string `json:"output,omitempty"`
+	Binary string `json:"-"`
+	// Dir is the module's directory (the caller removes it when done).
+	Dir      string        `json:"-"`
 	Duration time.Duration `json:"durationNs"`
 }
 
@@ -94,7 +96,7 @@ func Verify(ctx context.Context, p Program, opts Options) (Report, error) {
 	v, err := codegen.Verify(ctx, &codegen.Wrapper{Name: p.Tool, Files: files}, codegen.VerifyOptions{Dir: opts.Dir, Timeout: opts.Timeout})
 	rep := Report{Duration: time.Since(start)}
 	if v != nil {
-		rep.Built, rep.Passed, rep.Sandbox, rep.Tests, rep.Output, rep.Binary = v.Built, v.Passed, v.Sandbox, v.Tests, v.Output, v.Binary
+		rep.Built, rep.Passed, rep.Sandbox, rep.Tests, rep.Output, rep.Binary, rep.Dir = v.Built, v.Passed, v.Sandbox, v.Tests, v.Output, v.Binary, v.Dir
 	}
 	switch {
 	case errors.Is(err, codegen.ErrBuild):
