@@ -13,6 +13,10 @@ import (
 	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
+// MaxAnswerTokens bounds one answer: a program with its tests fits well
+// within it.
+const MaxAnswerTokens = 8192
+
 // PromptVersion names the prompt below; the review shows it beside the
 // model, so a reviewer knows what the model was asked.
 const PromptVersion = "build-v1"
@@ -113,9 +117,13 @@ func Write(ctx context.Context, model llms.Model, r Request, previous *Attempt, 
 		return Draft{}, ErrNoModel
 	}
 	opts := []llms.CallOption{llms.WithTemperature(0), llms.WithJSONMode()}
+	// The answer is capped to what the budget has left, and never asked
+	// for more than MaxAnswerTokens (models refuse a cap above their own).
+	maxTokens := MaxAnswerTokens
 	if budget > 0 {
-		opts = append(opts, llms.WithMaxTokens(budget))
+		maxTokens = min(budget, MaxAnswerTokens)
 	}
+	opts = append(opts, llms.WithMaxTokens(maxTokens))
 	prompt := Prompt(r, previous)
 	resp, err := model.GenerateContent(ctx, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, prompt)}, opts...)
 	if err != nil {
