@@ -129,7 +129,7 @@ type StoreGaps struct {
 
 // RecordGap implements GapRecorder.
 func (s StoreGaps) RecordGap(ctx context.Context, g Gap) error {
-	e := graph.GapEvent{Verb: g.Verb, Description: g.Description, At: g.At}
+	e := graph.GapEvent{Verb: g.Verb, Description: g.Description, At: g.At, Reason: g.Reason}
 	for _, c := range g.Closest {
 		e.Closest = append(e.Closest, graph.GapCandidate{ToolID: c.ToolID, Score: c.Score})
 	}

@@ -45,7 +45,8 @@ type WrappedRunner interface {
 // Modules holds the activities that run tools and discover modules.
 type Modules struct {
 	Router *modules.Router
-	// Wrapped runs tools whose manifest's source origin is "openapi".
+	// Wrapped runs tools whose manifest's source origin is "openapi"
+	// (onboarded wrappers) or OriginBuilt (tools built from scratch).
 	Wrapped WrappedRunner
 	// Schemas supplies each tool's manifest (schemas, module, state).
 	Schemas ToolSource
@@ -155,7 +156,9 @@ func (m *Modules) executeTool(ctx context.Context, in ExecuteInput) (ExecuteOutp
 		out.DryRun = true
 		return out, nil
 	}
-	if man.Source != nil && man.Source.Origin == "openapi" {
+	// Onboarded wrappers and tools built from scratch both run as
+	// approved binaries under their approval's policy.
+	if man.Source != nil && (man.Source.Origin == "openapi" || man.Source.Origin == OriginBuilt) {
 		return m.executeWrapped(ctx, in, man, out)
 	}
 	name := in.ToolID

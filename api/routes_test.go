@@ -21,6 +21,7 @@ import (
 	"github.com/toolsmith/toolsmith/api/admin"
 	apiairlock "github.com/toolsmith/toolsmith/api/airlock"
 	apianalytics "github.com/toolsmith/toolsmith/api/analytics"
+	apibuilds "github.com/toolsmith/toolsmith/api/builds"
 	"github.com/toolsmith/toolsmith/api/httpx"
 	"github.com/toolsmith/toolsmith/api/ranking"
 	apiretrieval "github.com/toolsmith/toolsmith/api/retrieval"
@@ -28,6 +29,7 @@ import (
 	"github.com/toolsmith/toolsmith/api/verbs"
 	"github.com/toolsmith/toolsmith/audit"
 	"github.com/toolsmith/toolsmith/embed/hashing"
+	"github.com/toolsmith/toolsmith/fulfil"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/graph/sqlite"
 	"github.com/toolsmith/toolsmith/identity"
@@ -117,6 +119,7 @@ func fullServerWith(t *testing.T, m *metrics.Metrics) (*api.Server, *identity.Ke
 	features := []httpx.Mounter{
 		tools.New(reg), apiretrieval.New(search), admin.New(keys, log), ranking.New(models, tc, ""),
 		runs, apianalytics.New(st, nil), apiairlock.New(reviews).WithOperations(noNotes{}, noEnabler{t}),
+		apibuilds.New(&fulfil.Builds{Temporal: tc, Gaps: st}),
 	}
 	auth := &identity.Authenticator{Keys: keys}
 	limiter := ratelimit.New(ratelimit.Config{}, m.RateLimited) // one budget for both doors, as cmd/toolsmith wires it

@@ -65,6 +65,9 @@ var Rules = []RouteRule{
 	{"GET", "/api/v1/tools/admin/analytics", identity.RuleAdmin, "", false},
 	{"GET", "/api/v1/tools/admin/series", identity.RuleAdmin, "", false},
 	{"GET", "/api/v1/gaps", identity.RuleApprover, "", false},
+	// Building a tool from scratch for a gap (reviewed on the pending routes).
+	{"POST", "/api/v1/gaps/:id/build", identity.RuleApprover, "", true},
+	{"GET", "/api/v1/builds/:id", identity.RuleApprover, "", false},
 
 	// Execution and fulfilment: the route admits every caller; the tool's
 	// own permissions and the approved policy decide (package access).

@@ -31,6 +31,10 @@ type Gap struct {
 	// Entities are the catalogue's entities the verb's requests mention.
 	Entities []string `json:"entities"`
 	Status   string   `json:"status"`
+	// Reason is why the gap is (still) open, as the last run or build that
+	// left it open said (e.g. "build needs a model", a reviewer's
+	// rejection of a built tool).
+	Reason string `json:"reason,omitempty"`
 	// ClosedBy is the tool that covered the gap, ClosedAt when.
 	ClosedBy string    `json:"closedBy,omitempty"`
 	ClosedAt time.Time `json:"closedAt,omitzero"`
@@ -49,6 +53,12 @@ type GapEvent struct {
 	Closest     []GapCandidate
 	Entities    []string
 	At          time.Time
+	// Reason, when set, replaces the gap's reason.
+	Reason string
+	// NoteOnly records Reason on an existing gap without counting a run:
+	// count, last seen, closest tools, entities and status are kept (a
+	// build's outcome is a note on the gap, not another unfulfilled ask).
+	NoteOnly bool
 }
 
 // GapQuery filters ListGaps.
@@ -79,6 +89,15 @@ const (
 	MaxGapClosest  = 5
 )
 
+// ValidateGapEvent checks an event before a store opens a transaction for
+// it: the verb is required (fault.ErrInvalid).
+func ValidateGapEvent(e GapEvent) error {
+	if strings.TrimSpace(e.Verb) == "" {
+		return fmt.Errorf("gap: verb is required: %w", fault.ErrInvalid)
+	}
+	return nil
+}
+
 // MergeGap applies one event to a gap (the zero Gap for a new verb): the
 // one rule both stores follow.
 func MergeGap(g Gap, e GapEvent) (Gap, error) {
@@ -91,7 +110,16 @@ func MergeGap(g Gap, e GapEvent) (Gap, error) {
 		at = time.Now().UTC()
 	}
 	if g.Verb == "" {
-		g = Gap{Verb: e.Verb, FirstSeen: at, Closest: []GapCandidate{}, Entities: []string{}}
+		g = Gap{Verb: e.Verb, FirstSeen: at, LastSeen: at, Closest: []GapCandidate{}, Entities: []string{}, Status: GapOpen}
+		if e.NoteOnly {
+			return g, fmt.Errorf("gap: no gap for %s to note on: %w", e.Verb, fault.ErrNotFound)
+		}
+	}
+	if r := strings.TrimSpace(e.Reason); r != "" {
+		g.Reason = r
+	}
+	if e.NoteOnly {
+		return g, nil
 	}
 	g.Count++
 	if at.After(g.LastSeen) {

@@ -110,7 +110,7 @@ func (c *Console) review(w http.ResponseWriter, r *http.Request, s *session) {
 	if err = c.allow(r, s, http.MethodGet, routeTimeline); err == nil {
 		tl, err = c.d.Reviews.Timeline(r.Context(), id)
 	}
-	c.page(w, r, s, http.StatusOK, "review", map[string]any{"ID": id, "State": st, "Ops": ops, "Outcome": out, "Timeline": tl,
+	c.page(w, r, s, http.StatusOK, "review", map[string]any{"ID": id, "State": st, "Ops": ops, "Outcome": out, "Timeline": tl, "Build": newBuildView(st.Build),
 		"TimelineError": c.errorText(r, err)})
 }
 

@@ -37,6 +37,10 @@ type Deps struct {
 	// Wrapped runs tools onboarded through the airlock; nil leaves them
 	// unexecutable on this worker.
 	Wrapped activities.WrappedRunner
+	// Build builds tools from scratch (BuildToolWorkflow); nil registers
+	// its activities with LLM as the model and Store's gaps, and nothing
+	// to register an approved program in.
+	Build *activities.Build
 	// Airlock onboards external tools; nil registers the airlock workflows
 	// with activities that report "not configured".
 	Airlock *activities.Airlock
@@ -104,6 +108,14 @@ func Register(r Registry, deps Deps) {
 	r.RegisterActivity(&activities.Analytics{Store: deps.Store, Runs: deps.Runs})
 	r.RegisterActivity(mods)
 	r.RegisterActivity(&activities.LLM{Model: deps.LLM})
+	bd := deps.Build
+	if bd == nil {
+		bd = &activities.Build{Model: deps.LLM}
+		if deps.Store != nil {
+			bd.Gaps = deps.Store
+		}
+	}
+	r.RegisterActivity(bd)
 	al := deps.Airlock
 	if al == nil {
 		al = &activities.Airlock{}

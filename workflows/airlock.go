@@ -116,6 +116,9 @@ type AirlockState struct {
 	// Gaps are the verbs nothing fulfilled that this review was proposed
 	// for; onboarding closes them.
 	Gaps []string `json:"gaps,omitempty"`
+	// Build is set when the review is of a tool built from scratch
+	// (BuildToolWorkflow): the code, its rounds, hosts, model and prompt.
+	Build *BuildState `json:"build,omitempty"`
 }
 
 // AirlockWorkflow is one pending external spec: it prepares the review,

@@ -14,7 +14,7 @@ const TaskQueue = "toolsmith"
 // to hold to a recorded history each.
 func All() []any {
 	return []any{NovelVerbWorkflow, ExecuteToolWorkflow, RefreshModulesWorkflow, AirlockWorkflow, ScanSourcesWorkflow,
-		HealthCheckWorkflow, ReindexWorkflow, GapDiscoveryWorkflow, AnalyticsWorkflow, RetrainWorkflow}
+		HealthCheckWorkflow, ReindexWorkflow, GapDiscoveryWorkflow, AnalyticsWorkflow, RetrainWorkflow, BuildToolWorkflow}
 }
 
 // ProgressQuery is the query type that returns a Progress.

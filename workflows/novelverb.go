@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -161,6 +162,8 @@ type NovelVerbResult struct {
 	GapRecorded string `json:"gapRecorded,omitempty"`
 	// Airlock is set when find-or-build found an external definition.
 	Airlock *AirlockRef `json:"airlock,omitempty"`
+	// Build is set when find-or-build started building a tool.
+	Build *BuildRef `json:"build,omitempty"`
 	// Judge records who decided the substitution (the rule, or the
 	// configured model) and the model's reason; nil for runs recorded
 	// before the judge and for searches with no candidates.
@@ -597,10 +600,13 @@ func (f *fulfilment) decompose(cands []activities.Candidate, why string) (NovelV
 			// fails for want of a planner (runs recorded before gaps were
 			// kept here replay without it).
 			if workflow.GetVersion(f.ctx, "gap-without-planner", workflow.DefaultVersion, 1) == 1 {
-				if out, gerr := f.recordGap(activities.Message(err), cands); gerr == nil {
+				// The gap keeps the reason it stays open: nothing can build
+				// a tool for it either.
+				if out, gerr := f.recordGap(ReasonNeedsModel+": "+activities.Message(err), cands); gerr == nil {
 					f.res.GapRecorded = out.Where
 				}
 			}
+			return f.fail(activities.ErrTypeLLMUnavailable, "decompose %s: %s; the gap stays open (%s)", in.Verb, activities.Message(err), ReasonNeedsModel)
 		}
 		return f.fail(typeOr(err, activities.ErrTypeInvalidPlan), "decompose %s: %s", in.Verb, activities.Message(err))
 	}
@@ -723,7 +729,52 @@ func (f *fulfilment) findOrBuild(reason string, cands []activities.Candidate) (N
 	f.res.Reason = reason
 	f.res.Branch = BranchNoCapability
 	f.stage(BranchNoCapability, SABranch.ValueSet(BranchNoCapability))
+	// A model is configured (it planned, and found no plan): it may build
+	// the tool. Runs recorded before builds replay without one.
+	if workflow.GetVersion(f.ctx, "find-or-build-build", workflow.DefaultVersion, 1) >= 1 && !f.in.Options.DryRun {
+		f.startBuild(cands)
+	}
 	return f.res, nil
+}
+
+// BuildRef records the build a run started for its gap.
+type BuildRef struct {
+	WorkflowID string `json:"workflowId"`
+	// Started is false when a build for the verb is under way or already
+	// ran (Reason says so and how to build again).
+	Started bool   `json:"started"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// startBuild starts BuildToolWorkflow for the run's gap, abandoned to run
+// on its own (its review may take days), and waits only for it to start.
+func (f *fulfilment) startBuild(cands []activities.Candidate) {
+	id := BuildWorkflowID(f.in.Verb)
+	ref := &BuildRef{WorkflowID: id}
+	f.res.Build = ref
+	closest := make([]string, 0, len(cands))
+	for _, c := range cands[:min(len(cands), activities.MaxGapClosest)] {
+		closest = append(closest, c.ToolID)
+	}
+	// One automatic build per verb: a verb whose build was rejected or
+	// failed is not built again by every later ask (each costs tokens); a
+	// reviewer asks again on demand (POST /api/v1/gaps/:verb/build).
+	cctx := workflow.WithChildOptions(f.ctx, workflow.ChildWorkflowOptions{
+		WorkflowID: id, ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+	})
+	child := workflow.ExecuteChildWorkflow(cctx, BuildToolWorkflow, BuildInput{
+		Verb: f.in.Verb, Description: f.in.Description, Inputs: f.in.Inputs, Closest: closest,
+		RequestedBy: workflow.GetInfo(f.ctx).WorkflowExecution.ID,
+	})
+	if err := child.GetChildWorkflowExecution().Get(f.ctx, nil); err != nil {
+		ref.Reason = fmt.Sprintf("a build for %s is under way or already ran (GET /api/v1/builds/%s; build again with POST /api/v1/gaps/%s/build): %s",
+			f.in.Verb, id, f.in.Verb, activities.Message(err))
+		f.res.Reason += "; " + ref.Reason
+		return
+	}
+	ref.Started = true
+	f.res.Reason += fmt.Sprintf("; a model is building a tool for it (review it as %s)", id)
 }
 
 // recordGap records that nothing fulfilled the verb, with the closest

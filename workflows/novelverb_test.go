@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
@@ -30,6 +31,9 @@ func run(t *testing.T, f *workflowstest.Fixture, in NovelVerbInput) (NovelVerbRe
 	env.RegisterActivity(&activities.LLM{Model: f.LLM})
 	// No airlock configured: find-or-build finds no external definition.
 	env.RegisterActivity(&activities.Airlock{})
+	// A build started for a gap runs on its own (build_test.go tests it).
+	env.RegisterWorkflow(BuildToolWorkflow)
+	env.OnWorkflow(BuildToolWorkflow, mock.Anything, mock.Anything).Return(BuildResult{Status: BuildPending}, nil)
 	env.ExecuteWorkflow(NovelVerbWorkflow, in)
 	if !env.IsWorkflowCompleted() {
 		t.Fatal("workflow did not complete")
@@ -324,6 +328,10 @@ func TestNoCapability(t *testing.T) {
 	}
 	if res.Branch != BranchNoCapability || res.GapRecorded != "store" || p.Stage != BranchNoCapability {
 		t.Fatalf("result branch %q gap %q progress %+v", res.Branch, res.GapRecorded, p)
+	}
+	// A model is configured (it planned): it builds a tool for the gap.
+	if res.Build == nil || !res.Build.Started || res.Build.WorkflowID != BuildWorkflowID("RESERVE_LUTECE_TABLE") || !strings.Contains(res.Reason, "building a tool") {
+		t.Fatalf("build %+v reason %q", res.Build, res.Reason)
 	}
 	if len(f.Gaps.Gaps) != 1 || f.Gaps.Gaps[0].Verb != "RESERVE_LUTECE_TABLE" || f.Gaps.Gaps[0].BestToolID != "currency.convert" {
 		t.Fatalf("gaps = %+v", f.Gaps.Gaps)

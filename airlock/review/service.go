@@ -193,7 +193,9 @@ func (s *Service) startScan(ctx context.Context, ids []string) (client.WorkflowR
 // ---- reviews ----
 
 // pendingQuery lists running reviews.
-const pendingQuery = "WorkflowType = 'AirlockWorkflow' AND ExecutionStatus = 'Running'"
+// Builds from scratch (BuildToolWorkflow) answer the review query too,
+// and are listed and decided with the specs.
+const pendingQuery = "WorkflowType IN ('AirlockWorkflow', 'BuildToolWorkflow') AND ExecutionStatus = 'Running'"
 
 // Pending lists the running reviews (at most 200), each with its state; a
 // review that ends between the listing and its query is left out.
@@ -327,7 +329,8 @@ func (s *Service) update(ctx context.Context, id string, d workflows.Decision) e
 }
 
 // decidedQuery lists reviews that ended: decided, timed out or failed.
-const decidedQuery = "WorkflowType = 'AirlockWorkflow' AND ExecutionStatus != 'Running'"
+// Builds from scratch are listed too, whatever ended them.
+const decidedQuery = "WorkflowType IN ('AirlockWorkflow', 'BuildToolWorkflow') AND ExecutionStatus != 'Running'"
 
 // Decided lists reviews that ended, newest first, limit to a page (1 to
 // 100), paged by cursor (the previous page's Next; a cursor that is not

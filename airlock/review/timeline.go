@@ -43,6 +43,13 @@ func (s *Service) closedReview(ctx context.Context, id, runID string) (airlock.R
 			return airlock.Review{}, nil, false
 		}
 		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+			// A build from scratch has no prepared review: its input names it.
+			a := ev.GetWorkflowExecutionStartedEventAttributes()
+			var in workflows.BuildInput
+			if a.GetWorkflowType().GetName() == "BuildToolWorkflow" && dc.FromPayloads(a.GetInput(), &in) == nil {
+				rev.Title, rev.Location = "Built tool for "+in.Verb, "build:"+id
+			}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 			if ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() == "PrepareReview" {
 				prepare = ev.GetEventId()
@@ -68,6 +75,11 @@ var activitySteps = map[string]struct{ kind, what string }{
 	"OnboardSpec":   {"build", "wrapper generated, built, tested and registered"},
 	"CloseGaps":     {"step", "gaps closed"},
 	"SetSpecStatus": {"step", "spec status recorded"},
+	// A build from scratch (BuildToolWorkflow).
+	"WriteProgram":      {"step", "the model wrote a program"},
+	"TestProgram":       {"build", "program checked, built and tested in the sandbox"},
+	"RegisterBuiltTool": {"build", "program rebuilt, tested and registered"},
+	"NoteGap":           {"step", "reason noted on the gap"},
 }
 
 // Timeline tells a review's steps from its Temporal history (which is the
@@ -91,9 +103,15 @@ func (s *Service) Timeline(ctx context.Context, id string) ([]TimelineEntry, err
 		case err != nil:
 			return nil, fmt.Errorf("review %s history: %w: %w", id, fault.ErrUnavailable, err)
 		}
-		if ev.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED &&
-			ev.GetWorkflowExecutionStartedEventAttributes().GetWorkflowType().GetName() != "AirlockWorkflow" {
-			return nil, fmt.Errorf("no review %q: %w", id, fault.ErrNotFound) // another kind of workflow
+		opened := "review opened by a source scan"
+		if ev.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED {
+			switch ev.GetWorkflowExecutionStartedEventAttributes().GetWorkflowType().GetName() {
+			case "AirlockWorkflow":
+			case "BuildToolWorkflow":
+				opened = "build from scratch started for a gap"
+			default:
+				return nil, fmt.Errorf("no review %q: %w", id, fault.ErrNotFound) // another kind of workflow
+			}
 		}
 		at := ev.GetEventTime().AsTime().UTC()
 		step := func(schedID int64, outcome, detail string) {
@@ -110,7 +128,7 @@ func (s *Service) Timeline(ctx context.Context, id string) ([]TimelineEntry, err
 		}
 		switch ev.GetEventType() {
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
-			out = append(out, TimelineEntry{At: at, Kind: "opened", What: "review opened by a source scan"})
+			out = append(out, TimelineEntry{At: at, Kind: "opened", What: opened})
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 			scheduled[ev.GetEventId()] = ev
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:

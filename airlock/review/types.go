@@ -67,6 +67,9 @@ type State struct {
 	// Gaps are the verbs nothing fulfilled that this review was proposed
 	// for; onboarding closes them.
 	Gaps []string `json:"gaps,omitempty"`
+	// Build is set for a tool built from scratch: its program, rounds
+	// with their test results, hosts, model and prompt version.
+	Build *workflows.BuildState `json:"build,omitempty"`
 }
 
 // Decidable is whether a decision may still be sent.
@@ -143,5 +146,5 @@ func outcomeOf(o *workflows.AirlockOutcome) *Outcome {
 }
 
 func stateOf(st workflows.AirlockState) State {
-	return State{Status: st.Status, Review: st.Review, Policy: st.Policy, Outcome: outcomeOf(st.Outcome), Ignored: st.Ignored, Gaps: st.Gaps}
+	return State{Status: st.Status, Review: st.Review, Policy: st.Policy, Outcome: outcomeOf(st.Outcome), Ignored: st.Ignored, Gaps: st.Gaps, Build: st.Build}
 }

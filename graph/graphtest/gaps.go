@@ -69,6 +69,18 @@ func testGaps(t *testing.T, open func(*testing.T) graph.Store) {
 		t.Fatalf("limit 1: %s", verbs(list))
 	}
 
+	// A note sets the reason without counting a run; a note needs a gap.
+	noted, err := gs.RecordGap(ctx, graph.GapEvent{Verb: "SING", Reason: "build needs a model", NoteOnly: true, At: t0.Add(time.Hour)})
+	if err != nil || noted.Count != 1 || noted.Reason != "build needs a model" || !noted.LastSeen.Equal(t0) || noted.Status != graph.GapOpen {
+		t.Fatalf("note: %+v %v", noted, err)
+	}
+	if list, _ := gs.ListGaps(ctx, graph.GapQuery{}); len(list) != 3 || list[2].Reason != "build needs a model" || list[2].Count != 1 {
+		t.Fatalf("noted gap as listed: %+v", list)
+	}
+	if _, err := gs.RecordGap(ctx, graph.GapEvent{Verb: "NEVER_ASKED", Reason: "no gap", NoteOnly: true}); !errors.Is(err, fault.ErrNotFound) {
+		t.Fatalf("note without a gap: %v", err)
+	}
+
 	// A tool registered for the verb closes its gap, once.
 	put(t, s, mk("music.compose", "COMPOSE_SYMPHONY", "Composer", "music", "Compose music.", unit(1)))
 	closed, err := gs.CloseGap(ctx, "COMPOSE_SYMPHONY", "music.compose", t0.Add(2*time.Hour))

@@ -48,7 +48,7 @@ func (s *Store) RecordGap(ctx context.Context, e graph.GapEvent) (graph.Gap, err
 	if e.At.IsZero() {
 		e.At = s.clock()
 	}
-	if _, err := graph.MergeGap(graph.Gap{}, e); err != nil {
+	if err := graph.ValidateGapEvent(e); err != nil {
 		return graph.Gap{}, fmt.Errorf("neo4j: record gap: %w", err)
 	}
 	var g graph.Gap

@@ -22,7 +22,7 @@ func (s *Store) RecordGap(ctx context.Context, e graph.GapEvent) (graph.Gap, err
 	if e.At.IsZero() {
 		e.At = s.now()
 	}
-	if _, err := graph.MergeGap(graph.Gap{}, e); err != nil {
+	if err := graph.ValidateGapEvent(e); err != nil {
 		return graph.Gap{}, fmt.Errorf("sqlite: record gap: %w", err)
 	}
 	s.writeMu.Lock()

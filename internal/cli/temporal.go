@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -17,12 +18,16 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/toolsmith/toolsmith/activities"
+	"github.com/toolsmith/toolsmith/airlock"
 	"github.com/toolsmith/toolsmith/analytics"
 	"github.com/toolsmith/toolsmith/api"
 	apianalytics "github.com/toolsmith/toolsmith/api/analytics"
+	apibuilds "github.com/toolsmith/toolsmith/api/builds"
 	"github.com/toolsmith/toolsmith/api/httpx"
 	"github.com/toolsmith/toolsmith/api/ranking"
 	"github.com/toolsmith/toolsmith/api/verbs"
+	"github.com/toolsmith/toolsmith/fulfil"
+	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/config"
 	"github.com/toolsmith/toolsmith/internal/demomodule"
 	"github.com/toolsmith/toolsmith/internal/temporallog"
@@ -173,6 +178,7 @@ type fulfilment struct {
 	worker    sdkworker.Worker
 	verbs     *verbs.Handler
 	analytics *apianalytics.Handler
+	gaps      graph.Gaps
 	ranking   *ranking.Handlers // nil without a retrain service
 	mcp       *mcp.Edge
 	console   *web.Console
@@ -231,6 +237,7 @@ func (f *fulfilment) mounters(cfg config.Config) []httpx.Mounter {
 	if f.airlock != nil {
 		m = append(m, f.airlock.routes())
 	}
+	m = append(m, apibuilds.New(&fulfil.Builds{Temporal: f.client, Gaps: f.gaps, TaskQueue: workflows.TaskQueue}))
 	return m
 }
 
@@ -239,6 +246,7 @@ func (f *fulfilment) mounters(cfg config.Config) []httpx.Mounter {
 // (toolsmith api against an external worker).
 func newFulfilment(ctx context.Context, cfg config.Config, sys *system, c client.Client, uiURL string, mc modules.Config, runWorker bool) (*fulfilment, error) {
 	f := &fulfilment{client: c, uiURL: strings.TrimRight(uiURL, "/"), namespace: cfg.Temporal.Namespace}
+	f.gaps = sys.store
 	f.analytics = apianalytics.New(sys.store, verbs.Runs{Temporal: c, Namespace: cfg.Temporal.Namespace})
 	if sys.sampler != nil {
 		f.sampler = sys.sampler.WithRuns(verbs.Runs{Temporal: c, Namespace: cfg.Temporal.Namespace})
@@ -292,6 +300,11 @@ func newFulfilment(ctx context.Context, cfg config.Config, sys *system, c client
 	deps.Gaps = sg
 	if al != nil {
 		deps.Airlock, deps.Wrapped = al.activities, al.runtime
+	}
+	deps.Build = &activities.Build{Model: model, ModelName: cfg.LLM.Provider + "/" + cfg.LLM.Model, TokenBudget: cfg.LLM.BuildTokenBudget,
+		WorkDir: filepath.Join(cfg.DataDir, "builds"), Gaps: sys.store}
+	if al != nil && sys.registry != nil {
+		deps.Build.Files, deps.Build.Registrar = al.files, airlock.RegistryRegistrar{Registry: sys.registry}
 	}
 	f.worker = worker.New(c, deps)
 	return f, nil

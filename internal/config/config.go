@@ -165,6 +165,9 @@ type Temporal struct {
 // LLM holds the language-model settings (see package llm).
 type LLM struct {
 	Provider, URL, Model, APIKey string
+	// BuildTokenBudget bounds the tokens one build from scratch may spend
+	// (BuildToolWorkflow, every round together).
+	BuildTokenBudget int
 }
 
 // Default returns the configuration used when nothing is set.
@@ -178,7 +181,7 @@ func Default() Config {
 		LogLevel:       DefaultLogLevel,
 		Temporal:       Temporal{Addr: DefaultTemporalAddr, UIAddr: DefaultUIAddr, Namespace: DefaultNamespace},
 		ModuleRefresh:  10 * time.Minute,
-		LLM:            LLM{Provider: "none"},
+		LLM:            LLM{Provider: "none", BuildTokenBudget: 40000},
 		ReviewTimeout:  7 * 24 * time.Hour,
 		GapDiscovery:   GapDiscovery{MinScore: 0.5, Every: time.Hour},
 		AnalyticsEvery: 24 * time.Hour,
@@ -331,6 +334,9 @@ func (c Config) Validate() error {
 	default:
 		errs = append(errs, invalid("llm-provider", "must be none, openai or ollama, got %q", c.LLM.Provider))
 	}
+	if c.LLM.BuildTokenBudget < 1000 {
+		errs = append(errs, invalid("build-token-budget", "must be at least 1000, got %d", c.LLM.BuildTokenBudget))
+	}
 	if c.LLM.URL != "" && !hasScheme(c.LLM.URL, "http", "https") {
 		errs = append(errs, invalid("llm-url", "must be an http:// or https:// URL, got %q", c.LLM.URL))
 	}
@@ -476,6 +482,7 @@ func (c *Config) Register(fs *pflag.FlagSet, groups Flags) {
 		fs.StringVar(&c.LLM.URL, "llm-url", c.LLM.URL, "language model base URL (openai: including /v1)")
 		fs.StringVar(&c.LLM.Model, "llm-model", c.LLM.Model, "language model name")
 		fs.StringVar(&c.LLM.APIKey, "llm-api-key", c.LLM.APIKey, "language model API key (prefer the environment; also OPENAI_API_KEY)")
+		fs.IntVar(&c.LLM.BuildTokenBudget, "build-token-budget", c.LLM.BuildTokenBudget, "tokens one build of a tool from scratch may spend, all rounds together")
 		fs.Float64Var(&c.SubstituteThreshold, "substitute-threshold", c.SubstituteThreshold, "similarity a close match needs to substitute a novel verb (0: the embedder's calibrated rule; set, it replaces the rule's threshold and its margins stay)")
 		fs.DurationVar(&c.ReviewTimeout, "review-timeout", c.ReviewTimeout, "how long an airlock review waits for approve/reject before it ends")
 		fs.IntVar(&c.GapDiscovery.MinCount, "gap-discovery-min-count", c.GapDiscovery.MinCount, "propose external definitions for review when a gap (a verb nothing fulfilled) recurs this many times (0: off)")
