@@ -480,6 +480,8 @@ func Statements() []Statement {
 		"getKey":                 cypherGetKey,
 		"listKeys":               cypherListKeys,
 		"setKeyRecord":           cypherSetKeyRecord,
+		"indexKeyRevoked":        cypherIndexKeyRevoked,
+		"revokedKeys":            cypherRevokedKeys,
 		"auditExisting":          cypherAuditExisting,
 		"appendAudit":            cypherAppendAudit,
 		"auditEvents":            cypherAuditEvents,
@@ -591,6 +593,11 @@ RETURN k.record AS record
 ORDER BY k.createdAt, k.id`
 	cypherSetKeyRecord = `MATCH (k:ApiKey {id: $id})
 SET k.revokedAt = $revokedAt, k.record = $record`
+	// cypherRevokedKeys counts revoked keys over the revokedAt index.
+	cypherIndexKeyRevoked = `CREATE INDEX api_key_revoked IF NOT EXISTS FOR (k:ApiKey) ON (k.revokedAt)`
+	cypherRevokedKeys     = `MATCH (k:ApiKey)
+WHERE k.revokedAt > 0
+RETURN count(k) AS n`
 	cypherAuditExisting = `UNWIND $ids AS id
 MATCH (a:AuditEvent {id: id})
 RETURN a.id AS id`

@@ -357,6 +357,8 @@ func goldenCases() []goldenCase {
 		}, func(ctx context.Context, s *Store) (any, error) {
 			return nil, s.RevokeKey(ctx, "k1", goldenNow.Add(time.Hour))
 		}},
+		{"revoked_keys", func(t *testing.T, f *fakeRunner) { f.answer("revokedKeys", record{"n": int64(3)}) },
+			func(ctx context.Context, s *Store) (any, error) { return s.RevokedKeys(ctx) }},
 		{"append_audit", func(t *testing.T, f *fakeRunner) { f.answer("auditExisting") },
 			func(ctx context.Context, s *Store) (any, error) {
 				return nil, s.AppendAudit(ctx, []graph.AuditEvent{{ID: "e1", At: goldenNow, Actor: "key:k1", Action: "tools.register", Tool: "t", Outcome: "success", Status: 201}})

@@ -135,6 +135,7 @@ var schemaStatements = []string{
 	cypherConstraintSource,
 	cypherConstraintDefinition,
 	cypherConstraintAPIKey,
+	cypherIndexKeyRevoked,
 	cypherConstraintAudit,
 	cypherIndexAuditAt,
 	cypherConstraintGap,

@@ -239,6 +239,9 @@ CREATE TABLE series_points (
 );
 CREATE INDEX series_points_age ON series_points(res, at);
 `,
+	// Revoked keys, counted by processes that cache verified keys
+	// (graph.Keys.RevokedKeys).
+	`CREATE INDEX api_keys_revoked ON api_keys(revoked_at) WHERE revoked_at > 0;`,
 }
 
 // schemaVersion is the version a fully migrated store has.
