@@ -286,7 +286,8 @@ type VectorScorer interface {
 // graph/neo4j (production); graph/graphtest holds their shared contract suite.
 //
 // Store includes every capability interface (Keys, Audit, Definitions, Gaps,
-// Pairings, Series, Snapshots, ModelVersions, MeanVectorer, VectorScorer):
+// Pairings, Series, Snapshots, ModelVersions, MeanVectorer, VectorScorer,
+// RateCounts):
 // both stores implement them all, and each asserts so at compile time, so
 // no consumer discovers a capability at run time. A consumer that needs
 // only one takes that narrow interface.
@@ -301,6 +302,7 @@ type Store interface {
 	ModelVersions
 	MeanVectorer
 	VectorScorer
+	RateCounts
 
 	// EnsureEmbedder records info on first call; later calls return
 	// ErrEmbedderMismatch (wrapped, naming both) when model or dimension differ.

@@ -359,6 +359,13 @@ func goldenCases() []goldenCase {
 		}},
 		{"revoked_keys", func(t *testing.T, f *fakeRunner) { f.answer("revokedKeys", record{"n": int64(3)}) },
 			func(ctx context.Context, s *Store) (any, error) { return s.RevokedKeys(ctx) }},
+		{"add_rate_count", func(t *testing.T, f *fakeRunner) { f.answer("addRateCount", record{"n": int64(4), "prev": int64(9)}) },
+			func(ctx context.Context, s *Store) (any, error) {
+				cur, prev, err := s.AddRateCount(ctx, "search|key:k1", 29000000, 1)
+				return []int64{cur, prev}, err
+			}},
+		{"expire_rate_counts", func(t *testing.T, f *fakeRunner) { f.answer("expireRateCounts", record{"n": int64(2)}) },
+			func(ctx context.Context, s *Store) (any, error) { return s.ExpireRateCounts(ctx, 28999999) }},
 		{"append_audit", func(t *testing.T, f *fakeRunner) { f.answer("auditExisting") },
 			func(ctx context.Context, s *Store) (any, error) {
 				return nil, s.AppendAudit(ctx, []graph.AuditEvent{{ID: "e1", At: goldenNow, Actor: "key:k1", Action: "tools.register", Tool: "t", Outcome: "success", Status: 201}})

@@ -141,6 +141,8 @@ var schemaStatements = []string{
 	cypherConstraintGap,
 	cypherConstraintModelVersion,
 	cypherConstraintSeries,
+	cypherConstraintRateCount,
+	cypherIndexRateCountWindow,
 	cypherIndexDefinitionSpec,
 	cypherIndexToolStatus,
 	cypherIndexRevision,

@@ -242,6 +242,16 @@ CREATE INDEX series_points_age ON series_points(res, at);
 	// Revoked keys, counted by processes that cache verified keys
 	// (graph.Keys.RevokedKeys).
 	`CREATE INDEX api_keys_revoked ON api_keys(revoked_at) WHERE revoked_at > 0;`,
+	// Rate-limit counts shared by replicas (graph.RateCounts): one row per
+	// key and one-minute window, expired by the limiters.
+	`CREATE TABLE rate_counts (
+	key    TEXT NOT NULL,
+	win    INTEGER NOT NULL,
+	n      INTEGER NOT NULL,
+	PRIMARY KEY (key, win)
+) WITHOUT ROWID;
+CREATE INDEX rate_counts_window ON rate_counts(win);
+`,
 }
 
 // schemaVersion is the version a fully migrated store has.
