@@ -52,6 +52,7 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"ModelVersions", testModelVersions},
 		{"Series", testSeries},
 		{"RateCounts", testRateCounts},
+		{"CallLedger", testCallLedger},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

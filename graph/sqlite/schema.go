@@ -252,6 +252,26 @@ CREATE INDEX series_points_age ON series_points(res, at);
 ) WITHOUT ROWID;
 CREATE INDEX rate_counts_window ON rate_counts(win);
 `,
+	// The airlock's execution ledger (graph.CallLedger): calls, each
+	// approval's running spent total, and the ledger files imported.
+	`CREATE TABLE calls (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	approval_id TEXT NOT NULL,
+	at          INTEGER NOT NULL,
+	cost        REAL NOT NULL,
+	record      TEXT NOT NULL
+);
+CREATE INDEX calls_approval_at ON calls(approval_id, at);
+CREATE TABLE call_ledgers (
+	approval_id TEXT PRIMARY KEY,
+	spent       REAL NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE call_imports (
+	source TEXT PRIMARY KEY,
+	at     INTEGER NOT NULL,
+	calls  INTEGER NOT NULL
+) WITHOUT ROWID;
+`,
 }
 
 // schemaVersion is the version a fully migrated store has.
