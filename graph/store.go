@@ -287,7 +287,7 @@ type VectorScorer interface {
 //
 // Store includes every capability interface (Keys, Audit, Definitions, Gaps,
 // Pairings, Series, Snapshots, ModelVersions, MeanVectorer, VectorScorer,
-// RateCounts, CallLedger):
+// RateCounts, CallLedger, WrapperApprovals):
 // both stores implement them all, and each asserts so at compile time, so
 // no consumer discovers a capability at run time. A consumer that needs
 // only one takes that narrow interface.
@@ -304,6 +304,7 @@ type Store interface {
 	VectorScorer
 	RateCounts
 	CallLedger
+	WrapperApprovals
 
 	// EnsureEmbedder records info on first call; later calls return
 	// ErrEmbedderMismatch (wrapped, naming both) when model or dimension differ.

@@ -406,6 +406,13 @@ func goldenCases() []goldenCase {
 			func(ctx context.Context, s *Store) (any, error) {
 				return s.ImportCalls(ctx, "ledger#ab12", []graph.CallRecord{{ID: 1, ApprovalID: "ap1", At: goldenNow, Cost: 1}})
 			}},
+		{"put_wrapper_approval", nil, func(ctx context.Context, s *Store) (any, error) {
+			return nil, s.PutWrapperApproval(ctx, graph.WrapperApproval{Slug: "pets", ApprovalID: "ap1", SpecHash: "ab12", Spec: "openapi: 3.0.0", Record: json.RawMessage(`{"id":"ap1"}`)})
+		}},
+		{"get_wrapper_approval", func(t *testing.T, f *fakeRunner) {
+			f.answer("getWrapperApproval", record{"approvalId": "ap1", "specHash": "ab12", "spec": "openapi: 3.0.0", "record": `{"id":"ap1"}`, "updatedAt": goldenNow.UnixNano()})
+		}, func(ctx context.Context, s *Store) (any, error) { return s.GetWrapperApproval(ctx, "pets") }},
+		{"get_wrapper_approval_missing", nil, func(ctx context.Context, s *Store) (any, error) { return s.GetWrapperApproval(ctx, "nope") }},
 		{"append_audit", func(t *testing.T, f *fakeRunner) { f.answer("auditExisting") },
 			func(ctx context.Context, s *Store) (any, error) {
 				return nil, s.AppendAudit(ctx, []graph.AuditEvent{{ID: "e1", At: goldenNow, Actor: "key:k1", Action: "tools.register", Tool: "t", Outcome: "success", Status: 201}})
@@ -572,6 +579,7 @@ func TestGoldenErrors(t *testing.T) {
 		"set_spec_status_missing":       graph.ErrNotFound,
 		"create_key_conflict":           graph.ErrConflict,
 		"complete_call_missing":         graph.ErrNotFound,
+		"get_wrapper_approval_missing":  graph.ErrNotFound,
 		"reserve_call_refused":          errGoldenRefused,
 		"promote_model_version_missing": graph.ErrNotFound,
 	}

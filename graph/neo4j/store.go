@@ -146,6 +146,7 @@ var schemaStatements = []string{
 	cypherConstraintCall,
 	cypherConstraintCallLedger,
 	cypherIndexCallApproval,
+	cypherConstraintWrapperApproval,
 	cypherIndexDefinitionSpec,
 	cypherIndexToolStatus,
 	cypherIndexRevision,

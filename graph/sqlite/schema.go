@@ -272,6 +272,17 @@ CREATE TABLE call_imports (
 	calls  INTEGER NOT NULL
 ) WITHOUT ROWID;
 `,
+	// The current approval of each airlock wrapper, with its spec
+	// (graph.WrapperApprovals): any worker rebuilds the wrapper from it.
+	`CREATE TABLE wrapper_approvals (
+	slug        TEXT PRIMARY KEY,
+	approval_id TEXT NOT NULL,
+	spec_hash   TEXT NOT NULL,
+	spec        TEXT NOT NULL,
+	record      TEXT NOT NULL,
+	updated_at  INTEGER NOT NULL
+);
+`,
 }
 
 // schemaVersion is the version a fully migrated store has.
