@@ -75,11 +75,13 @@ func newAirlock(ctx context.Context, cfg config.Config, sys *system, c client.Cl
 		defs:    defs,
 		notes:   notes,
 		health:  health,
-		runtime: &airlock.Runtime{Files: files, Executor: &airlock.Executor{Ledger: ledger, Notifier: notifier}},
+		// Approvals are shared through the store: a worker without an
+		// approved wrapper rebuilds it from the spec and policy (ob).
+		runtime: &airlock.Runtime{Files: files, Executor: &airlock.Executor{Ledger: ledger, Notifier: notifier}, Shared: sys.store, Builder: ob},
 		activities: &activities.Airlock{
 			Health:      health,
 			Scanner:     &airlock.Scanner{Fetcher: &airlock.Fetcher{}, Files: files, Definitions: defs, Embedder: sys.model},
-			Onboarding:  &airlock.Onboarding{Onboarder: ob, Files: files, Definitions: defs, Registrar: airlock.RegistryRegistrar{Registry: sys.registry}},
+			Onboarding:  &airlock.Onboarding{Onboarder: ob, Files: files, Definitions: defs, Registrar: airlock.RegistryRegistrar{Registry: sys.registry}, Shared: sys.store},
 			Files:       files,
 			Definitions: defs,
 		},

@@ -1,0 +1,103 @@
+package airlock
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/embed/hashing"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/registry"
+	"github.com/toolsmith/toolsmith/tool"
+)
+
+// TestApproveOnOneWorkerRunOnAnother: two airlock services with their own
+// data dirs over one store file (two workers). A spec approved through
+// the first runs through the second, which rebuilds the wrapper from the
+// approved spec and policy and checks that its sources reproduce; the
+// call counts in the shared ledger. A third worker whose build would not
+// reproduce the approved sources refuses to run it.
+func TestApproveOnOneWorkerRunOnAnother(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds Go programs; skipped with -short")
+	}
+	ctx := context.Background()
+	s1, s2 := openShared(t)
+	emb := hashing.New(64)
+	if err := s1.EnsureEmbedder(ctx, graph.EmbedderInfo{Model: emb.Name(), Dimension: emb.Dimension()}); err != nil {
+		t.Fatal(err)
+	}
+	spec, err := os.ReadFile(petstore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := petsAPI(t)
+	ob := testOnboarder(t, ctx)
+	ob.Validate = func(m *tool.Manifest) error { tool.Normalize(m); return tool.Validate(m) }
+
+	// Worker A approves.
+	filesA := &Files{Root: t.TempDir()}
+	hash, err := filesA.PutSpec(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onbA := &Onboarding{Onboarder: ob, Files: filesA, Definitions: s1, Registrar: RegistryRegistrar{Registry: registry.New(s1, emb)}, Shared: s1}
+	res, err := onbA.Approve(ctx, "airlock-1", hash, "https://specs.example/petstore.yaml", Policy{BaseURL: api.URL, QuotaPerDay: 2})
+	if err != nil || !res.Outcome.OK() {
+		t.Fatalf("approve on worker A: %+v %v", res, err)
+	}
+	approvedA, _ := filesA.Approval("pet_clinic")
+	if approvedA.SourceHash == "" {
+		t.Fatal("the approval records no source hash")
+	}
+
+	// Worker B has never seen the spec: it rebuilds the wrapper and runs it.
+	filesB := &Files{Root: t.TempDir()}
+	rtB := &Runtime{Files: filesB, Executor: &Executor{Ledger: s2}, Shared: s2, Builder: ob}
+	out, err := rtB.RunWrapped(ctx, "pet_clinic.list_pets", map[string]any{"limit": 5}, access.Caller{})
+	if err != nil || !out.Success {
+		t.Fatalf("run on worker B: %+v %v", out, err)
+	}
+	builtB, err := filesB.Approval("pet_clinic")
+	if err != nil || builtB.ID != "airlock-1" || builtB.SourceHash != approvedA.SourceHash || !strings.HasPrefix(builtB.Binary, filesB.Root) {
+		t.Fatalf("worker B's approval = %+v, %v; want approval airlock-1 built under its own data dir", builtB, err)
+	}
+	// The second call runs the binary built by the first (no rebuild)...
+	if _, err := rtB.RunWrapped(ctx, "pet_clinic.list_pets", map[string]any{"limit": 5}, access.Caller{}); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := filesB.Approval("pet_clinic"); again.Binary != builtB.Binary {
+		t.Errorf("a second call rebuilt the wrapper: %s, then %s", builtB.Binary, again.Binary)
+	}
+	// ...and the quota of 2 counted both in the shared ledger: worker A
+	// refuses a third call.
+	rtA := &Runtime{Files: filesA, Executor: &Executor{Ledger: s1}, Shared: s1, Builder: ob}
+	if _, err := rtA.RunWrapped(ctx, "pet_clinic.list_pets", map[string]any{"limit": 5}, access.Caller{}); !errors.Is(err, fault.ErrLimit) {
+		t.Errorf("a third call on worker A under a daily quota of 2: %v, want ErrLimit", err)
+	}
+
+	// A worker whose generated sources differ from the approved ones
+	// refuses to run them.
+	sa, _ := s1.GetWrapperApproval(ctx, "pet_clinic")
+	var rec Approval
+	_ = json.Unmarshal(sa.Record, &rec)
+	rec.SourceHash = strings.Repeat("0", 64)
+	sa.Record, _ = json.Marshal(rec)
+	sa.ApprovalID = "airlock-tampered"
+	if err := s1.PutWrapperApproval(ctx, sa); err != nil {
+		t.Fatal(err)
+	}
+	rtC := &Runtime{Files: &Files{Root: t.TempDir()}, Executor: &Executor{Ledger: &MemoryLedger{}}, Shared: s2, Builder: ob}
+	_, err = rtC.RunWrapped(ctx, "pet_clinic.list_pets", map[string]any{}, access.Caller{})
+	if !errors.Is(err, fault.ErrUnavailable) || !strings.Contains(err.Error(), "does not reproduce") {
+		t.Errorf("a build that does not reproduce the approved sources: %v", err)
+	}
+	if _, err := rtC.Files.Approval("pet_clinic"); err == nil {
+		t.Error("a wrapper that does not reproduce is recorded as built")
+	}
+}
