@@ -29,7 +29,7 @@ type Approval struct {
 	// (SourceHash): a worker that rebuilds the wrapper must reproduce it.
 	SourceHash string `json:"sourceHash,omitempty"`
 	Binary     string `json:"binary"` // path of the built wrapper, on this worker's disk
-	Policy   Policy `json:"policy"`
+	Policy     Policy `json:"policy"`
 	// BaseURL is the approved server (what health checks probe).
 	BaseURL string `json:"baseUrl"`
 	// ToolIDs are the tools the approval registered.

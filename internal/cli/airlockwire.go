@@ -71,10 +71,10 @@ func newAirlock(ctx context.Context, cfg config.Config, sys *system, c client.Cl
 	notifier := logNotifier{log: log, next: notes}
 	health := &airlock.HealthChecker{Files: files, Prober: &airlock.Prober{}, Tools: sys.store, Notifier: notifier}
 	parts := &airlockParts{
-		files:   files,
-		defs:    defs,
-		notes:   notes,
-		health:  health,
+		files:  files,
+		defs:   defs,
+		notes:  notes,
+		health: health,
 		// Approvals are shared through the store: a worker without an
 		// approved wrapper rebuilds it from the spec and policy (ob).
 		runtime: &airlock.Runtime{Files: files, Executor: &airlock.Executor{Ledger: ledger, Notifier: notifier}, Shared: sys.store, Builder: ob},
