@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -99,5 +100,49 @@ func TestApproveOnOneWorkerRunOnAnother(t *testing.T) {
 	}
 	if _, err := rtC.Files.Approval("pet_clinic"); err == nil {
 		t.Error("a wrapper that does not reproduce is recorded as built")
+	}
+}
+
+// TestRuntimeFollowsTheSharedApproval: a worker runs the wrapper it built
+// while it is the store's current approval, and rebuilds (here: says it
+// cannot, having no builder) once the store names a newer approval, as
+// after a re-approval through another worker. No Go build is needed: the
+// local "wrapper" is a script.
+func TestRuntimeFollowsTheSharedApproval(t *testing.T) {
+	ctx := context.Background()
+	store, _ := openShared(t)
+	files := &Files{Root: t.TempDir()}
+	bin := filepath.Join(files.WrapperDir("pets"), "build-1", "pets", "wrapper")
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho '{\"tool\":\"list\",\"success\":true}'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := Approval{ID: "ap-old", Slug: "pets", SpecHash: "h1", SourceHash: "s1", Binary: bin, ToolIDs: []string{"pets.list"}}
+	if err := files.SaveApproval(old); err != nil {
+		t.Fatal(err)
+	}
+	share := func(a Approval) {
+		t.Helper()
+		a.Binary = ""
+		rec, _ := json.Marshal(a)
+		if err := store.PutWrapperApproval(ctx, graph.WrapperApproval{Slug: a.Slug, ApprovalID: a.ID, SpecHash: a.SpecHash, Spec: "openapi: 3.0.0", Record: rec}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rt := &Runtime{Files: files, Executor: &Executor{Ledger: &MemoryLedger{}}, Shared: store}
+	// Not in the store (approved before approvals were shared): local.
+	if out, err := rt.RunWrapped(ctx, "pets.list", nil, access.Caller{}); err != nil || !out.Success {
+		t.Fatalf("an approval only on disk: %+v %v", out, err)
+	}
+	share(old)
+	if out, err := rt.RunWrapped(ctx, "pets.list", nil, access.Caller{}); err != nil || !out.Success {
+		t.Fatalf("the store's current approval, built here: %+v %v", out, err)
+	}
+	share(Approval{ID: "ap-new", Slug: "pets", SpecHash: "h2", SourceHash: "s2", ToolIDs: []string{"pets.list"}})
+	_, err := rt.RunWrapped(ctx, "pets.list", nil, access.Caller{})
+	if !errors.Is(err, fault.ErrUnavailable) || !strings.Contains(err.Error(), "ap-new") {
+		t.Errorf("after a re-approval elsewhere the old wrapper must not run: %v", err)
 	}
 }
