@@ -30,10 +30,13 @@ import (
 
 // Files is the airlock's place on disk: fetched specs by content hash, and
 // one directory per onboarded wrapper holding its module, its binary and its
-// approval. It lives under the data directory.
+// approval. It lives under the data directory. With Shared set (the store)
+// each approval is also kept there with its spec, for every worker and API
+// replica: see CurrentApproval and Runtime.
 type Files struct {
-	Root string
-	mu   sync.Mutex
+	Root   string
+	Shared graph.WrapperApprovals
+	mu     sync.Mutex
 }
 
 var hashRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
@@ -317,11 +320,7 @@ type Onboarding struct {
 	Files       *Files
 	Definitions graph.Definitions
 	Registrar   ToolRegistrar
-	// Shared, when set, keeps each approval with its spec for every
-	// worker (the store): a worker without the wrapper rebuilds it
-	// (Runtime.Shared).
-	Shared graph.WrapperApprovals
-	Now    func() time.Time
+	Now         func() time.Time
 }
 
 // Result of an approval.
@@ -391,7 +390,7 @@ func (o *Onboarding) Approve(ctx context.Context, approvalID, specHash, location
 	}
 	previous, _ := o.Files.Approval(choice.Name)
 	a := Approval{ID: approvalID, Slug: out.Slug, Location: location, SpecHash: specHash, SourceHash: out.SourceHash, Binary: out.Binary, Policy: p, BaseURL: base, ToolIDs: ids}
-	if err := o.share(ctx, a, data); err != nil {
+	if err := o.Files.share(ctx, a, data); err != nil {
 		return Result{}, err
 	}
 	if err := o.Files.SaveApproval(a); err != nil {
@@ -416,8 +415,8 @@ func (o *Onboarding) Approve(ctx context.Context, approvalID, specHash, location
 
 // share records the approval and its spec in the shared store, without
 // the binary's path, which is this worker's own.
-func (o *Onboarding) share(ctx context.Context, a Approval, spec []byte) error {
-	if o.Shared == nil {
+func (f *Files) share(ctx context.Context, a Approval, spec []byte) error {
+	if f.Shared == nil {
 		return nil
 	}
 	a.Binary = ""
@@ -425,7 +424,7 @@ func (o *Onboarding) share(ctx context.Context, a Approval, spec []byte) error {
 	if err != nil {
 		return fmt.Errorf("airlock: share approval %s: %w", a.ID, err)
 	}
-	err = o.Shared.PutWrapperApproval(ctx, graph.WrapperApproval{Slug: a.Slug, ApprovalID: a.ID, SpecHash: a.SpecHash, Spec: string(spec), Record: rec})
+	err = f.Shared.PutWrapperApproval(ctx, graph.WrapperApproval{Slug: a.Slug, ApprovalID: a.ID, SpecHash: a.SpecHash, Spec: string(spec), Record: rec})
 	if err != nil {
 		return fmt.Errorf("airlock: share approval %s: %w", a.ID, err)
 	}
@@ -447,7 +446,7 @@ func (f *Files) removeBuild(name, binary, current string) {
 // Runtime runs onboarded tools: it finds a tool's approval by the slug that
 // prefixes its id and executes the approved wrapper under its policies.
 //
-// With Shared set (the store), the approval that counts is the store's:
+// With Files.Shared set (the store), the approval that counts is the store's:
 // a worker that lacks its wrapper (the approval was made through another
 // worker or host), or holds an older approval's, rebuilds it from the
 // approved spec and policy with Builder (generate, compile, run the
@@ -457,7 +456,6 @@ func (f *Files) removeBuild(name, binary, current string) {
 type Runtime struct {
 	Files    *Files
 	Executor *Executor
-	Shared   graph.WrapperApprovals
 	Builder  *Onboarder
 
 	mu sync.Mutex // one rebuild at a time
@@ -483,15 +481,12 @@ func (r *Runtime) RunWrapped(ctx context.Context, toolID string, args map[string
 // approval returns the current approval of a wrapper with a binary on
 // this worker's disk, rebuilding it when needed (see Runtime).
 func (r *Runtime) approval(ctx context.Context, slug string) (Approval, error) {
-	if r.Shared == nil {
-		return r.Files.Approval(slug)
-	}
-	sa, err := r.Shared.GetWrapperApproval(ctx, slug)
-	if errors.Is(err, graph.ErrNotFound) {
-		return r.Files.Approval(slug) // approved before approvals were shared
-	}
+	sa, ok, err := r.Files.sharedApproval(ctx, slug)
 	if err != nil {
-		return Approval{}, fmt.Errorf("airlock: approval of %q: %w", slug, err)
+		return Approval{}, err
+	}
+	if !ok {
+		return r.Files.Approval(slug) // not shared, or approved before approvals were
 	}
 	if a, ok := r.built(slug, sa.ApprovalID); ok {
 		return a, nil
@@ -502,6 +497,45 @@ func (r *Runtime) approval(ctx context.Context, slug string) (Approval, error) {
 		return a, nil // built while this call waited
 	}
 	return r.rebuild(ctx, sa)
+}
+
+// sharedApproval returns the store's current approval of a wrapper, and
+// false when there is none (no store, or approved before approvals were
+// shared).
+func (f *Files) sharedApproval(ctx context.Context, slug string) (graph.WrapperApproval, bool, error) {
+	if f.Shared == nil {
+		return graph.WrapperApproval{}, false, nil
+	}
+	sa, err := f.Shared.GetWrapperApproval(ctx, slug)
+	if errors.Is(err, graph.ErrNotFound) {
+		return sa, false, nil
+	}
+	if err != nil {
+		return sa, false, fmt.Errorf("airlock: approval of %q: %w", slug, err)
+	}
+	return sa, true, nil
+}
+
+// CurrentApproval returns a wrapper's current approval wherever it was
+// made: the store's when it has one (its Binary is then this data dir's
+// build of it, or empty), else this data dir's. An API replica asks it for
+// approvals a worker made.
+func (f *Files) CurrentApproval(ctx context.Context, slug string) (Approval, error) {
+	sa, ok, err := f.sharedApproval(ctx, slug)
+	if err != nil || !ok {
+		if err != nil {
+			return Approval{}, err
+		}
+		return f.Approval(slug)
+	}
+	var a Approval
+	if err := json.Unmarshal(sa.Record, &a); err != nil {
+		return Approval{}, fmt.Errorf("airlock: approval of %q: %w", slug, err)
+	}
+	if local, err := f.Approval(slug); err == nil && local.ID == a.ID {
+		a.Binary = local.Binary
+	}
+	return a, nil
 }
 
 // built returns the local approval when it is approvalID's and its

@@ -42,12 +42,12 @@ func TestApproveOnOneWorkerRunOnAnother(t *testing.T) {
 	ob.Validate = func(m *tool.Manifest) error { tool.Normalize(m); return tool.Validate(m) }
 
 	// Worker A approves.
-	filesA := &Files{Root: t.TempDir()}
+	filesA := &Files{Root: t.TempDir(), Shared: s1}
 	hash, err := filesA.PutSpec(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	onbA := &Onboarding{Onboarder: ob, Files: filesA, Definitions: s1, Registrar: RegistryRegistrar{Registry: registry.New(s1, emb)}, Shared: s1}
+	onbA := &Onboarding{Onboarder: ob, Files: filesA, Definitions: s1, Registrar: RegistryRegistrar{Registry: registry.New(s1, emb)}}
 	res, err := onbA.Approve(ctx, "airlock-1", hash, "https://specs.example/petstore.yaml", Policy{BaseURL: api.URL, QuotaPerDay: 2})
 	if err != nil || !res.Outcome.OK() {
 		t.Fatalf("approve on worker A: %+v %v", res, err)
@@ -58,8 +58,8 @@ func TestApproveOnOneWorkerRunOnAnother(t *testing.T) {
 	}
 
 	// Worker B has never seen the spec: it rebuilds the wrapper and runs it.
-	filesB := &Files{Root: t.TempDir()}
-	rtB := &Runtime{Files: filesB, Executor: &Executor{Ledger: s2}, Shared: s2, Builder: ob}
+	filesB := &Files{Root: t.TempDir(), Shared: s2}
+	rtB := &Runtime{Files: filesB, Executor: &Executor{Ledger: s2}, Builder: ob}
 	out, err := rtB.RunWrapped(ctx, "pet_clinic.list_pets", map[string]any{"limit": 5}, access.Caller{})
 	if err != nil || !out.Success {
 		t.Fatalf("run on worker B: %+v %v", out, err)
@@ -77,7 +77,7 @@ func TestApproveOnOneWorkerRunOnAnother(t *testing.T) {
 	}
 	// ...and the quota of 2 counted both in the shared ledger: worker A
 	// refuses a third call.
-	rtA := &Runtime{Files: filesA, Executor: &Executor{Ledger: s1}, Shared: s1, Builder: ob}
+	rtA := &Runtime{Files: filesA, Executor: &Executor{Ledger: s1}, Builder: ob}
 	if _, err := rtA.RunWrapped(ctx, "pet_clinic.list_pets", map[string]any{"limit": 5}, access.Caller{}); !errors.Is(err, fault.ErrLimit) {
 		t.Errorf("a third call on worker A under a daily quota of 2: %v, want ErrLimit", err)
 	}
@@ -93,7 +93,7 @@ func TestApproveOnOneWorkerRunOnAnother(t *testing.T) {
 	if err := s1.PutWrapperApproval(ctx, sa); err != nil {
 		t.Fatal(err)
 	}
-	rtC := &Runtime{Files: &Files{Root: t.TempDir()}, Executor: &Executor{Ledger: &MemoryLedger{}}, Shared: s2, Builder: ob}
+	rtC := &Runtime{Files: &Files{Root: t.TempDir(), Shared: s2}, Executor: &Executor{Ledger: &MemoryLedger{}}, Builder: ob}
 	_, err = rtC.RunWrapped(ctx, "pet_clinic.list_pets", map[string]any{}, access.Caller{})
 	if !errors.Is(err, fault.ErrUnavailable) || !strings.Contains(err.Error(), "does not reproduce") {
 		t.Errorf("a build that does not reproduce the approved sources: %v", err)
@@ -111,7 +111,7 @@ func TestApproveOnOneWorkerRunOnAnother(t *testing.T) {
 func TestRuntimeFollowsTheSharedApproval(t *testing.T) {
 	ctx := context.Background()
 	store, _ := openShared(t)
-	files := &Files{Root: t.TempDir()}
+	files := &Files{Root: t.TempDir(), Shared: store}
 	bin := filepath.Join(files.WrapperDir("pets"), "build-1", "pets", "wrapper")
 	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
 		t.Fatal(err)
@@ -131,7 +131,7 @@ func TestRuntimeFollowsTheSharedApproval(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rt := &Runtime{Files: files, Executor: &Executor{Ledger: &MemoryLedger{}}, Shared: store}
+	rt := &Runtime{Files: files, Executor: &Executor{Ledger: &MemoryLedger{}}}
 	// Not in the store (approved before approvals were shared): local.
 	if out, err := rt.RunWrapped(ctx, "pets.list", nil, access.Caller{}); err != nil || !out.Success {
 		t.Fatalf("an approval only on disk: %+v %v", out, err)
@@ -144,5 +144,30 @@ func TestRuntimeFollowsTheSharedApproval(t *testing.T) {
 	_, err := rt.RunWrapped(ctx, "pets.list", nil, access.Caller{})
 	if !errors.Is(err, fault.ErrUnavailable) || !strings.Contains(err.Error(), "ap-new") {
 		t.Errorf("after a re-approval elsewhere the old wrapper must not run: %v", err)
+	}
+}
+
+// TestAPIReplicaFindsApprovalsMadeOnAWorker: an API replica's own data dir
+// holds no approval; with the store it finds a worker's approval (for
+// enabling its tools) and the approved spec (the source document).
+func TestAPIReplicaFindsApprovalsMadeOnAWorker(t *testing.T) {
+	ctx := context.Background()
+	store, _ := openShared(t)
+	spec := []byte("openapi: 3.0.0\ninfo: {title: Pets, version: '1'}\npaths: {}\n")
+	worker := &Files{Root: t.TempDir(), Shared: store}
+	if err := worker.share(ctx, Approval{ID: "ap1", Slug: "pets", SpecHash: "h", Binary: "/elsewhere/wrapper", ToolIDs: []string{"pets.list"}}, spec); err != nil {
+		t.Fatal(err)
+	}
+	api := &Files{Root: t.TempDir(), Shared: store}
+	a, err := api.CurrentApproval(ctx, "pets")
+	if err != nil || a.ID != "ap1" || len(a.ToolIDs) != 1 || a.Binary != "" {
+		t.Fatalf("CurrentApproval on the API replica = %+v, %v; want ap1 without another worker's binary path", a, err)
+	}
+	got, err := api.SourceSpec(ctx, "pets.list")
+	if err != nil || string(got) != string(spec) {
+		t.Fatalf("SourceSpec on the API replica = %q, %v", got, err)
+	}
+	if _, err := (&Files{Root: t.TempDir()}).CurrentApproval(ctx, "pets"); !errors.Is(err, fault.ErrNotFound) {
+		t.Errorf("without the store the replica knows only its own approvals: %v", err)
 	}
 }

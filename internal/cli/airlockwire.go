@@ -44,7 +44,9 @@ type airlockParts struct {
 // scanning and review still work; approvals then fail with a clear reason.
 func newAirlock(ctx context.Context, cfg config.Config, sys *system, c client.Client, log *slog.Logger) (*airlockParts, error) {
 	defs := sys.store
-	files := &airlock.Files{Root: filepath.Join(cfg.DataDir, "airlock")}
+	// Approvals are shared through the store (Files.Shared): a worker
+	// without an approved wrapper rebuilds it from the spec and policy.
+	files := &airlock.Files{Root: filepath.Join(cfg.DataDir, "airlock"), Shared: sys.store}
 	gen, err := codegen.New(templates.FS)
 	if err != nil {
 		return nil, err
@@ -71,17 +73,15 @@ func newAirlock(ctx context.Context, cfg config.Config, sys *system, c client.Cl
 	notifier := logNotifier{log: log, next: notes}
 	health := &airlock.HealthChecker{Files: files, Prober: &airlock.Prober{}, Tools: sys.store, Notifier: notifier}
 	parts := &airlockParts{
-		files:  files,
-		defs:   defs,
-		notes:  notes,
-		health: health,
-		// Approvals are shared through the store: a worker without an
-		// approved wrapper rebuilds it from the spec and policy (ob).
-		runtime: &airlock.Runtime{Files: files, Executor: &airlock.Executor{Ledger: ledger, Notifier: notifier}, Shared: sys.store, Builder: ob},
+		files:   files,
+		defs:    defs,
+		notes:   notes,
+		health:  health,
+		runtime: &airlock.Runtime{Files: files, Executor: &airlock.Executor{Ledger: ledger, Notifier: notifier}, Builder: ob},
 		activities: &activities.Airlock{
 			Health:      health,
 			Scanner:     &airlock.Scanner{Fetcher: &airlock.Fetcher{}, Files: files, Definitions: defs, Embedder: sys.model},
-			Onboarding:  &airlock.Onboarding{Onboarder: ob, Files: files, Definitions: defs, Registrar: airlock.RegistryRegistrar{Registry: sys.registry}, Shared: sys.store},
+			Onboarding:  &airlock.Onboarding{Onboarder: ob, Files: files, Definitions: defs, Registrar: airlock.RegistryRegistrar{Registry: sys.registry}},
 			Files:       files,
 			Definitions: defs,
 		},
