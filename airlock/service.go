@@ -35,9 +35,20 @@ import (
 // replica: see CurrentApproval and Runtime.
 type Files struct {
 	Root   string
-	Shared graph.WrapperApprovals
+	Shared Shared
 	mu     sync.Mutex
 }
+
+// Shared is what the airlock keeps in the store for every worker and API
+// replica: each wrapper's current approval with its spec, and each
+// wrapper's health record (a snapshot named HealthSnapshot(slug)).
+type Shared interface {
+	graph.WrapperApprovals
+	graph.Snapshots
+}
+
+// HealthSnapshot names the snapshot that holds a wrapper's health record.
+func HealthSnapshot(slug string) string { return "airlock.health." + slug }
 
 var hashRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
@@ -664,7 +675,42 @@ func (r RegistryRegistrar) RetireTools(ctx context.Context, wrapper string, keep
 	return retire, nil
 }
 
-// Approvals lists every recorded approval, ordered by slug.
+// CurrentApprovals lists every wrapper's current approval wherever it was
+// made (see CurrentApproval), ordered by slug: the store's, and those of
+// this data dir the store does not have.
+func (f *Files) CurrentApprovals(ctx context.Context) ([]Approval, error) {
+	local, err := f.Approvals()
+	if err != nil || f.Shared == nil {
+		return local, err
+	}
+	shared, err := f.Shared.ListWrapperApprovals(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("airlock: list approvals: %w", err)
+	}
+	bySlug := map[string]Approval{}
+	for _, a := range local {
+		bySlug[a.Slug] = a
+	}
+	for _, sa := range shared {
+		var a Approval
+		if err := json.Unmarshal(sa.Record, &a); err != nil {
+			return nil, fmt.Errorf("airlock: approval of %q: %w", sa.Slug, err)
+		}
+		a.Binary = ""
+		if l, ok := bySlug[a.Slug]; ok && l.ID == a.ID {
+			a.Binary = l.Binary
+		}
+		bySlug[a.Slug] = a
+	}
+	out := make([]Approval, 0, len(bySlug))
+	for _, a := range bySlug {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Slug < out[j].Slug })
+	return out, nil
+}
+
+// Approvals lists every approval recorded in this data dir, ordered by slug.
 func (f *Files) Approvals() ([]Approval, error) {
 	entries, err := os.ReadDir(filepath.Join(f.Root, "wrappers"))
 	if errors.Is(err, os.ErrNotExist) {
@@ -690,9 +736,24 @@ func (f *Files) Approvals() ([]Approval, error) {
 	return out, nil
 }
 
-// Health reads the health record of an approval (zero when none yet).
-func (f *Files) Health(slug string) (Health, error) {
+// Health reads the health record of an approval (zero when none yet):
+// from the store with Shared, so that health checks run on any worker
+// count failures in a row together.
+func (f *Files) Health(ctx context.Context, slug string) (Health, error) {
 	var h Health
+	if f.Shared != nil {
+		snap, err := f.Shared.GetSnapshot(ctx, HealthSnapshot(slug))
+		if errors.Is(err, graph.ErrNotFound) {
+			return h, nil
+		}
+		if err != nil {
+			return h, fmt.Errorf("airlock: read health of %s: %w", slug, err)
+		}
+		if err := json.Unmarshal(snap.Data, &h); err != nil {
+			return h, fmt.Errorf("airlock: health of %s: %w", slug, err)
+		}
+		return h, nil
+	}
 	b, err := os.ReadFile(filepath.Join(f.WrapperDir(slug), "health.json"))
 	if errors.Is(err, os.ErrNotExist) {
 		return h, nil
@@ -706,11 +767,18 @@ func (f *Files) Health(slug string) (Health, error) {
 	return h, nil
 }
 
-// SaveHealth writes the health record of an approval.
-func (f *Files) SaveHealth(slug string, h Health) error {
+// SaveHealth writes the health record of an approval (to the store with
+// Shared).
+func (f *Files) SaveHealth(ctx context.Context, slug string, h Health) error {
 	b, err := json.MarshalIndent(h, "", "  ")
 	if err != nil {
 		return err
+	}
+	if f.Shared != nil {
+		if err := f.Shared.PutSnapshot(ctx, graph.Snapshot{Name: HealthSnapshot(slug), At: time.Now().UTC(), Data: b}); err != nil {
+			return fmt.Errorf("airlock: save health of %s: %w", slug, err)
+		}
+		return nil
 	}
 	p := filepath.Join(f.WrapperDir(slug), "health.json")
 	if err := os.WriteFile(p+".tmp", b, 0o644); err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -169,5 +171,43 @@ func TestAPIReplicaFindsApprovalsMadeOnAWorker(t *testing.T) {
 	}
 	if _, err := (&Files{Root: t.TempDir()}).CurrentApproval(ctx, "pets"); !errors.Is(err, fault.ErrNotFound) {
 		t.Errorf("without the store the replica knows only its own approvals: %v", err)
+	}
+}
+
+// TestHealthChecksCountAcrossWorkers: the scheduled health check lands on
+// whichever worker is free. Two workers with their own data dirs over one
+// store probe an approval only the first holds on disk, count its failures
+// in a row together, and the API replica's enable resets them.
+func TestHealthChecksCountAcrossWorkers(t *testing.T) {
+	ctx := context.Background()
+	store, other := openShared(t)
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusBadGateway) }))
+	defer down.Close()
+	a := &Files{Root: t.TempDir(), Shared: store}
+	ap := Approval{ID: "a1", Slug: "pets", SpecHash: "h", BaseURL: down.URL, ToolIDs: []string{"pets.list_pets"}}
+	if err := a.share(ctx, ap, []byte("openapi: 3.0.0")); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SaveApproval(ap); err != nil {
+		t.Fatal(err)
+	}
+	b := &Files{Root: t.TempDir(), Shared: other}
+	tools := statusLog{}
+	hcA := &HealthChecker{Files: a, Prober: &Prober{}, Tools: tools, Threshold: 2}
+	hcB := &HealthChecker{Files: b, Prober: &Prober{}, Tools: tools, Threshold: 2}
+	rep, err := hcB.CheckAll(ctx)
+	if err != nil || rep.Checked != 1 || len(rep.Disabled) != 0 {
+		t.Fatalf("worker b, which never built the wrapper, checks it: %+v %v", rep, err)
+	}
+	rep, err = hcA.CheckAll(ctx)
+	if err != nil || len(rep.Disabled) != 1 || tools["pets.list_pets"] != "disabled" {
+		t.Fatalf("the second failure in a row, on worker a, disables the tools: %+v %v %v", rep, err, tools)
+	}
+	api := &HealthChecker{Files: &Files{Root: t.TempDir(), Shared: store}, Prober: &Prober{}, Tools: tools}
+	if ids, err := api.Enable(ctx, "pets", "fixed"); err != nil || len(ids) != 1 || tools["pets.list_pets"] != "active" {
+		t.Fatalf("enable through a replica without the approval on disk: %v %v", ids, err)
+	}
+	if h, _ := b.Health(ctx, "pets"); h.Consecutive != 0 || h.Probes != 2 {
+		t.Errorf("shared health after enable = %+v; want 2 probes, none failing in a row", h)
 	}
 }
