@@ -52,8 +52,30 @@ func HealthSnapshot(slug string) string { return "airlock.health." + slug }
 
 var hashRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
-// PutSpec stores a spec document under its sha256 and returns the hash.
-func (f *Files) PutSpec(data []byte) (string, error) {
+// PutSpec stores a spec document under its sha256 and returns the hash:
+// on disk and, with Shared, in the store (a snapshot named
+// SpecSnapshot(hash)), so the worker that reviews or approves it need not
+// be the one that fetched it.
+func (f *Files) PutSpec(ctx context.Context, data []byte) (string, error) {
+	h, err := f.putLocalSpec(data)
+	if err != nil || f.Shared == nil {
+		return h, err
+	}
+	doc, err := json.Marshal(string(data))
+	if err != nil {
+		return "", fmt.Errorf("airlock: store spec: %w", err)
+	}
+	if err := f.Shared.PutSnapshot(ctx, graph.Snapshot{Name: SpecSnapshot(h), At: time.Now().UTC(), Data: doc}); err != nil {
+		return "", fmt.Errorf("airlock: store spec %s: %w", h[:12], err)
+	}
+	return h, nil
+}
+
+// SpecSnapshot names the snapshot that holds a fetched spec document.
+func SpecSnapshot(hash string) string { return "airlock.spec." + hash }
+
+// putLocalSpec writes a spec document under its sha256 in this data dir.
+func (f *Files) putLocalSpec(data []byte) (string, error) {
 	sum := sha256.Sum256(data)
 	h := hex.EncodeToString(sum[:])
 	p := filepath.Join(f.Root, "specs", h)
@@ -73,12 +95,16 @@ func (f *Files) PutSpec(data []byte) (string, error) {
 	return h, nil
 }
 
-// Spec reads a stored spec document.
-func (f *Files) Spec(hash string) ([]byte, error) {
+// Spec reads a stored spec document: from this data dir, else (with
+// Shared) from the store, keeping a copy on disk.
+func (f *Files) Spec(ctx context.Context, hash string) ([]byte, error) {
 	if !hashRE.MatchString(hash) {
 		return nil, fmt.Errorf("airlock: spec %q: not a sha256: %w", hash, fault.ErrInvalid)
 	}
 	b, err := os.ReadFile(filepath.Join(f.Root, "specs", hash))
+	if errors.Is(err, os.ErrNotExist) && f.Shared != nil {
+		return f.sharedSpec(ctx, hash)
+	}
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("airlock: spec %s: %w", hash[:12], fault.ErrNotFound)
 	}
@@ -86,6 +112,29 @@ func (f *Files) Spec(hash string) ([]byte, error) {
 		return nil, fmt.Errorf("airlock: read spec: %w", err)
 	}
 	return b, nil
+}
+
+// sharedSpec reads a spec document from the store and keeps it on disk.
+func (f *Files) sharedSpec(ctx context.Context, hash string) ([]byte, error) {
+	snap, err := f.Shared.GetSnapshot(ctx, SpecSnapshot(hash))
+	if errors.Is(err, graph.ErrNotFound) {
+		return nil, fmt.Errorf("airlock: spec %s: %w", hash[:12], fault.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("airlock: read spec %s: %w", hash[:12], err)
+	}
+	var doc string
+	if err := json.Unmarshal(snap.Data, &doc); err != nil {
+		return nil, fmt.Errorf("airlock: spec %s: %w", hash[:12], err)
+	}
+	got, err := f.putLocalSpec([]byte(doc))
+	if err != nil {
+		return nil, err
+	}
+	if got != hash {
+		return nil, fmt.Errorf("airlock: the store's spec %s hashes to %s: %w", hash[:12], got[:12], fault.ErrUnavailable)
+	}
+	return []byte(doc), nil
 }
 
 // WrapperDir is where a wrapper's module and binary live.
@@ -279,7 +328,7 @@ func (s *Scanner) Scan(ctx context.Context, sourceID string) (ScanReport, error)
 			rep.Errors = append(rep.Errors, fmt.Sprintf("%s: %v", spec.Location, err))
 			continue
 		}
-		if _, err := s.Files.PutSpec(spec.Data); err != nil {
+		if _, err := s.Files.PutSpec(ctx, spec.Data); err != nil {
 			return rep, err
 		}
 		defs := Definitions(n, spec)
@@ -358,7 +407,7 @@ type Result struct {
 // the approval, and a later approval that includes them again re-activates
 // them.
 func (o *Onboarding) Approve(ctx context.Context, approvalID, specHash, location string, p Policy) (Result, error) {
-	data, err := o.Files.Spec(specHash)
+	data, err := o.Files.Spec(ctx, specHash)
 	if err != nil {
 		return Result{}, err
 	}
@@ -368,6 +417,12 @@ func (o *Onboarding) Approve(ctx context.Context, approvalID, specHash, location
 	}
 	choice, err := o.Files.ClaimWrapperName(n.Doc, location, approvalID)
 	if err != nil {
+		return Result{}, err
+	}
+	// Names are claimed in each data dir; the store knows the approvals
+	// made on every worker. A name another spec's approval holds there is
+	// not taken over.
+	if err := o.Files.nameFree(ctx, choice.Name, location); err != nil {
 		return Result{}, err
 	}
 	info := SpecInfo{URL: location, Slug: choice.Name}
@@ -422,6 +477,22 @@ func (o *Onboarding) Approve(ctx context.Context, approvalID, specHash, location
 		return Result{}, err
 	}
 	return Result{Outcome: out, ToolIDs: ids, Retired: retired}, nil
+}
+
+// nameFree checks that no other spec's approval holds name in the store.
+func (f *Files) nameFree(ctx context.Context, name, location string) error {
+	sa, ok, err := f.sharedApproval(ctx, name)
+	if err != nil || !ok {
+		return err
+	}
+	var a Approval
+	if err := json.Unmarshal(sa.Record, &a); err != nil {
+		return fmt.Errorf("airlock: approval of %q: %w", name, err)
+	}
+	if a.Location != location {
+		return fmt.Errorf("airlock: the wrapper name %q is held by approval %s of %s, made on another worker: %w", name, a.ID, a.Location, fault.ErrConflict)
+	}
+	return nil
 }
 
 // share records the approval and its spec in the shared store, without
@@ -572,7 +643,7 @@ func (r *Runtime) rebuild(ctx context.Context, sa graph.WrapperApproval) (Approv
 		return Approval{}, fmt.Errorf("airlock: wrapper %s (approval %s) is not built on this worker, which cannot build wrappers: %w", a.Slug, a.ID, fault.ErrUnavailable)
 	}
 	data := []byte(sa.Spec)
-	hash, err := r.Files.PutSpec(data)
+	hash, err := r.Files.putLocalSpec(data)
 	if err != nil {
 		return Approval{}, err
 	}

@@ -19,9 +19,9 @@ import (
 	"github.com/toolsmith/toolsmith/tool"
 )
 
-// TestApproveOnOneWorkerRunOnAnother: two airlock services with their own
-// data dirs over one store file (two workers). A spec approved through
-// the first runs through the second, which rebuilds the wrapper from the
+// TestApproveOnOneWorkerRunOnAnother: airlock services with their own
+// data dirs over one store file (workers). A spec fetched by one is
+// approved through another, and runs through a third, which rebuilds the wrapper from the
 // approved spec and policy and checks that its sources reproduce; the
 // call counts in the shared ledger. A third worker whose build would not
 // reproduce the approved sources refuses to run it.
@@ -43,12 +43,14 @@ func TestApproveOnOneWorkerRunOnAnother(t *testing.T) {
 	ob := testOnboarder(t, ctx)
 	ob.Validate = func(m *tool.Manifest) error { tool.Normalize(m); return tool.Validate(m) }
 
-	// Worker A approves.
-	filesA := &Files{Root: t.TempDir(), Shared: s1}
-	hash, err := filesA.PutSpec(spec)
+	// A third worker fetched the spec (the source scan); worker A, whose
+	// data dir never saw it, approves it.
+	scanner := &Files{Root: t.TempDir(), Shared: s2}
+	hash, err := scanner.PutSpec(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
+	filesA := &Files{Root: t.TempDir(), Shared: s1}
 	onbA := &Onboarding{Onboarder: ob, Files: filesA, Definitions: s1, Registrar: RegistryRegistrar{Registry: registry.New(s1, emb)}}
 	res, err := onbA.Approve(ctx, "airlock-1", hash, "https://specs.example/petstore.yaml", Policy{BaseURL: api.URL, QuotaPerDay: 2})
 	if err != nil || !res.Outcome.OK() {
@@ -209,5 +211,31 @@ func TestHealthChecksCountAcrossWorkers(t *testing.T) {
 	}
 	if h, _ := b.Health(ctx, "pets"); h.Consecutive != 0 || h.Probes != 2 {
 		t.Errorf("shared health after enable = %+v; want 2 probes, none failing in a row", h)
+	}
+}
+
+// TestNameHeldOnAnotherWorkerIsNotTakenOver: a spec from another location
+// whose name an approval made on another worker holds is refused, before
+// anything is built or registered.
+func TestNameHeldOnAnotherWorkerIsNotTakenOver(t *testing.T) {
+	ctx := context.Background()
+	store, _ := openShared(t)
+	spec, err := os.ReadFile(petstore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := &Files{Root: t.TempDir(), Shared: store}
+	if err := other.share(ctx, Approval{ID: "ap-other", Slug: "pet_clinic", SpecHash: "h", Location: "https://elsewhere.example/pets.yaml"}, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	files := &Files{Root: t.TempDir(), Shared: store}
+	hash, err := files.PutSpec(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onb := &Onboarding{Onboarder: &Onboarder{}, Files: files}
+	_, err = onb.Approve(ctx, "ap-mine", hash, "https://specs.example/petstore.yaml", Policy{})
+	if !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "ap-other") {
+		t.Fatalf("approving under a name another worker's approval holds: %v, want a conflict naming it", err)
 	}
 }
