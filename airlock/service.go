@@ -30,16 +30,52 @@ import (
 
 // Files is the airlock's place on disk: fetched specs by content hash, and
 // one directory per onboarded wrapper holding its module, its binary and its
-// approval. It lives under the data directory.
+// approval. It lives under the data directory. With Shared set (the store)
+// each approval is also kept there with its spec, for every worker and API
+// replica: see CurrentApproval and Runtime.
 type Files struct {
-	Root string
-	mu   sync.Mutex
+	Root   string
+	Shared Shared
+	mu     sync.Mutex
 }
+
+// Shared is what the airlock keeps in the store for every worker and API
+// replica: each wrapper's current approval with its spec, and each
+// wrapper's health record (a snapshot named HealthSnapshot(slug)).
+type Shared interface {
+	graph.WrapperApprovals
+	graph.Snapshots
+}
+
+// HealthSnapshot names the snapshot that holds a wrapper's health record.
+func HealthSnapshot(slug string) string { return "airlock.health." + slug }
 
 var hashRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
-// PutSpec stores a spec document under its sha256 and returns the hash.
-func (f *Files) PutSpec(data []byte) (string, error) {
+// PutSpec stores a spec document under its sha256 and returns the hash:
+// on disk and, with Shared, in the store (a snapshot named
+// SpecSnapshot(hash)), so the worker that reviews or approves it need not
+// be the one that fetched it.
+func (f *Files) PutSpec(ctx context.Context, data []byte) (string, error) {
+	h, err := f.putLocalSpec(data)
+	if err != nil || f.Shared == nil {
+		return h, err
+	}
+	doc, err := json.Marshal(string(data))
+	if err != nil {
+		return "", fmt.Errorf("airlock: store spec: %w", err)
+	}
+	if err := f.Shared.PutSnapshot(ctx, graph.Snapshot{Name: SpecSnapshot(h), At: time.Now().UTC(), Data: doc}); err != nil {
+		return "", fmt.Errorf("airlock: store spec %s: %w", h[:12], err)
+	}
+	return h, nil
+}
+
+// SpecSnapshot names the snapshot that holds a fetched spec document.
+func SpecSnapshot(hash string) string { return "airlock.spec." + hash }
+
+// putLocalSpec writes a spec document under its sha256 in this data dir.
+func (f *Files) putLocalSpec(data []byte) (string, error) {
 	sum := sha256.Sum256(data)
 	h := hex.EncodeToString(sum[:])
 	p := filepath.Join(f.Root, "specs", h)
@@ -59,12 +95,16 @@ func (f *Files) PutSpec(data []byte) (string, error) {
 	return h, nil
 }
 
-// Spec reads a stored spec document.
-func (f *Files) Spec(hash string) ([]byte, error) {
+// Spec reads a stored spec document: from this data dir, else (with
+// Shared) from the store, keeping a copy on disk.
+func (f *Files) Spec(ctx context.Context, hash string) ([]byte, error) {
 	if !hashRE.MatchString(hash) {
 		return nil, fmt.Errorf("airlock: spec %q: not a sha256: %w", hash, fault.ErrInvalid)
 	}
 	b, err := os.ReadFile(filepath.Join(f.Root, "specs", hash))
+	if errors.Is(err, os.ErrNotExist) && f.Shared != nil {
+		return f.sharedSpec(ctx, hash)
+	}
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("airlock: spec %s: %w", hash[:12], fault.ErrNotFound)
 	}
@@ -72,6 +112,29 @@ func (f *Files) Spec(hash string) ([]byte, error) {
 		return nil, fmt.Errorf("airlock: read spec: %w", err)
 	}
 	return b, nil
+}
+
+// sharedSpec reads a spec document from the store and keeps it on disk.
+func (f *Files) sharedSpec(ctx context.Context, hash string) ([]byte, error) {
+	snap, err := f.Shared.GetSnapshot(ctx, SpecSnapshot(hash))
+	if errors.Is(err, fault.ErrNotFound) {
+		return nil, fmt.Errorf("airlock: spec %s: %w", hash[:12], fault.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("airlock: read spec %s: %w", hash[:12], err)
+	}
+	var doc string
+	if err := json.Unmarshal(snap.Data, &doc); err != nil {
+		return nil, fmt.Errorf("airlock: spec %s: %w", hash[:12], err)
+	}
+	got, err := f.putLocalSpec([]byte(doc))
+	if err != nil {
+		return nil, err
+	}
+	if got != hash {
+		return nil, fmt.Errorf("airlock: the store's spec %s hashes to %s: %w", hash[:12], got[:12], fault.ErrUnavailable)
+	}
+	return []byte(doc), nil
 }
 
 // WrapperDir is where a wrapper's module and binary live.
@@ -265,7 +328,7 @@ func (s *Scanner) Scan(ctx context.Context, sourceID string) (ScanReport, error)
 			rep.Errors = append(rep.Errors, fmt.Sprintf("%s: %v", spec.Location, err))
 			continue
 		}
-		if _, err := s.Files.PutSpec(spec.Data); err != nil {
+		if _, err := s.Files.PutSpec(ctx, spec.Data); err != nil {
 			return rep, err
 		}
 		defs := Definitions(n, spec)
@@ -344,7 +407,7 @@ type Result struct {
 // the approval, and a later approval that includes them again re-activates
 // them.
 func (o *Onboarding) Approve(ctx context.Context, approvalID, specHash, location string, p Policy) (Result, error) {
-	data, err := o.Files.Spec(specHash)
+	data, err := o.Files.Spec(ctx, specHash)
 	if err != nil {
 		return Result{}, err
 	}
@@ -354,6 +417,12 @@ func (o *Onboarding) Approve(ctx context.Context, approvalID, specHash, location
 	}
 	choice, err := o.Files.ClaimWrapperName(n.Doc, location, approvalID)
 	if err != nil {
+		return Result{}, err
+	}
+	// Names are claimed in each data dir; the store knows the approvals
+	// made on every worker. A name another spec's approval holds there is
+	// not taken over.
+	if err := o.Files.nameFree(ctx, choice.Name, location); err != nil {
 		return Result{}, err
 	}
 	info := SpecInfo{URL: location, Slug: choice.Name}
@@ -386,7 +455,11 @@ func (o *Onboarding) Approve(ctx context.Context, approvalID, specHash, location
 		base, _ = BaseURL(n, p)
 	}
 	previous, _ := o.Files.Approval(choice.Name)
-	if err := o.Files.SaveApproval(Approval{ID: approvalID, Slug: out.Slug, Location: location, SpecHash: specHash, Binary: out.Binary, Policy: p, BaseURL: base, ToolIDs: ids}); err != nil {
+	a := Approval{ID: approvalID, Slug: out.Slug, Location: location, SpecHash: specHash, SourceHash: out.SourceHash, Binary: out.Binary, Policy: p, BaseURL: base, ToolIDs: ids}
+	if err := o.Files.share(ctx, a, data); err != nil {
+		return Result{}, err
+	}
+	if err := o.Files.SaveApproval(a); err != nil {
 		return Result{}, err
 	}
 	kept = true
@@ -406,6 +479,40 @@ func (o *Onboarding) Approve(ctx context.Context, approvalID, specHash, location
 	return Result{Outcome: out, ToolIDs: ids, Retired: retired}, nil
 }
 
+// nameFree checks that no other spec's approval holds name in the store.
+func (f *Files) nameFree(ctx context.Context, name, location string) error {
+	sa, ok, err := f.sharedApproval(ctx, name)
+	if err != nil || !ok {
+		return err
+	}
+	var a Approval
+	if err := json.Unmarshal(sa.Record, &a); err != nil {
+		return fmt.Errorf("airlock: approval of %q: %w", name, err)
+	}
+	if a.Location != location {
+		return fmt.Errorf("airlock: the wrapper name %q is held by approval %s of %s, made on another worker: %w", name, a.ID, a.Location, fault.ErrConflict)
+	}
+	return nil
+}
+
+// share records the approval and its spec in the shared store, without
+// the binary's path, which is this worker's own.
+func (f *Files) share(ctx context.Context, a Approval, spec []byte) error {
+	if f.Shared == nil {
+		return nil
+	}
+	a.Binary = ""
+	rec, err := json.Marshal(a)
+	if err != nil {
+		return fmt.Errorf("airlock: share approval %s: %w", a.ID, err)
+	}
+	err = f.Shared.PutWrapperApproval(ctx, graph.WrapperApproval{Slug: a.Slug, ApprovalID: a.ID, SpecHash: a.SpecHash, Spec: string(spec), Record: rec})
+	if err != nil {
+		return fmt.Errorf("airlock: share approval %s: %w", a.ID, err)
+	}
+	return nil
+}
+
 // removeBuild deletes the build directory of a replaced approval's binary
 // (a "build-" directory of the same wrapper other than current).
 func (f *Files) removeBuild(name, binary, current string) {
@@ -420,9 +527,20 @@ func (f *Files) removeBuild(name, binary, current string) {
 
 // Runtime runs onboarded tools: it finds a tool's approval by the slug that
 // prefixes its id and executes the approved wrapper under its policies.
+//
+// With Files.Shared set (the store), the approval that counts is the store's:
+// a worker that lacks its wrapper (the approval was made through another
+// worker or host), or holds an older approval's, rebuilds it from the
+// approved spec and policy with Builder (generate, compile, run the
+// generated test) before the call, and refuses to run it unless the
+// generated sources hash to the approval's SourceHash. A wrapper is built
+// once per worker and approval; later calls run the binary on disk.
 type Runtime struct {
 	Files    *Files
 	Executor *Executor
+	Builder  *Onboarder
+
+	mu sync.Mutex // one rebuild at a time
 }
 
 // RunWrapped executes tool "<slug>.<name>".
@@ -431,7 +549,7 @@ func (r *Runtime) RunWrapped(ctx context.Context, toolID string, args map[string
 	if !ok {
 		return kit.Result{}, fmt.Errorf("airlock: tool id %q is not <wrapper>.<operation>: %w", toolID, fault.ErrInvalid)
 	}
-	a, err := r.Files.Approval(slug)
+	a, err := r.approval(ctx, slug)
 	if err != nil {
 		return kit.Result{}, err
 	}
@@ -440,6 +558,129 @@ func (r *Runtime) RunWrapped(ctx context.Context, toolID string, args map[string
 			toolID, a.ID, a.Location, strings.Join(a.ToolIDs, ", "), fault.ErrNotFound)
 	}
 	return r.Executor.Execute(ctx, a, name, args, caller)
+}
+
+// approval returns the current approval of a wrapper with a binary on
+// this worker's disk, rebuilding it when needed (see Runtime).
+func (r *Runtime) approval(ctx context.Context, slug string) (Approval, error) {
+	sa, ok, err := r.Files.sharedApproval(ctx, slug)
+	if err != nil {
+		return Approval{}, err
+	}
+	if !ok {
+		return r.Files.Approval(slug) // not shared, or approved before approvals were
+	}
+	if a, ok := r.built(slug, sa.ApprovalID); ok {
+		return a, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if a, ok := r.built(slug, sa.ApprovalID); ok {
+		return a, nil // built while this call waited
+	}
+	return r.rebuild(ctx, sa)
+}
+
+// sharedApproval returns the store's current approval of a wrapper, and
+// false when there is none (no store, or approved before approvals were
+// shared).
+func (f *Files) sharedApproval(ctx context.Context, slug string) (graph.WrapperApproval, bool, error) {
+	if f.Shared == nil {
+		return graph.WrapperApproval{}, false, nil
+	}
+	sa, err := f.Shared.GetWrapperApproval(ctx, slug)
+	if errors.Is(err, fault.ErrNotFound) {
+		return sa, false, nil
+	}
+	if err != nil {
+		return sa, false, fmt.Errorf("airlock: approval of %q: %w", slug, err)
+	}
+	return sa, true, nil
+}
+
+// CurrentApproval returns a wrapper's current approval wherever it was
+// made: the store's when it has one (its Binary is then this data dir's
+// build of it, or empty), else this data dir's. An API replica asks it for
+// approvals a worker made.
+func (f *Files) CurrentApproval(ctx context.Context, slug string) (Approval, error) {
+	sa, ok, err := f.sharedApproval(ctx, slug)
+	if err != nil || !ok {
+		if err != nil {
+			return Approval{}, err
+		}
+		return f.Approval(slug)
+	}
+	var a Approval
+	if err := json.Unmarshal(sa.Record, &a); err != nil {
+		return Approval{}, fmt.Errorf("airlock: approval of %q: %w", slug, err)
+	}
+	if local, err := f.Approval(slug); err == nil && local.ID == a.ID {
+		a.Binary = local.Binary
+	}
+	return a, nil
+}
+
+// built returns the local approval when it is approvalID's and its
+// binary is on disk.
+func (r *Runtime) built(slug, approvalID string) (Approval, bool) {
+	a, err := r.Files.Approval(slug)
+	if err != nil || a.ID != approvalID || a.Binary == "" {
+		return a, false
+	}
+	if _, err := os.Stat(a.Binary); err != nil {
+		return a, false
+	}
+	return a, true
+}
+
+// rebuild builds the wrapper of a shared approval on this worker.
+func (r *Runtime) rebuild(ctx context.Context, sa graph.WrapperApproval) (Approval, error) {
+	var a Approval
+	if err := json.Unmarshal(sa.Record, &a); err != nil {
+		return Approval{}, fmt.Errorf("airlock: approval of %q: %w", sa.Slug, err)
+	}
+	if r.Builder == nil {
+		return Approval{}, fmt.Errorf("airlock: wrapper %s (approval %s) is not built on this worker, which cannot build wrappers: %w", a.Slug, a.ID, fault.ErrUnavailable)
+	}
+	data := []byte(sa.Spec)
+	hash, err := r.Files.putLocalSpec(data)
+	if err != nil {
+		return Approval{}, err
+	}
+	if hash != a.SpecHash {
+		return Approval{}, fmt.Errorf("airlock: approval %s of %s: the stored spec hashes to %s, not the approved %s: %w", a.ID, a.Slug, hash[:12], a.SpecHash, fault.ErrUnavailable)
+	}
+	if err := os.MkdirAll(r.Files.WrapperDir(a.Slug), 0o755); err != nil {
+		return Approval{}, fmt.Errorf("airlock: build directory: %w", err)
+	}
+	build, err := os.MkdirTemp(r.Files.WrapperDir(a.Slug), "build-")
+	if err != nil {
+		return Approval{}, fmt.Errorf("airlock: build directory: %w", err)
+	}
+	kept := false
+	defer func() {
+		if !kept {
+			_ = os.RemoveAll(build)
+		}
+	}()
+	ob := *r.Builder
+	ob.WorkDir = build
+	out := ob.Onboard(ctx, data, SpecInfo{URL: a.Location, Slug: a.Slug}, a.Policy)
+	if !out.OK() {
+		return Approval{}, fmt.Errorf("airlock: rebuilding wrapper %s of approval %s on this worker failed at the %s stage: %s: %w", a.Slug, a.ID, out.Stage, out.Error, fault.ErrUnavailable)
+	}
+	if a.SourceHash != "" && out.SourceHash != a.SourceHash {
+		return Approval{}, fmt.Errorf("airlock: wrapper %s of approval %s does not reproduce on this worker: its sources hash to %s, the approved ones to %s (a different Toolsmith version?): %w",
+			a.Slug, a.ID, out.SourceHash[:12], a.SourceHash[:min(12, len(a.SourceHash))], fault.ErrUnavailable)
+	}
+	a.Binary = out.Binary
+	previous, _ := r.Files.Approval(a.Slug)
+	if err := r.Files.SaveApproval(a); err != nil {
+		return Approval{}, err
+	}
+	kept = true
+	r.Files.removeBuild(a.Slug, previous.Binary, build)
+	return a, nil
 }
 
 // RegistryRegistrar registers onboarded tools through the registry: the
@@ -505,7 +746,42 @@ func (r RegistryRegistrar) RetireTools(ctx context.Context, wrapper string, keep
 	return retire, nil
 }
 
-// Approvals lists every recorded approval, ordered by slug.
+// CurrentApprovals lists every wrapper's current approval wherever it was
+// made (see CurrentApproval), ordered by slug: the store's, and those of
+// this data dir the store does not have.
+func (f *Files) CurrentApprovals(ctx context.Context) ([]Approval, error) {
+	local, err := f.Approvals()
+	if err != nil || f.Shared == nil {
+		return local, err
+	}
+	shared, err := f.Shared.ListWrapperApprovals(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("airlock: list approvals: %w", err)
+	}
+	bySlug := map[string]Approval{}
+	for _, a := range local {
+		bySlug[a.Slug] = a
+	}
+	for _, sa := range shared {
+		var a Approval
+		if err := json.Unmarshal(sa.Record, &a); err != nil {
+			return nil, fmt.Errorf("airlock: approval of %q: %w", sa.Slug, err)
+		}
+		a.Binary = ""
+		if l, ok := bySlug[a.Slug]; ok && l.ID == a.ID {
+			a.Binary = l.Binary
+		}
+		bySlug[a.Slug] = a
+	}
+	out := make([]Approval, 0, len(bySlug))
+	for _, a := range bySlug {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Slug < out[j].Slug })
+	return out, nil
+}
+
+// Approvals lists every approval recorded in this data dir, ordered by slug.
 func (f *Files) Approvals() ([]Approval, error) {
 	entries, err := os.ReadDir(filepath.Join(f.Root, "wrappers"))
 	if errors.Is(err, os.ErrNotExist) {
@@ -531,9 +807,24 @@ func (f *Files) Approvals() ([]Approval, error) {
 	return out, nil
 }
 
-// Health reads the health record of an approval (zero when none yet).
-func (f *Files) Health(slug string) (Health, error) {
+// Health reads the health record of an approval (zero when none yet):
+// from the store with Shared, so that health checks run on any worker
+// count failures in a row together.
+func (f *Files) Health(ctx context.Context, slug string) (Health, error) {
 	var h Health
+	if f.Shared != nil {
+		snap, err := f.Shared.GetSnapshot(ctx, HealthSnapshot(slug))
+		if errors.Is(err, fault.ErrNotFound) {
+			return h, nil
+		}
+		if err != nil {
+			return h, fmt.Errorf("airlock: read health of %s: %w", slug, err)
+		}
+		if err := json.Unmarshal(snap.Data, &h); err != nil {
+			return h, fmt.Errorf("airlock: health of %s: %w", slug, err)
+		}
+		return h, nil
+	}
 	b, err := os.ReadFile(filepath.Join(f.WrapperDir(slug), "health.json"))
 	if errors.Is(err, os.ErrNotExist) {
 		return h, nil
@@ -547,11 +838,18 @@ func (f *Files) Health(slug string) (Health, error) {
 	return h, nil
 }
 
-// SaveHealth writes the health record of an approval.
-func (f *Files) SaveHealth(slug string, h Health) error {
+// SaveHealth writes the health record of an approval (to the store with
+// Shared).
+func (f *Files) SaveHealth(ctx context.Context, slug string, h Health) error {
 	b, err := json.MarshalIndent(h, "", "  ")
 	if err != nil {
 		return err
+	}
+	if f.Shared != nil {
+		if err := f.Shared.PutSnapshot(ctx, graph.Snapshot{Name: HealthSnapshot(slug), At: time.Now().UTC(), Data: b}); err != nil {
+			return fmt.Errorf("airlock: save health of %s: %w", slug, err)
+		}
+		return nil
 	}
 	p := filepath.Join(f.WrapperDir(slug), "health.json")
 	if err := os.WriteFile(p+".tmp", b, 0o644); err != nil {

@@ -284,7 +284,7 @@ type VectorScorer interface {
 //
 // Store includes every capability interface (Keys, Audit, Definitions, Gaps,
 // Pairings, Series, Snapshots, ModelVersions, Sessions, MeanVectorer,
-// VectorScorer):
+// VectorScorer, RateCounts, CallLedger, WrapperApprovals):
 // both stores implement them all, and each asserts so at compile time, so
 // no consumer discovers a capability at run time. A consumer that needs
 // only one takes that narrow interface.
@@ -300,6 +300,9 @@ type Store interface {
 	Sessions
 	MeanVectorer
 	VectorScorer
+	RateCounts
+	CallLedger
+	WrapperApprovals
 
 	// EnsureEmbedder records info on first call; later calls return
 	// ErrEmbedderMismatch (wrapped, naming both) when model or dimension differ.

@@ -53,6 +53,9 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"ModelVersions", testModelVersions},
 		{"Series", testSeries},
 		{"Sessions", testSessions},
+		{"RateCounts", testRateCounts},
+		{"CallLedger", testCallLedger},
+		{"WrapperApprovals", testWrapperApprovals},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

@@ -480,6 +480,26 @@ func Statements() []Statement {
 		"getKey":                 cypherGetKey,
 		"listKeys":               cypherListKeys,
 		"setKeyRecord":           cypherSetKeyRecord,
+		"indexKeyRevoked":        cypherIndexKeyRevoked,
+		"revokedKeys":            cypherRevokedKeys,
+		"constraintRateCount":    cypherConstraintRateCount,
+		"indexRateCountWindow":   cypherIndexRateCountWindow,
+		"addRateCount":           cypherAddRateCount,
+		"expireRateCounts":       cypherExpireRateCounts,
+		"constraintCall":         cypherConstraintCall,
+		"constraintCallLedger":   cypherConstraintCallLedger,
+		"indexCallApproval":      cypherIndexCallApproval,
+		"ledgerLock":             cypherLedgerLock,
+		"ledgerTally":            cypherLedgerTally,
+		"callSeq":                cypherCallSeq,
+		"insertCalls":            cypherInsertCalls,
+		"completeCall":           cypherCompleteCall,
+		"callRecords":            cypherCallRecords,
+		"callImport":             cypherCallImport,
+		"constraintWrapper":      cypherConstraintWrapperApproval,
+		"putWrapperApproval":     cypherPutWrapperApproval,
+		"getWrapperApproval":     cypherGetWrapperApproval,
+		"listWrapperApprovals":   cypherListWrapperApprovals,
 		"auditExisting":          cypherAuditExisting,
 		"appendAudit":            cypherAppendAudit,
 		"auditEvents":            cypherAuditEvents,
@@ -598,6 +618,11 @@ RETURN k.record AS record
 ORDER BY k.createdAt, k.id`
 	cypherSetKeyRecord = `MATCH (k:ApiKey {id: $id})
 SET k.revokedAt = $revokedAt, k.record = $record`
+	// cypherRevokedKeys counts revoked keys over the revokedAt index.
+	cypherIndexKeyRevoked = `CREATE INDEX api_key_revoked IF NOT EXISTS FOR (k:ApiKey) ON (k.revokedAt)`
+	cypherRevokedKeys     = `MATCH (k:ApiKey)
+WHERE k.revokedAt > 0
+RETURN count(k) AS n`
 	cypherAuditExisting = `UNWIND $ids AS id
 MATCH (a:AuditEvent {id: id})
 RETURN a.id AS id`

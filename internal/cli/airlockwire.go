@@ -47,7 +47,9 @@ type airlockParts struct {
 // scanning and review still work; approvals then fail with a clear reason.
 func newAirlock(ctx context.Context, cfg config.Config, sys *system, c client.Client, log *slog.Logger) (*airlockParts, error) {
 	defs := sys.store
-	files := &airlock.Files{Root: filepath.Join(cfg.DataDir, "airlock")}
+	// Approvals are shared through the store (Files.Shared): a worker
+	// without an approved wrapper rebuilds it from the spec and policy.
+	files := &airlock.Files{Root: filepath.Join(cfg.DataDir, "airlock"), Shared: sys.store}
 	gen, err := codegen.New(templates.FS)
 	if err != nil {
 		return nil, err
@@ -62,10 +64,15 @@ func newAirlock(ctx context.Context, cfg config.Config, sys *system, c client.Cl
 	if err != nil {
 		return nil, err
 	}
-	ledger, err := airlock.OpenFileLedger(filepath.Join(files.Root, "ledger.jsonl"))
-	if err != nil {
+	// The ledger is the store, shared by every worker and API replica. A
+	// ledger file an earlier version kept in the data dir moves into it
+	// once, so its calls keep counting.
+	if n, err := airlock.ImportLedgerFile(ctx, filepath.Join(files.Root, "ledger.jsonl"), sys.store); err != nil {
 		return nil, err
+	} else if n > 0 {
+		log.Info("airlock: imported the ledger file into the store", "calls", n)
 	}
+	var ledger airlock.Ledger = sys.store
 	notifier := logNotifier{log: log, next: notes}
 	health := &airlock.HealthChecker{Files: files, Prober: &airlock.Prober{}, Tools: sys.store, Notifier: notifier}
 	parts := &airlockParts{
@@ -73,7 +80,7 @@ func newAirlock(ctx context.Context, cfg config.Config, sys *system, c client.Cl
 		defs:    defs,
 		notes:   notes,
 		health:  health,
-		runtime: &airlock.Runtime{Files: files, Executor: &airlock.Executor{Ledger: ledger, Notifier: notifier}},
+		runtime: &airlock.Runtime{Files: files, Executor: &airlock.Executor{Ledger: ledger, Notifier: notifier}, Builder: ob},
 		activities: &activities.Airlock{
 			Health:      health,
 			Scanner:     &airlock.Scanner{Fetcher: &airlock.Fetcher{}, Files: files, Definitions: defs, Embedder: sys.model},
