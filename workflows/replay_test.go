@@ -31,6 +31,7 @@ var workflowPayloads = map[string]struct{ in, out reflect.Type }{
 	"GapDiscoveryWorkflow":   {typeOf[GapDiscoveryInput](), typeOf[GapDiscoveryReport]()},
 	"AnalyticsWorkflow":      {typeOf[AnalyticsInput](), typeOf[AnalyticsSummary]()},
 	"RetrainWorkflow":        {typeOf[RetrainInput](), typeOf[RetrainResult]()},
+	"BuildToolWorkflow":      {typeOf[BuildInput](), typeOf[BuildResult]()},
 }
 
 // messagePayloads names the type of each signal and update a workflow
