@@ -73,8 +73,8 @@ func TestReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) < 16 {
-		t.Fatalf("found %d recorded histories in testdata, want 16", len(files))
+	if len(files) < 17 {
+		t.Fatalf("found %d recorded histories in testdata, want 17", len(files))
 	}
 	seen := map[string]bool{}
 	for _, f := range files {
