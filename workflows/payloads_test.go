@@ -37,6 +37,7 @@ func payloadRoles() map[string]reflect.Type {
 	out["AirlockWorkflow.query "+ReviewQuery] = typeOf[AirlockState]()
 	out["ReindexWorkflow.query "+ReindexQuery] = typeOf[ReindexProgress]()
 	out["RetrainWorkflow.query "+RetrainQuery] = typeOf[RetrainResult]()
+	out["BuildToolWorkflow.query "+BuildQuery] = typeOf[BuildState]()
 	return out
 }
 

@@ -31,6 +31,7 @@ var workflowPayloads = map[string]struct{ in, out reflect.Type }{
 	"GapDiscoveryWorkflow":   {typeOf[GapDiscoveryInput](), typeOf[GapDiscoveryReport]()},
 	"AnalyticsWorkflow":      {typeOf[AnalyticsInput](), typeOf[AnalyticsSummary]()},
 	"RetrainWorkflow":        {typeOf[RetrainInput](), typeOf[RetrainResult]()},
+	"BuildToolWorkflow":      {typeOf[BuildInput](), typeOf[BuildResult]()},
 }
 
 // messagePayloads names the type of each signal and update a workflow
@@ -72,8 +73,8 @@ func TestReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) < 16 {
-		t.Fatalf("found %d recorded histories in testdata, want 16", len(files))
+	if len(files) < 17 {
+		t.Fatalf("found %d recorded histories in testdata, want 17", len(files))
 	}
 	seen := map[string]bool{}
 	for _, f := range files {

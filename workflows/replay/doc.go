@@ -6,7 +6,10 @@
 // ReindexWorkflow (the demo catalogue, in pages), RetrainWorkflow (a
 // candidate the gate keeps out for want of served queries),
 // ScanSourcesWorkflow (a new spec, its review opened), AirlockWorkflow (a
-// review rejected through the decide update) and HealthCheckWorkflow. Recording needs the in-process Temporal server, which is
+// review rejected through the decide update), HealthCheckWorkflow and
+// BuildToolWorkflow (a program that fails a test, then one that passes,
+// approved through the decide update, registered, the gap closed).
+// Recording needs the in-process Temporal server, which is
 // heavy to compile and which only the binary and the end-to-end tests may
 // import in ordinary builds, so the recorder sits behind the "record" build
 // tag and only runs on request:

@@ -4,6 +4,8 @@ package replay
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -21,6 +23,7 @@ import (
 
 	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/airlock"
+	"github.com/toolsmith/toolsmith/build"
 	"github.com/toolsmith/toolsmith/embed/hashing"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/graph/sqlite"
@@ -37,6 +40,69 @@ const tripPlan = `{"steps":[
  {"id":"budget","verb":"CONVERT_CURRENCY","inputs":{"amount":"$inputs.budget","from":"$inputs.currency","to":"EUR"}},
  {"id":"distance","verb":"MEASURE_DISTANCE_IN_MILES","inputs":{"value":"$inputs.distance_km","from_unit":"km","to_unit":"mi"}},
  {"id":"yen","verb":"CONVERT_CURRENCY","inputs":{"amount":"$steps.budget.output.converted","from":"EUR","to":"JPY"}}]}`
+
+// romanProgram is a model's answer for ROMAN_NUMERAL: a program that
+// writes a number with the numerals of body, largest first, and its cases.
+func romanProgram(t *testing.T, body string) string {
+	t.Helper()
+	p := build.Program{
+		Tool: "to_roman", Description: "Writes a whole number from 1 to 3999 as a Roman numeral.",
+		Source: "package main\n\nimport (\n\t\"context\"\n\t\"errors\"\n\t\"strings\"\n)\n\n" +
+			"func run(ctx context.Context, in map[string]any, web Web) (any, error) {\n" +
+			"\tf, ok := in[\"number\"].(float64)\n\tif !ok || f < 1 || f > 3999 || f != float64(int(f)) {\n" +
+			"\t\treturn nil, errors.New(\"number must be a whole number from 1 to 3999\")\n\t}\n\tn := int(f)\n\tvar b strings.Builder\n" +
+			"\tfor _, s := range []struct {\n\t\tv int\n\t\tr string\n\t}{" + body + "} {\n" +
+			"\t\tfor n >= s.v {\n\t\t\tb.WriteString(s.r)\n\t\t\tn -= s.v\n\t\t}\n\t}\n" +
+			"\treturn map[string]any{\"roman\": b.String()}, nil\n}\n",
+		InputSchema:  json.RawMessage(`{"type":"object","properties":{"number":{"type":"integer","minimum":1,"maximum":3999}},"required":["number"]}`),
+		OutputSchema: json.RawMessage(`{"type":"object","properties":{"roman":{"type":"string"}}}`),
+		Tests: []build.TestCase{
+			{Name: "year", Input: map[string]any{"number": 1994}, Want: json.RawMessage(`{"roman":"MCMXCIV"}`)},
+			{Name: "four", Input: map[string]any{"number": 4}, Want: json.RawMessage(`{"roman":"IV"}`)},
+			{Name: "zero", Input: map[string]any{"number": 0}, WantError: "from 1 to 3999"},
+		},
+		Hosts: []build.Host{},
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// The numerals of romanProgram: additive ones write 4 as IIII and fail the
+// "year" and "four" cases; subtractive ones pass.
+const (
+	romanAdditive    = `{1000, "M"}, {500, "D"}, {100, "C"}, {50, "L"}, {10, "X"}, {5, "V"}, {1, "I"}`
+	romanSubtractive = `{1000, "M"}, {900, "CM"}, {500, "D"}, {400, "CD"}, {100, "C"}, {90, "XC"}, {50, "L"}, {40, "XL"}, {10, "X"}, {9, "IX"}, {5, "V"}, {4, "IV"}, {1, "I"}`
+)
+
+// awaitReview waits until the run's review (the review query an airlock
+// review and a build both answer) is pending: a decision sent before the
+// build has parked would find no update handler.
+func awaitReview(ctx context.Context, c client.Client, id string) error {
+	for {
+		v, err := c.QueryWorkflow(ctx, id, "", workflows.ReviewQuery)
+		if err == nil {
+			var st workflows.AirlockState
+			if err := v.Get(&st); err != nil {
+				return err
+			}
+			switch st.Status {
+			case workflows.AirlockPending:
+				return nil
+			case workflows.AirlockPreparing:
+			default:
+				return fmt.Errorf("review of %s is %s, not pending", id, st.Status)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("review of %s never pending: %w (last query error %v)", id, ctx.Err(), err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
 
 // serveSpec serves the petstore spec, made distinct by n trailing
 // newlines (a spec's hash names its review).
@@ -56,7 +122,7 @@ func TestRecord(t *testing.T) {
 	if os.Getenv("TOOLSMITH_RECORD_HISTORY") != "1" {
 		t.Skip("set TOOLSMITH_RECORD_HISTORY=1 to re-record workflows/testdata/*.json")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	srv, err := temporalserver.Start(ctx, temporalserver.Options{FrontendAddr: "127.0.0.1:0", SearchAttributes: workflows.SearchAttributes()})
 	if err != nil {
@@ -87,6 +153,9 @@ func TestRecord(t *testing.T) {
 		"RESERVE_LUTECE_TABLE": `{"steps":[],"reason":"no restaurant booking verb is known"}`,
 	}, Judgements: map[string]string{
 		"CHANGE_MONEY": `{"tool":"currency.convert","reason":"changing money between currencies is converting it"}`,
+	}, Builds: map[string][]string{
+		// A build's first program fails a test, its second passes.
+		"ROMAN_NUMERAL": {romanProgram(t, romanAdditive), romanProgram(t, romanSubtractive)},
 	}}
 	// An empty store for the analytics run; usage stays with the fixture's
 	// log, as it did before the store was here.
@@ -124,8 +193,12 @@ func TestRecord(t *testing.T) {
 	if err != nil || len(rep.New) != 1 {
 		t.Fatalf("scan of the spec to reject: %+v %v", rep, err)
 	}
+	// Builds write with the scripted model, test in a temp dir and register
+	// an approved program in the store through the airlock's files.
+	bd := &activities.Build{Model: f.LLM, ModelName: "scripted", WorkDir: t.TempDir(), TestTimeout: 3 * time.Minute,
+		Files: files, Registrar: airlock.RegistryRegistrar{Registry: reg}, Gaps: st}
 	w := worker.New(c, worker.Deps{Searcher: f.Searcher, Router: f.Router, LLM: f.LLM, Gaps: f.Gaps, Tools: f, Store: st, Usage: f.Usage,
-		Reindexer: reg, Retrain: rt, Airlock: al})
+		Reindexer: reg, Retrain: rt, Airlock: al, Build: bd})
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -155,6 +228,20 @@ func TestRecord(t *testing.T) {
 		{"scan_sources.json", workflows.ScanSourcesWorkflow, []any{workflows.ScanInput{SourceIDs: []string{"scanned"}}}, nil},
 		{"airlock_reject.json", workflows.AirlockWorkflow, []any{workflows.AirlockInput{SpecHash: rep.New[0], SourceID: "rejected", Location: rejected, ReviewTimeout: time.Hour}},
 			&workflows.Decision{Reject: &workflows.RejectSignal{Reviewer: "replay", Reason: "not this API"}}},
+		// Last, as its approval registers a tool in the store the runs
+		// above read.
+		{"build_tool.json", workflows.BuildToolWorkflow, []any{workflows.BuildInput{Verb: "ROMAN_NUMERAL", Description: "write a whole number as a roman numeral",
+			Inputs: map[string]any{"number": 1994}, Expected: `{"roman": "MCMXCIV"} for 1994`, RequestedBy: "replay",
+			Options: workflows.BuildOptions{ReviewTimeout: time.Hour}}},
+			&workflows.Decision{Approve: &workflows.ApproveSignal{Reviewer: "replay", Policy: airlock.Policy{RateLimitPerMinute: 60, AllowedGroups: []string{"default"}}}}},
+	}
+	// setup prepares the store for a run, just before it starts.
+	setup := map[string]func() error{
+		// The verb's gap, which the approved build closes.
+		"build_tool.json": func() error {
+			_, err := st.RecordGap(ctx, graph.GapEvent{Verb: "ROMAN_NUMERAL", Description: "write a whole number as a roman numeral", At: time.Unix(0, 0).UTC()})
+			return err
+		},
 	}
 	for _, r := range runs {
 		// A recorded history is evidence that the runs started under older
@@ -163,12 +250,20 @@ func TestRecord(t *testing.T) {
 			t.Logf("%s: kept (TOOLSMITH_RECORD_OVERWRITE=1 re-records it)", r.file)
 			continue
 		}
+		if prep := setup[r.file]; prep != nil {
+			if err := prep(); err != nil {
+				t.Fatalf("%s: %v", r.file, err)
+			}
+		}
 		id := "replay-" + r.file
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, r.workflow, r.args...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if r.decide != nil {
+			if err := awaitReview(ctx, c, id); err != nil {
+				t.Fatal(err)
+			}
 			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.UpdateDecide,
 				Args: []any{*r.decide}, WaitForStage: client.WorkflowUpdateStageCompleted})
 			if err != nil {

@@ -185,21 +185,50 @@ func (u *UsageLog) LearnPairs(_ context.Context, evidence []graph.PairEvidence) 
 }
 
 // ScriptedLLM answers the decomposition prompt of each verb with a fixed
-// text, and the judge's prompt (llm.JudgePrompt) of each verb with its
+// text, the judge's prompt (llm.JudgePrompt) of each verb with its
 // Judgements text, or with an answer that is no judgement when none is
-// scripted (so the rule decides).
+// scripted (so the rule decides), and the build prompt (build.Prompt) of
+// each verb with the next of its Builds answers, one per round.
 type ScriptedLLM struct {
 	mu         sync.Mutex
 	Answers    map[string]string
 	Judgements map[string]string
-	Asked      []string
-	Judged     []string
+	// Builds holds each verb's build answers in round order; a round past
+	// the last is an error, as a model that stopped answering.
+	Builds map[string][]string
+	Asked  []string
+	Judged []string
+	// Built lists the verbs of the build prompts asked, in order.
+	Built []string
 }
 
 var (
 	verbLine   = regexp.MustCompile(`(?m)^VERB: (\S+)$`)
 	actionLine = regexp.MustCompile(`(?m)^ACTION: (\S+)$`)
+	buildLine  = regexp.MustCompile(`(?m)^VERB TO BUILD: (\S+)$`)
 )
+
+// build answers a build prompt with the verb's next scripted answer, and
+// reports its cost as a model does: a token per four characters of prompt
+// and answer.
+func (s *ScriptedLLM) build(verb, prompt string) (*llms.ContentResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, v := range s.Built {
+		if v == verb {
+			n++
+		}
+	}
+	s.Built = append(s.Built, verb)
+	answers := s.Builds[verb]
+	if n >= len(answers) {
+		return nil, fmt.Errorf("scripted llm: no build answer %d for %s", n+1, verb)
+	}
+	a := answers[n]
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: a,
+		GenerationInfo: map[string]any{"TotalTokens": (len(prompt) + len(a)) / 4}}}}, nil
+}
 
 // GenerateContent implements llms.Model.
 func (s *ScriptedLLM) GenerateContent(_ context.Context, msgs []llms.MessageContent, _ ...llms.CallOption) (*llms.ContentResponse, error) {
@@ -220,6 +249,9 @@ func (s *ScriptedLLM) GenerateContent(_ context.Context, msgs []llms.MessageCont
 			a = "no judgement scripted"
 		}
 		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: a}}}, nil
+	}
+	if m := buildLine.FindStringSubmatch(prompt.String()); m != nil {
+		return s.build(m[1], prompt.String())
 	}
 	m := verbLine.FindStringSubmatch(prompt.String())
 	if m == nil {
