@@ -23,8 +23,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/toolsmith/toolsmith/activities"
-	"github.com/toolsmith/toolsmith/airlock"
 	"github.com/toolsmith/toolsmith/airlock/review"
 	"github.com/toolsmith/toolsmith/api"
 	"github.com/toolsmith/toolsmith/audit"
@@ -561,7 +559,7 @@ func TestPagesNeedSignInExceptToolsAndStatic(t *testing.T) {
 func TestPagesFollowTheAuthorizationTable(t *testing.T) {
 	e := newEnv(t)
 	c := e.console()
-	e.tc.states["airlock-x"] = workflows.AirlockState{Status: workflows.AirlockPending, Review: airlock.Review{Title: "Pets", Slug: "pets"}}
+	e.tc.states["airlock-x"] = workflows.AirlockState{Status: workflows.AirlockPending, Review: workflows.SpecReview{Title: "Pets", Slug: "pets"}}
 	user := e.browser(c)
 	user.signIn(e.user)
 	if w := user.do("GET", "/ui/reviews/airlock-x", nil); w.Code != http.StatusForbidden || !strings.Contains(w.Body.String(), "approver") {
@@ -605,12 +603,12 @@ func TestAddSourceReportsAFailedScan(t *testing.T) {
 		want    string
 		ok      bool
 	}{
-		{"unreadable", &workflows.ScanOutput{Reports: []activities.ScanSourceOutput{{SourceID: "src-1", Error: "airlock: scan src-1: airlock: read not a url at all: no such file or directory"}}},
+		{"unreadable", &workflows.ScanOutput{Reports: []workflows.ScanReport{{SourceID: "src-1", Error: "airlock: scan src-1: airlock: read not a url at all: no such file or directory"}}},
 			nil, "Source added, but its scan failed: airlock: scan src-1: airlock: read not a url at all", false},
-		{"no specs", &workflows.ScanOutput{Reports: []activities.ScanSourceOutput{{SourceID: "src-1", Errors: []string{"x.yaml: not a spec"}}}},
+		{"no specs", &workflows.ScanOutput{Reports: []workflows.ScanReport{{SourceID: "src-1", Errors: []string{"x.yaml: not a spec"}}}},
 			nil, "Source added, but its scan failed: it found no spec: x.yaml: not a spec", false},
 		{"workflow failed", nil, errors.New("workflow timed out"), "Source added, but its scan failed: workflow timed out", false},
-		{"found", &workflows.ScanOutput{Reports: []activities.ScanSourceOutput{{SourceID: "src-1", Specs: 1, NewSpecs: []activities.FoundSpec{{}}}}},
+		{"found", &workflows.ScanOutput{Reports: []workflows.ScanReport{{SourceID: "src-1", Specs: 1, NewSpecs: []workflows.FoundSpec{{}}}}},
 			nil, "Source added and scanned: 1 spec(s), 1 new", true},
 	} {
 		b, e := newBrowser(t)
@@ -628,11 +626,11 @@ func TestAddSourceReportsAFailedScan(t *testing.T) {
 // of its page, with the name its tools will get.
 func TestReviewPageWarnsOfANameCollision(t *testing.T) {
 	b, e := newBrowser(t)
-	e.tc.states["airlock-b"] = workflows.AirlockState{Status: workflows.AirlockPending, Review: airlock.Review{Title: "Swagger Petstore",
+	e.tc.states["airlock-b"] = workflows.AirlockState{Status: workflows.AirlockPending, Review: workflows.SpecReview{Title: "Swagger Petstore",
 		Slug: "swagger_petstore_petstore_expanded", Location: "https://x.example/petstore-expanded.yml", NameTakenBy: "https://x.example/petstore.yml"}}
-	e.tc.states["airlock-c"] = workflows.AirlockState{Status: workflows.AirlockPending, Review: airlock.Review{Title: "Zoo API", Slug: "zoo_api_zoo",
+	e.tc.states["airlock-c"] = workflows.AirlockState{Status: workflows.AirlockPending, Review: workflows.SpecReview{Title: "Zoo API", Slug: "zoo_api_zoo",
 		Location: "https://b.example/zoo.yaml", NameTakenBy: "https://a.example/zoo.yaml", NamePending: true}}
-	e.tc.states["airlock-a"] = workflows.AirlockState{Status: workflows.AirlockPending, Review: airlock.Review{Title: "Swagger Petstore", Slug: "swagger_petstore"}}
+	e.tc.states["airlock-a"] = workflows.AirlockState{Status: workflows.AirlockPending, Review: workflows.SpecReview{Title: "Swagger Petstore", Slug: "swagger_petstore"}}
 	b.signIn(e.admin)
 	body := b.do("GET", "/ui/reviews/airlock-b", nil).Body.String()
 	if !strings.Contains(body, "Name collision: another spec (https://x.example/petstore.yml)") ||
@@ -655,8 +653,8 @@ func TestReviewPageWarnsOfANameCollision(t *testing.T) {
 // error is said once.
 func TestPostRedirectGetShowsTheResultOnce(t *testing.T) {
 	b, e := newBrowser(t)
-	e.tc.states["airlock-x"] = workflows.AirlockState{Status: workflows.AirlockPending, Review: airlock.Review{Title: "Pets", Slug: "pets",
-		Operations: []airlock.ReviewOperation{{Name: "list", Method: "GET", Path: "/pets"}}}}
+	e.tc.states["airlock-x"] = workflows.AirlockState{Status: workflows.AirlockPending, Review: workflows.SpecReview{Title: "Pets", Slug: "pets",
+		Operations: []workflows.ReviewOperation{{Name: "list", Method: "GET", Path: "/pets"}}}}
 	b.signIn(e.admin)
 	got := b.submit("/ui/reviews/airlock-x/approve", url.Values{"csrf": {b.formToken("/ui/reviews/airlock-x")}, "softBudget": {"10"}, "hardBudget": {"5"},
 		"costPerCall": {"1"}, "operations": {"list"}, "operationsShown": {"1"}}).Body.String()

@@ -67,8 +67,8 @@ type AirlockInput struct {
 
 // ApproveSignal is a reviewer's approval with its policies.
 type ApproveSignal struct {
-	Reviewer string         `json:"reviewer,omitempty"`
-	Policy   airlock.Policy `json:"policy"`
+	Reviewer string `json:"reviewer,omitempty"`
+	Policy   Policy `json:"policy"`
 }
 
 // RejectSignal is a reviewer's rejection.
@@ -109,8 +109,8 @@ type AirlockOutcome struct {
 // AirlockState is what ReviewQuery returns.
 type AirlockState struct {
 	Status  string          `json:"status"`
-	Review  airlock.Review  `json:"review"`
-	Policy  *airlock.Policy `json:"policy,omitempty"`
+	Review  SpecReview      `json:"review"`
+	Policy  *Policy         `json:"policy,omitempty"`
 	Outcome *AirlockOutcome `json:"outcome,omitempty"`
 	Ignored []string        `json:"ignoredSignals,omitempty"`
 	// Gaps are the verbs nothing fulfilled that this review was proposed
@@ -184,9 +184,11 @@ func AirlockWorkflow(ctx workflow.Context, in AirlockInput) (AirlockOutcome, err
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
 	})
 	var a *activities.Airlock
-	if err := workflow.ExecuteActivity(actx, a.PrepareReview, activities.PrepareReviewInput{SpecHash: in.SpecHash, Location: in.Location}).Get(ctx, &state.Review); err != nil {
+	var review airlock.Review
+	if err := workflow.ExecuteActivity(actx, a.PrepareReview, activities.PrepareReviewInput{SpecHash: in.SpecHash, Location: in.Location}).Get(ctx, &review); err != nil {
 		return AirlockOutcome{}, err
 	}
+	state.Review = SpecReviewOf(review)
 	state.Status = AirlockPending
 
 	approveCh := workflow.GetSignalChannel(ctx, SignalApprove)
@@ -237,7 +239,7 @@ func AirlockWorkflow(ctx workflow.Context, in AirlockInput) (AirlockOutcome, err
 		})
 		var res activities.OnboardOutput
 		err := workflow.ExecuteActivity(octx, a.OnboardSpec, activities.OnboardInput{
-			ApprovalID: workflow.GetInfo(ctx).WorkflowExecution.ID, SpecHash: in.SpecHash, Location: in.Location, Policy: approve.Policy,
+			ApprovalID: workflow.GetInfo(ctx).WorkflowExecution.ID, SpecHash: in.SpecHash, Location: in.Location, Policy: approve.Policy.Airlock(),
 		}).Get(ctx, &res)
 		outcome.Reviewer = approve.Reviewer
 		switch {
@@ -333,7 +335,7 @@ type ScanInput struct {
 
 // ScanOutput reports a scan.
 type ScanOutput struct {
-	Reports []activities.ScanSourceOutput `json:"reports"`
+	Reports []ScanReport `json:"reports"`
 	// Reviews are the AirlockWorkflow IDs opened for new specs.
 	Reviews []string `json:"reviews"`
 }
@@ -354,11 +356,14 @@ func ScanSourcesWorkflow(ctx workflow.Context, in ScanInput) (ScanOutput, error)
 			return ScanOutput{}, err
 		}
 	}
-	out := ScanOutput{Reports: []activities.ScanSourceOutput{}, Reviews: []string{}}
+	out := ScanOutput{Reports: []ScanReport{}, Reviews: []string{}}
 	for _, id := range ids {
-		var rep activities.ScanSourceOutput
-		if err := workflow.ExecuteActivity(actx, a.ScanSource, id).Get(ctx, &rep); err != nil {
-			rep = activities.ScanSourceOutput{SourceID: id, Error: activities.Message(err)}
+		var scanned activities.ScanSourceOutput
+		rep := ScanReport{SourceID: id}
+		if err := workflow.ExecuteActivity(actx, a.ScanSource, id).Get(ctx, &scanned); err != nil {
+			rep.Error = activities.Message(err)
+		} else {
+			rep = scanReportOf(scanned)
 		}
 		out.Reports = append(out.Reports, rep)
 		for _, spec := range rep.NewSpecs {

@@ -43,7 +43,7 @@ func TestAirlockApproveOnboardsAndTellsSubscribers(t *testing.T) {
 	}, time.Minute)
 	env.RegisterDelayedCallback(func() {
 		// A bad policy is ignored (and shown in the review state), not obeyed.
-		env.SignalWorkflow(SignalApprove, ApproveSignal{Reviewer: "ana", Policy: airlock.Policy{RateLimitPerMinute: -1}})
+		env.SignalWorkflow(SignalApprove, ApproveSignal{Reviewer: "ana", Policy: Policy{RateLimitPerMinute: -1}})
 	}, 2*time.Minute)
 	env.RegisterDelayedCallback(func() {
 		v, err := env.QueryWorkflow(ReviewQuery)
@@ -56,7 +56,7 @@ func TestAirlockApproveOnboardsAndTellsSubscribers(t *testing.T) {
 		if st.Status != AirlockPending || st.Review.Title != "Pets" || len(st.Ignored) != 1 {
 			t.Errorf("state while pending: %+v", st)
 		}
-		env.SignalWorkflow(SignalApprove, ApproveSignal{Reviewer: "ana", Policy: airlock.Policy{QuotaPerDay: 100}})
+		env.SignalWorkflow(SignalApprove, ApproveSignal{Reviewer: "ana", Policy: Policy{QuotaPerDay: 100}})
 	}, 3*time.Minute)
 	env.ExecuteWorkflow(AirlockWorkflow, AirlockInput{SpecHash: testHash, Location: "https://specs.example/pets.yaml"})
 	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {

@@ -9,7 +9,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolsmith/toolsmith/activities"
-	"github.com/toolsmith/toolsmith/airlock"
 	"github.com/toolsmith/toolsmith/build"
 )
 
@@ -86,13 +85,13 @@ type BuildState struct {
 	Input  BuildInput   `json:"input"`
 	Rounds []BuildRound `json:"rounds"`
 	// Program is the program that passed (status pending and after).
-	Program       *build.Program  `json:"program,omitempty"`
-	Model         string          `json:"model,omitempty"`
-	PromptVersion string          `json:"promptVersion,omitempty"`
-	TokensUsed    int             `json:"tokensUsed"`
-	TokenBudget   int             `json:"tokenBudget,omitempty"`
-	Policy        *airlock.Policy `json:"policy,omitempty"`
-	Result        *BuildResult    `json:"result,omitempty"`
+	Program       *build.Program `json:"program,omitempty"`
+	Model         string         `json:"model,omitempty"`
+	PromptVersion string         `json:"promptVersion,omitempty"`
+	TokensUsed    int            `json:"tokensUsed"`
+	TokenBudget   int            `json:"tokenBudget,omitempty"`
+	Policy        *Policy        `json:"policy,omitempty"`
+	Result        *BuildResult   `json:"result,omitempty"`
 }
 
 // BuildResult is how a build ended.
@@ -308,7 +307,7 @@ func (b *builder) review(p build.Program) BuildResult {
 	})
 	var out activities.RegisterBuiltOutput
 	err := workflow.ExecuteActivity(rctx, a.RegisterBuiltTool, activities.RegisterBuiltInput{
-		BuildID: workflow.GetInfo(ctx).WorkflowExecution.ID, Verb: b.in.Verb, Program: p, Policy: approve.Policy, Reviewer: approve.Reviewer,
+		BuildID: workflow.GetInfo(ctx).WorkflowExecution.ID, Verb: b.in.Verb, Program: p, Policy: approve.Policy.Airlock(), Reviewer: approve.Reviewer,
 	}).Get(ctx, &out)
 	if err != nil {
 		return BuildResult{Status: BuildFailed, Reviewer: approve.Reviewer, Reason: "approved, but registering failed: " + activities.Message(err)}
@@ -356,15 +355,15 @@ func airlockStatus(s string) string {
 // are the hosts it asks for (with their reasons in the warnings' place,
 // so a reviewer reads them beside the code), and Build holds the rest.
 func (s BuildState) AirlockView(id string) AirlockState {
-	rv := airlock.Review{
+	rv := SpecReview{
 		Location: "build:" + id, Slug: activities.BuiltSlug(s.Input.Verb),
 		Title:       "Built tool for " + s.Input.Verb,
 		Description: s.Input.Description, Servers: []string{}, AuthSchemes: []string{}, Warnings: []string{},
-		Operations: []airlock.ReviewOperation{},
+		Operations: []ReviewOperation{},
 	}
 	if p := s.Program; p != nil {
 		rv.Description = p.Description
-		rv.Operations = append(rv.Operations, airlock.ReviewOperation{Name: p.Tool, Method: "RUN", Path: "built program", Summary: p.Description})
+		rv.Operations = append(rv.Operations, ReviewOperation{Name: p.Tool, Method: "RUN", Path: "built program", Summary: p.Description})
 		for _, h := range p.Hosts {
 			rv.Servers = append(rv.Servers, "https://"+h.Host)
 			rv.Warnings = append(rv.Warnings, fmt.Sprintf("calls %s: %s", h.Host, h.Reason))

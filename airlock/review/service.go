@@ -171,7 +171,7 @@ func (s *Service) firstScan(ctx context.Context, run client.WorkflowRun, wait ti
 	}
 	out := ScanOutcome{Status: ScanCompleted}
 	if len(res.Reports) > 0 {
-		out.Report = &res.Reports[0]
+		out.Report = scanReportOf(res.Reports[0])
 	}
 	return out
 }
@@ -255,7 +255,7 @@ func (s *Service) Approve(ctx context.Context, id, reviewer string, p airlock.Po
 		}
 		return DecisionResult{}, v
 	}
-	return s.decide(ctx, id, workflows.Decision{Approve: &workflows.ApproveSignal{Reviewer: reviewer, Policy: p}}, wait)
+	return s.decide(ctx, id, workflows.Decision{Approve: &workflows.ApproveSignal{Reviewer: reviewer, Policy: workflows.PolicyOf(p)}}, wait)
 }
 
 // Reject rejects a review with a reason (required), as reviewer, and

@@ -84,7 +84,7 @@ func newFake() (*Service, *fake) {
 func TestDecisions(t *testing.T) {
 	ctx := context.Background()
 	s, f := newFake()
-	f.states["airlock-1"] = workflows.AirlockState{Status: workflows.AirlockPending, Review: airlock.Review{Title: "Pets", Slug: "pets"}}
+	f.states["airlock-1"] = workflows.AirlockState{Status: workflows.AirlockPending, Review: workflows.SpecReview{Title: "Pets", Slug: "pets"}}
 	f.states["airlock-2"] = workflows.AirlockState{Status: workflows.AirlockOnboarded, Outcome: &workflows.AirlockOutcome{Status: "onboarded", ToolIDs: []string{"pets.list"}}}
 	_, err := s.Approve(ctx, "airlock-1", "ana", airlock.Policy{RateLimitPerMinute: -1}, 0)
 	if fs := fault.Fields(err); len(fs) == 0 || fs[0].Path != "policy.rateLimitPerMinute" {

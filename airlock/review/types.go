@@ -3,7 +3,6 @@ package review
 import (
 	"time"
 
-	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/airlock"
 	"github.com/toolsmith/toolsmith/workflows"
 )
@@ -126,8 +125,27 @@ type ScanOutcome struct {
 	// Status is completed, running (the wait ended first) or failed.
 	Status string `json:"status"`
 	// Report is the source's scan report; its error says why a fetch failed.
-	Report *activities.ScanSourceOutput `json:"report,omitempty"`
-	Error  string                       `json:"error,omitempty"`
+	Report *ScanReport `json:"report,omitempty"`
+	Error  string      `json:"error,omitempty"`
+}
+
+// ScanReport is what the scan of one source found: how many specs, which
+// are new (each opens a review), how many were known, the definitions
+// indexed, the specs that could not be read, and the fetch's error.
+type ScanReport struct {
+	SourceID    string      `json:"sourceId"`
+	Specs       int         `json:"specs"`
+	NewSpecs    []FoundSpec `json:"newSpecs"`
+	Known       int         `json:"known"`
+	Definitions int         `json:"definitions"`
+	Errors      []string    `json:"errors,omitempty"`
+	Error       string      `json:"error,omitempty"`
+}
+
+// FoundSpec is a spec a scan saw for the first time.
+type FoundSpec struct {
+	Hash     string `json:"hash"`
+	Location string `json:"location"`
 }
 
 // Scan statuses, as ScanOutcome.Status reports them.
@@ -146,5 +164,21 @@ func outcomeOf(o *workflows.AirlockOutcome) *Outcome {
 }
 
 func stateOf(st workflows.AirlockState) State {
-	return State{Status: st.Status, Review: st.Review, Policy: st.Policy, Outcome: outcomeOf(st.Outcome), Ignored: st.Ignored, Gaps: st.Gaps, Build: st.Build}
+	out := State{Status: st.Status, Review: st.Review.Airlock(), Outcome: outcomeOf(st.Outcome), Ignored: st.Ignored, Gaps: st.Gaps, Build: st.Build}
+	if st.Policy != nil {
+		p := st.Policy.Airlock()
+		out.Policy = &p
+	}
+	return out
+}
+
+func scanReportOf(r workflows.ScanReport) *ScanReport {
+	out := &ScanReport{SourceID: r.SourceID, Specs: r.Specs, Known: r.Known, Definitions: r.Definitions, Errors: r.Errors, Error: r.Error}
+	if r.NewSpecs != nil {
+		out.NewSpecs = make([]FoundSpec, len(r.NewSpecs))
+		for i, s := range r.NewSpecs {
+			out.NewSpecs[i] = FoundSpec{Hash: s.Hash, Location: s.Location}
+		}
+	}
+	return out
 }

@@ -20,7 +20,6 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/airlock"
 	"github.com/toolsmith/toolsmith/airlock/review"
 	"github.com/toolsmith/toolsmith/graph/sqlite"
@@ -161,7 +160,7 @@ func fieldPath(out map[string]any) string {
 func TestSources(t *testing.T) {
 	r, ft, s := setup(t)
 	// The first scan's outcome comes back with the new source.
-	ft.scan = &workflows.ScanOutput{Reports: []activities.ScanSourceOutput{{SourceID: "x", Error: "fetch https://specs.example/pets.yaml: 404 Not Found"}}}
+	ft.scan = &workflows.ScanOutput{Reports: []workflows.ScanReport{{SourceID: "x", Error: "fetch https://specs.example/pets.yaml: 404 Not Found"}}}
 	code, out := do(r, "POST", "/api/v1/tools/sources", `{"type":"openapi","location":"https://specs.example/pets.yaml"}`)
 	if code != 201 || len(ft.started) != 1 || !strings.HasPrefix(ft.started[0], "scan-src-") {
 		t.Fatalf("add: %d %v started=%v", code, out, ft.started)
@@ -339,8 +338,8 @@ func TestSourceWithoutTypeIsOpenAPI(t *testing.T) {
 // title's name is held by another pending review, which one.
 func TestPendingListShowsEachReviewsName(t *testing.T) {
 	r, ft, _ := setup(t)
-	ft.states["airlock-a"] = workflows.AirlockState{Status: workflows.AirlockPending, Review: airlock.Review{Title: "Zoo API", Slug: "zoo_api", Location: "https://a.example/zoo.yaml"}}
-	ft.states["airlock-b"] = workflows.AirlockState{Status: workflows.AirlockPending, Review: airlock.Review{Title: "Zoo API", Slug: "zoo_api_zoo",
+	ft.states["airlock-a"] = workflows.AirlockState{Status: workflows.AirlockPending, Review: workflows.SpecReview{Title: "Zoo API", Slug: "zoo_api", Location: "https://a.example/zoo.yaml"}}
+	ft.states["airlock-b"] = workflows.AirlockState{Status: workflows.AirlockPending, Review: workflows.SpecReview{Title: "Zoo API", Slug: "zoo_api_zoo",
 		Location: "https://b.example/zoo.yaml", NameTakenBy: "https://a.example/zoo.yaml", NamePending: true, Warnings: []string{"reserved"}}}
 	code, out := do(r, "GET", "/api/v1/tools/pending", "")
 	items, _ := out["data"].(map[string]any)["pending"].([]any)

@@ -160,7 +160,7 @@ func airlockDecision(ctx context.Context, e *env, cfg config.Config, d decision,
 		if err := p.Validate(); err != nil {
 			return fmt.Errorf("--policy: %w: %w", config.ErrInvalid, err)
 		}
-		dec.Approve = &workflows.ApproveSignal{Reviewer: operatorReviewer(), Policy: p}
+		dec.Approve = &workflows.ApproveSignal{Reviewer: operatorReviewer(), Policy: workflows.PolicyOf(p)}
 	default:
 		if strings.TrimSpace(d.reason) == "" {
 			return fmt.Errorf("--reason is required to reject: %w", config.ErrInvalid)

@@ -233,7 +233,7 @@ func TestRecord(t *testing.T) {
 		{"build_tool.json", workflows.BuildToolWorkflow, []any{workflows.BuildInput{Verb: "ROMAN_NUMERAL", Description: "write a whole number as a roman numeral",
 			Inputs: map[string]any{"number": 1994}, Expected: `{"roman": "MCMXCIV"} for 1994`, RequestedBy: "replay",
 			Options: workflows.BuildOptions{ReviewTimeout: time.Hour}}},
-			&workflows.Decision{Approve: &workflows.ApproveSignal{Reviewer: "replay", Policy: airlock.Policy{RateLimitPerMinute: 60, AllowedGroups: []string{"default"}}}}},
+			&workflows.Decision{Approve: &workflows.ApproveSignal{Reviewer: "replay", Policy: workflows.Policy{RateLimitPerMinute: 60, AllowedGroups: []string{"default"}}}}},
 	}
 	// setup prepares the store for a run, just before it starts.
 	setup := map[string]func() error{
