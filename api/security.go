@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -10,13 +9,11 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/toolsmith/toolsmith/api/httpx"
 	"github.com/toolsmith/toolsmith/audit"
-	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/ratelimit"
@@ -34,9 +31,10 @@ const HeaderRequestID = "X-Request-ID"
 
 var requestIDRe = regexp.MustCompile(`^[A-Za-z0-9._\-]{1,64}$`)
 
-// secure is the security middleware: request id, the route's rule from the
-// authorization table, body size, authentication, the rule check,
-// narrowing, rate limits, then the handler, then the audit record.
+// secure is the security middleware: request id, the route's row in the
+// authorization table, body size, authentication, then the Gate's decision
+// (rule, narrowing, rule for the acting user, rate limit, the refusal's
+// audit record), the handler, and the call's audit record.
 func (s *Server) secure(c *gin.Context) {
 	rid := c.GetHeader(HeaderRequestID)
 	if !requestIDRe.MatchString(rid) {
@@ -51,9 +49,10 @@ func (s *Server) secure(c *gin.Context) {
 		c.Next()
 		return
 	}
-	row, ok := s.rules[c.Request.Method+" "+route]
-	if !ok {
-		httpx.Error(c, fmt.Errorf("api: no authorization rule for %s %s (add a row to api.Rules)", c.Request.Method, route))
+	call := Call{Method: c.Request.Method, Route: route, Principal: identity.Anonymous(), Header: c.Request.Header,
+		Addr: c.ClientIP(), Tool: pathTool(c), RequestID: rid}
+	if _, err := s.gate.Row(call.Method, route); err != nil {
+		httpx.Error(c, err)
 		return
 	}
 	maxBody := s.opts.Limits.MaxBodyBytes
@@ -68,52 +67,46 @@ func (s *Server) secure(c *gin.Context) {
 		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, maxBody)
 	}
 
-	p := identity.Anonymous()
 	if s.opts.Auth != nil {
-		var err error
-		p, err = s.opts.Auth.Authenticate(c.Request.Context(), c.GetHeader("Authorization"))
+		p, err := s.opts.Auth.Authenticate(c.Request.Context(), c.GetHeader("Authorization"))
 		if err != nil {
 			s.opts.Metrics.AuthFailure("unauthenticated")
-			s.record(c, row, identity.Anonymous(), "auth.failed", graph.AuditDenied, http.StatusUnauthorized, err.Error())
+			s.gate.AuthFailed(c.Request.Context(), call, err)
 			c.Header("WWW-Authenticate", identity.Challenge(s.opts.BaseURL+identity.ResourceMetadataPath, err))
 			httpx.Error(c, err)
 			return
 		}
+		call.Principal = p
 	}
-	if err := row.Rule.Check(p); err != nil {
-		s.refuse(c, row, p, err)
-		return
+	d := s.gate.Decide(c.Request.Context(), call)
+	var lim *ratelimit.Error
+	if d.Row.Limit != "" && (d.Err == nil || d.Refused == RefusedLimit) {
+		// Every call that reached the rate limit counts for its groups.
+		s.opts.Metrics.GroupRequest(d.Caller.EffectiveGroups())
 	}
-	caller, err := identity.Narrow(p, c.Request.Header)
-	if err != nil {
-		if errors.Is(err, fault.ErrForbidden) {
-			s.opts.Metrics.GroupDenied()
-		}
-		s.refuse(c, row, p, err)
-		return
-	}
-	// A trusted gateway acting for an end user is authorized as that user:
-	// the rule is checked again after narrowing.
-	if err := row.Rule.Check(p.Acting(caller)); err != nil {
-		s.refuse(c, row, p, err)
-		return
-	}
-	if row.Limit != "" {
-		s.opts.Metrics.GroupRequest(caller.EffectiveGroups())
-		if err := s.limiter.Take(row.Limit, p, c.ClientIP()); err != nil {
-			var lim *ratelimit.Error
-			if errors.As(err, &lim) {
-				c.Header("Retry-After", strconv.Itoa(int(math.Ceil(lim.RetryAfter.Seconds()))))
+	if d.Err != nil {
+		status, _ := httpx.Status(d.Err)
+		switch {
+		case status == http.StatusUnauthorized:
+			s.opts.Metrics.AuthFailure("unauthenticated")
+			// No credential was sent (a bad one is answered above): a
+			// challenge without an error code (RFC 6750 §3.1).
+			c.Header("WWW-Authenticate", identity.Challenge(s.opts.BaseURL+identity.ResourceMetadataPath, nil))
+		case status == http.StatusForbidden:
+			if d.Refused == RefusedNarrow && errors.Is(d.Err, fault.ErrForbidden) {
+				s.opts.Metrics.GroupDenied()
 			}
-			s.refuse(c, row, p, err)
-			return
+			s.opts.Metrics.AuthFailure("forbidden")
+		case errors.As(d.Err, &lim):
+			c.Header("Retry-After", strconv.Itoa(int(math.Ceil(lim.RetryAfter.Seconds()))))
 		}
+		httpx.Error(c, d.Err)
+		return
 	}
+	p, caller := call.Principal, d.Caller
 	c.Request = c.Request.WithContext(audit.WithRequestID(identity.NewContext(c.Request.Context(), p, caller), rid))
 	c.Next()
-	if row.Audit {
-		status := c.Writer.Status()
-		outcome := outcomeOf(status)
+	if d.Row.Audit {
 		detail := ""
 		if len(c.Errors) > 0 {
 			detail = c.Errors.Last().Error()
@@ -121,62 +114,17 @@ func (s *Server) secure(c *gin.Context) {
 		if caller.UserID != p.Subject {
 			detail = "on behalf of " + caller.UserID + "; " + detail
 		}
-		s.record(c, row, p, audit.Action(row.Method, row.Path), outcome, status, detail)
+		s.gate.Done(c.Request.Context(), call, d.Row, c.Writer.Status(), detail, httpx.AuditedTools(c))
 	}
 }
 
-// refuse answers a refused request (401, 403, 429, 400) and audits it when
-// the route is audited.
-func (s *Server) refuse(c *gin.Context, row RouteRule, p identity.Principal, err error) {
-	status, _ := httpx.Status(err)
-	switch status {
-	case http.StatusUnauthorized:
-		s.opts.Metrics.AuthFailure("unauthenticated")
-		// No credential was sent (a bad one is answered in secure): a
-		// challenge without an error code (RFC 6750 §3.1).
-		c.Header("WWW-Authenticate", identity.Challenge(s.opts.BaseURL+identity.ResourceMetadataPath, nil))
-	case http.StatusForbidden:
-		s.opts.Metrics.AuthFailure("forbidden")
+// pathTool is what a call is about, as its path names it (a tool, or a
+// review, key or source id), for its audit records.
+func pathTool(c *gin.Context) string {
+	if tool := c.Param("toolId"); tool != "" {
+		return tool
 	}
-	if row.Audit {
-		s.record(c, row, p, audit.Action(row.Method, row.Path), graph.AuditDenied, status, err.Error())
-	}
-	httpx.Error(c, err)
-}
-
-// auditTimeout bounds writing a call's audit record once the call is done.
-const auditTimeout = 10 * time.Second
-
-// record writes the call's audit event, one per tool when the handler
-// named the tools it wrote (httpx.AuditTools); a failure to audit is
-// logged, and the response the caller gets is not changed by it. The
-// write does not use the request's context: a client that hangs up (say
-// during ?wait=) has still had its call made, and the record must be
-// written all the same.
-func (s *Server) record(c *gin.Context, row RouteRule, p identity.Principal, action, outcome string, status int, detail string) {
-	if s.opts.Audit == nil {
-		return
-	}
-	tools := httpx.AuditedTools(c)
-	if len(tools) == 0 {
-		tool := c.Param("toolId")
-		if tool == "" {
-			tool = c.Param("id")
-		}
-		tools = []string{tool}
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), auditTimeout)
-	defer cancel()
-	for _, tool := range tools {
-		e := graph.AuditEvent{
-			Actor: p.Subject, ActorName: p.Name, Method: p.Method, Action: action, Tool: tool,
-			Outcome: outcome, Status: status, RequestID: c.GetString("requestID"),
-			Route: row.Method + " " + row.Path, Detail: detail,
-		}
-		if err := s.opts.Audit.Record(ctx, e); err != nil {
-			s.log.ErrorContext(ctx, "audit record failed", "action", action, "tool", tool, "err", err)
-		}
-	}
+	return c.Param("id")
 }
 
 func newRequestID() string {

@@ -94,11 +94,11 @@ type Route struct {
 // Server is Toolsmith's HTTP server. Build it with New; it is safe for
 // concurrent use once built.
 type Server struct {
-	engine  *gin.Engine
-	opts    Options
-	log     *slog.Logger
-	rules   map[string]RouteRule
-	limiter *ratelimit.Limiter
+	engine *gin.Engine
+	opts   Options
+	log    *slog.Logger
+	// gate applies the authorization table to every request.
+	gate *Gate
 }
 
 // New builds the server: middleware, /healthz, /api/v1 and every mounter's
@@ -129,7 +129,8 @@ func New(opts Options, mounters ...httpx.Mounter) *Server {
 	if opts.Limiter == nil {
 		opts.Limiter = ratelimit.New(ratelimit.Config{}, opts.Metrics.RateLimited)
 	}
-	s := &Server{engine: gin.New(), opts: opts, log: opts.Logger, rules: ruleIndex(opts.Rules), limiter: opts.Limiter}
+	s := &Server{engine: gin.New(), opts: opts, log: opts.Logger, gate: NewGate(opts.Rules, opts.Audit, opts.Limiter)}
+	s.gate.log = s.log
 	e := s.engine
 	// ClientIP (rate limits, logs) is the peer address: no header may claim another.
 	_ = e.SetTrustedProxies(nil)

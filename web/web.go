@@ -53,7 +53,8 @@ var assets embed.FS
 const maxForm = 64 << 10
 
 // Gate is the API's authorization table applied to the console's calls
-// (an *api.Gate): route is the API route template a page stands for.
+// (an *api.Gate, whose one decision the API's middleware also uses):
+// route is the API route template a page stands for.
 type Gate interface {
 	Allow(ctx context.Context, method, route, tool string, p identity.Principal, addr string) error
 	Record(ctx context.Context, method, route string, p identity.Principal, tool string, err error)
