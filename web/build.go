@@ -5,7 +5,6 @@ import (
 	"html/template"
 
 	"github.com/toolsmith/toolsmith/build"
-	"github.com/toolsmith/toolsmith/codegen"
 	"github.com/toolsmith/toolsmith/workflows"
 )
 
@@ -17,12 +16,12 @@ type buildView struct {
 	Model, PromptVersion    string
 	TokensUsed, TokenBudget int
 	Rounds                  []workflows.BuildRound
-	Program                 *build.Program
+	Program                 *workflows.BuiltProgram
 	// Code is the source as spans with classes (build.Highlight): no
 	// script and no inline style, so the console's CSP holds.
 	Code    template.HTML
 	Cases   []buildCase
-	Results []codegen.TestOutcome
+	Results []workflows.TestOutcome
 	Sandbox string
 }
 

@@ -1,19 +1,25 @@
 package workflows
 
 import (
+	"encoding/json"
+	"maps"
 	"slices"
+	"time"
 
 	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/airlock"
+	"github.com/toolsmith/toolsmith/build"
 	"github.com/toolsmith/toolsmith/codegen/kit"
 )
 
-// The airlock's payloads: a reviewer's policy, the review a reviewer sees
-// and a source's scan report, as the workflows hold them in history. Each
+// The airlock's and the build's payloads: a reviewer's policy, the review
+// a reviewer sees, a source's scan report, and a built program with its
+// test reports, as the workflows hold them in history and state. Each
 // has the JSON shape of the domain or activity type it mirrors, so
 // histories recorded when the workflows held those types still decode,
 // and each is converted at the activity call and at the review service,
-// so a change to airlock or activities does not change what history holds.
+// so a change to airlock, build or activities does not change what
+// history holds.
 
 // Policy is what a reviewer sets when approving (airlock.Policy's shape).
 type Policy struct {
@@ -146,6 +152,94 @@ func scanReportOf(o activities.ScanSourceOutput) ScanReport {
 		out.NewSpecs = make([]FoundSpec, len(o.NewSpecs))
 		for i, s := range o.NewSpecs {
 			out.NewSpecs[i] = FoundSpec{Hash: s.Hash, Location: s.Location}
+		}
+	}
+	return out
+}
+
+// BuiltProgram is a program the model wrote, as a build's state holds it
+// (build.Program's shape).
+type BuiltProgram struct {
+	Tool         string          `json:"tool"`
+	Description  string          `json:"description"`
+	Source       string          `json:"source"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema"`
+	Tests        []BuiltTestCase `json:"tests"`
+	Hosts        []BuiltHost     `json:"hosts"`
+}
+
+// BuiltHost is a host a built program asks to call, and why.
+type BuiltHost struct {
+	Host   string `json:"host"`
+	Reason string `json:"reason"`
+}
+
+// BuiltTestCase is one test case of a built program (build.TestCase's
+// shape).
+type BuiltTestCase struct {
+	Name      string                  `json:"name"`
+	Input     map[string]any          `json:"input"`
+	Want      json.RawMessage         `json:"want,omitempty"`
+	WantError string                  `json:"wantError,omitempty"`
+	HTTP      map[string]BuiltFixture `json:"http,omitempty"`
+}
+
+// BuiltFixture is a faked HTTP answer of a test case.
+type BuiltFixture struct {
+	Status int             `json:"status"`
+	Body   json.RawMessage `json:"body"`
+}
+
+// BuildReport is what building and testing a round's program found
+// (build.Report's shape).
+type BuildReport struct {
+	Refused  string        `json:"refused,omitempty"`
+	Built    bool          `json:"built"`
+	Passed   bool          `json:"passed"`
+	Sandbox  string        `json:"sandbox,omitempty"`
+	Tests    []TestOutcome `json:"tests,omitempty"`
+	Output   string        `json:"output,omitempty"`
+	Duration time.Duration `json:"durationNs"`
+}
+
+// TestOutcome is one test's result: PASS, FAIL or SKIP.
+type TestOutcome struct {
+	Name   string `json:"name"`
+	Result string `json:"result"`
+}
+
+func builtProgramOf(p build.Program) BuiltProgram {
+	out := BuiltProgram{Tool: p.Tool, Description: p.Description, Source: p.Source,
+		InputSchema: slices.Clone(p.InputSchema), OutputSchema: slices.Clone(p.OutputSchema)}
+	if p.Tests != nil {
+		out.Tests = make([]BuiltTestCase, len(p.Tests))
+		for i, c := range p.Tests {
+			tc := BuiltTestCase{Name: c.Name, Input: maps.Clone(c.Input), Want: slices.Clone(c.Want), WantError: c.WantError}
+			if c.HTTP != nil {
+				tc.HTTP = make(map[string]BuiltFixture, len(c.HTTP))
+				for k, f := range c.HTTP {
+					tc.HTTP[k] = BuiltFixture{Status: f.Status, Body: slices.Clone(f.Body)}
+				}
+			}
+			out.Tests[i] = tc
+		}
+	}
+	if p.Hosts != nil {
+		out.Hosts = make([]BuiltHost, len(p.Hosts))
+		for i, h := range p.Hosts {
+			out.Hosts[i] = BuiltHost{Host: h.Host, Reason: h.Reason}
+		}
+	}
+	return out
+}
+
+func buildReportOf(r build.Report) BuildReport {
+	out := BuildReport{Refused: r.Refused, Built: r.Built, Passed: r.Passed, Sandbox: r.Sandbox, Output: r.Output, Duration: r.Duration}
+	if r.Tests != nil {
+		out.Tests = make([]TestOutcome, len(r.Tests))
+		for i, t := range r.Tests {
+			out.Tests[i] = TestOutcome{Name: t.Name, Result: t.Result}
 		}
 	}
 	return out

@@ -8,12 +8,24 @@ import (
 
 	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/airlock"
+	"github.com/toolsmith/toolsmith/build"
 )
 
 // fill sets every field reachable from v to a non-zero value, so a
 // conversion that forgets a field shows in the comparison.
 func fill(v reflect.Value) {
+	if v.Type() == reflect.TypeFor[json.RawMessage]() {
+		v.SetBytes([]byte(`{"x":1}`))
+		return
+	}
 	switch v.Kind() {
+	case reflect.Interface:
+		v.Set(reflect.ValueOf("any"))
+	case reflect.Map:
+		v.Set(reflect.MakeMap(v.Type()))
+		e := reflect.New(v.Type().Elem()).Elem()
+		fill(e)
+		v.SetMapIndex(reflect.ValueOf("k"), e)
 	case reflect.String:
 		v.SetString("x-" + v.Type().Name())
 	case reflect.Bool:
@@ -70,9 +82,9 @@ func strictly[To any](t *testing.T, from any) To {
 }
 
 // TestAirlockPayloadsMirrorTheirCounterparts: the workflows' policy,
-// review and scan report carry every field of the airlock and activity
-// types they mirror, with the same JSON, both ways; a field added to one
-// side and not the other fails here.
+// review, scan report, built program and build report carry every field
+// of the airlock, build and activity types they mirror, with the same
+// JSON, both ways; a field added to one side and not the other fails here.
 func TestAirlockPayloadsMirrorTheirCounterparts(t *testing.T) {
 	p := filled[airlock.Policy]()
 	sameJSON(t, "PolicyOf", PolicyOf(p), p)
@@ -96,6 +108,15 @@ func TestAirlockPayloadsMirrorTheirCounterparts(t *testing.T) {
 	sameJSON(t, "scanReportOf", scanReportOf(s), s)
 	ws := filled[ScanReport]()
 	sameJSON(t, "ScanReport → activities.ScanSourceOutput", strictly[activities.ScanSourceOutput](t, ws), ws)
+
+	bp := filled[build.Program]()
+	sameJSON(t, "builtProgramOf", builtProgramOf(bp), bp)
+	wbp := filled[BuiltProgram]()
+	sameJSON(t, "BuiltProgram → build.Program", strictly[build.Program](t, wbp), wbp)
+	br := filled[build.Report]()
+	sameJSON(t, "buildReportOf", buildReportOf(br), br)
+	wbr := filled[BuildReport]()
+	sameJSON(t, "BuildReport → build.Report", strictly[build.Report](t, wbr), wbr)
 
 	// Empty lists stay empty lists (the review shows [] not null).
 	e := SpecReviewOf(airlock.Review{Servers: []string{}, Operations: []airlock.ReviewOperation{}})

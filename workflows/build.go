@@ -72,9 +72,9 @@ type BuildRound struct {
 	Tokens int `json:"tokens"`
 	// Stage is where the round stopped: answer (not a program), refused,
 	// build, test, or "" when it passed.
-	Stage   string       `json:"stage"`
-	Summary string       `json:"summary"`
-	Report  build.Report `json:"report"`
+	Stage   string      `json:"stage"`
+	Summary string      `json:"summary"`
+	Report  BuildReport `json:"report"`
 	// Source is the round's program source (for the review's history).
 	Source string `json:"source,omitempty"`
 }
@@ -85,13 +85,13 @@ type BuildState struct {
 	Input  BuildInput   `json:"input"`
 	Rounds []BuildRound `json:"rounds"`
 	// Program is the program that passed (status pending and after).
-	Program       *build.Program `json:"program,omitempty"`
-	Model         string         `json:"model,omitempty"`
-	PromptVersion string         `json:"promptVersion,omitempty"`
-	TokensUsed    int            `json:"tokensUsed"`
-	TokenBudget   int            `json:"tokenBudget,omitempty"`
-	Policy        *Policy        `json:"policy,omitempty"`
-	Result        *BuildResult   `json:"result,omitempty"`
+	Program       *BuiltProgram `json:"program,omitempty"`
+	Model         string        `json:"model,omitempty"`
+	PromptVersion string        `json:"promptVersion,omitempty"`
+	TokensUsed    int           `json:"tokensUsed"`
+	TokenBudget   int           `json:"tokenBudget,omitempty"`
+	Policy        *Policy       `json:"policy,omitempty"`
+	Result        *BuildResult  `json:"result,omitempty"`
 }
 
 // BuildResult is how a build ended.
@@ -216,12 +216,12 @@ func (b *builder) run() BuildResult {
 		if err != nil {
 			return BuildResult{Status: BuildFailed, Reason: fmt.Sprintf("round %d: the sandbox failed: %s", round, activities.Message(err))}
 		}
-		r.Stage, r.Summary, r.Report = rep.Stage(), rep.Summary(), rep
+		r.Stage, r.Summary, r.Report = rep.Stage(), rep.Summary(), buildReportOf(rep)
 		b.st.Rounds = append(b.st.Rounds, r)
 		if rep.Passed {
-			p := w.Program
+			p := builtProgramOf(w.Program)
 			b.st.Program = &p
-			return b.review(p)
+			return b.review(w.Program)
 		}
 		problem := r.Summary
 		if rep.Output != "" {

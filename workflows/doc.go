@@ -16,10 +16,10 @@
 // answers) are types of this package, converted to and from the
 // activities' types at each call, so changing an activity or a store
 // record does not change what history holds. The airlock's policy, review
-// and scan report keep the JSON shapes of the airlock and activity types
-// they mirror, so histories recorded before they were the workflows' own
-// still decode. BuildToolWorkflow's state still holds the build package's
-// program and test report. The shapes are version 1
+// and scan report, and a build's program and test reports, keep the JSON
+// shapes of the airlock, build and activity types they mirror, so
+// histories recorded before they were the workflows' own still decode.
+// The shapes are version 1
 // (testdata/payloads/v1.json): a field may be added; removing, renaming or
 // retyping one breaks running workflows, so it takes a new type (FooV2)
 // behind a workflow.GetVersion branch and a recorded history of the new
