@@ -92,11 +92,13 @@ func (b *Build) budget() int {
 func (b *Build) WriteProgram(ctx context.Context, in WriteProgramInput) (WriteProgramOutput, error) {
 	out := WriteProgramOutput{Budget: b.budget(), Model: b.ModelName, PromptVersion: build.PromptVersion}
 	if b.Model == nil {
-		return out, Fail(ErrTypeLLMUnavailable, "%v", build.ErrNoModel)
+		// The message is the reason after the workflow's "build needs a
+		// model: " (no sentinel text for people to read).
+		return out, Fail(ErrTypeLLMUnavailable, "%s", build.NoModelHint)
 	}
 	left := out.Budget - in.TokensUsed
 	if left <= 0 {
-		return out, Fail(ErrTypeBuildBudget, "the build's token budget of %d is spent (%d used)", out.Budget, in.TokensUsed)
+		return out, FailWithDetails(ErrTypeBuildBudget, out, "the build's token budget of %d is spent (%d used)", out.Budget, in.TokensUsed)
 	}
 	d, err := build.Write(ctx, b.Model, in.Request, in.Previous, left)
 	out.Program, out.Tokens = d.Program, d.Tokens
@@ -104,7 +106,9 @@ func (b *Build) WriteProgram(ctx context.Context, in WriteProgramInput) (WritePr
 	case err == nil:
 		return out, nil
 	case errors.Is(err, build.ErrBudget):
-		return out, Fail(ErrTypeBuildBudget, "the build's token budget of %d is spent: %d used before, and this answer cost %d",
+		// The output rides along as details: the workflow records the
+		// round, the model and what the answer cost.
+		return out, FailWithDetails(ErrTypeBuildBudget, out, "the build's token budget of %d is spent: %d used before, and this answer cost %d",
 			out.Budget, in.TokensUsed, d.Tokens)
 	case errors.Is(err, build.ErrInvalidAnswer):
 		out.Invalid = err.Error()

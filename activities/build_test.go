@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/toolsmith/toolsmith/build"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/llm"
@@ -52,11 +53,16 @@ func TestWriteProgramThroughOpenAIClient(t *testing.T) {
 	if _, err := write(1000); !errors.As(err, &appErr) || appErr.Type() != ErrTypeBuildBudget || !appErr.NonRetryable() {
 		t.Fatalf("spent budget: %v", err)
 	}
+	// The workflow records the spent round from the error's details.
+	var spent WriteProgramOutput
+	if !Details(appErr, &spent) || spent.Model != "openai/build-1" || spent.Budget != 1000 {
+		t.Fatalf("spent budget's details: %+v", spent)
+	}
 
 	env = s.NewTestActivityEnvironment()
 	env.RegisterActivity(&Build{})
 	if _, err := env.ExecuteActivity((&Build{}).WriteProgram, WriteProgramInput{}); !errors.As(err, &appErr) ||
-		appErr.Type() != ErrTypeLLMUnavailable || !strings.Contains(err.Error(), "build needs a model") {
+		appErr.Type() != ErrTypeLLMUnavailable || appErr.Message() != build.NoModelHint {
 		t.Fatalf("no model: %v", err)
 	}
 }

@@ -77,6 +77,17 @@ func FailWithDetails(errType string, details any, format string, args ...any) er
 	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), errType, nil, details)
 }
 
+// Details decodes the details of the first application error in err's
+// chain into ptr (as FailWithDetails attached them); false when there are
+// none.
+func Details(err error, ptr any) bool {
+	var appErr *temporal.ApplicationError
+	if !errors.As(err, &appErr) || !appErr.HasDetails() {
+		return false
+	}
+	return appErr.Details(ptr) == nil
+}
+
 // retryable returns a retryable application error of the given type.
 func retryable(errType string, format string, args ...any) error {
 	return temporal.NewApplicationError(fmt.Sprintf(format, args...), errType)

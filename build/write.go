@@ -21,10 +21,14 @@ const MaxAnswerTokens = 8192
 // model, so a reviewer knows what the model was asked.
 const PromptVersion = "build-v1"
 
+// NoModelHint says what is missing when no model is configured, and how
+// to configure one.
+const NoModelHint = "no language model is configured (set --llm-provider)"
+
 // Errors of Write.
 var (
 	// ErrNoModel: no model is configured. It matches fault.ErrUnavailable.
-	ErrNoModel = fmt.Errorf("build needs a model: no language model is configured (set --llm-provider): %w", fault.ErrUnavailable)
+	ErrNoModel = fmt.Errorf("build needs a model: %s: %w", NoModelHint, fault.ErrUnavailable)
 	// ErrBudget: the build's token budget is spent.
 	ErrBudget = errors.New("build: token budget exceeded")
 	// ErrInvalidAnswer: the model's answer is not a program.

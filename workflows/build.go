@@ -31,6 +31,10 @@ const (
 	BuildTimedOut    = "timed_out"   // no decision within the review timeout
 )
 
+// StageBudget is the stage of a round whose answer spent the build's
+// token budget.
+const StageBudget = "budget"
+
 // ReasonNeedsModel is the gap's reason when no model can build.
 const ReasonNeedsModel = "build needs a model"
 
@@ -70,8 +74,9 @@ type BuildInput struct {
 type BuildRound struct {
 	Round  int `json:"round"`
 	Tokens int `json:"tokens"`
-	// Stage is where the round stopped: answer (not a program), refused,
-	// build, test, or "" when it passed.
+	// Stage is where the round stopped: answer (not a program), budget
+	// (the answer spent the token budget), refused, build, test, or ""
+	// when it passed.
 	Stage   string      `json:"stage"`
 	Summary string      `json:"summary"`
 	Report  BuildReport `json:"report"`
@@ -144,7 +149,14 @@ func BuildToolWorkflow(ctx workflow.Context, in BuildInput) (BuildResult, error)
 	if err := workflow.SetQueryHandler(ctx, ReviewQuery, func() (AirlockState, error) { return st.AirlockView(workflow.GetInfo(ctx).WorkflowExecution.ID), nil }); err != nil {
 		return BuildResult{}, err
 	}
-	b := &builder{ctx: ctx, in: in, o: o, st: st}
+	b := &builder{ctx: ctx, in: in, o: o, st: st, decided: workflow.NewBufferedChannel(ctx, 1)}
+	// The decision handler is there from the start, so a decision sent
+	// while the build is still writing is refused as not pending (409 at
+	// the API), not left unknown. Registering a handler adds nothing to the
+	// history, so runs recorded before replay the same.
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateDecide, b.decide, workflow.UpdateHandlerOptions{Validator: b.canDecide}); err != nil {
+		return BuildResult{}, err
+	}
 	res := b.run()
 	res.Verb, res.Rounds, res.Tokens = in.Verb, len(st.Rounds), st.TokensUsed
 	if res.ToolID != "" {
@@ -166,6 +178,48 @@ type builder struct {
 	in  BuildInput
 	o   BuildOptions
 	st  *BuildState
+	// The review's decision: set by UpdateDecide or the signals.
+	approve  *ApproveSignal
+	reject   *RejectSignal
+	timedOut bool
+	// decided wakes the review's wait when an update records a decision.
+	decided workflow.Channel
+}
+
+// canDecide refuses a decision the build cannot take: one that is neither
+// or both, a bad policy, a rejection without a reason, and any decision
+// while the build is not pending (still writing, or decided or ended).
+func (b *builder) canDecide(d Decision) error {
+	if (d.Approve == nil) == (d.Reject == nil) {
+		return activities.Fail(activities.ErrTypeInvalidInput, "build: a decision is an approval or a rejection")
+	}
+	if b.st.Status == BuildWriting {
+		return activities.Fail(ErrTypeReviewDecided, "build: the build is still writing and testing its program (round %d), not pending; decide once a program has passed",
+			len(b.st.Rounds)+1)
+	}
+	if b.approve != nil || b.reject != nil || b.timedOut || b.st.Status != BuildPending {
+		return activities.Fail(ErrTypeReviewDecided, "build: the review is %s, not pending", b.st.Status)
+	}
+	if d.Approve != nil {
+		if err := d.Approve.Policy.Validate(); err != nil {
+			return activities.Fail(activities.ErrTypeInvalidInput, "build: policy: %v", err)
+		}
+	}
+	if d.Reject != nil && strings.TrimSpace(d.Reject.Reason) == "" {
+		return activities.Fail(activities.ErrTypeInvalidInput, "build: a rejection needs a reason")
+	}
+	return nil
+}
+
+// decide is UpdateDecide's handler: it checks again, as two updates may
+// pass their validators before either handler runs.
+func (b *builder) decide(_ workflow.Context, d Decision) error {
+	if err := b.canDecide(d); err != nil {
+		return err
+	}
+	b.approve, b.reject = d.Approve, d.Reject
+	b.decided.SendAsync(true)
+	return nil
 }
 
 func (b *builder) run() BuildResult {
@@ -196,6 +250,14 @@ func (b *builder) run() BuildResult {
 			case activities.ErrTypeLLMUnavailable:
 				return BuildResult{Status: BuildNeedsModel, Reason: ReasonNeedsModel + ": " + activities.Message(err)}
 			case activities.ErrTypeBuildBudget:
+				// The answer that spent the budget still counts: its
+				// tokens, the model and the round (stage "budget").
+				var spent activities.WriteProgramOutput
+				if activities.Details(err, &spent) {
+					b.st.TokensUsed += spent.Tokens
+					b.st.Model, b.st.PromptVersion, b.st.TokenBudget = spent.Model, spent.PromptVersion, spent.Budget
+				}
+				b.st.Rounds = append(b.st.Rounds, BuildRound{Round: round, Tokens: spent.Tokens, Stage: StageBudget, Summary: activities.Message(err)})
 				return BuildResult{Status: BuildFailed, Reason: fmt.Sprintf("round %d: %s", round, activities.Message(err))}
 			case activities.ErrTypeModuleTimeout:
 				return BuildResult{Status: BuildFailed, Reason: fmt.Sprintf("round %d: the model did not answer within %s (2 attempts)", round, b.o.ModelTimeout)}
@@ -238,65 +300,35 @@ func (b *builder) run() BuildResult {
 func (b *builder) review(p build.Program) BuildResult {
 	ctx := b.ctx
 	b.st.Status = BuildPending
-	var approve *ApproveSignal
-	var reject *RejectSignal
-	timedOut := false
-	decided := workflow.NewBufferedChannel(ctx, 1)
-	canDecide := func(d Decision) error {
-		if (d.Approve == nil) == (d.Reject == nil) {
-			return activities.Fail(activities.ErrTypeInvalidInput, "build: a decision is an approval or a rejection")
-		}
-		if approve != nil || reject != nil || timedOut || b.st.Status != BuildPending {
-			return activities.Fail(ErrTypeReviewDecided, "build: the review is %s, not pending", b.st.Status)
-		}
-		if d.Approve != nil {
-			if err := d.Approve.Policy.Validate(); err != nil {
-				return activities.Fail(activities.ErrTypeInvalidInput, "build: policy: %v", err)
-			}
-		}
-		if d.Reject != nil && strings.TrimSpace(d.Reject.Reason) == "" {
-			return activities.Fail(activities.ErrTypeInvalidInput, "build: a rejection needs a reason")
-		}
-		return nil
-	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateDecide, func(ctx workflow.Context, d Decision) error {
-		if err := canDecide(d); err != nil {
-			return err
-		}
-		approve, reject = d.Approve, d.Reject
-		decided.SendAsync(true)
-		return nil
-	}, workflow.UpdateHandlerOptions{Validator: canDecide}); err != nil {
-		return BuildResult{Status: BuildFailed, Reason: "build: " + err.Error()}
-	}
 	approveCh := workflow.GetSignalChannel(ctx, SignalApprove)
 	rejectCh := workflow.GetSignalChannel(ctx, SignalReject)
 	timerCtx, cancel := workflow.WithCancel(ctx)
 	timer := workflow.NewTimer(timerCtx, b.o.ReviewTimeout)
-	for approve == nil && reject == nil && !timedOut {
+	for b.approve == nil && b.reject == nil && !b.timedOut {
 		sel := workflow.NewSelector(ctx)
 		sel.AddReceive(approveCh, func(c workflow.ReceiveChannel, _ bool) {
 			var s ApproveSignal
 			c.Receive(ctx, &s)
 			if s.Policy.Validate() == nil {
-				approve = &s
+				b.approve = &s
 			}
 		})
 		sel.AddReceive(rejectCh, func(c workflow.ReceiveChannel, _ bool) {
 			var s RejectSignal
 			c.Receive(ctx, &s)
-			reject = &s
+			b.reject = &s
 		})
-		sel.AddReceive(decided, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil) })
-		sel.AddFuture(timer, func(workflow.Future) { timedOut = true })
+		sel.AddReceive(b.decided, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil) })
+		sel.AddFuture(timer, func(workflow.Future) { b.timedOut = true })
 		sel.Select(ctx)
 	}
 	cancel()
+	approve, reject := b.approve, b.reject
 	switch {
 	case reject != nil:
 		return BuildResult{Status: BuildRejected, Reviewer: reject.Reviewer,
 			Reason: fmt.Sprintf("the built tool %s was rejected by %s: %s", p.Tool, nonEmpty(reject.Reviewer, "a reviewer"), reject.Reason)}
-	case timedOut:
+	case b.timedOut:
 		return BuildResult{Status: BuildTimedOut, Reason: fmt.Sprintf("the built tool %s had no decision within %s", p.Tool, b.o.ReviewTimeout)}
 	}
 	b.st.Status, b.st.Policy = BuildRegistering, &approve.Policy

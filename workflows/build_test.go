@@ -101,3 +101,89 @@ func TestBuildGivesUpAfterTheRounds(t *testing.T) {
 	}
 	env.AssertExpectations(t)
 }
+
+// TestBuildRefusesADecisionWhileWriting: a decision sent while the model
+// is still writing is refused as not pending (ReviewDecided, a 409 at the
+// API), not left as an update the build does not know.
+func TestBuildRefusesADecisionWhileWriting(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.SetTestTimeout(30 * time.Second)
+	env.RegisterWorkflow(BuildToolWorkflow)
+	env.RegisterActivity(&activities.Build{})
+	var a *activities.Build
+	env.OnActivity(a.WriteProgram, mock.Anything, mock.Anything).After(time.Hour).
+		Return(activities.WriteProgramOutput{Invalid: "build: the model's answer is not a program: prose"}, nil).Once()
+	env.OnActivity(a.NoteGap, mock.Anything, mock.Anything).Return(true, nil).Once()
+	var early noUpdateCallbacks
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(UpdateDecide, "early", &early, Decision{Reject: &RejectSignal{Reviewer: "ana", Reason: "too soon"}})
+	}, time.Second)
+	env.ExecuteWorkflow(BuildToolWorkflow, BuildInput{Verb: "ROMAN_NUMERAL", Options: BuildOptions{Rounds: 1}})
+	var res BuildResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if activities.ErrorType(early.err) != ErrTypeReviewDecided || !strings.Contains(early.err.Error(), "still writing") {
+		t.Fatalf("decision while writing: %v", early.err)
+	}
+	if res.Status != BuildFailed || res.Reviewer != "" {
+		t.Fatalf("result: %+v", res)
+	}
+}
+
+// TestBuildBudgetSpentIsARound: an answer that spends the token budget is
+// recorded as a round (stage budget) with what it cost and the model.
+func TestBuildBudgetSpentIsARound(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(BuildToolWorkflow)
+	env.RegisterActivity(&activities.Build{})
+	var a *activities.Build
+	spent := activities.WriteProgramOutput{Tokens: 90100, Budget: 40000, Model: "openai/m", PromptVersion: build.PromptVersion}
+	env.OnActivity(a.WriteProgram, mock.Anything, mock.Anything).
+		Return(activities.WriteProgramOutput{}, activities.FailWithDetails(activities.ErrTypeBuildBudget, spent,
+			"the build's token budget of 40000 is spent: 0 used before, and this answer cost 90100")).Once()
+	env.OnActivity(a.NoteGap, mock.Anything, mock.Anything).Return(true, nil).Once()
+	env.ExecuteWorkflow(BuildToolWorkflow, BuildInput{Verb: "ROMAN_NUMERAL"})
+	var res BuildResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != BuildFailed || res.Rounds != 1 || res.Tokens != 90100 {
+		t.Fatalf("result: %+v", res)
+	}
+	v, err := env.QueryWorkflow(BuildQuery)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st BuildState
+	if err := v.Get(&st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Model != "openai/m" || st.TokensUsed != 90100 || st.TokenBudget != 40000 || len(st.Rounds) != 1 ||
+		st.Rounds[0].Stage != StageBudget || st.Rounds[0].Tokens != 90100 || !strings.Contains(st.Rounds[0].Summary, "cost 90100") {
+		t.Fatalf("state: %+v", st)
+	}
+}
+
+// TestBuildWithoutAModelSaysSoOnce: the gap's reason names the missing
+// model once, without sentinel text.
+func TestBuildWithoutAModelSaysSoOnce(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(BuildToolWorkflow)
+	env.RegisterActivity(&activities.Build{}) // no model: the real activity answers
+	want := ReasonNeedsModel + ": " + build.NoModelHint
+	var a *activities.Build
+	env.OnActivity(a.NoteGap, mock.Anything, activities.NoteGapInput{Verb: "ROMAN_NUMERAL", Reason: want}).Return(true, nil).Once()
+	env.ExecuteWorkflow(BuildToolWorkflow, BuildInput{Verb: "ROMAN_NUMERAL"})
+	var res BuildResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != BuildNeedsModel || res.Reason != want {
+		t.Fatalf("result %+v, want the reason %q", res, want)
+	}
+	env.AssertExpectations(t)
+}

@@ -768,8 +768,13 @@ func (f *fulfilment) startBuild(cands []activities.Candidate) {
 		RequestedBy: workflow.GetInfo(f.ctx).WorkflowExecution.ID,
 	})
 	if err := child.GetChildWorkflowExecution().Get(f.ctx, nil); err != nil {
-		ref.Reason = fmt.Sprintf("a build for %s is under way or already ran (GET /api/v1/builds/%s; build again with POST /api/v1/gaps/%s/build): %s",
-			f.in.Verb, id, f.in.Verb, activities.Message(err))
+		// Said in words: the SDK's message names event IDs and run IDs.
+		if temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+			ref.Reason = fmt.Sprintf("a build for %s is already running or already ran (status: GET /api/v1/builds/%s; build again with POST /api/v1/gaps/%s/build)",
+				f.in.Verb, id, f.in.Verb)
+		} else {
+			ref.Reason = fmt.Sprintf("the build for %s could not start: %s", f.in.Verb, activities.Message(err))
+		}
 		f.res.Reason += "; " + ref.Reason
 		return
 	}
