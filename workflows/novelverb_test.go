@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/modules"
@@ -464,4 +466,55 @@ func TestInvalidVerb(t *testing.T) {
 	f := workflowstest.New(t, nil)
 	_, _, err := run(t, f, NovelVerbInput{Verb: "  "})
 	wantType(t, err, activities.ErrTypeInvalidInput)
+}
+
+// twoAsks runs the same verb twice, one run after the other.
+func twoAsks(ctx workflow.Context, in NovelVerbInput) ([]NovelVerbResult, error) {
+	var out []NovelVerbResult
+	for i := range 2 {
+		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: fmt.Sprintf("ask-%d", i)})
+		var res NovelVerbResult
+		if err := workflow.ExecuteChildWorkflow(cctx, NovelVerbWorkflow, in).Get(ctx, &res); err != nil {
+			return out, err
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// TestNoCapabilityBuildsOnce: a second ask of a verb whose build exists
+// says so in words, with the build's status URL, and no Temporal internals.
+func TestNoCapabilityBuildsOnce(t *testing.T) {
+	f := workflowstest.New(t, nil)
+	f.Hit("reserve lutece table", "currency.convert", 0.12)
+	f.LLM = &workflowstest.ScriptedLLM{Answers: map[string]string{"RESERVE_LUTECE_TABLE": `{"steps":[],"reason":"no restaurant booking verb is known"}`}}
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.SetTestTimeout(30 * time.Second)
+	env.RegisterWorkflow(twoAsks)
+	env.RegisterWorkflow(NovelVerbWorkflow)
+	env.RegisterActivity(&activities.Graph{Searcher: f.Searcher, Gaps: f.Gaps})
+	env.RegisterActivity(&activities.Modules{Router: f.Router, Schemas: f, Usage: f.Usage, Pairs: f.Usage})
+	env.RegisterActivity(&activities.LLM{Model: f.LLM})
+	env.RegisterActivity(&activities.Airlock{})
+	env.RegisterWorkflow(BuildToolWorkflow)
+	env.OnWorkflow(BuildToolWorkflow, mock.Anything, mock.Anything).Return(BuildResult{Status: BuildPending}, nil)
+	env.ExecuteWorkflow(twoAsks, NovelVerbInput{Verb: "RESERVE_LUTECE_TABLE", Description: "book dinner at Lutèce"})
+	var res []NovelVerbResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 2 || res[0].Build == nil || !res[0].Build.Started {
+		t.Fatalf("first ask: %+v", res)
+	}
+	second := res[1]
+	want := "a build for RESERVE_LUTECE_TABLE is already running or already ran (status: GET /api/v1/builds/build-RESERVE_LUTECE_TABLE"
+	if second.Build == nil || second.Build.Started || !strings.HasPrefix(second.Build.Reason, want) || !strings.Contains(second.Reason, want) {
+		t.Fatalf("second ask: build %+v reason %q", second.Build, second.Reason)
+	}
+	for _, internal := range []string{"workflowID", "runID", "EventID", "child workflow"} {
+		if strings.Contains(second.Reason, internal) {
+			t.Fatalf("the reason shows Temporal's internals (%s): %q", internal, second.Reason)
+		}
+	}
 }
