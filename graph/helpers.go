@@ -117,9 +117,10 @@ func SortHits(hits []Hit) {
 }
 
 // ClosedGap returns g closed by the tool toolID at at: what CloseGap writes
-// for an open gap.
+// for an open gap. The reason it was open (a failed build, a rejection)
+// no longer holds, so it goes; ClosedBy says what closed it.
 func ClosedGap(g Gap, toolID string, at time.Time) Gap {
-	g.Status, g.ClosedBy, g.ClosedAt = GapClosed, toolID, at.UTC()
+	g.Status, g.ClosedBy, g.ClosedAt, g.Reason = GapClosed, toolID, at.UTC(), ""
 	return g
 }
 

@@ -157,6 +157,14 @@ func BuildToolWorkflow(ctx workflow.Context, in BuildInput) (BuildResult, error)
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateDecide, b.decide, workflow.UpdateHandlerOptions{Validator: b.canDecide}); err != nil {
 		return BuildResult{}, err
 	}
+	// The gap says a build is under way (and later that it awaits review),
+	// not the reason an earlier build left. Builds recorded before these
+	// notes replay without them.
+	b.progress = workflow.GetVersion(ctx, "build-gap-progress", workflow.DefaultVersion, 1) >= 1
+	if b.progress {
+		id := workflow.GetInfo(ctx).WorkflowExecution.ID
+		b.note(fmt.Sprintf("a model is building a tool for it (status: GET /api/v1/builds/%s)", id))
+	}
 	res := b.run()
 	res.Verb, res.Rounds, res.Tokens = in.Verb, len(st.Rounds), st.TokensUsed
 	if res.ToolID != "" {
@@ -184,6 +192,9 @@ type builder struct {
 	timedOut bool
 	// decided wakes the review's wait when an update records a decision.
 	decided workflow.Channel
+	// progress: the gap is told when the build starts and when it awaits
+	// review (runs recorded before these notes have none).
+	progress bool
 }
 
 // canDecide refuses a decision the build cannot take: one that is neither
@@ -300,6 +311,10 @@ func (b *builder) run() BuildResult {
 func (b *builder) review(p build.Program) BuildResult {
 	ctx := b.ctx
 	b.st.Status = BuildPending
+	if b.progress {
+		id := workflow.GetInfo(ctx).WorkflowExecution.ID
+		b.note(fmt.Sprintf("a built tool awaits review (review it at /api/v1/tools/pending/%s)", id))
+	}
 	approveCh := workflow.GetSignalChannel(ctx, SignalApprove)
 	rejectCh := workflow.GetSignalChannel(ctx, SignalReject)
 	timerCtx, cancel := workflow.WithCancel(ctx)

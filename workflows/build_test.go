@@ -50,6 +50,12 @@ func TestBuildRoundsAndRejection(t *testing.T) {
 	env.OnActivity(a.NoteGap, mock.Anything, mock.MatchedBy(func(in activities.NoteGapInput) bool {
 		return in.Verb == "ROMAN_NUMERAL" && strings.Contains(in.Reason, "rejected by ana: numerals are a solved problem")
 	})).Return(true, nil).Once()
+	// The gap says a build is under way, then that it awaits review, not
+	// what an earlier build left.
+	env.OnActivity(a.NoteGap, mock.Anything, activities.NoteGapInput{Verb: "ROMAN_NUMERAL",
+		Reason: "a model is building a tool for it (status: GET /api/v1/builds/default-test-workflow-id)"}).Return(true, nil).Once()
+	env.OnActivity(a.NoteGap, mock.Anything, activities.NoteGapInput{Verb: "ROMAN_NUMERAL",
+		Reason: "a built tool awaits review (review it at /api/v1/tools/pending/default-test-workflow-id)"}).Return(true, nil).Once()
 
 	var second noUpdateCallbacks
 	env.RegisterDelayedCallback(func() {
@@ -114,7 +120,7 @@ func TestBuildRefusesADecisionWhileWriting(t *testing.T) {
 	var a *activities.Build
 	env.OnActivity(a.WriteProgram, mock.Anything, mock.Anything).After(time.Hour).
 		Return(activities.WriteProgramOutput{Invalid: "build: the model's answer is not a program: prose"}, nil).Once()
-	env.OnActivity(a.NoteGap, mock.Anything, mock.Anything).Return(true, nil).Once()
+	env.OnActivity(a.NoteGap, mock.Anything, mock.Anything).Return(true, nil).Times(2) // the start, the end
 	var early noUpdateCallbacks
 	env.RegisterDelayedCallback(func() {
 		env.UpdateWorkflow(UpdateDecide, "early", &early, Decision{Reject: &RejectSignal{Reviewer: "ana", Reason: "too soon"}})
@@ -130,6 +136,7 @@ func TestBuildRefusesADecisionWhileWriting(t *testing.T) {
 	if res.Status != BuildFailed || res.Reviewer != "" {
 		t.Fatalf("result: %+v", res)
 	}
+	env.AssertExpectations(t)
 }
 
 // TestBuildBudgetSpentIsARound: an answer that spends the token budget is
@@ -144,7 +151,7 @@ func TestBuildBudgetSpentIsARound(t *testing.T) {
 	env.OnActivity(a.WriteProgram, mock.Anything, mock.Anything).
 		Return(activities.WriteProgramOutput{}, activities.FailWithDetails(activities.ErrTypeBuildBudget, spent,
 			"the build's token budget of 40000 is spent: 0 used before, and this answer cost 90100")).Once()
-	env.OnActivity(a.NoteGap, mock.Anything, mock.Anything).Return(true, nil).Once()
+	env.OnActivity(a.NoteGap, mock.Anything, mock.Anything).Return(true, nil).Times(2) // the start, the end
 	env.ExecuteWorkflow(BuildToolWorkflow, BuildInput{Verb: "ROMAN_NUMERAL"})
 	var res BuildResult
 	if err := env.GetWorkflowResult(&res); err != nil {

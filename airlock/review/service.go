@@ -279,7 +279,7 @@ func (s *Service) decide(ctx context.Context, id string, d workflows.Decision, w
 		return DecisionResult{}, err
 	}
 	if !st.Decidable() {
-		return DecisionResult{}, fmt.Errorf("review %s is %s, not pending: %w", id, st.Status, fault.ErrConflict)
+		return DecisionResult{}, fmt.Errorf("%s: %w", st.notPending(id), fault.ErrConflict)
 	}
 	if err := s.update(ctx, id, d); err != nil {
 		return DecisionResult{}, err
@@ -321,7 +321,7 @@ func (s *Service) update(ctx context.Context, id string, d workflows.Decision) e
 	case errors.As(err, &nf):
 		// The review ended between the state query and the update.
 		if st, qerr := s.Get(ctx, id); qerr == nil {
-			return fmt.Errorf("review %s is %s, not pending: %w", id, st.Status, fault.ErrConflict)
+			return fmt.Errorf("%s: %w", st.notPending(id), fault.ErrConflict)
 		}
 		return fmt.Errorf("no running review %q: %w", id, fault.ErrNotFound)
 	}

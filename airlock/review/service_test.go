@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -119,6 +120,32 @@ func TestDecisions(t *testing.T) {
 	}
 	if _, err := s.Decided(ctx, 10, "%%%"); !errors.Is(err, fault.ErrMalformed) {
 		t.Fatalf("bad cursor: %v", err)
+	}
+}
+
+// A build takes a decision only once a program has passed: while it is
+// writing (a review "preparing") the decision is refused as a conflict
+// that says so, and never sent.
+func TestBuildDecisionWhileWriting(t *testing.T) {
+	ctx := context.Background()
+	s, f := newFake()
+	writing := workflows.BuildState{Status: workflows.BuildWriting, Input: workflows.BuildInput{Verb: "ROMAN_NUMERAL"}, Rounds: []workflows.BuildRound{{Round: 1, Stage: "build"}}}
+	f.states["build-ROMAN_NUMERAL"] = writing.AirlockView("build-ROMAN_NUMERAL")
+	_, err := s.Approve(ctx, "build-ROMAN_NUMERAL", "ana", airlock.Policy{}, 0)
+	if !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "still writing") || !strings.Contains(err.Error(), "round 2") {
+		t.Fatalf("approve while writing: %v", err)
+	}
+	if _, err := s.Reject(ctx, "build-ROMAN_NUMERAL", "ana", "too soon", 0); !errors.Is(err, fault.ErrConflict) {
+		t.Fatalf("reject while writing: %v", err)
+	}
+	if len(f.decided) != 0 {
+		t.Fatalf("a decision was sent to a writing build: %v", f.decided)
+	}
+	pending := writing
+	pending.Status = workflows.BuildPending
+	f.states["build-ROMAN_NUMERAL"] = pending.AirlockView("build-ROMAN_NUMERAL")
+	if _, err := s.Reject(ctx, "build-ROMAN_NUMERAL", "ana", "not needed", 0); err != nil || f.decided["build-ROMAN_NUMERAL"].Reject == nil {
+		t.Fatalf("reject a pending build: %v", err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package review
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/toolsmith/toolsmith/airlock"
@@ -71,9 +72,26 @@ type State struct {
 	Build *workflows.BuildState `json:"build,omitempty"`
 }
 
-// Decidable is whether a decision may still be sent.
+// Decidable is whether a decision may still be sent. A spec's review
+// takes one while it is being prepared (it waits for the review); a
+// build takes one only once a program has passed (status pending).
 func (s State) Decidable() bool {
+	if s.Build != nil {
+		return s.Status == StatusPending
+	}
 	return s.Status == StatusPending || s.Status == StatusPreparing
+}
+
+// notPending says why a review takes no decision, in words.
+func (s State) notPending(id string) string {
+	if b := s.Build; b != nil && b.Status == workflows.BuildWriting {
+		return fmt.Sprintf("build %s is still writing and testing its program (round %d), not pending: decide once a program has passed (GET /api/v1/builds/%s)",
+			id, len(b.Rounds)+1, id)
+	}
+	if b := s.Build; b != nil {
+		return fmt.Sprintf("build %s is %s, not pending", id, b.Status)
+	}
+	return fmt.Sprintf("review %s is %s, not pending", id, s.Status)
 }
 
 // DecisionResult is what sending a decision did: the decision, and the

@@ -81,7 +81,11 @@ func testGaps(t *testing.T, open func(*testing.T) graph.Store) {
 		t.Fatalf("note without a gap: %v", err)
 	}
 
-	// A tool registered for the verb closes its gap, once.
+	// A tool registered for the verb closes its gap, once; the reason it
+	// was open goes with it.
+	if _, err := gs.RecordGap(ctx, graph.GapEvent{Verb: "COMPOSE_SYMPHONY", Reason: "no program passed in 3 rounds", NoteOnly: true}); err != nil {
+		t.Fatal(err)
+	}
 	put(t, s, mk("music.compose", "COMPOSE_SYMPHONY", "Composer", "music", "Compose music.", unit(1)))
 	closed, err := gs.CloseGap(ctx, "COMPOSE_SYMPHONY", "music.compose", t0.Add(2*time.Hour))
 	if err != nil || !closed {
@@ -95,7 +99,7 @@ func testGaps(t *testing.T, open func(*testing.T) graph.Store) {
 	}
 	open1, _ := gs.ListGaps(ctx, graph.GapQuery{Status: graph.GapOpen})
 	shut, _ := gs.ListGaps(ctx, graph.GapQuery{Status: graph.GapClosed})
-	if verbs(open1) != "FLY_TO_MARS,SING" || len(shut) != 1 || shut[0].ClosedBy != "music.compose" || !shut[0].ClosedAt.Equal(t0.Add(2*time.Hour)) || shut[0].Count != 2 {
+	if verbs(open1) != "FLY_TO_MARS,SING" || len(shut) != 1 || shut[0].ClosedBy != "music.compose" || !shut[0].ClosedAt.Equal(t0.Add(2*time.Hour)) || shut[0].Count != 2 || shut[0].Reason != "" {
 		t.Fatalf("after close: open %s closed %+v", verbs(open1), shut)
 	}
 	// Missing again reopens it.
