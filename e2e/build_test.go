@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -243,6 +244,14 @@ func TestBuildFromScratch(t *testing.T) {
 		t.Fatalf("review: HTTP %d %+v", code, review.State)
 	}
 
+	// While the build waits for review, its gap says so.
+	eventually(t, 30*time.Second, func() error {
+		if r := gapReason(t, e, verb); !strings.HasPrefix(r, "a built tool awaits review") || !strings.Contains(r, id) {
+			return fmt.Errorf("gap reason %q", r)
+		}
+		return nil
+	})
+
 	// Approval registers the tool under the policy and closes the gap.
 	var decided struct {
 		Outcome workflows.AirlockOutcome `json:"outcome"`
@@ -262,7 +271,7 @@ func TestBuildFromScratch(t *testing.T) {
 	var closed struct {
 		Gaps []graph.Gap `json:"gaps"`
 	}
-	if code := e.do(http.MethodGet, "/api/v1/gaps?status=closed", nil, nil, &closed); code != http.StatusOK || len(closed.Gaps) != 1 || closed.Gaps[0].ClosedBy != toolID {
+	if code := e.do(http.MethodGet, "/api/v1/gaps?status=closed", nil, nil, &closed); code != http.StatusOK || len(closed.Gaps) != 1 || closed.Gaps[0].ClosedBy != toolID || closed.Gaps[0].Reason != "" {
 		t.Fatalf("closed gaps: HTTP %d %+v", code, closed.Gaps)
 	}
 
@@ -330,8 +339,13 @@ func TestBuildOnDemandEndsOnTheBudget(t *testing.T) {
 		t.Fatalf("start: HTTP %d %+v", code, started)
 	}
 	st := waitBuild(t, e, started.ID, 2*time.Minute, workflows.BuildFailed, workflows.BuildPending)
-	if st.Status != workflows.BuildFailed || st.Result == nil || !strings.Contains(st.Result.Reason, "token budget of 1500 is spent") || len(st.Rounds) != 1 {
+	if st.Status != workflows.BuildFailed || st.Result == nil || !strings.Contains(st.Result.Reason, "token budget of 1500 is spent") || len(st.Rounds) != 2 {
 		t.Fatalf("build: %s %+v rounds %d", st.Status, st.Result, len(st.Rounds))
+	}
+	// The answer that spent the budget is a round of its own, counted.
+	if r := st.Rounds[1]; r.Round != 2 || r.Stage != workflows.StageBudget || r.Tokens != 1000 || st.TokensUsed != 2000 ||
+		st.Model != "openai/build-e2e" || st.Result.Rounds != 2 || st.Result.Tokens != 2000 {
+		t.Fatalf("spent round %+v tokens %d model %q result %+v", r, st.TokensUsed, st.Model, st.Result)
 	}
 	if r := st.Rounds[0]; r.Stage != "refused" || r.Report.Built || !strings.Contains(r.Summary, `import "os/exec" is not allowed`) {
 		t.Fatalf("round 1: %+v", r)
@@ -361,6 +375,26 @@ func TestBuildModelTimeout(t *testing.T) {
 	if code := e.post("/api/v1/gaps/"+verb+"/build", nil, nil); code != http.StatusConflict {
 		t.Fatalf("second build while one runs: HTTP %d, want 409", code)
 	}
+	// A decision while the model is still writing is refused with 409,
+	// saying so.
+	for _, d := range []struct {
+		path string
+		body map[string]any
+	}{{"approve", map[string]any{"policy": map[string]any{}}}, {"reject", map[string]any{"reason": "too soon"}}} {
+		body, _ := json.Marshal(d.body)
+		req, _ := http.NewRequest(http.MethodPost, e.api.URL+"/api/v1/tools/pending/"+workflows.BuildWorkflowID(verb)+"/"+d.path, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+e.admin)
+		resp, err := e.api.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		refused, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusConflict || !strings.Contains(string(refused), "still writing") {
+			t.Fatalf("%s while writing: HTTP %d %s, want 409 saying the build is still writing", d.path, resp.StatusCode, refused)
+		}
+	}
 	var res workflows.BuildResult
 	if err := run.Get(ctx, &res); err != nil {
 		t.Fatal(err)
@@ -383,11 +417,13 @@ func TestBuildWithoutAModel(t *testing.T) {
 		t.Fatalf("start: HTTP %d", code)
 	}
 	st := waitBuild(t, e, started.ID, time.Minute, workflows.BuildNeedsModel)
-	if st.Result == nil || !strings.HasPrefix(st.Result.Reason, workflows.ReasonNeedsModel) {
-		t.Fatalf("result: %+v", st.Result)
+	// Said once, without sentinel text.
+	want := workflows.ReasonNeedsModel + ": " + build.NoModelHint
+	if st.Result == nil || st.Result.Reason != want {
+		t.Fatalf("result: %+v, want the reason %q", st.Result, want)
 	}
 	eventually(t, 30*time.Second, func() error {
-		if r := gapReason(t, e, verb); !strings.HasPrefix(r, workflows.ReasonNeedsModel) {
+		if r := gapReason(t, e, verb); r != want {
 			return errors.New("gap reason " + r)
 		}
 		return nil

@@ -37,9 +37,14 @@ type startRequest struct {
 	Expected string `json:"expected"`
 	// Rounds bounds the model's attempts (1–5; default 3).
 	Rounds int `json:"rounds"`
-	// ReviewTimeout ends the wait for a decision (a Go duration, ≥ 1m).
+	// ReviewTimeout ends the wait for a decision (a Go duration, 1m to
+	// MaxReviewTimeout).
 	ReviewTimeout string `json:"reviewTimeout"`
 }
+
+// MaxReviewTimeout bounds how long a build's review may wait for a
+// decision: a build nobody decides on within 30 days ends timed_out.
+const MaxReviewTimeout = 30 * 24 * time.Hour
 
 func (h *Handler) start(c *gin.Context) {
 	var req startRequest
@@ -61,8 +66,8 @@ func (h *Handler) start(c *gin.Context) {
 	}
 	if req.ReviewTimeout != "" {
 		d, err := time.ParseDuration(req.ReviewTimeout)
-		if err != nil || d < time.Minute {
-			httpx.Error(c, fault.Invalid("reviewTimeout", "must be a Go duration of at least 1m, got %q", req.ReviewTimeout))
+		if err != nil || d < time.Minute || d > MaxReviewTimeout {
+			httpx.Error(c, fault.Invalid("reviewTimeout", "must be a Go duration from 1m to 720h (30 days), got %q", req.ReviewTimeout))
 			return
 		}
 		opts.ReviewTimeout = d
