@@ -670,6 +670,29 @@ func TestPostRedirectGetShowsTheResultOnce(t *testing.T) {
 	}
 }
 
+// A decision sent to a build that is still writing is refused, and the
+// review page says why (it has no dialogs to show the error in).
+func TestDecisionOnAWritingBuildSaysWhy(t *testing.T) {
+	b, e := newBrowser(t)
+	e.tc.states["airlock-x"] = workflows.AirlockState{Status: workflows.AirlockPending, Review: workflows.SpecReview{Title: "Pets", Slug: "pets"}}
+	writing := workflows.BuildState{Status: workflows.BuildWriting, Input: workflows.BuildInput{Verb: "ROMAN_NUMERAL"}, Rounds: []workflows.BuildRound{}}
+	e.tc.states["build-ROMAN_NUMERAL"] = writing.AirlockView("build-ROMAN_NUMERAL")
+	b.signIn(e.admin)
+	csrf := b.formToken("/ui/reviews/airlock-x")
+	for _, d := range []struct {
+		path string
+		form url.Values
+	}{{"approve", url.Values{"csrf": {csrf}}}, {"reject", url.Values{"csrf": {csrf}, "reason": {"too soon"}}}} {
+		got := b.submit("/ui/reviews/build-ROMAN_NUMERAL/"+d.path, d.form).Body.String()
+		if !strings.Contains(got, "is still writing and testing its program (round 1), not pending") {
+			t.Fatalf("%s while writing: the page does not say why:\n%s", d.path, got)
+		}
+	}
+	if calls := e.tc.called(); len(calls) != 0 {
+		t.Fatalf("a decision was sent to a writing build: %v", calls)
+	}
+}
+
 // An unknown review says what to do next and renders no empty review.
 func TestUnknownReviewSaysWhatToDoNext(t *testing.T) {
 	b, e := newBrowser(t)
