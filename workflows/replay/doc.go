@@ -8,7 +8,9 @@
 // ScanSourcesWorkflow (a new spec, its review opened), AirlockWorkflow (a
 // review rejected through the decide update), HealthCheckWorkflow and
 // BuildToolWorkflow (a program that fails a test, then one that passes,
-// approved through the decide update, registered, the gap closed).
+// approved through the decide update, registered, the gap closed; once
+// before and once under the build-gap-progress version, whose notes tell
+// the gap the build is under way and awaits review).
 // Recording needs the in-process Temporal server, which is
 // heavy to compile and which only the binary and the end-to-end tests may
 // import in ordinary builds, so the recorder sits behind the "record" build

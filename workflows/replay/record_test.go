@@ -234,11 +234,21 @@ func TestRecord(t *testing.T) {
 			Inputs: map[string]any{"number": 1994}, Expected: `{"roman": "MCMXCIV"} for 1994`, RequestedBy: "replay",
 			Options: workflows.BuildOptions{ReviewTimeout: time.Hour}}},
 			&workflows.Decision{Approve: &workflows.ApproveSignal{Reviewer: "replay", Policy: workflows.Policy{RateLimitPerMinute: 60, AllowedGroups: []string{"default"}}}}},
+		// The same build under the gap-progress version: the gap is told
+		// the build is under way, then that it awaits review.
+		{"build_tool_progress.json", workflows.BuildToolWorkflow, []any{workflows.BuildInput{Verb: "ROMAN_NUMERAL", Description: "write a whole number as a roman numeral",
+			Inputs: map[string]any{"number": 1994}, Expected: `{"roman": "MCMXCIV"} for 1994`, RequestedBy: "replay",
+			Options: workflows.BuildOptions{ReviewTimeout: time.Hour}}},
+			&workflows.Decision{Approve: &workflows.ApproveSignal{Reviewer: "replay", Policy: workflows.Policy{RateLimitPerMinute: 60, AllowedGroups: []string{"default"}}}}},
 	}
 	// setup prepares the store for a run, just before it starts.
 	setup := map[string]func() error{
 		// The verb's gap, which the approved build closes.
 		"build_tool.json": func() error {
+			_, err := st.RecordGap(ctx, graph.GapEvent{Verb: "ROMAN_NUMERAL", Description: "write a whole number as a roman numeral", At: time.Unix(0, 0).UTC()})
+			return err
+		},
+		"build_tool_progress.json": func() error {
 			_, err := st.RecordGap(ctx, graph.GapEvent{Verb: "ROMAN_NUMERAL", Description: "write a whole number as a roman numeral", At: time.Unix(0, 0).UTC()})
 			return err
 		},
