@@ -85,11 +85,11 @@ func (s State) Decidable() bool {
 // notPending says why a review takes no decision, in words.
 func (s State) notPending(id string) string {
 	if b := s.Build; b != nil && b.Status == workflows.BuildWriting {
-		return fmt.Sprintf("build %s is still writing and testing its program (round %d), not pending: decide once a program has passed (GET /api/v1/builds/%s)",
+		return fmt.Sprintf("%s is still writing and testing its program (round %d), not pending: decide once a program has passed (GET /api/v1/builds/%s)",
 			id, len(b.Rounds)+1, id)
 	}
 	if b := s.Build; b != nil {
-		return fmt.Sprintf("build %s is %s, not pending", id, b.Status)
+		return fmt.Sprintf("%s is %s, not pending", id, b.Status)
 	}
 	return fmt.Sprintf("review %s is %s, not pending", id, s.Status)
 }
