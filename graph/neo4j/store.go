@@ -50,6 +50,9 @@ type Store struct {
 	mean      []float32
 	meanAt    time.Time
 	meanStale bool
+
+	// follow is what Refresh has seen (follow.go).
+	follow follower
 }
 
 var (
@@ -142,6 +145,7 @@ var schemaStatements = []string{
 	cypherConstraintSeries,
 	cypherIndexDefinitionSpec,
 	cypherIndexToolStatus,
+	cypherIndexToolUpdated,
 	cypherIndexRevision,
 	cypherIndexUsageSession,
 	cypherIndexUsageAt,

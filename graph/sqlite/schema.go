@@ -239,6 +239,16 @@ CREATE TABLE series_points (
 );
 CREATE INDEX series_points_age ON series_points(res, at);
 `,
+	// v9: the order of tool writes, which other processes on the same file
+	// follow (Store.Refresh): every insert, re-description and status
+	// change sets change_seq to one more than the largest, inside the
+	// write transaction, so that SQLite's single writer makes the order
+	// that of the commits.
+	`
+ALTER TABLE tools ADD COLUMN change_seq INTEGER NOT NULL DEFAULT 0;
+UPDATE tools SET change_seq = seq;
+CREATE INDEX tools_change_seq ON tools(change_seq);
+`,
 }
 
 // schemaVersion is the version a fully migrated store has.

@@ -26,3 +26,21 @@ func openTemp(t *testing.T) *sqlite.Store {
 func TestContract(t *testing.T) {
 	graphtest.Run(t, func(t *testing.T) graph.Store { return openTemp(t) })
 }
+
+// TestFollow runs the graph.Follower contract on two stores opened on one
+// file, as two processes (API replicas, workers) open it.
+func TestFollow(t *testing.T) {
+	graphtest.RunFollow(t, func(t *testing.T) (graph.Store, graph.Store) {
+		path := filepath.Join(t.TempDir(), "graph.db")
+		var stores [2]graph.Store
+		for i := range stores {
+			s, err := sqlite.Open(path, sqlite.Options{})
+			if err != nil {
+				t.Fatalf("Open #%d: %v", i+1, err)
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			stores[i] = s
+		}
+		return stores[0], stores[1]
+	})
+}

@@ -257,7 +257,7 @@ func openKeyClient(ctx context.Context, e *env, cfg config.Config, kf keysFlags)
 		}
 		return &httpKeys{base: strings.TrimRight(kf.url, "/"), secret: secret, c: &http.Client{Timeout: 30 * time.Second}}, nil
 	}
-	lock, err := lockStore(cfg, "toolsmith keys", nil)
+	lock, err := lockStore(cfg, "toolsmith keys")
 	if err != nil {
 		return nil, fmt.Errorf("%w (or manage keys through the running server with --url)", err)
 	}
