@@ -1,0 +1,569 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/toolsmith/toolsmith/activities"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/graph/sqlite"
+	"github.com/toolsmith/toolsmith/internal/cli"
+	"github.com/toolsmith/toolsmith/internal/config"
+	"github.com/toolsmith/toolsmith/internal/demomodule"
+)
+
+// replicaBound is how long another replica's write may stay invisible:
+// the bound docs/storage.md states (graph.FollowEvery plus one Refresh).
+const replicaBound = 2 * graph.FollowEvery
+
+// TestReplicas runs Toolsmith as users scale it out on one host: two
+// `toolsmith api` processes and two `toolsmith worker` processes (the
+// production binary) on one data dir, so one SQLite file in WAL mode,
+// against one Temporal server (the package's in-process one), behind a
+// round-robin reverse proxy. Each subtest shows one way the four behave as
+// one system.
+func TestReplicas(t *testing.T) {
+	c := newReplicaCluster(t)
+
+	t.Run("RegistrationIsFoundThroughTheOtherReplica", func(t *testing.T) {
+		tide := probeManifest(t, "tides.high_water", "GET_TIDE_TIMES", "Tide times", "Returns the times of high and low tide at a harbour.")
+		const q = "/api/v1/tools/retrieval/search?q=tide+times+at+the+harbour"
+		// The other replica searches first, so that a stale cached
+		// result would show too.
+		if code, body := c.call(t, c.api[1], http.MethodGet, q, nil); code != http.StatusOK || slices.Contains(rankedIDs(t, body), "tides.high_water") {
+			t.Fatalf("search on api-2 before the registration: %d %s", code, body)
+		}
+		if code, body := c.call(t, c.api[0], http.MethodPost, "/api/v1/tools/register", map[string]any{"manifest": tide}); code != http.StatusCreated {
+			t.Fatalf("register on api-1: %d %s", code, body)
+		}
+		start := time.Now()
+		eventually(t, replicaBound, func() error {
+			if code, body := c.call(t, c.api[1], http.MethodGet, q, nil); code != http.StatusOK || !slices.Contains(rankedIDs(t, body), "tides.high_water") {
+				return fmt.Errorf("search on api-2: %d, tides.high_water not ranked in %s", code, body)
+			}
+			return nil
+		})
+		t.Logf("registered on api-1, found on api-2 after %v (bound %v)", time.Since(start).Round(time.Millisecond), replicaBound)
+
+		// Retired on one replica: gone from the other's search.
+		moon := probeManifest(t, "tides.moon_phase", "GET_MOON_PHASE", "Moon phase", "Returns the phase of the moon on a given date.")
+		if code, body := c.call(t, c.api[0], http.MethodPost, "/api/v1/tools/register", map[string]any{"manifest": moon}); code != http.StatusCreated {
+			t.Fatalf("register tides.moon_phase on api-1: %d %s", code, body)
+		}
+		const mq = "/api/v1/tools/retrieval/search?q=phase+of+the+moon"
+		if code, body := c.call(t, c.api[0], http.MethodGet, mq, nil); code != http.StatusOK || !slices.Contains(rankedIDs(t, body), "tides.moon_phase") {
+			t.Fatalf("search on api-1 right after registering there: %d %s", code, body)
+		}
+		if code, body := c.call(t, c.api[1], http.MethodDelete, "/api/v1/tools/tides.moon_phase", nil); code != http.StatusOK {
+			t.Fatalf("deprecate on api-2: %d %s", code, body)
+		}
+		start = time.Now()
+		eventually(t, replicaBound, func() error {
+			if _, body := c.call(t, c.api[0], http.MethodGet, mq, nil); slices.Contains(rankedIDs(t, body), "tides.moon_phase") {
+				return fmt.Errorf("deprecated tides.moon_phase still ranked on api-1: %s", body)
+			}
+			return nil
+		})
+		t.Logf("deprecated on api-2, gone from api-1 after %v", time.Since(start).Round(time.Millisecond))
+	})
+
+	t.Run("KillingAWorkerMidCallLosesAndDuplicatesNothing", func(t *testing.T) {
+		arrived := c.module.hold()
+		var run struct {
+			WorkflowID string `json:"workflowId"`
+		}
+		code, body := c.call(t, c.proxy.URL, http.MethodPost, "/api/v1/tools/currency.convert/execute?wait=0s",
+			map[string]any{"inputs": map[string]any{"amount": 100, "from": "USD", "to": "EUR"}})
+		if err := json.Unmarshal(unwrapData(body), &run); (code != http.StatusAccepted && code != http.StatusOK) || err != nil || run.WorkflowID == "" {
+			t.Fatalf("execute through the proxy: %d %s (%v)", code, body, err)
+		}
+		var key string
+		select {
+		case key = <-arrived:
+		case <-time.After(30 * time.Second):
+			t.Fatal("no worker called the module within 30 s")
+		}
+		// The module has done the work; its answer waits. Kill the worker
+		// that made the call (Temporal names it: pid@host@).
+		victim := c.workerRunning(t, run.WorkflowID)
+		c.module.release()
+		t.Logf("module called with key %s by %s; killing it", key, victim.name)
+		victim.kill(t)
+
+		tc, err := server.Dial(context.Background(), client.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tc.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+		defer cancel()
+		var out activities.ExecuteOutput
+		if err := tc.GetWorkflow(ctx, run.WorkflowID, "").Get(ctx, &out); err != nil {
+			t.Fatalf("the run after its worker was killed: %v", err)
+		}
+		if out.IdempotencyKey != key || out.Output == nil {
+			t.Errorf("result = %+v, want the output of the call with key %s", out, key)
+		}
+		mod := c.module.mods["currency"]
+		var calls, replays int
+		for _, call := range mod.Calls() {
+			if call.IdempotencyKey == key {
+				calls++
+				if call.Replayed {
+					replays++
+				}
+			}
+		}
+		if n := mod.Executions(key); n != 1 || calls != 2 || replays != 1 {
+			t.Errorf("module: %d executions, %d calls, %d replays with key %s; want the work done once, the retry answered from it", n, calls, replays, key)
+		}
+		// The use is recorded once, by the worker that finished.
+		st, err := sqlite.Open(c.storePath, sqlite.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		u, err := st.Usage(context.Background(), []string{"currency.convert"})
+		if err != nil || u["currency.convert"].Uses != 1 {
+			t.Errorf("usage of currency.convert = %+v, %v; want one use", u["currency.convert"], err)
+		}
+	})
+}
+
+// replicaCluster is the processes of TestReplicas and what they share.
+type replicaCluster struct {
+	bin       string
+	dataDir   string
+	storePath string
+	admin     string
+	module    *lostReply
+	modules   string // the modules file
+	api       []string
+	workers   []*replicaProc
+	proxy     *httptest.Server
+}
+
+func newReplicaCluster(t *testing.T) *replicaCluster {
+	t.Helper()
+	c := &replicaCluster{dataDir: t.TempDir()}
+	c.storePath = filepath.Join(c.dataDir, config.StoreFile)
+	c.bin = filepath.Join(t.TempDir(), "toolsmith-server")
+	build := exec.Command("go", "build", "-o", c.bin, "../cmd/toolsmith-server")
+	build.Env = append(os.Environ(), "GOTOOLCHAIN=local")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+
+	mux, mods := demomodule.Mux()
+	c.module = &lostReply{next: mux, mods: mods}
+	modSrv := httptest.NewServer(c.module)
+	t.Cleanup(modSrv.Close)
+	cfg := map[string]any{"modules": map[string]string{}}
+	for _, n := range demomodule.Names() {
+		cfg["modules"].(map[string]string)[n] = modSrv.URL + "/" + n
+	}
+	raw, _ := json.Marshal(cfg)
+	c.modules = filepath.Join(t.TempDir(), "modules.json")
+	if err := os.WriteFile(c.modules, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	cleanSchedules(t)
+	// The first API creates the owner key; the others start beside it.
+	api1 := c.start(t, "api-1", "api")
+	secret, err := os.ReadFile(filepath.Join(c.dataDir, cli.AdminKeyFile))
+	if err != nil {
+		t.Fatalf("owner key: %v", err)
+	}
+	c.admin = strings.TrimSpace(string(secret))
+	procs := []*replicaProc{api1}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, p := range []struct{ name, cmd string }{{"api-2", "api"}, {"worker-1", "worker"}, {"worker-2", "worker"}} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rp := c.start(t, p.name, p.cmd)
+			mu.Lock()
+			procs = append(procs, rp)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	for _, name := range []string{"api-1", "api-2", "worker-1", "worker-2"} {
+		for _, p := range procs {
+			if p.name != name {
+				continue
+			}
+			if p.base != "" {
+				c.api = append(c.api, p.base)
+			} else {
+				c.workers = append(c.workers, p)
+			}
+		}
+	}
+	if len(c.api) != 2 || len(c.workers) != 2 {
+		t.Fatalf("cluster: %d APIs and %d workers started", len(c.api), len(c.workers))
+	}
+	c.proxy = httptest.NewServer(roundRobin(t, c.api))
+	t.Cleanup(c.proxy.Close)
+	return c
+}
+
+// replicaFlags are what every process of the cluster shares.
+func (c *replicaCluster) flags() []string {
+	return []string{
+		"--data-dir", c.dataDir, "--store", "sqlite", "--embedder", "hashing", "--log-level", "warn",
+		"--temporal-addr", server.Addr(), "--temporal-namespace", server.Namespace(),
+		"--modules-file", c.modules, "--http-addr", "127.0.0.1:0",
+	}
+}
+
+// apiLine is the ready banner's API line.
+var apiLine = regexp.MustCompile(`API\s+(http://[0-9.:]+)/api/v1`)
+
+// start runs one process and waits until it is ready: an API's banner and
+// /healthz, a worker's polling line.
+func (c *replicaCluster) start(t *testing.T, name, command string) *replicaProc {
+	t.Helper()
+	p := &replicaProc{name: name, cmd: exec.Command(c.bin, append([]string{command}, c.flags()...)...), done: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
+	p.cmd.Env = os.Environ()
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	go func() { _ = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() { p.stop(t) })
+	eventually(t, 60*time.Second, func() error {
+		select {
+		case <-p.done:
+			t.Fatalf("%s exited during start-up:\n%s", name, p.out.String())
+		default:
+		}
+		if command == "worker" {
+			if !strings.Contains(p.out.String(), "is polling task queue") {
+				return fmt.Errorf("%s is not polling yet:\n%s", name, p.out.String())
+			}
+			return nil
+		}
+		m := apiLine.FindStringSubmatch(p.out.String())
+		if m == nil {
+			return fmt.Errorf("%s printed no API address yet:\n%s", name, p.out.String())
+		}
+		resp, err := http.Get(m[1] + "/healthz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s /healthz: %d", name, resp.StatusCode)
+		}
+		p.base = m[1]
+		return nil
+	})
+	return p
+}
+
+// workerRunning returns the worker process whose identity Temporal records
+// on the run's pending activity.
+func (c *replicaCluster) workerRunning(t *testing.T, workflowID string) *replicaProc {
+	t.Helper()
+	tc, err := server.Dial(context.Background(), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	var victim *replicaProc
+	eventually(t, 10*time.Second, func() error {
+		d, err := tc.DescribeWorkflowExecution(context.Background(), workflowID, "")
+		if err != nil {
+			return err
+		}
+		for _, a := range d.GetPendingActivities() {
+			pid, _, _ := strings.Cut(a.GetLastWorkerIdentity(), "@")
+			for _, w := range c.workers {
+				if strconv.Itoa(w.cmd.Process.Pid) == pid {
+					victim = w
+					return nil
+				}
+			}
+			return fmt.Errorf("pending activity's worker %q is none of the cluster's", a.GetLastWorkerIdentity())
+		}
+		return fmt.Errorf("run %s has no pending activity", workflowID)
+	})
+	return victim
+}
+
+// call sends one request with the owner key to base and returns the
+// status and body.
+func (c *replicaCluster) call(t *testing.T, base, method, path string, body any) (int, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, base+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.admin)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s%s: %v", method, base, path, err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, out
+}
+
+// unwrapData returns the "data" member of an envelope, or body itself.
+func unwrapData(body []byte) []byte {
+	var env struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if json.Unmarshal(body, &env) == nil && len(env.Data) > 0 {
+		return env.Data
+	}
+	return body
+}
+
+// rankedIDs are the ids a search response ranks.
+func rankedIDs(t *testing.T, body []byte) []string {
+	t.Helper()
+	var res struct {
+		Ranked []struct {
+			Tool struct {
+				ID string `json:"toolId"`
+			} `json:"tool"`
+		} `json:"ranked"`
+	}
+	if err := json.Unmarshal(unwrapData(body), &res); err != nil {
+		t.Fatalf("search response: %v: %s", err, body)
+	}
+	var ids []string
+	for _, h := range res.Ranked {
+		ids = append(ids, h.Tool.ID)
+	}
+	return ids
+}
+
+// probeManifest is a tool no module offers (so no worker's module
+// discovery registers it): currency.list_currencies's manifest with
+// another id, verb, name and description.
+func probeManifest(t *testing.T, id, verb, name, desc string) json.RawMessage {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(demoManifest(t, "currency", "currency.list_currencies"), &m); err != nil {
+		t.Fatal(err)
+	}
+	delete(m, "examples")
+	delete(m, "useCases")
+	m["toolId"], m["verb"], m["name"], m["module"] = id, verb, name, "tides"
+	m["shortDescription"], m["description"], m["tags"] = desc, desc, []string{"tides", "sea"}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// demoManifest is one demo module tool's manifest.
+func demoManifest(t *testing.T, module, id string) json.RawMessage {
+	t.Helper()
+	m, err := demomodule.New(module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, man := range m.Manifests() {
+		if man.ToolID == id {
+			raw, err := json.Marshal(man)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return raw
+		}
+	}
+	t.Fatalf("module %s has no tool %s", module, id)
+	return nil
+}
+
+// roundRobin is the test's load balancer: each request goes to the next
+// API replica.
+func roundRobin(t *testing.T, bases []string) http.Handler {
+	targets := make([]*url.URL, len(bases))
+	for i, b := range bases {
+		u, err := url.Parse(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		targets[i] = u
+	}
+	var next atomic.Uint64
+	return &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(targets[next.Add(1)%uint64(len(targets))])
+		r.Out.Host = r.In.Host
+	}}
+}
+
+// cleanSchedules deletes, once the test ends, the schedules its workers
+// create on the package's shared Temporal server, so that later tests
+// start without them.
+func cleanSchedules(t *testing.T) {
+	ctx := context.Background()
+	tc, err := server.Dial(ctx, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]bool{}
+	if it, err := tc.ScheduleClient().List(ctx, client.ScheduleListOptions{}); err == nil {
+		for it.HasNext() {
+			s, err := it.Next()
+			if err != nil {
+				break
+			}
+			before[s.ID] = true
+		}
+	}
+	t.Cleanup(func() {
+		defer tc.Close()
+		it, err := tc.ScheduleClient().List(ctx, client.ScheduleListOptions{})
+		if err != nil {
+			return
+		}
+		for it.HasNext() {
+			s, err := it.Next()
+			if err != nil {
+				return
+			}
+			if !before[s.ID] {
+				_ = tc.ScheduleClient().GetHandle(ctx, s.ID).Delete(ctx)
+			}
+		}
+	})
+}
+
+// replicaProc is one process of the cluster.
+type replicaProc struct {
+	name string
+	cmd  *exec.Cmd
+	out  syncBuffer
+	done chan struct{}
+	base string // an API's base URL
+}
+
+// kill ends the process at once (SIGKILL: no graceful shutdown).
+func (p *replicaProc) kill(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatalf("kill %s: %v", p.name, err)
+	}
+	<-p.done
+}
+
+// stop ends the process gracefully (SIGTERM), killing it after 10 s, and
+// shows its output when the test failed.
+func (p *replicaProc) stop(t *testing.T) {
+	select {
+	case <-p.done:
+	default:
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	}
+	if t.Failed() {
+		t.Logf("%s output:\n%s", p.name, p.out.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a process's writes and the
+// test's reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// lostReply serves the demo modules; while held, an execute call does its
+// work and then keeps its answer until the caller goes away (its worker
+// died), as a module whose reply is lost would. Arrivals are reported
+// with their idempotency keys.
+type lostReply struct {
+	next http.Handler
+	mods map[string]*demomodule.Module
+
+	mu      sync.Mutex
+	held    bool
+	arrived chan string
+}
+
+// hold makes the next execute calls lose their replies.
+func (l *lostReply) hold() <-chan string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.held, l.arrived = true, make(chan string, 16)
+	return l.arrived
+}
+
+// release lets later calls answer.
+func (l *lostReply) release() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.held = false
+}
+
+func (l *lostReply) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	l.mu.Lock()
+	held, arrived := l.held, l.arrived
+	l.mu.Unlock()
+	if !held || r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/execute") {
+		l.next.ServeHTTP(w, r)
+		return
+	}
+	rec := httptest.NewRecorder()
+	l.next.ServeHTTP(rec, r) // the work is done
+	arrived <- r.Header.Get(demomodule.HeaderIdempotencyKey)
+	<-r.Context().Done() // the answer never leaves
+}
