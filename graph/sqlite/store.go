@@ -23,7 +23,8 @@ import (
 type Options struct {
 	// ReadOnly opens an existing, migrated store without write access.
 	ReadOnly bool
-	// BusyTimeout is how long a statement waits for a lock; 0 means 5s.
+	// BusyTimeout is how long a statement waits for a lock; 0 means
+	// DefaultBusyTimeout.
 	BusyTimeout time.Duration
 	// MaxOpenConns bounds the connection pool; 0 means 4.
 	MaxOpenConns int
@@ -36,6 +37,14 @@ type Options struct {
 	// Now is the clock used for timestamps; nil means time.Now.
 	Now func() time.Time
 }
+
+// DefaultBusyTimeout is how long a write waits for the file's one writer
+// lock. Within a process writers queue on a mutex; across processes (API
+// replicas and workers on one file, in WAL mode so readers never wait)
+// only this timeout orders them, and it outlasts by far the longest write
+// transaction Toolsmith makes (a batch registration), with room for a
+// slow disk.
+const DefaultBusyTimeout = 15 * time.Second
 
 // Store is the SQLite implementation of graph.Store.
 type Store struct {
@@ -80,7 +89,7 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	busy := opts.BusyTimeout
 	if busy <= 0 {
-		busy = 5 * time.Second
+		busy = DefaultBusyTimeout
 	}
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busy.Milliseconds(), 10)+")")
