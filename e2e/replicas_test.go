@@ -190,17 +190,13 @@ func newReplicaCluster(t *testing.T) *replicaCluster {
 	}
 
 	cleanSchedules(t)
-	// The first API creates the owner key; the others start beside it.
-	api1 := c.start(t, "api-1", "api")
-	secret, err := os.ReadFile(filepath.Join(c.dataDir, cli.AdminKeyFile))
-	if err != nil {
-		t.Fatalf("owner key: %v", err)
-	}
-	c.admin = strings.TrimSpace(string(secret))
-	procs := []*replicaProc{api1}
+	// All four start at once on the fresh data dir, as replicas do: they
+	// migrate the file, record the embedder and create one owner key
+	// between them.
+	var procs []*replicaProc
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for _, p := range []struct{ name, cmd string }{{"api-2", "api"}, {"worker-1", "worker"}, {"worker-2", "worker"}} {
+	for _, p := range []struct{ name, cmd string }{{"api-1", "api"}, {"api-2", "api"}, {"worker-1", "worker"}, {"worker-2", "worker"}} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -211,6 +207,11 @@ func newReplicaCluster(t *testing.T) *replicaCluster {
 		}()
 	}
 	wg.Wait()
+	secret, err := os.ReadFile(filepath.Join(c.dataDir, cli.AdminKeyFile))
+	if err != nil {
+		t.Fatalf("owner key: %v", err)
+	}
+	c.admin = strings.TrimSpace(string(secret))
 	for _, name := range []string{"api-1", "api-2", "worker-1", "worker-2"} {
 		for _, p := range procs {
 			if p.name != name {
@@ -228,6 +229,27 @@ func newReplicaCluster(t *testing.T) *replicaCluster {
 	}
 	c.proxy = httptest.NewServer(roundRobin(t, c.api))
 	t.Cleanup(c.proxy.Close)
+
+	// The two APIs started together made one owner key between them.
+	var list struct {
+		Keys []struct {
+			Level     string    `json:"level"`
+			RevokedAt time.Time `json:"revokedAt"`
+		} `json:"keys"`
+	}
+	code, body := c.call(t, c.api[1], http.MethodGet, "/api/v1/admin/keys", nil)
+	if err := json.Unmarshal(unwrapData(body), &list); code != http.StatusOK || err != nil {
+		t.Fatalf("list keys: %d %s (%v)", code, body, err)
+	}
+	owners := 0
+	for _, k := range list.Keys {
+		if k.Level == "owner" && k.RevokedAt.IsZero() {
+			owners++
+		}
+	}
+	if owners != 1 {
+		t.Fatalf("%d valid owner keys after the first start of two APIs, want 1: %s", owners, body)
+	}
 	return c
 }
 

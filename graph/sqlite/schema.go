@@ -271,6 +271,19 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		if err != nil {
 			return fmt.Errorf("sqlite: migrate to v%d: %w", v+1, err)
 		}
+		// Another process opening the same file at the same time (API
+		// replicas and workers starting together) may have applied this
+		// step while this one waited for the writer lock.
+		var done int
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&done); err != nil {
+			_ = tx.Rollback()
+			return fmt.Errorf("sqlite: migrate to v%d: %w", v+1, err)
+		}
+		if done > v {
+			_ = tx.Rollback()
+			v = done - 1
+			continue
+		}
 		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
 			_ = tx.Rollback()
 			return fmt.Errorf("sqlite: migrate to v%d: %w", v+1, err)

@@ -98,3 +98,31 @@ func TestTwoStoresWriteOneFile(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenOneFileAtOnce: stores opened on one fresh file at the same time
+// (replicas starting together) migrate it once between them: every Open
+// succeeds.
+func TestOpenOneFileAtOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "graph.db")
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := sqlite.Open(path, sqlite.Options{})
+			if err != nil {
+				errs <- err
+				return
+			}
+			errs <- s.Close()
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
