@@ -28,7 +28,7 @@ require (
 	go.temporal.io/server v1.32.1
 	golang.org/x/sys v0.48.0
 	golang.org/x/text v0.41.0
-	golang.org/x/time v0.16.0
+	golang.org/x/time v0.16.0 // indirect
 	gonum.org/v1/gonum v0.17.0
 	modernc.org/sqlite v1.60.1
 )

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/codegen/kit"
+	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
@@ -32,29 +34,15 @@ type Approval struct {
 }
 
 // CallRecord is one execution of an onboarded tool, as the ledger keeps it.
-type CallRecord struct {
-	ID         int64     `json:"id"`
-	ApprovalID string    `json:"approvalId"`
-	Tool       string    `json:"tool"`
-	UserID     string    `json:"userId,omitempty"`
-	At         time.Time `json:"at"`
-	Cost       float64   `json:"cost"`
-	Done       bool      `json:"done"`
-	Success    bool      `json:"success"`
-	Stage      string    `json:"stage,omitempty"`
-	LatencyMs  int64     `json:"latencyMs"`
-}
+type CallRecord = graph.CallRecord
 
 // Ledger records every call of onboarded tools and answers the questions
-// the policies ask. Implementations must be safe for concurrent use.
+// the policies ask, as graph.CallLedger says: the store is the ledger in
+// production (so every worker and API replica counts the same calls), a
+// MemoryLedger in tests. Implementations must be safe for concurrent use.
 type Ledger interface {
-	// Add stores a new record and returns it with its ID.
-	Add(ctx context.Context, r CallRecord) (CallRecord, error)
-	// Complete updates a record once the call is over.
-	Complete(ctx context.Context, r CallRecord) error
-	// Count returns how many calls of an approval started at or after since,
-	// and the cost charged for all its calls ever.
-	Count(ctx context.Context, approvalID string, since time.Time) (calls int, spent float64, err error)
+	ReserveCall(ctx context.Context, r CallRecord, since []time.Time, check func(graph.CallTally) error) (CallRecord, graph.CallTally, error)
+	CompleteCall(ctx context.Context, r CallRecord) error
 }
 
 // Notification is raised for people to see (soft budget reached, tool
@@ -80,21 +68,6 @@ type Executor struct {
 	Getenv func(string) string
 	// Timeout bounds one call (default 30 s).
 	Timeout time.Duration
-
-	mu    sync.Mutex
-	locks map[string]*sync.Mutex
-}
-
-func (e *Executor) lock(id string) *sync.Mutex {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.locks == nil {
-		e.locks = map[string]*sync.Mutex{}
-	}
-	if e.locks[id] == nil {
-		e.locks[id] = &sync.Mutex{}
-	}
-	return e.locks[id]
 }
 
 func (e *Executor) now() time.Time {
@@ -122,7 +95,7 @@ func (e *Executor) Execute(ctx context.Context, a Approval, toolName string, arg
 	if runErr != nil || res.Stage == kit.StageInput || res.Stage == kit.StageRequest || res.Stage == kit.StageHost {
 		rec.Cost = 0 // the API was never reached: nothing to pay
 	}
-	if err := e.Ledger.Complete(ctx, rec); err != nil {
+	if err := e.Ledger.CompleteCall(ctx, rec); err != nil {
 		return res, fmt.Errorf("airlock: record call: %w", err)
 	}
 	if p.SoftBudget > 0 && spentBefore < p.SoftBudget && spentBefore+rec.Cost >= p.SoftBudget && e.Notifier != nil {
@@ -135,39 +108,36 @@ func (e *Executor) Execute(ctx context.Context, a Approval, toolName string, arg
 	return res, nil
 }
 
-// reserve checks the counting policies and records the call under the
-// approval's lock, so concurrent calls cannot overrun a limit together.
+// reserve checks the counting policies and records the call in one
+// ledger reservation, which excludes every other reservation of the
+// approval (in any process over the store), so concurrent calls cannot
+// overrun a limit together. It returns the record and what was spent
+// before it.
 func (e *Executor) reserve(ctx context.Context, a Approval, toolName string, caller access.Caller) (CallRecord, float64, error) {
-	l := e.lock(a.ID)
-	l.Lock()
-	defer l.Unlock()
 	now := e.now()
 	p := a.Policy
-	if p.RateLimitPerMinute > 0 {
-		n, _, err := e.Ledger.Count(ctx, a.ID, now.Add(-time.Minute))
-		if err != nil {
-			return CallRecord{}, 0, fmt.Errorf("airlock: ledger: %w", err)
-		}
-		if n >= p.RateLimitPerMinute {
-			return CallRecord{}, 0, fmt.Errorf("airlock: %s: rate limit of %d calls per minute reached: %w", a.Slug, p.RateLimitPerMinute, fault.ErrLimit)
-		}
-	}
 	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
-	n, spent, err := e.Ledger.Count(ctx, a.ID, day)
+	check := func(t graph.CallTally) error {
+		if p.RateLimitPerMinute > 0 && t.Calls[0] >= p.RateLimitPerMinute {
+			return fmt.Errorf("airlock: %s: rate limit of %d calls per minute reached: %w", a.Slug, p.RateLimitPerMinute, fault.ErrLimit)
+		}
+		if p.QuotaPerDay > 0 && t.Calls[1] >= p.QuotaPerDay {
+			return fmt.Errorf("airlock: %s: daily quota of %d calls reached: %w", a.Slug, p.QuotaPerDay, fault.ErrLimit)
+		}
+		if p.HardBudget > 0 && t.Spent+p.CostPerCall > p.HardBudget+1e-9 {
+			return fmt.Errorf("airlock: %s: hard budget %.2f would be exceeded (spent %.2f, call costs %.2f): %w", a.Slug, p.HardBudget, t.Spent, p.CostPerCall, fault.ErrLimit)
+		}
+		return nil
+	}
+	rec, tally, err := e.Ledger.ReserveCall(ctx, CallRecord{ApprovalID: a.ID, Tool: toolName, UserID: caller.UserID, At: now, Cost: p.CostPerCall},
+		[]time.Time{now.Add(-time.Minute), day}, check)
+	if errors.Is(err, fault.ErrLimit) {
+		return CallRecord{}, 0, err
+	}
 	if err != nil {
 		return CallRecord{}, 0, fmt.Errorf("airlock: ledger: %w", err)
 	}
-	if p.QuotaPerDay > 0 && n >= p.QuotaPerDay {
-		return CallRecord{}, 0, fmt.Errorf("airlock: %s: daily quota of %d calls reached: %w", a.Slug, p.QuotaPerDay, fault.ErrLimit)
-	}
-	if p.HardBudget > 0 && spent+p.CostPerCall > p.HardBudget+1e-9 {
-		return CallRecord{}, 0, fmt.Errorf("airlock: %s: hard budget %.2f would be exceeded (spent %.2f, call costs %.2f): %w", a.Slug, p.HardBudget, spent, p.CostPerCall, fault.ErrLimit)
-	}
-	rec, err := e.Ledger.Add(ctx, CallRecord{ApprovalID: a.ID, Tool: toolName, UserID: caller.UserID, At: now, Cost: p.CostPerCall})
-	if err != nil {
-		return CallRecord{}, 0, fmt.Errorf("airlock: ledger: %w", err)
-	}
-	return rec, spent, nil
+	return rec, tally.Spent, nil
 }
 
 // run executes the wrapper binary: one JSON request on stdin, one JSON
@@ -214,17 +184,32 @@ type MemoryLedger struct {
 	records []CallRecord
 }
 
-// Add implements Ledger.
-func (m *MemoryLedger) Add(_ context.Context, r CallRecord) (CallRecord, error) {
+// ReserveCall implements Ledger.
+func (m *MemoryLedger) ReserveCall(_ context.Context, r CallRecord, since []time.Time, check func(graph.CallTally) error) (CallRecord, graph.CallTally, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	t := graph.CallTally{Calls: make([]int, len(since))}
+	for _, x := range m.records {
+		if x.ApprovalID != r.ApprovalID {
+			continue
+		}
+		t.Spent += x.Cost
+		for i, s := range since {
+			if !x.At.Before(s) {
+				t.Calls[i]++
+			}
+		}
+	}
+	if err := check(t); err != nil {
+		return r, t, err
+	}
 	r.ID = int64(len(m.records) + 1)
 	m.records = append(m.records, r)
-	return r, nil
+	return r, t, nil
 }
 
-// Complete implements Ledger.
-func (m *MemoryLedger) Complete(_ context.Context, r CallRecord) error {
+// CompleteCall implements Ledger.
+func (m *MemoryLedger) CompleteCall(_ context.Context, r CallRecord) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if r.ID < 1 || int(r.ID) > len(m.records) {
@@ -232,23 +217,6 @@ func (m *MemoryLedger) Complete(_ context.Context, r CallRecord) error {
 	}
 	m.records[r.ID-1] = r
 	return nil
-}
-
-// Count implements Ledger.
-func (m *MemoryLedger) Count(_ context.Context, approvalID string, since time.Time) (int, float64, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n, spent := 0, 0.0
-	for _, r := range m.records {
-		if r.ApprovalID != approvalID {
-			continue
-		}
-		spent += r.Cost
-		if !r.At.Before(since) {
-			n++
-		}
-	}
-	return n, spent, nil
 }
 
 // Records returns a copy of every record.

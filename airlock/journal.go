@@ -3,6 +3,8 @@ package airlock
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +13,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/toolsmith/toolsmith/graph"
 )
 
 // appendLine appends one JSON value as a line to a file, synced, so a
@@ -61,19 +65,23 @@ func readLines(path string, each func([]byte) error) error {
 	return sc.Err()
 }
 
-// FileLedger is a Ledger kept in memory and journalled to a JSON-lines
-// file, so every call of an onboarded tool stays recorded across restarts
-// and budgets and quotas keep counting.
-type FileLedger struct {
-	path string
-	mem  MemoryLedger
-}
-
-// OpenFileLedger loads the journal at path (created on first write).
-func OpenFileLedger(path string) (*FileLedger, error) {
-	l := &FileLedger{path: path}
+// ImportLedgerFile moves the calls of a ledger file, the JSON-lines
+// journal each process kept before the ledger moved into the store, into
+// ledger, so nothing counted before is lost: rate, quota and budgets keep
+// counting those calls. The import is keyed by the file's content hash, so
+// a file imported before (a crash between the import and the rename) is
+// not counted twice; the file is then renamed to <path>.imported. A
+// missing file imports nothing. It returns how many calls it imported.
+func ImportLedgerFile(ctx context.Context, path string, ledger graph.CallLedger) (int, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("airlock: import ledger %s: %w", path, err)
+	}
 	byID := map[int64]CallRecord{}
-	err := readLines(path, func(b []byte) error {
+	err = readLines(path, func(b []byte) error {
 		var r CallRecord
 		if err := json.Unmarshal(b, &r); err != nil {
 			return err
@@ -82,43 +90,34 @@ func OpenFileLedger(path string) (*FileLedger, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("airlock: load ledger %s: %w", path, err)
+		return 0, fmt.Errorf("airlock: import ledger %s: %w", path, err)
 	}
 	ids := make([]int64, 0, len(byID))
 	for id := range byID {
 		ids = append(ids, id)
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	recs := make([]CallRecord, 0, len(ids))
 	for _, id := range ids {
-		l.mem.records = append(l.mem.records, byID[id])
+		recs = append(recs, byID[id])
 	}
-	return l, nil
-}
-
-// Add implements Ledger.
-func (l *FileLedger) Add(ctx context.Context, r CallRecord) (CallRecord, error) {
-	r, err := l.mem.Add(ctx, r)
-	if err != nil {
-		return r, err
+	sum := sha256.Sum256(data)
+	n := 0
+	if len(recs) > 0 {
+		fresh, err := ledger.ImportCalls(ctx, "ledger.jsonl#"+hex.EncodeToString(sum[:]), recs)
+		if err != nil {
+			return 0, fmt.Errorf("airlock: import ledger %s: %w", path, err)
+		}
+		if fresh {
+			n = len(recs)
+		}
 	}
-	return r, appendLine(l.path, r)
-}
-
-// Complete implements Ledger.
-func (l *FileLedger) Complete(ctx context.Context, r CallRecord) error {
-	if err := l.mem.Complete(ctx, r); err != nil {
-		return err
+	// Another process over the same data dir may have moved it already.
+	if err := os.Rename(path, path+".imported"); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return n, fmt.Errorf("airlock: import ledger %s: %w", path, err)
 	}
-	return appendLine(l.path, r)
+	return n, nil
 }
-
-// Count implements Ledger.
-func (l *FileLedger) Count(ctx context.Context, approvalID string, since time.Time) (int, float64, error) {
-	return l.mem.Count(ctx, approvalID, since)
-}
-
-// Records returns every call record.
-func (l *FileLedger) Records() []CallRecord { return l.mem.Records() }
 
 // NotificationLog keeps notifications for people to read
 // (GET /api/v1/notifications), journalled to a JSON-lines file.

@@ -2,36 +2,120 @@ package airlock
 
 import (
 	"context"
+	"errors"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/graph/sqlite"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
-func TestFileLedgerAndNotificationsSurviveRestarts(t *testing.T) {
+// openShared opens one SQLite file twice, as two processes (a worker and
+// an API replica, or two workers) do.
+func openShared(t *testing.T) (*sqlite.Store, *sqlite.Store) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "graph.db")
+	var out [2]*sqlite.Store
+	for i := range out {
+		s, err := sqlite.Open(path, sqlite.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		out[i] = s
+	}
+	return out[0], out[1]
+}
+
+func TestLedgerFileImportedOnce(t *testing.T) {
+	ctx := context.Background()
+	store, _ := openShared(t)
+	path := filepath.Join(t.TempDir(), "ledger.jsonl")
+	now := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
+	// What the old per-process journal wrote: a reservation, its
+	// completion (same id), another reservation.
+	for _, r := range []CallRecord{
+		{ID: 1, ApprovalID: "a", Tool: "t", At: now, Cost: 0.5},
+		{ID: 1, ApprovalID: "a", Tool: "t", At: now, Cost: 0.5, Done: true, Success: true},
+		{ID: 2, ApprovalID: "a", Tool: "t", At: now, Cost: 0.5},
+	} {
+		if err := appendLine(path, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, _ := os.ReadFile(path)
+	n, err := ImportLedgerFile(ctx, path, store)
+	if err != nil || n != 2 {
+		t.Fatalf("import = %d, %v; want 2 calls", n, err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the imported file stays at its path: %v", err)
+	}
+	recs, _ := store.CallRecords(ctx, "a", 0)
+	if len(recs) != 2 || !recs[0].Success || recs[1].Done {
+		t.Fatalf("stored calls = %+v", recs)
+	}
+	// A crash between the import and the rename leaves the file: the
+	// next start imports nothing twice.
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := ImportLedgerFile(ctx, path, store); err != nil || n != 0 {
+		t.Errorf("second import of the same file = %d, %v; want 0", n, err)
+	}
+	if n, err := ImportLedgerFile(ctx, path, store); err != nil || n != 0 {
+		t.Errorf("import without a file = %d, %v; want 0", n, err)
+	}
+	if recs, _ := store.CallRecords(ctx, "a", 0); len(recs) != 2 {
+		t.Errorf("after re-imports %d calls, want 2", len(recs))
+	}
+	// Policies count the imported calls.
+	ex := &Executor{Ledger: store, Now: func() time.Time { return now }}
+	_, _, err = ex.reserve(ctx, Approval{ID: "a", Slug: "pets", Policy: Policy{QuotaPerDay: 2}}, "t", access.Caller{})
+	if !errors.Is(err, fault.ErrLimit) || !strings.Contains(err.Error(), "daily quota") {
+		t.Errorf("a quota of 2 after 2 imported calls: %v, want the daily quota refusal", err)
+	}
+}
+
+// TestLedgerCountsAcrossProcesses: two executors over one store file (a
+// worker and an API replica) share the approval's quota and budget.
+func TestLedgerCountsAcrossProcesses(t *testing.T) {
+	ctx := context.Background()
+	s1, s2 := openShared(t)
+	now := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	a, b := &Executor{Ledger: s1, Now: clock}, &Executor{Ledger: s2, Now: clock}
+	ap := Approval{ID: "ap", Slug: "pets", Policy: Policy{QuotaPerDay: 4, CostPerCall: 1, HardBudget: 10}}
+	for i, ex := range []*Executor{a, b, a, b} {
+		if _, _, err := ex.reserve(ctx, ap, "get", access.Caller{}); err != nil {
+			t.Fatalf("call %d of a quota of 4: %v", i+1, err)
+		}
+	}
+	for _, ex := range []*Executor{a, b} {
+		if _, _, err := ex.reserve(ctx, ap, "get", access.Caller{}); !errors.Is(err, fault.ErrLimit) {
+			t.Errorf("the 5th call, through either process: %v, want ErrLimit", err)
+		}
+	}
+	ap.Policy.QuotaPerDay = 0
+	now = now.Add(25 * time.Hour) // a new day: the budget still counts every call
+	for i := 0; i < 6; i++ {
+		if _, _, err := []*Executor{a, b}[i%2].reserve(ctx, ap, "get", access.Caller{}); err != nil {
+			t.Fatalf("call %d within the budget of 10 (4 spent): %v", i+1, err)
+		}
+	}
+	_, _, err := b.reserve(ctx, ap, "get", access.Caller{})
+	if !errors.Is(err, fault.ErrLimit) || !strings.Contains(err.Error(), "hard budget") {
+		t.Errorf("11th call against a hard budget of 10: %v", err)
+	}
+}
+
+func TestNotificationsSurviveRestarts(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	l, err := OpenFileLedger(filepath.Join(dir, "ledger.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
-	r, _ := l.Add(ctx, CallRecord{ApprovalID: "a", Tool: "t", At: now, Cost: 0.5})
-	r.Done, r.Success = true, true
-	if err := l.Complete(ctx, r); err != nil {
-		t.Fatal(err)
-	}
-	_, _ = l.Add(ctx, CallRecord{ApprovalID: "a", Tool: "t", At: now, Cost: 0.5})
-	again, err := OpenFileLedger(filepath.Join(dir, "ledger.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, spent, _ := again.Count(ctx, "a", now.Add(-time.Hour))
-	if n != 2 || spent != 1 || !again.Records()[0].Success {
-		t.Fatalf("after reopen: n=%d spent=%v records=%+v", n, spent, again.Records())
-	}
-	if r3, _ := again.Add(ctx, CallRecord{ApprovalID: "a"}); r3.ID != 3 {
-		t.Fatalf("ids continue after reopen: %d", r3.ID)
-	}
 	nl, _ := OpenNotificationLog(filepath.Join(dir, "n.jsonl"))
 	_ = nl.Notify(ctx, Notification{Kind: "soft_budget", Subject: "pets"})
 	_ = nl.Notify(ctx, Notification{Kind: "disabled", Subject: "pets"})

@@ -64,6 +64,11 @@ type Keys interface {
 	// RevokeKey sets RevokedAt (once: revoking a revoked key keeps the first
 	// time). Unknown id: ErrNotFound.
 	RevokeKey(ctx context.Context, id string, at time.Time) error
+	// RevokedKeys counts the revoked keys. A revocation is never undone
+	// and keys are never deleted, so the count only grows: a process that
+	// caches verified keys polls it, cheaply, to learn that a key may have
+	// been revoked through another process.
+	RevokedKeys(ctx context.Context) (int, error)
 }
 
 // AuditEvent is one entry of the append-only audit log: who did what, when,

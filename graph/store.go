@@ -303,7 +303,7 @@ type Follower interface {
 //
 // Store includes every capability interface (Keys, Audit, Definitions, Gaps,
 // Pairings, Series, Snapshots, ModelVersions, MeanVectorer, VectorScorer,
-// Follower):
+// Follower, RateCounts, CallLedger, WrapperApprovals):
 // both stores implement them all, and each asserts so at compile time, so
 // no consumer discovers a capability at run time. A consumer that needs
 // only one takes that narrow interface.
@@ -319,6 +319,9 @@ type Store interface {
 	MeanVectorer
 	VectorScorer
 	Follower
+	RateCounts
+	CallLedger
+	WrapperApprovals
 
 	// EnsureEmbedder records info on first call; later calls return
 	// ErrEmbedderMismatch (wrapped, naming both) when model or dimension differ.

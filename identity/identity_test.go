@@ -280,3 +280,35 @@ func mustNarrow(t *testing.T, p identity.Principal, h http.Header) access.Caller
 	}
 	return c
 }
+
+// TestRevocationAcrossReplicas: two key services over one store, as two
+// API replicas are. A key one revokes is refused by the other at its next
+// revocation check (DefaultRevocationCheck in production), although the
+// other holds the key's record in its verification cache.
+func TestRevocationAcrossReplicas(t *testing.T) {
+	ctx := context.Background()
+	mem := identitytest.NewMem()
+	a, b := identity.NewKeyService(mem), identity.NewKeyService(mem)
+	_, secret, err := a.Create(ctx, identity.Principal{}, identity.NewKey{Owner: "ana", Level: "user"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, _ := identity.ParseSecret(secret)
+	b.SetRevocationCheck(time.Hour) // first: show that b's cache would keep the key
+	if _, err := b.Verify(ctx, secret); err != nil {
+		t.Fatalf("replica b before the revocation: %v", err)
+	}
+	if err := a.Revoke(ctx, identity.Principal{}, k); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Verify(ctx, secret); !errors.Is(err, fault.ErrUnauthenticated) {
+		t.Fatalf("replica a, which revoked: err = %v, want ErrUnauthenticated", err)
+	}
+	if _, err := b.Verify(ctx, secret); err != nil {
+		t.Fatalf("replica b before its next check still has the key cached; err = %v", err)
+	}
+	b.SetRevocationCheck(0) // the next check is due
+	if _, err := b.Verify(ctx, secret); !errors.Is(err, fault.ErrUnauthenticated) || !strings.Contains(err.Error(), "revoked") {
+		t.Fatalf("replica b after its check: err = %v, want the revocation", err)
+	}
+}

@@ -24,9 +24,16 @@ import (
 const SecretPrefix = "tsk_"
 
 // DefaultKeyCacheTTL bounds how long a verified key record is reused
-// before the store is read again: a revocation made by another process is
-// seen within it (revocations made through this process at once).
+// before the store is read again.
 const DefaultKeyCacheTTL = 30 * time.Second
+
+// DefaultRevocationCheck is how often a KeyService asks the store whether
+// any key was revoked (graph.Keys.RevokedKeys, one count); when the count
+// changed it drops every cached record. So a key revoked through any
+// replica is refused by every other within this interval plus one store
+// round trip: at most about 1 s, well inside the stated 2 s bound.
+// Revocations made through this process take effect at once.
+const DefaultRevocationCheck = time.Second
 
 var (
 	keyIDRe   = regexp.MustCompile(`^k[0-9a-f]{12}$`)
@@ -85,14 +92,20 @@ func (k NewKey) Validate() error {
 }
 
 // KeyService creates, lists, revokes and verifies API keys over a
-// graph.Keys store, caching verified records for DefaultKeyCacheTTL.
+// graph.Keys store, caching verified records for DefaultKeyCacheTTL and
+// dropping them when the store's count of revoked keys changes (checked
+// every DefaultRevocationCheck), so replicas over one store agree on
+// revocations within that bound.
 type KeyService struct {
 	store graph.Keys
 	now   func() time.Time
 	ttl   time.Duration
+	poll  time.Duration
 
-	mu    sync.RWMutex
-	cache map[string]cachedKey
+	mu        sync.RWMutex
+	cache     map[string]cachedKey
+	checkedAt time.Time // when the revoked count was last asked for
+	revoked   int       // the last count seen; -1 before the first
 }
 
 type cachedKey struct {
@@ -105,12 +118,17 @@ func NewKeyService(store graph.Keys) *KeyService {
 	if store == nil {
 		panic("identity: nil key store")
 	}
-	return &KeyService{store: store, now: time.Now, ttl: DefaultKeyCacheTTL, cache: map[string]cachedKey{}}
+	return &KeyService{store: store, now: time.Now, ttl: DefaultKeyCacheTTL, poll: DefaultRevocationCheck,
+		cache: map[string]cachedKey{}, revoked: -1}
 }
 
 // SetCacheTTL changes how long verified keys are reused (0 verifies every
 // request against the store). Call it before serving.
 func (s *KeyService) SetCacheTTL(ttl time.Duration) { s.ttl = ttl }
+
+// SetRevocationCheck changes how often the store's count of revoked keys
+// is polled (0: before every cached use). Call it before serving.
+func (s *KeyService) SetRevocationCheck(every time.Duration) { s.poll = every }
 
 // Create makes a key for req on behalf of creator and returns the record and
 // the secret, which is shown this once and never stored. A creator may not
@@ -173,7 +191,7 @@ func (s *KeyService) List(ctx context.Context) ([]graph.APIKey, error) {
 }
 
 // Revoke revokes a key on behalf of revoker at once for this process
-// (other processes see it within the cache TTL). Unknown ids are
+// (other processes see it within DefaultRevocationCheck). Unknown ids are
 // fault.ErrNotFound. The level rule is creation's: a revoker may not
 // revoke a key above its own level (an admin cannot revoke an owner's key).
 // revoker is the zero Principal only for the operator on the host.
@@ -234,6 +252,7 @@ func (s *KeyService) Verify(ctx context.Context, secret string) (graph.APIKey, e
 
 func (s *KeyService) lookup(ctx context.Context, id string) (graph.APIKey, error) {
 	now := s.now()
+	s.checkRevocations(ctx, now)
 	s.mu.RLock()
 	c, ok := s.cache[id]
 	s.mu.RUnlock()
@@ -254,6 +273,30 @@ func (s *KeyService) lookup(ctx context.Context, id string) (graph.APIKey, error
 	s.cache[id] = cachedKey{key: k, at: now}
 	s.mu.Unlock()
 	return k, nil
+}
+
+// checkRevocations asks the store for its count of revoked keys at most
+// once per poll interval and drops the cache when it changed (or when the
+// store cannot say: the lookup then reads the key itself). Concurrent
+// lookups do not wait for the check: one caller makes it.
+func (s *KeyService) checkRevocations(ctx context.Context, now time.Time) {
+	s.mu.Lock()
+	if s.poll > 0 && now.Sub(s.checkedAt) < s.poll {
+		s.mu.Unlock()
+		return
+	}
+	s.checkedAt = now
+	s.mu.Unlock()
+	n, err := s.store.RevokedKeys(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil || n != s.revoked {
+		clear(s.cache)
+		s.revoked = n
+		if err != nil {
+			s.checkedAt, s.revoked = time.Time{}, -1 // ask again next time
+		}
+	}
 }
 
 // KeyPrincipal is the principal of a verified key.

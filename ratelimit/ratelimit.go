@@ -1,13 +1,14 @@
 package ratelimit
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
-
+	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/internal/fault"
 )
@@ -34,26 +35,61 @@ type Config struct {
 	VerbsPerMinute   int
 }
 
-// maxBuckets bounds memory: past it the buckets start afresh (they refill
-// within a minute anyway).
-const maxBuckets = 50_000
+// Window is the length of one counting window.
+const Window = time.Minute
 
-// Limiter holds one token bucket per (class, caller, rate). It is safe for
-// concurrent use.
+// storeTimeout bounds one count in the store; past it (or on any store
+// error) the call is counted in this process's memory instead.
+const storeTimeout = time.Second
+
+// Limiter is a sliding-window counter per (class, caller): a call is
+// allowed when
+//
+//	previous window's count × (share of the previous window still in the last minute) + this window's count
+//
+// stays within the limit. The counts live in a graph.RateCounts: the store
+// shared by every replica (Share), else this process's memory.
+//
+// Bound. The counts in the store are exact across replicas (adds are
+// atomic; a refused call gives its count back), so N replicas together
+// allow what one process would: at most the limit in any one clock
+// minute, and at most twice the limit in any 60 s span (only when a whole
+// minute's calls come at the end of one window; the token bucket this
+// replaced, whose burst was one minute's worth, allowed the same). Calls
+// spread evenly get exactly the limit. While the store fails, each replica
+// counts on its own, so N replicas allow up to N times that.
+//
+// Memory: no per-caller state is kept in the process when a store is
+// shared; windows older than the previous one are deleted from the store
+// (or memory) once per window.
 type Limiter struct {
 	cfg       Config
 	onLimited func(class string)
-	mu        sync.Mutex
-	m         map[string]*rate.Limiter
+	onError   func(error)
+	now       func() time.Time
+
+	local  graph.MemoryRateCounts // without a store, or while it fails
+	shared graph.RateCounts
+
+	mu      sync.Mutex
+	expired int64 // the last window whose predecessors were expired
 }
 
-// New returns a limiter with cfg's defaults; onLimited, when not nil, is
-// told of every refusal (metrics).
+// New returns a limiter with cfg's defaults counting in memory; onLimited,
+// when not nil, is told of every refusal (metrics).
 func New(cfg Config, onLimited func(class string)) *Limiter {
-	return &Limiter{cfg: cfg, onLimited: onLimited}
+	return &Limiter{cfg: cfg, onLimited: onLimited, now: time.Now}
 }
 
-// Error is a refusal: the class's bucket of who is empty for RetryAfter.
+// Share makes the limiter count in store, shared by every process over
+// it; onError, when not nil, is told of each store failure (the call is
+// then counted in memory). Call it before serving.
+func (l *Limiter) Share(store graph.RateCounts, onError func(error)) *Limiter {
+	l.shared, l.onError = store, onError
+	return l
+}
+
+// Error is a refusal: the class's limit of who is reached for RetryAfter.
 // It wraps fault.ErrLimit.
 type Error struct {
 	Class      string
@@ -68,9 +104,9 @@ func (e *Error) Error() string {
 // Unwrap makes errors.Is(err, fault.ErrLimit) hold.
 func (e *Error) Unwrap() error { return fault.ErrLimit }
 
-// Take takes one token of class from p's bucket (an anonymous caller's is
-// its address addr). It returns nil, or an *Error when the bucket is empty.
-// An unknown class is not limited.
+// Take counts one call of class for p (an anonymous caller is counted by
+// its address addr). It returns nil, or an *Error when the limit is
+// reached. An unknown class is not limited.
 func (l *Limiter) Take(class string, p identity.Principal, addr string) error {
 	if l == nil {
 		return nil
@@ -96,20 +132,91 @@ func (l *Limiter) Take(class string, p identity.Principal, addr string) error {
 	if who == "" {
 		who = "ip:" + addr
 	}
-	lim := l.bucket(class+"|"+who+"|"+strconv.Itoa(perMinute), perMinute)
-	now := time.Now()
-	r := lim.ReserveN(now, 1)
-	if d := r.DelayFrom(now); d > 0 {
-		r.CancelAt(now)
-		if l.onLimited != nil {
-			l.onLimited(class)
-		}
-		if p.Subject == "" {
-			who = "this anonymous client"
-		}
-		return &Error{Class: class, Who: who, RetryAfter: d}
+	key := class + "|" + who
+	if len(key) > 200 {
+		sum := sha256.Sum256([]byte(who))
+		key = class + "|sha256:" + hex.EncodeToString(sum[:])
 	}
-	return nil
+	now := l.now()
+	window := now.UnixNano() / int64(Window)
+	elapsed := float64(now.UnixNano()-window*int64(Window)) / float64(Window)
+	counts := l.counts(window)
+	cur, prev, err := l.add(counts, key, window, 1)
+	if err != nil {
+		return nil // unreachable: keys are valid and memory does not fail
+	}
+	if float64(prev)*(1-elapsed)+float64(cur) <= float64(perMinute)+1e-9 {
+		return nil
+	}
+	_, _, _ = l.add(counts, key, window, -1) // a refused call does not count
+	if l.onLimited != nil {
+		l.onLimited(class)
+	}
+	if p.Subject == "" {
+		who = "this anonymous client"
+	}
+	return &Error{Class: class, Who: who, RetryAfter: retryAfter(perMinute, cur, prev, elapsed)}
+}
+
+// counts returns where this window counts, expiring older windows once
+// per window.
+func (l *Limiter) counts(window int64) graph.RateCounts {
+	var c graph.RateCounts = &l.local
+	if l.shared != nil {
+		c = l.shared
+	}
+	l.mu.Lock()
+	due := l.expired != window
+	l.expired = window
+	l.mu.Unlock()
+	if due {
+		// Windows before the previous one no longer weigh in any decision.
+		_, _ = l.local.ExpireRateCounts(context.Background(), window-1)
+		if l.shared != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+			if _, err := l.shared.ExpireRateCounts(ctx, window-1); err != nil && l.onError != nil {
+				l.onError(err)
+			}
+			cancel()
+		}
+	}
+	return c
+}
+
+// add adds delta in c, or in memory when c is the store and it fails.
+func (l *Limiter) add(c graph.RateCounts, key string, window int64, delta int) (int64, int64, error) {
+	if c != graph.RateCounts(&l.local) {
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		cur, prev, err := c.AddRateCount(ctx, key, window, delta)
+		cancel()
+		if err == nil {
+			return cur, prev, nil
+		}
+		if l.onError != nil {
+			l.onError(err)
+		}
+	}
+	return l.local.AddRateCount(context.Background(), key, window, delta)
+}
+
+// retryAfter is how long until a call would be allowed again if no other
+// came: cur (which counts the refused call) and prev are the window
+// counts, elapsed the share of the current window gone.
+func retryAfter(limit int, cur, prev int64, elapsed float64) time.Duration {
+	lim := float64(limit)
+	var at float64 // in windows from the start of the current one
+	if float64(cur) <= lim && prev > 0 {
+		// This window has room: wait for the previous one's weight to fall.
+		at = 1 - (lim-float64(cur))/float64(prev)
+	} else {
+		// This window is full: into the next, where it weighs as prev did.
+		at = 1
+		if cur > 1 {
+			at += max(0, 1-(lim-1)/float64(cur-1))
+		}
+	}
+	d := time.Duration((at - elapsed) * float64(Window))
+	return max(d, time.Millisecond)
 }
 
 func orDefault(v, def int) int {
@@ -117,18 +224,4 @@ func orDefault(v, def int) int {
 		return def
 	}
 	return v
-}
-
-func (l *Limiter) bucket(key string, perMinute int) *rate.Limiter {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.m == nil || len(l.m) > maxBuckets {
-		l.m = map[string]*rate.Limiter{}
-	}
-	lim, ok := l.m[key]
-	if !ok {
-		lim = rate.NewLimiter(rate.Limit(float64(perMinute)/60), perMinute)
-		l.m[key] = lim
-	}
-	return lim
 }

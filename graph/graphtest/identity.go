@@ -62,12 +62,21 @@ func testKeys(t *testing.T, open func(*testing.T) graph.Store) {
 	if len(list) != 2 || list[0].ID != "k_a" || list[1].ID != "k_b" {
 		t.Fatalf("ListKeys order = %v, want k_a, k_b (by creation)", list)
 	}
+	if n, err := ks.RevokedKeys(ctx); err != nil || n != 0 {
+		t.Fatalf("RevokedKeys before any revocation = %d, %v; want 0", n, err)
+	}
 	r1 := t0.Add(time.Hour)
 	if err := ks.RevokeKey(ctx, "k_b", r1); err != nil {
 		t.Fatalf("RevokeKey: %v", err)
 	}
+	if n, err := ks.RevokedKeys(ctx); err != nil || n != 1 {
+		t.Fatalf("RevokedKeys after one revocation = %d, %v; want 1", n, err)
+	}
 	if err := ks.RevokeKey(ctx, "k_b", r1.Add(time.Hour)); err != nil {
 		t.Fatalf("RevokeKey again: %v", err)
+	}
+	if n, _ := ks.RevokedKeys(ctx); n != 1 {
+		t.Errorf("RevokedKeys after revoking the same key twice = %d, want 1", n)
 	}
 	if k, _ := ks.GetKey(ctx, "k_b"); !k.RevokedAt.Equal(r1) || k.Owner != full.Owner || len(k.Roles) != 1 {
 		t.Errorf("revoked key = %+v, want RevokedAt %v (the first) and nothing else changed", k, r1)

@@ -51,6 +51,9 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"Snapshots", testSnapshots},
 		{"ModelVersions", testModelVersions},
 		{"Series", testSeries},
+		{"RateCounts", testRateCounts},
+		{"CallLedger", testCallLedger},
+		{"WrapperApprovals", testWrapperApprovals},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

@@ -38,6 +38,6 @@ func ExampleStatements() {
 	}
 	// Output:
 	// activeEmbeddings
+	// addRateCount
 	// appendAudit
-	// appendRevision
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -18,6 +19,8 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden from the stat
 
 // goldenDim is the embedding dimension of the golden cases.
 const goldenDim = 4
+
+var errGoldenRefused = errors.New("hard budget reached")
 
 var goldenNow = time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC)
 
@@ -367,6 +370,59 @@ func goldenCases() []goldenCase {
 		}, func(ctx context.Context, s *Store) (any, error) {
 			return nil, s.RevokeKey(ctx, "k1", goldenNow.Add(time.Hour))
 		}},
+		{"revoked_keys", func(t *testing.T, f *fakeRunner) { f.answer("revokedKeys", record{"n": int64(3)}) },
+			func(ctx context.Context, s *Store) (any, error) { return s.RevokedKeys(ctx) }},
+		{"add_rate_count", func(t *testing.T, f *fakeRunner) { f.answer("addRateCount", record{"n": int64(4), "prev": int64(9)}) },
+			func(ctx context.Context, s *Store) (any, error) {
+				cur, prev, err := s.AddRateCount(ctx, "search|key:k1", 29000000, 1)
+				return []int64{cur, prev}, err
+			}},
+		{"expire_rate_counts", func(t *testing.T, f *fakeRunner) { f.answer("expireRateCounts", record{"n": int64(2)}) },
+			func(ctx context.Context, s *Store) (any, error) { return s.ExpireRateCounts(ctx, 28999999) }},
+		{"reserve_call", func(t *testing.T, f *fakeRunner) {
+			f.answer("ledgerLock", record{"spent": 1.5})
+			f.answer("ledgerTally", record{"i": int64(0), "n": int64(3)}, record{"i": int64(1), "n": int64(7)})
+			f.answer("callSeq", record{"last": int64(42)})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			rec, tally, err := s.ReserveCall(ctx, graph.CallRecord{ApprovalID: "ap1", Tool: "get", UserID: "u1", At: goldenNow, Cost: 0.25},
+				[]time.Time{goldenNow.Add(-time.Minute), goldenNow.Add(-time.Hour)}, func(graph.CallTally) error { return nil })
+			return map[string]any{"record": rec, "tally": tally}, err
+		}},
+		{"reserve_call_refused", func(t *testing.T, f *fakeRunner) {
+			f.answer("ledgerLock", record{"spent": 9.0})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			_, _, err := s.ReserveCall(ctx, graph.CallRecord{ApprovalID: "ap1", At: goldenNow, Cost: 2}, nil,
+				func(t graph.CallTally) error { return fmt.Errorf("%w: spent %.2f", errGoldenRefused, t.Spent) })
+			return nil, err
+		}},
+		{"complete_call", func(t *testing.T, f *fakeRunner) { f.answer("completeCall", record{"id": int64(42)}) },
+			func(ctx context.Context, s *Store) (any, error) {
+				return nil, s.CompleteCall(ctx, graph.CallRecord{ID: 42, ApprovalID: "ap1", At: goldenNow, Done: true, Success: true, LatencyMs: 9})
+			}},
+		{"complete_call_missing", nil, func(ctx context.Context, s *Store) (any, error) {
+			return nil, s.CompleteCall(ctx, graph.CallRecord{ID: 7, ApprovalID: "ap1", At: goldenNow})
+		}},
+		{"call_records", func(t *testing.T, f *fakeRunner) {
+			rec, _ := json.Marshal(graph.CallRecord{ID: 3, ApprovalID: "ap1", Tool: "get", At: goldenNow, Cost: 1, Done: true})
+			f.answer("callRecords", record{"record": string(rec)})
+		}, func(ctx context.Context, s *Store) (any, error) { return s.CallRecords(ctx, "ap1", 0) }},
+		{"import_calls", func(t *testing.T, f *fakeRunner) {
+			f.answer("callImport", record{"fresh": true})
+			f.answer("callSeq", record{"last": int64(12)})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return s.ImportCalls(ctx, "ledger#ab12", []graph.CallRecord{{ID: 1, ApprovalID: "ap1", At: goldenNow, Cost: 1}, {ID: 2, ApprovalID: "ap2", At: goldenNow}})
+		}},
+		{"import_calls_again", func(t *testing.T, f *fakeRunner) { f.answer("callImport", record{"fresh": false}) },
+			func(ctx context.Context, s *Store) (any, error) {
+				return s.ImportCalls(ctx, "ledger#ab12", []graph.CallRecord{{ID: 1, ApprovalID: "ap1", At: goldenNow, Cost: 1}})
+			}},
+		{"put_wrapper_approval", nil, func(ctx context.Context, s *Store) (any, error) {
+			return nil, s.PutWrapperApproval(ctx, graph.WrapperApproval{Slug: "pets", ApprovalID: "ap1", SpecHash: "ab12", Spec: "openapi: 3.0.0", Record: json.RawMessage(`{"id":"ap1"}`)})
+		}},
+		{"get_wrapper_approval", func(t *testing.T, f *fakeRunner) {
+			f.answer("getWrapperApproval", record{"approvalId": "ap1", "specHash": "ab12", "spec": "openapi: 3.0.0", "record": `{"id":"ap1"}`, "updatedAt": goldenNow.UnixNano()})
+		}, func(ctx context.Context, s *Store) (any, error) { return s.GetWrapperApproval(ctx, "pets") }},
+		{"get_wrapper_approval_missing", nil, func(ctx context.Context, s *Store) (any, error) { return s.GetWrapperApproval(ctx, "nope") }},
 		{"append_audit", func(t *testing.T, f *fakeRunner) { f.answer("auditExisting") },
 			func(ctx context.Context, s *Store) (any, error) {
 				return nil, s.AppendAudit(ctx, []graph.AuditEvent{{ID: "e1", At: goldenNow, Actor: "key:k1", Action: "tools.register", Tool: "t", Outcome: "success", Status: 201}})
@@ -532,6 +588,9 @@ func TestGoldenErrors(t *testing.T) {
 		"delete_source_missing":         graph.ErrNotFound,
 		"set_spec_status_missing":       graph.ErrNotFound,
 		"create_key_conflict":           graph.ErrConflict,
+		"complete_call_missing":         graph.ErrNotFound,
+		"get_wrapper_approval_missing":  graph.ErrNotFound,
+		"reserve_call_refused":          errGoldenRefused,
 		"promote_model_version_missing": graph.ErrNotFound,
 	}
 	for _, tc := range goldenCases() {

@@ -140,6 +140,23 @@ func (s *Store) RevokeKey(ctx context.Context, id string, at time.Time) error {
 	return nil
 }
 
+// RevokedKeys implements graph.Keys.
+func (s *Store) RevokedKeys(ctx context.Context) (int, error) {
+	var n int64
+	err := s.r.read(ctx, func(tx txRunner) error {
+		recs, err := tx.run(ctx, cypherRevokedKeys, nil)
+		if err != nil || len(recs) == 0 {
+			return err
+		}
+		n, err = getInt(recs[0], "n")
+		return err
+	})
+	if err != nil {
+		return 0, wrapErr("count revoked keys", err)
+	}
+	return int(n), nil
+}
+
 // AppendAudit implements graph.Audit: all events or none.
 func (s *Store) AppendAudit(ctx context.Context, events []graph.AuditEvent) error {
 	if len(events) == 0 {

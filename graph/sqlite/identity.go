@@ -100,6 +100,15 @@ func scanKeys(rows *sql.Rows) ([]graph.APIKey, error) {
 	return out, rows.Err()
 }
 
+// RevokedKeys counts revoked keys (a partial index holds them).
+func (s *Store) RevokedKeys(ctx context.Context) (int, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM api_keys WHERE revoked_at > 0`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("sqlite: count revoked keys: %w", err)
+	}
+	return n, nil
+}
+
 // RevokeKey sets RevokedAt once; revoking again keeps the first time.
 func (s *Store) RevokeKey(ctx context.Context, id string, at time.Time) error {
 	if err := s.writable("revoke key"); err != nil {

@@ -239,7 +239,51 @@ CREATE TABLE series_points (
 );
 CREATE INDEX series_points_age ON series_points(res, at);
 `,
-	// v9: the order of tool writes, which other processes on the same file
+	// Revoked keys, counted by processes that cache verified keys
+	// (graph.Keys.RevokedKeys).
+	`CREATE INDEX api_keys_revoked ON api_keys(revoked_at) WHERE revoked_at > 0;`,
+	// Rate-limit counts shared by replicas (graph.RateCounts): one row per
+	// key and one-minute window, expired by the limiters.
+	`CREATE TABLE rate_counts (
+	key    TEXT NOT NULL,
+	win    INTEGER NOT NULL,
+	n      INTEGER NOT NULL,
+	PRIMARY KEY (key, win)
+) WITHOUT ROWID;
+CREATE INDEX rate_counts_window ON rate_counts(win);
+`,
+	// The airlock's execution ledger (graph.CallLedger): calls, each
+	// approval's running spent total, and the ledger files imported.
+	`CREATE TABLE calls (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	approval_id TEXT NOT NULL,
+	at          INTEGER NOT NULL,
+	cost        REAL NOT NULL,
+	record      TEXT NOT NULL
+);
+CREATE INDEX calls_approval_at ON calls(approval_id, at);
+CREATE TABLE call_ledgers (
+	approval_id TEXT PRIMARY KEY,
+	spent       REAL NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE call_imports (
+	source TEXT PRIMARY KEY,
+	at     INTEGER NOT NULL,
+	calls  INTEGER NOT NULL
+) WITHOUT ROWID;
+`,
+	// The current approval of each airlock wrapper, with its spec
+	// (graph.WrapperApprovals): any worker rebuilds the wrapper from it.
+	`CREATE TABLE wrapper_approvals (
+	slug        TEXT PRIMARY KEY,
+	approval_id TEXT NOT NULL,
+	spec_hash   TEXT NOT NULL,
+	spec        TEXT NOT NULL,
+	record      TEXT NOT NULL,
+	updated_at  INTEGER NOT NULL
+);
+`,
+	// The order of tool writes, which other processes on the same file
 	// follow (Store.Refresh): every insert, re-description and status
 	// change sets change_seq to one more than the largest, inside the
 	// write transaction, so that SQLite's single writer makes the order

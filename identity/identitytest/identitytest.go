@@ -84,6 +84,19 @@ func (m *Mem) RevokeKey(_ context.Context, id string, at time.Time) error {
 	return nil
 }
 
+// RevokedKeys implements graph.Keys.
+func (m *Mem) RevokedKeys(context.Context) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, k := range m.keys {
+		if !k.RevokedAt.IsZero() {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // AppendAudit implements graph.Audit.
 func (m *Mem) AppendAudit(_ context.Context, events []graph.AuditEvent) error {
 	m.mu.Lock()

@@ -59,10 +59,15 @@ func newAirlock(ctx context.Context, cfg config.Config, sys *system, c client.Cl
 	if err != nil {
 		return nil, err
 	}
-	ledger, err := airlock.OpenFileLedger(filepath.Join(files.Root, "ledger.jsonl"))
-	if err != nil {
+	// The ledger is the store, shared by every worker and API replica. A
+	// ledger file an earlier version kept in the data dir moves into it
+	// once, so its calls keep counting.
+	if n, err := airlock.ImportLedgerFile(ctx, filepath.Join(files.Root, "ledger.jsonl"), sys.store); err != nil {
 		return nil, err
+	} else if n > 0 {
+		log.Info("airlock: imported the ledger file into the store", "calls", n)
 	}
+	var ledger airlock.Ledger = sys.store
 	notifier := logNotifier{log: log, next: notes}
 	health := &airlock.HealthChecker{Files: files, Prober: &airlock.Prober{}, Tools: sys.store, Notifier: notifier}
 	parts := &airlockParts{

@@ -125,7 +125,9 @@ func openSystem(ctx context.Context, cfg config.Config, log *slog.Logger, progre
 	log.Info("system open", "store", cfg.Store, "embedder", model.Name(), "dimension", model.Dimension())
 	sys := &system{cfg: cfg, log: log, store: store, model: model, metrics: metrics.New()}
 	sys.limiter = ratelimit.New(ratelimit.Config{SearchPerMinute: cfg.Auth.RateSearch, ExecutePerMinute: cfg.Auth.RateExecute,
-		VerbsPerMinute: cfg.Auth.RateVerbs}, sys.metrics.RateLimited)
+		VerbsPerMinute: cfg.Auth.RateVerbs}, sys.metrics.RateLimited).Share(store, onceAMinute(func(err error) {
+		log.Warn("rate limits: the store failed; counting in this process until it answers", "err", err)
+	}))
 	if err := sys.openIdentity(ctx); err != nil {
 		store.Close()
 		return nil, err
@@ -294,9 +296,27 @@ func followStore(ctx context.Context, g *group, sys *system, log *slog.Logger) {
 			for _, id := range ids {
 				sys.toolChanged(id)
 			}
-		}, func(err error) {
-			log.Warn("following the store's writes failed; retrying", "err", err)
-		})
+		}, onceAMinute(func(err error) {
+			log.Warn("following the store's writes failed; retrying every second", "err", err)
+		}))
 		return nil
 	})
+}
+
+// onceAMinute calls f with the first error of each minute and drops the
+// others, so a failing store does not log once per request.
+func onceAMinute(f func(error)) func(error) {
+	var mu sync.Mutex
+	var last time.Time
+	return func(err error) {
+		mu.Lock()
+		due := time.Since(last) >= time.Minute
+		if due {
+			last = time.Now()
+		}
+		mu.Unlock()
+		if due {
+			f(err)
+		}
+	}
 }

@@ -1,0 +1,172 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/graph/sqlite"
+	"github.com/toolsmith/toolsmith/identity"
+)
+
+// twoReplicas opens one SQLite file twice, as two processes do, and
+// returns a limiter over each, both on the clock *now.
+func twoReplicas(t testing.TB, cfg Config, now *time.Time) (*Limiter, *Limiter, graph.RateCounts) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "graph.db")
+	var stores []*sqlite.Store
+	for i := 0; i < 2; i++ {
+		s, err := sqlite.Open(path, sqlite.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		stores = append(stores, s)
+	}
+	clock := func() time.Time { return *now }
+	a := New(cfg, nil).Share(stores[0], func(err error) { t.Errorf("store error: %v", err) })
+	b := New(cfg, nil).Share(stores[1], func(err error) { t.Errorf("store error: %v", err) })
+	a.now, b.now = clock, clock
+	return a, b, stores[0]
+}
+
+// windowStart is the start of a counting window, far from any boundary
+// the test crosses by accident.
+var windowStart = time.Unix(0, 0).Add(29_000_000 * Window).UTC()
+
+func TestLimitsCountAcrossReplicas(t *testing.T) {
+	now := windowStart.Add(30 * time.Second)
+	a, b, _ := twoReplicas(t, Config{SearchPerMinute: 10}, &now)
+	alice := identity.Principal{Subject: "key:alice"}
+	for i := 0; i < 10; i++ {
+		l := a
+		if i%2 == 1 {
+			l = b
+		}
+		if err := l.Take(Search, alice, ""); err != nil {
+			t.Fatalf("call %d of 10: %v", i+1, err)
+		}
+	}
+	for _, l := range []*Limiter{a, b} {
+		err := l.Take(Search, alice, "")
+		var le *Error
+		if !errors.As(err, &le) || le.RetryAfter <= 0 {
+			t.Fatalf("the 11th call, through either replica, must be refused: %v", err)
+		}
+	}
+	if err := b.Take(Search, identity.Principal{Subject: "key:bob"}, ""); err != nil {
+		t.Errorf("another caller has its own count: %v", err)
+	}
+	if err := a.Take(Execute, alice, ""); err != nil {
+		t.Errorf("another class has its own count: %v", err)
+	}
+
+	// Half way through the next window, half of the previous window's 10
+	// still weigh: 5 more calls, then a refusal whose Retry-After is
+	// honest: a call at that time is allowed.
+	now = windowStart.Add(Window + 30*time.Second)
+	for i := 0; i < 5; i++ {
+		if err := []*Limiter{a, b}[i%2].Take(Search, alice, ""); err != nil {
+			t.Fatalf("next window, call %d of 5: %v", i+1, err)
+		}
+	}
+	err := a.Take(Search, alice, "")
+	var le *Error
+	if !errors.As(err, &le) {
+		t.Fatalf("6th call half way through the next window: %v, want a refusal", err)
+	}
+	now = now.Add(le.RetryAfter + time.Millisecond)
+	if err := b.Take(Search, alice, ""); err != nil {
+		t.Errorf("after Retry-After %s the call must pass: %v", le.RetryAfter, err)
+	}
+}
+
+func TestRefusedCallsDoNotCount(t *testing.T) {
+	now := windowStart.Add(10 * time.Second)
+	a, _, store := twoReplicas(t, Config{ExecutePerMinute: 3}, &now)
+	p := identity.Principal{Subject: "key:k"}
+	for i := 0; i < 10; i++ {
+		_ = a.Take(Execute, p, "")
+	}
+	w := now.UnixNano() / int64(Window)
+	if cur, _, _ := store.AddRateCount(context.Background(), "execute|key:k", w, 0); cur != 3 {
+		t.Errorf("stored count after 3 allowed and 7 refused calls = %d, want 3", cur)
+	}
+}
+
+func TestOldWindowsExpire(t *testing.T) {
+	now := windowStart.Add(time.Second)
+	a, _, store := twoReplicas(t, Config{}, &now)
+	w0 := now.UnixNano() / int64(Window)
+	_ = a.Take(Search, identity.Principal{Subject: "key:old"}, "")
+	now = now.Add(2 * Window)
+	_ = a.Take(Search, identity.Principal{Subject: "key:new"}, "")
+	if cur, _, _ := store.AddRateCount(context.Background(), "search|key:old", w0, 0); cur != 0 {
+		t.Errorf("a window two windows old is still stored (count %d)", cur)
+	}
+}
+
+// failing is a store that is down.
+type failing struct{}
+
+func (failing) AddRateCount(context.Context, string, int64, int) (int64, int64, error) {
+	return 0, 0, errors.New("store down")
+}
+func (failing) ExpireRateCounts(context.Context, int64) (int, error) {
+	return 0, errors.New("store down")
+}
+
+func TestStoreFailureCountsLocally(t *testing.T) {
+	var errs int
+	l := New(Config{VerbsPerMinute: 2}, nil).Share(failing{}, func(error) { errs++ })
+	now := windowStart.Add(time.Second)
+	l.now = func() time.Time { return now }
+	p := identity.Principal{Subject: "key:k"}
+	for i := 0; i < 2; i++ {
+		if err := l.Take(Verbs, p, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Take(Verbs, p, ""); err == nil {
+		t.Error("with the store down the process still limits on its own")
+	}
+	if errs == 0 {
+		t.Error("store failures are reported")
+	}
+}
+
+func TestLongSubjectsAreCounted(t *testing.T) {
+	l := New(Config{SearchPerMinute: 1}, nil)
+	long := identity.Principal{Subject: "oidc:" + string(make([]byte, 600))}
+	if err := l.Take(Search, long, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Take(Search, long, ""); err == nil {
+		t.Error("a caller with a long subject is limited like any other")
+	}
+}
+
+// BenchmarkTake is the cost a limited request pays: counting in memory
+// (one process) and in a shared SQLite store.
+func BenchmarkTake(b *testing.B) {
+	p := identity.Principal{Subject: "key:bench"}
+	b.Run("memory", func(b *testing.B) {
+		l := New(Config{SearchPerMinute: -1}, nil)
+		l.cfg.SearchPerMinute = 1 << 30
+		for i := 0; i < b.N; i++ {
+			_ = l.Take(Search, p, "")
+		}
+	})
+	b.Run("sqlite-shared", func(b *testing.B) {
+		now := time.Now()
+		l, _, _ := twoReplicas(b, Config{SearchPerMinute: 1 << 30}, &now)
+		l.now = time.Now
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			_ = l.Take(Search, p, "")
+		}
+	})
+}
