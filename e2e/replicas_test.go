@@ -88,6 +88,45 @@ func TestReplicas(t *testing.T) {
 		t.Logf("deprecated on api-2, gone from api-1 after %v", time.Since(start).Round(time.Millisecond))
 	})
 
+	t.Run("AKeyRevokedOnOneIsRefusedByTheOther", func(t *testing.T) {
+		id, secret := c.mintKey(t, map[string]any{"owner": "replica-test", "level": "user", "groups": []string{"*"}})
+		const q = "/api/v1/tools/retrieval/search?q=tide+times"
+		// api-2 verifies the key and caches it.
+		if code, body := c.callAs(t, secret, c.api[1], http.MethodGet, q, nil); code != http.StatusOK {
+			t.Fatalf("search with the new key on api-2: %d %s", code, body)
+		}
+		if code, body := c.call(t, c.api[0], http.MethodDelete, "/api/v1/admin/keys/"+id, nil); code != http.StatusOK && code != http.StatusNoContent {
+			t.Fatalf("revoke on api-1: %d %s", code, body)
+		}
+		start := time.Now()
+		eventually(t, replicaBound, func() error {
+			if code, _ := c.callAs(t, secret, c.api[1], http.MethodGet, q, nil); code != http.StatusUnauthorized {
+				return fmt.Errorf("api-2 answers the revoked key with %d", code)
+			}
+			return nil
+		})
+		t.Logf("revoked on api-1, refused by api-2 after %v", time.Since(start).Round(time.Millisecond))
+	})
+
+	t.Run("RateLimitsCountAcrossReplicas", func(t *testing.T) {
+		const limit = 4
+		_, secret := c.mintKey(t, map[string]any{"owner": "replica-limits", "level": "user", "groups": []string{"*"},
+			"limits": map[string]any{"searchPerMinute": limit}})
+		const q = "/api/v1/tools/retrieval/search?q=tide+times"
+		// Through the proxy the searches alternate between the APIs: each
+		// sees half of them, and only counts shared by both refuse the
+		// ones past the key's limit.
+		var codes []int
+		for range limit + 2 {
+			code, _ := c.callAs(t, secret, c.proxy.URL, http.MethodGet, q, nil)
+			codes = append(codes, code)
+		}
+		want := []int{200, 200, 200, 200, 429, 429}
+		if !slices.Equal(codes, want) {
+			t.Fatalf("%d searches through the proxy with a limit of %d a minute: %v, want %v", limit+2, limit, codes, want)
+		}
+	})
+
 	t.Run("KillingAWorkerMidCallLosesAndDuplicatesNothing", func(t *testing.T) {
 		arrived := c.module.hold()
 		var run struct {
@@ -337,9 +376,31 @@ func (c *replicaCluster) workerRunning(t *testing.T, workflowID string) *replica
 	return victim
 }
 
+// mintKey creates an API key through api-1 and returns its id and secret.
+func (c *replicaCluster) mintKey(t *testing.T, req map[string]any) (string, string) {
+	t.Helper()
+	var created struct {
+		Key struct {
+			ID string `json:"id"`
+		} `json:"key"`
+		Secret string `json:"secret"`
+	}
+	code, body := c.call(t, c.api[0], http.MethodPost, "/api/v1/admin/keys", req)
+	if err := json.Unmarshal(unwrapData(body), &created); code != http.StatusCreated || err != nil || created.Secret == "" {
+		t.Fatalf("create a key on api-1: %d %s (%v)", code, body, err)
+	}
+	return created.Key.ID, created.Secret
+}
+
 // call sends one request with the owner key to base and returns the
 // status and body.
 func (c *replicaCluster) call(t *testing.T, base, method, path string, body any) (int, []byte) {
+	t.Helper()
+	return c.callAs(t, c.admin, base, method, path, body)
+}
+
+// callAs is call with the given key's secret.
+func (c *replicaCluster) callAs(t *testing.T, secret, base, method, path string, body any) (int, []byte) {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -353,7 +414,7 @@ func (c *replicaCluster) call(t *testing.T, base, method, path string, body any)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+c.admin)
+	req.Header.Set("Authorization", "Bearer "+secret)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
