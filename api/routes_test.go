@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/toolsmith/toolsmith/airlock"
+	"github.com/toolsmith/toolsmith/airlock/review"
 	"github.com/toolsmith/toolsmith/api"
 	"github.com/toolsmith/toolsmith/api/admin"
 	apiairlock "github.com/toolsmith/toolsmith/api/airlock"
@@ -112,20 +113,21 @@ func fullServerWith(t *testing.T, m *metrics.Metrics) (*api.Server, *identity.Ke
 	if err != nil {
 		t.Fatal(err)
 	}
+	reviews := review.New(tc, st, review.Config{})
 	features := []httpx.Mounter{
 		tools.New(reg), apiretrieval.New(search), admin.New(keys, log), ranking.New(models, tc, ""),
-		runs, apianalytics.New(st, nil), apiairlock.New(tc, st, apiairlock.Config{}).WithOperations(noNotes{}, noEnabler{t}),
+		runs, apianalytics.New(st, nil), apiairlock.New(reviews).WithOperations(noNotes{}, noEnabler{t}),
 	}
 	auth := &identity.Authenticator{Keys: keys}
-	console := web.New(nil, web.Config{})
 	limiter := ratelimit.New(ratelimit.Config{}, m.RateLimited) // one budget for both doors, as cmd/toolsmith wires it
+	console := web.New(web.Deps{Sessions: st, Auth: auth, Keys: keys, Gate: api.NewGate(nil, log, limiter), Audit: log, Registry: reg,
+		Retrieval: search, Store: st, Models: models, Reviews: reviews, Notes: noNotes{}, Enabler: noEnabler{t}}, web.Config{})
 	edge := mcp.New(mcp.Deps{Auth: auth, Retrieval: search, Store: st, Fulfil: runs.Service(), Audit: log, Metrics: m, Limiter: limiter})
 	srv, _ := newServer(t, api.Options{Auth: auth, Audit: log, Metrics: m, Limiter: limiter, BaseURL: "http://ts.example",
 		Handlers: []api.Handler{{Methods: []string{http.MethodGet, http.MethodPost, http.MethodDelete}, Path: "/mcp", Handler: edge.Handler()},
 			{Methods: []string{http.MethodGet}, Path: "/ui", Handler: console},
 			{Methods: []string{http.MethodGet, http.MethodPost}, Path: "/ui/*path", Handler: console},
 			{Methods: []string{http.MethodGet}, Path: "/favicon.ico", Handler: console}}}, features...)
-	console.SetAPI(srv.Handler())
 	return srv, keys, st
 }
 

@@ -107,8 +107,9 @@ var Rules = []RouteRule{
 	{"DELETE", "/mcp", identity.RulePublic, "", false},
 
 	// The review console: its pages sign in with a key into a cookie
-	// session and call the API with that key, so every action meets the
-	// rows above; the console's own door is open.
+	// session and call the domain services through a Gate over this same
+	// table, each action checked (and audited) by the row of the API route
+	// it stands for; the console's own door is open.
 	{"GET", "/ui", identity.RulePublic, "", false},
 	{"GET", "/ui/*path", identity.RulePublic, "", false},
 	{"POST", "/ui/*path", identity.RulePublic, "", false},

@@ -113,15 +113,7 @@ func (s *Server) secure(c *gin.Context) {
 	c.Next()
 	if row.Audit {
 		status := c.Writer.Status()
-		outcome := graph.AuditSuccess
-		switch {
-		case status == http.StatusUnauthorized || status == http.StatusForbidden:
-			outcome = graph.AuditDenied
-		case status >= 500:
-			outcome = graph.AuditError
-		case status >= 400:
-			outcome = graph.AuditFailed
-		}
+		outcome := outcomeOf(status)
 		detail := ""
 		if len(c.Errors) > 0 {
 			detail = c.Errors.Last().Error()

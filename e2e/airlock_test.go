@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/airlock"
+	"github.com/toolsmith/toolsmith/airlock/review"
 	apiairlock "github.com/toolsmith/toolsmith/api/airlock"
 	"github.com/toolsmith/toolsmith/api/verbs"
 	"github.com/toolsmith/toolsmith/codegen"
@@ -60,7 +61,7 @@ func airlockEnv(t *testing.T, reviewTimeout time.Duration) *env {
 	e.startWorker()
 
 	e.serve(verbs.New(e.client, e.store, verbs.Config{TaskQueue: e.queue, Namespace: server.Namespace()}),
-		apiairlock.New(e.client, e.store, apiairlock.Config{TaskQueue: e.queue, Namespace: server.Namespace(), ReviewTimeout: reviewTimeout}))
+		apiairlock.New(review.New(e.client, e.store, review.Config{TaskQueue: e.queue, Namespace: server.Namespace(), ReviewTimeout: reviewTimeout})))
 	return e
 }
 

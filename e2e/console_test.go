@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/toolsmith/toolsmith/airlock"
+	"github.com/toolsmith/toolsmith/airlock/review"
 	"github.com/toolsmith/toolsmith/analytics"
 	"github.com/toolsmith/toolsmith/api"
 	"github.com/toolsmith/toolsmith/api/admin"
@@ -171,12 +172,6 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	exe := chromium(t)
 	e := airlockEnv(t, time.Hour)
-	console := web.New(nil, web.Config{TemporalUI: "http://temporal-ui.invalid", Namespace: server.Namespace()})
-	e.handlers = []api.Handler{
-		{Methods: []string{http.MethodGet}, Path: "/ui", Handler: console},
-		{Methods: []string{http.MethodGet, http.MethodPost}, Path: "/ui/*path", Handler: console},
-		{Methods: []string{http.MethodGet}, Path: "/favicon.ico", Handler: console},
-	}
 	// Health checks disable an API after one failed probe here, and raise
 	// the notification the console's re-enable button answers.
 	notes, err := airlock.OpenNotificationLog(filepath.Join(t.TempDir(), "notifications.jsonl"))
@@ -192,11 +187,21 @@ func TestConsoleInABrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	reviews := review.New(e.client, e.store, review.Config{TaskQueue: e.queue, Namespace: server.Namespace(), ReviewTimeout: time.Hour})
+	runs := verbs.Runs{Temporal: e.client, Namespace: server.Namespace()}
+	log := audit.New(e.store)
+	console := web.New(web.Deps{Sessions: e.store, Auth: &identity.Authenticator{Keys: e.keys}, Keys: e.keys, Gate: api.NewGate(nil, log, nil),
+		Audit: log, Registry: e.reg, Retrieval: search, Store: e.store, Runs: runs, Models: models, Reviews: reviews, Notes: notes, Enabler: health},
+		web.Config{TemporalUI: "http://temporal-ui.invalid", Namespace: server.Namespace()})
+	e.handlers = []api.Handler{
+		{Methods: []string{http.MethodGet}, Path: "/ui", Handler: console},
+		{Methods: []string{http.MethodGet, http.MethodPost}, Path: "/ui/*path", Handler: console},
+		{Methods: []string{http.MethodGet}, Path: "/favicon.ico", Handler: console},
+	}
 	e.serve(verbs.New(e.client, e.store, verbs.Config{TaskQueue: e.queue, Namespace: server.Namespace()}),
-		apiairlock.New(e.client, e.store, apiairlock.Config{TaskQueue: e.queue, Namespace: server.Namespace(), ReviewTimeout: time.Hour}).WithOperations(notes, health),
-		apiretrieval.New(search), tools.New(e.reg), apianalytics.New(e.store, verbs.Runs{Temporal: e.client, Namespace: server.Namespace()}),
-		admin.New(e.keys, audit.New(e.store)), ranking.New(models, e.client, e.queue))
-	console.SetAPI(e.api.Config.Handler)
+		apiairlock.New(reviews).WithOperations(notes, health),
+		apiretrieval.New(search), tools.New(e.reg), apianalytics.New(e.store, runs),
+		admin.New(e.keys, log), ranking.New(models, e.client, e.queue))
 
 	specs := serveFile(t, "../codegen/testdata/petstore/spec.yaml")
 	rates := serveFile(t, "../codegen/testdata/swagger2/spec.json")

@@ -302,8 +302,8 @@ type Follower interface {
 // graph/neo4j (production); graph/graphtest holds their shared contract suite.
 //
 // Store includes every capability interface (Keys, Audit, Definitions, Gaps,
-// Pairings, Series, Snapshots, ModelVersions, MeanVectorer, VectorScorer,
-// Follower, RateCounts, CallLedger, WrapperApprovals):
+// Pairings, Series, Snapshots, ModelVersions, Sessions, MeanVectorer,
+// VectorScorer, Follower, RateCounts, CallLedger, WrapperApprovals):
 // both stores implement them all, and each asserts so at compile time, so
 // no consumer discovers a capability at run time. A consumer that needs
 // only one takes that narrow interface.
@@ -316,6 +316,7 @@ type Store interface {
 	Series
 	Snapshots
 	ModelVersions
+	Sessions
 	MeanVectorer
 	VectorScorer
 	Follower

@@ -240,6 +240,23 @@ func (s *KeyService) Verify(ctx context.Context, secret string) (graph.APIKey, e
 	if err != nil || subtle.ConstantTimeCompare(want, got[:]) != 1 {
 		return graph.APIKey{}, fmt.Errorf("API key %s: wrong secret: %w", id, fault.ErrUnauthenticated)
 	}
+	return s.live(k)
+}
+
+// Live returns the key with id when it is still live: neither revoked nor
+// expired (as Verify decides, and from the same cache), without its
+// secret. A session opened with a key asks it again on each use, so
+// revoking the key ends the session.
+func (s *KeyService) Live(ctx context.Context, id string) (graph.APIKey, error) {
+	k, err := s.lookup(ctx, id)
+	if err != nil {
+		return graph.APIKey{}, err
+	}
+	return s.live(k)
+}
+
+func (s *KeyService) live(k graph.APIKey) (graph.APIKey, error) {
+	id := k.ID
 	now := s.now()
 	if !k.RevokedAt.IsZero() {
 		return graph.APIKey{}, fmt.Errorf("API key %s was revoked at %s: %w", id, k.RevokedAt.UTC().Format(time.RFC3339), fault.ErrUnauthenticated)

@@ -42,16 +42,21 @@ func TestChartsAreLabelledAndFinite(t *testing.T) {
 // With no data the dashboard says, for each chart, what will fill it; a
 // caller the API refuses gets a page that says the dashboard is for admins.
 func TestDashboardEmptyAndRefused(t *testing.T) {
-	b, _ := newBrowser(t)
-	b.signIn(goodKey)
+	b, e := newBrowser(t)
+	b.signIn(e.admin)
 	w := b.do("GET", "/ui/dashboard", nil)
 	// Six charts and the ranking model's versions, each saying what fills it.
 	if w.Code != 200 || strings.Count(w.Body.String(), `class="empty"`) != 7 || strings.Contains(w.Body.String(), "<svg class=\"chart-svg\"") ||
 		!strings.Contains(w.Body.String(), "No version has been trained yet") {
 		t.Fatalf("empty dashboard: %d\n%s", w.Code, w.Body)
 	}
-	signedOut, _ := newBrowser(t)
+	signedOut := e.browser(b.c)
 	if w := signedOut.do("GET", "/ui/dashboard", nil); w.Code != 303 || w.Header().Get("Location") != "/ui/signin" {
 		t.Fatalf("a guest's dashboard: %d", w.Code)
+	}
+	user := e.browser(b.c)
+	user.signIn(e.user)
+	if w := user.do("GET", "/ui/dashboard", nil); w.Code != 403 || !strings.Contains(w.Body.String(), "The dashboard is for admins") {
+		t.Fatalf("a user's dashboard: %d\n%s", w.Code, w.Body)
 	}
 }

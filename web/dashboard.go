@@ -3,29 +3,34 @@ package web
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
+
+	"github.com/toolsmith/toolsmith/analytics"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/retrieval/retrain"
 )
 
 // dashboard is the operators' first page: searches and their latency,
 // fulfilments by branch and outcome, the top tools' executions and
 // success, and open gaps over time, from the time series the server keeps
-// in the store (GET /api/v1/tools/admin/series) and the analytics report.
+// in the store (what GET /api/v1/tools/admin/series answers) and the
+// analytics report.
 func (c *Console) dashboard(w http.ResponseWriter, r *http.Request, s *session) {
 	if c.needSignIn(w, r, s) {
 		return
 	}
 	now := c.now().UTC()
-	read := func(v url.Values) ([]seriesPoint, int, string) {
-		var out struct {
-			Points []seriesPoint `json:"points"`
+	read := func(q graph.SeriesQuery) ([]seriesPoint, int, string) {
+		pts, err := c.series(r, s, q)
+		if err != nil {
+			code, msg := c.problem(r, err)
+			return nil, code, msg
 		}
-		code, msg := c.call(r.Context(), s.key, http.MethodGet, "/api/v1/tools/admin/series?"+v.Encode(), nil, &out)
-		return out.Points, code, msg
+		return pts, http.StatusOK, ""
 	}
 	minSince := now.Add(-6 * time.Hour).Truncate(time.Minute)
-	search, code, msg := read(url.Values{"series": {"search"}, "res": {"minute"}, "since": {minSince.Format(time.RFC3339)}})
+	search, code, msg := read(graph.SeriesQuery{Series: []string{"search"}, Res: graph.ResMinute, Since: minSince})
 	if code == http.StatusForbidden {
 		c.page(w, r, s, code, "error", map[string]any{"Title": "Dashboard", "Message": msg,
 			"Next": "The dashboard is for admins. Pending reviews and Tools are open to you.", "Back": "/ui/reviews", "BackLabel": "Pending reviews"})
@@ -53,7 +58,7 @@ func (c *Console) dashboard(w http.ResponseWriter, r *http.Request, s *session) 
 		if res == "day" {
 			since = time.Date(since.Year(), since.Month(), since.Day(), 0, 0, 0, 0, time.UTC)
 		}
-		pts, _, msg := read(url.Values{"prefix": {"fulfil:"}, "res": {res}, "since": {since.Format(time.RFC3339)}})
+		pts, _, msg := read(graph.SeriesQuery{Prefix: "fulfil:", Res: res, Since: since})
 		if msg != "" {
 			errs = append(errs, msg)
 		}
@@ -76,15 +81,9 @@ func (c *Console) dashboard(w http.ResponseWriter, r *http.Request, s *session) 
 	charts = append(charts, fulfil("hour", 48*time.Hour, time.Hour, "Jan 2 15h", "Fulfilments per hour (48 hours)"),
 		fulfil("day", 30*24*time.Hour, 24*time.Hour, "Jan 2", "Fulfilments per day (30 days)"))
 
-	var rep struct {
-		MostUsed []struct {
-			ToolID      string  `json:"toolId"`
-			Uses        int     `json:"uses"`
-			SuccessRate float64 `json:"successRate"`
-		} `json:"mostUsed"`
-	}
-	if _, msg := c.call(r.Context(), s.key, http.MethodGet, "/api/v1/tools/admin/analytics?top=10", nil, &rep); msg != "" {
-		errs = append(errs, msg)
+	rep, err := c.report(r, s, 10)
+	if err != nil {
+		errs = append(errs, c.errorText(r, err))
 	}
 	var top []barItem
 	for _, u := range rep.MostUsed {
@@ -99,7 +98,7 @@ func (c *Console) dashboard(w http.ResponseWriter, r *http.Request, s *session) 
 	}
 
 	gapSince := now.Add(-14 * 24 * time.Hour).Truncate(time.Hour)
-	gaps, _, gmsg := read(url.Values{"series": {"gaps.open"}, "res": {"hour"}, "since": {gapSince.Format(time.RFC3339)}})
+	gaps, _, gmsg := read(graph.SeriesQuery{Series: []string{"gaps.open"}, Res: graph.ResHour, Since: gapSince})
 	if gmsg != "" {
 		errs = append(errs, gmsg)
 	}
@@ -136,35 +135,28 @@ type modelRow struct {
 	HeldOut                     int
 }
 
-// rankingModels reads the learned ranking model's versions (GET
-// /api/v1/admin/ranking/versions, newest first) for the dashboard; a store
-// that keeps none (404) shows nothing.
+// rankingModels reads the learned ranking model's versions (newest first,
+// as GET /api/v1/admin/ranking/versions answers them) for the dashboard;
+// a process that keeps none shows nothing.
 func (c *Console) rankingModels(r *http.Request, s *session) (map[string]any, string) {
-	type figures struct {
-		R1  float64 `json:"r1"`
-		R5  float64 `json:"r5"`
-		MRR float64 `json:"mrr"`
-		N   int     `json:"n"`
+	if c.d.Models == nil {
+		return nil, "" // no ranking model is kept here (as the API's 404)
 	}
-	var out struct {
-		Versions []struct {
-			ID        string    `json:"id"`
-			CreatedAt time.Time `json:"createdAt"`
-			Status    string    `json:"status"`
-			Current   *figures  `json:"current"`
-			Candidate *figures  `json:"candidate"`
-			Reason    string    `json:"reason"`
-		} `json:"versions"`
-		Promoted string `json:"promoted"`
+	vs, promoted, err := func() ([]retrain.Version, string, error) {
+		if err := c.allow(r, s, http.MethodGet, routeVersions); err != nil {
+			return nil, "", err
+		}
+		vs, err := c.d.Models.List(r.Context(), 10)
+		if err != nil {
+			return nil, "", err
+		}
+		promoted, err := c.d.Models.PromotedID(r.Context())
+		return vs, promoted, err
+	}()
+	if err != nil {
+		return nil, c.errorText(r, err)
 	}
-	code, msg := c.call(r.Context(), s.key, http.MethodGet, "/api/v1/admin/ranking/versions?limit=10", nil, &out)
-	if code == http.StatusNotFound {
-		return nil, ""
-	}
-	if msg != "" {
-		return nil, msg
-	}
-	show := func(f *figures) string {
+	show := func(f *retrain.Figures) string {
 		if f == nil {
 			return "not evaluated"
 		}
@@ -173,8 +165,8 @@ func (c *Console) rankingModels(r *http.Request, s *session) (map[string]any, st
 		}
 		return fmt.Sprintf("MRR %.3f · R@1 %.3f · R@5 %.3f", f.MRR, f.R1, f.R5)
 	}
-	rows := make([]modelRow, 0, len(out.Versions))
-	for _, v := range out.Versions {
+	rows := make([]modelRow, 0, len(vs))
+	for _, v := range vs {
 		row := modelRow{ID: v.ID, Status: v.Status, Created: v.CreatedAt.UTC().Format("2006-01-02 15:04"), Reason: v.Reason,
 			Current: show(v.Current), Candidate: show(v.Candidate)}
 		if v.Candidate != nil {
@@ -182,5 +174,31 @@ func (c *Console) rankingModels(r *http.Request, s *session) (map[string]any, st
 		}
 		rows = append(rows, row)
 	}
-	return map[string]any{"Rows": rows, "Promoted": out.Promoted}, ""
+	return map[string]any{"Rows": rows, "Promoted": promoted}, ""
+}
+
+// series reads the operations time series as the API's series route does:
+// since truncated to the resolution, finer points rolled up, and each
+// point's mean and latency quantiles.
+func (c *Console) series(r *http.Request, s *session, q graph.SeriesQuery) ([]seriesPoint, error) {
+	if err := c.allow(r, s, http.MethodGet, routeSeries); err != nil {
+		return nil, err
+	}
+	q.Since = graph.Truncate(q.Since, q.Res)
+	pts, err := analytics.SeriesAt(r.Context(), c.d.Store, q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]seriesPoint, 0, len(pts))
+	for _, p := range pts {
+		v := seriesPoint{Series: p.Series, At: p.At, Count: p.Count, Sum: p.Sum}
+		if p.Count > 0 {
+			v.Mean = p.Sum / p.Count
+		}
+		if p.Hist != nil {
+			v.P50, v.P95 = p.Quantile(0.5), p.Quantile(0.95)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/airlock"
+	"github.com/toolsmith/toolsmith/airlock/review"
 	"github.com/toolsmith/toolsmith/graph/sqlite"
 	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/workflows"
@@ -133,7 +134,7 @@ func setup(t *testing.T) (*gin.Engine, *fakeTemporal, *sqlite.Store) {
 	ft := &fakeTemporal{states: map[string]workflows.AirlockState{}}
 	r := gin.New()
 	r.Use(httpxtest.HeaderIdentity())
-	New(ft, s, Config{}).Mount(r.Group("/api/v1"))
+	New(review.New(ft, s, review.Config{})).Mount(r.Group("/api/v1"))
 	return r, ft, s
 }
 
@@ -299,7 +300,7 @@ func TestNotificationsAndEnable(t *testing.T) {
 	ops := &fakeOps{}
 	r := gin.New()
 	r.Use(httpxtest.HeaderIdentity())
-	New(&fakeTemporal{}, nil, Config{}).WithOperations(ops, ops).Mount(r.Group("/api/v1"))
+	New(review.New(&fakeTemporal{}, nil, review.Config{})).WithOperations(ops, ops).Mount(r.Group("/api/v1"))
 	if code, out := do(r, "GET", "/api/v1/notifications", ""); code != 200 || out["data"].(map[string]any)["count"] != 1.0 {
 		t.Fatalf("notifications: %d %v", code, out)
 	}

@@ -516,6 +516,12 @@ func Statements() []Statement {
 		"seriesPut":                 cypherSeriesPut,
 		"seriesPoints":              cypherSeriesPoints,
 		"seriesDelete":              cypherSeriesDelete,
+		"constraintSession":         cypherConstraintSession,
+		"putSession":                cypherPutSession,
+		"getSession":                cypherGetSession,
+		"touchSession":              cypherTouchSession,
+		"deleteSession":             cypherDeleteSession,
+		"deleteExpiredSessions":     cypherDeleteExpiredSessions,
 	}
 	out := make([]Statement, 0, len(m))
 	for name, q := range m {

@@ -67,6 +67,14 @@ func goldenTool() graph.Tool {
 	}
 }
 
+// goldenSessionID has the shape of a session id (a hex SHA-256).
+const goldenSessionID = "7b4a6d0de1a4a6b3a7e0f4b2b4d8b1d2f1c4c1a3f3a2b9e3b6f5c6d7e8f9a0b1"
+
+func goldenSession() graph.ConsoleSession {
+	return graph.ConsoleSession{ID: goldenSessionID, KeyID: "k1", Principal: json.RawMessage(`{"subject":"key:k1","level":"admin"}`),
+		CreatedAt: goldenNow, ExpiresAt: goldenNow.Add(time.Hour)}
+}
+
 type goldenCase struct {
 	name  string
 	setup func(t *testing.T, f *fakeRunner)
@@ -521,6 +529,39 @@ func goldenCases() []goldenCase {
 		}, func(ctx context.Context, s *Store) (any, error) {
 			return s.AuditEvents(ctx, graph.AuditQuery{Actor: "key:k1", Since: goldenNow.Add(-time.Hour), Limit: 1})
 		}},
+		{"put_session", func(t *testing.T, f *fakeRunner) { f.answer("putSession", record{"id": goldenSessionID}) },
+			func(ctx context.Context, s *Store) (any, error) {
+				return nil, s.PutSession(ctx, goldenSession())
+			}},
+		{"put_session_conflict", func(t *testing.T, f *fakeRunner) { f.answer("putSession") },
+			func(ctx context.Context, s *Store) (any, error) {
+				return nil, s.PutSession(ctx, goldenSession())
+			}},
+		{"get_session", func(t *testing.T, f *fakeRunner) {
+			rec, _ := json.Marshal(goldenSession())
+			f.answer("getSession", record{"record": string(rec), "expiresAt": goldenNow.Add(2 * time.Hour).UnixNano()})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return s.GetSession(ctx, goldenSessionID)
+		}},
+		{"get_session_missing", func(t *testing.T, f *fakeRunner) { f.answer("getSession") },
+			func(ctx context.Context, s *Store) (any, error) {
+				return s.GetSession(ctx, goldenSessionID)
+			}},
+		{"touch_session", func(t *testing.T, f *fakeRunner) { f.answer("touchSession", record{"id": goldenSessionID}) },
+			func(ctx context.Context, s *Store) (any, error) {
+				return nil, s.TouchSession(ctx, goldenSessionID, goldenNow.Add(12*time.Hour))
+			}},
+		{"touch_session_missing", func(t *testing.T, f *fakeRunner) { f.answer("touchSession") },
+			func(ctx context.Context, s *Store) (any, error) {
+				return nil, s.TouchSession(ctx, goldenSessionID, goldenNow.Add(12*time.Hour))
+			}},
+		{"delete_session", nil, func(ctx context.Context, s *Store) (any, error) {
+			return nil, s.DeleteSession(ctx, goldenSessionID)
+		}},
+		{"delete_expired_sessions", func(t *testing.T, f *fakeRunner) { f.answer("deleteExpiredSessions", record{"n": int64(2)}) },
+			func(ctx context.Context, s *Store) (any, error) {
+				return s.DeleteExpiredSessions(ctx, goldenNow)
+			}},
 	}
 }
 
@@ -592,6 +633,9 @@ func TestGoldenErrors(t *testing.T) {
 		"get_wrapper_approval_missing":  graph.ErrNotFound,
 		"reserve_call_refused":          errGoldenRefused,
 		"promote_model_version_missing": graph.ErrNotFound,
+		"put_session_conflict":          graph.ErrConflict,
+		"get_session_missing":           graph.ErrNotFound,
+		"touch_session_missing":         graph.ErrNotFound,
 	}
 	for _, tc := range goldenCases() {
 		f := newFakeRunner(goldenDim)

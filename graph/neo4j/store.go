@@ -150,6 +150,7 @@ var schemaStatements = []string{
 	cypherConstraintCallLedger,
 	cypherIndexCallApproval,
 	cypherConstraintWrapperApproval,
+	cypherConstraintSession,
 	cypherIndexDefinitionSpec,
 	cypherIndexToolStatus,
 	cypherIndexToolUpdated,

@@ -283,6 +283,16 @@ CREATE TABLE call_imports (
 	updated_at  INTEGER NOT NULL
 );
 `,
+	// Console sessions (graph.Sessions), keyed by the hex SHA-256 of
+	// the session token; record holds the JSON session.
+	`
+CREATE TABLE console_sessions (
+	id         TEXT PRIMARY KEY,
+	expires_at INTEGER NOT NULL,
+	record     TEXT NOT NULL
+);
+CREATE INDEX console_sessions_expiry ON console_sessions(expires_at);
+`,
 	// The order of tool writes, which other processes on the same file
 	// follow (Store.Refresh): every insert, re-description and status
 	// change sets change_seq to one more than the largest, inside the

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/airlock"
+	"github.com/toolsmith/toolsmith/airlock/review"
 	apiairlock "github.com/toolsmith/toolsmith/api/airlock"
 	"github.com/toolsmith/toolsmith/api/verbs"
 	"github.com/toolsmith/toolsmith/codegen"
@@ -35,6 +36,8 @@ type airlockParts struct {
 	runtime    *airlock.Runtime
 	defs       graph.Definitions
 	files      *airlock.Files
+	// review is nil without a Temporal client.
+	review *review.Service
 }
 
 // newAirlock builds the airlock: spec and wrapper files under
@@ -86,15 +89,17 @@ func newAirlock(ctx context.Context, cfg config.Config, sys *system, c client.Cl
 	}
 	if c != nil {
 		parts.activities.Reviews = worker.Reviews(c, "", cfg.ReviewTimeout)
+		// The review lifecycle the API routes and the console share.
+		parts.review = review.New(c, defs, review.Config{Namespace: cfg.Temporal.Namespace, ReviewTimeout: cfg.ReviewTimeout})
 	}
 	parts.activities.Gaps = sys.store
 	return parts, nil
 }
 
-// routes returns the airlock's HTTP routes.
-func (p *airlockParts) routes(c client.Client, cfg config.Config) *apiairlock.Handler {
-	return apiairlock.New(c, p.defs, apiairlock.Config{Namespace: cfg.Temporal.Namespace, ReviewTimeout: cfg.ReviewTimeout}).
-		WithOperations(p.notes, p.health)
+// routes returns the airlock's HTTP routes (the process has a Temporal
+// client, so a review service).
+func (p *airlockParts) routes() *apiairlock.Handler {
+	return apiairlock.New(p.review).WithOperations(p.notes, p.health)
 }
 
 // HealthScheduleID is the schedule that probes onboarded APIs.

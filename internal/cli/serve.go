@@ -12,7 +12,6 @@ import (
 	"github.com/toolsmith/toolsmith/api"
 	"github.com/toolsmith/toolsmith/api/httpx"
 	"github.com/toolsmith/toolsmith/retrieval"
-	"github.com/toolsmith/toolsmith/web"
 )
 
 // serveOptions configure serve.
@@ -62,11 +61,6 @@ func serve(ctx context.Context, e *env, sys *system, log *slog.Logger, opts serv
 		Limiter:  sys.limiter, // the rate limits, shared with the MCP edge
 		Handlers: opts.handlers,
 	}, append(sys.mounters(), opts.mounters...)...)
-	for _, h := range opts.handlers {
-		if c, ok := h.Handler.(*web.Console); ok {
-			c.SetAPI(srv.Handler()) // the console calls the API it is served beside
-		}
-	}
 	g, gctx := newGroup(ctx, log)
 	g.Go(gctx, "http", func(ctx context.Context) error { return srv.Serve(ctx, ln) })
 	followRanking(gctx, g, sys, log)

@@ -197,13 +197,29 @@ func (f *fulfilment) handlers(ctx context.Context, sys *system) []api.Handler {
 	} else {
 		sys.log.Info("mcp: catalogue exposed", "tools", n)
 	}
-	f.console = web.New(nil, web.Config{TemporalUI: f.uiURL, Namespace: f.namespace})
+	f.console = web.New(f.consoleDeps(sys), web.Config{TemporalUI: f.uiURL, Namespace: f.namespace})
 	return []api.Handler{
 		{Methods: []string{http.MethodGet, http.MethodPost, http.MethodDelete}, Path: "/mcp", Handler: f.mcp.Handler()},
 		{Methods: []string{http.MethodGet}, Path: "/ui", Handler: f.console},
 		{Methods: []string{http.MethodGet, http.MethodPost}, Path: "/ui/*path", Handler: f.console},
 		{Methods: []string{http.MethodGet}, Path: "/favicon.ico", Handler: f.console},
 	}
+}
+
+// consoleDeps are the domain services the console calls: the API's own,
+// behind the API's authorization table (api.Gate).
+func (f *fulfilment) consoleDeps(sys *system) web.Deps {
+	var rec api.Recorder
+	if sys.audit != nil {
+		rec = sys.audit
+	}
+	d := web.Deps{Sessions: sys.store, Auth: sys.auth, Keys: sys.keys, Gate: api.NewGate(nil, rec, sys.limiter), Audit: sys.audit,
+		Registry: sys.registry, Retrieval: sys.retrieval, Store: sys.store, Runs: verbs.Runs{Temporal: f.client, Namespace: f.namespace},
+		Models: sys.retrain, Logger: sys.log}
+	if f.airlock != nil {
+		d.Reviews, d.Notes, d.Enabler = f.airlock.review, f.airlock.notes, f.airlock.health
+	}
+	return d
 }
 
 // mounters are the Temporal-backed routes.
@@ -213,7 +229,7 @@ func (f *fulfilment) mounters(cfg config.Config) []httpx.Mounter {
 		m = append(m, f.ranking)
 	}
 	if f.airlock != nil {
-		m = append(m, f.airlock.routes(f.client, cfg))
+		m = append(m, f.airlock.routes())
 	}
 	return m
 }

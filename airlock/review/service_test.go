@@ -1,0 +1,134 @@
+package review
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/airlock"
+	"github.com/toolsmith/toolsmith/identity"
+	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/workflows"
+)
+
+// fake answers queries from states and decides each review once, as the
+// workflow's update handler does.
+type fake struct {
+	states  map[string]workflows.AirlockState
+	decided map[string]workflows.Decision
+}
+
+type value struct{ v any }
+
+func (v value) HasValue() bool { return v.v != nil }
+func (v value) Get(ptr any) error {
+	b, _ := json.Marshal(v.v)
+	return json.Unmarshal(b, ptr)
+}
+
+func (f *fake) ExecuteWorkflow(context.Context, client.StartWorkflowOptions, any, ...any) (client.WorkflowRun, error) {
+	return nil, errors.New("no scans here")
+}
+
+type done struct{}
+
+func (done) WorkflowID() string             { return "" }
+func (done) RunID() string                  { return "" }
+func (done) UpdateID() string               { return "" }
+func (done) Get(context.Context, any) error { return nil }
+
+func (f *fake) UpdateWorkflow(_ context.Context, o client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error) {
+	if _, ok := f.decided[o.WorkflowID]; ok {
+		return nil, temporal.NewApplicationError("the review is decided, not pending", workflows.ErrTypeReviewDecided)
+	}
+	f.decided[o.WorkflowID] = o.Args[0].(workflows.Decision)
+	return done{}, nil
+}
+
+func (f *fake) QueryWorkflow(_ context.Context, id, _, _ string, _ ...any) (converter.EncodedValue, error) {
+	st, ok := f.states[id]
+	if !ok {
+		return nil, serviceerror.NewNotFound("no such workflow")
+	}
+	return value{st}, nil
+}
+
+func (f *fake) ListWorkflow(context.Context, *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error) {
+	out := &workflowservice.ListWorkflowExecutionsResponse{}
+	for id := range f.states {
+		out.Executions = append(out.Executions, &workflowpb.WorkflowExecutionInfo{Execution: &commonpb.WorkflowExecution{WorkflowId: id}})
+	}
+	return out, nil
+}
+
+func (f *fake) GetWorkflow(context.Context, string, string) client.WorkflowRun { return nil }
+
+func newFake() (*Service, *fake) {
+	f := &fake{states: map[string]workflows.AirlockState{}, decided: map[string]workflows.Decision{}}
+	return New(f, nil, Config{}), f
+}
+
+// A decision is checked before it is sent (the policy, the reason), sent
+// once to a pending review, and refused (ErrConflict) for a review that
+// is decided or ended; an unknown review is ErrNotFound.
+func TestDecisions(t *testing.T) {
+	ctx := context.Background()
+	s, f := newFake()
+	f.states["airlock-1"] = workflows.AirlockState{Status: workflows.AirlockPending, Review: airlock.Review{Title: "Pets", Slug: "pets"}}
+	f.states["airlock-2"] = workflows.AirlockState{Status: workflows.AirlockOnboarded, Outcome: &workflows.AirlockOutcome{Status: "onboarded", ToolIDs: []string{"pets.list"}}}
+	_, err := s.Approve(ctx, "airlock-1", "ana", airlock.Policy{RateLimitPerMinute: -1}, 0)
+	if fs := fault.Fields(err); len(fs) == 0 || fs[0].Path != "policy.rateLimitPerMinute" {
+		t.Fatalf("bad policy: %v", err)
+	}
+	if _, err := s.Reject(ctx, "airlock-1", "ana", "  ", 0); !errors.Is(err, fault.ErrInvalid) || fault.Fields(err)[0].Path != "reason" {
+		t.Fatalf("no reason: %v", err)
+	}
+	if len(f.decided) != 0 {
+		t.Fatalf("refused decisions were sent: %v", f.decided)
+	}
+	res, err := s.Reject(ctx, "airlock-1", "ana", "not ours", 0)
+	if err != nil || res.Decision != DecisionReject || res.Outcome != nil || f.decided["airlock-1"].Reject.Reason != "not ours" {
+		t.Fatalf("reject: %+v %v", res, err)
+	}
+	if _, err := s.Approve(ctx, "airlock-1", "ana", airlock.Policy{}, 0); !errors.Is(err, fault.ErrConflict) {
+		t.Fatalf("approve after reject: %v", err)
+	}
+	if _, err := s.Approve(ctx, "airlock-2", "ana", airlock.Policy{}, 0); !errors.Is(err, fault.ErrConflict) {
+		t.Fatalf("approve an onboarded review: %v", err)
+	}
+	if _, err := s.Get(ctx, "nope"); !errors.Is(err, fault.ErrNotFound) {
+		t.Fatalf("unknown review: %v", err)
+	}
+	st, err := s.Get(ctx, "airlock-2")
+	if err != nil || st.Decidable() || st.Outcome == nil || st.Outcome.ToolIDs[0] != "pets.list" {
+		t.Fatalf("state: %+v %v", st, err)
+	}
+	pending, err := s.Pending(ctx)
+	if err != nil || len(pending) != 2 {
+		t.Fatalf("pending: %+v %v", pending, err)
+	}
+	if _, err := s.Decided(ctx, 10, "%%%"); !errors.Is(err, fault.ErrMalformed) {
+		t.Fatalf("bad cursor: %v", err)
+	}
+}
+
+// A reviewer is named by the authenticated subject, with the key owner's
+// name when there is one.
+func TestReviewer(t *testing.T) {
+	if got := Reviewer(identity.Principal{Subject: "key:k1", Name: "ana"}, access.Caller{UserID: "key:k1"}); got != "key:k1 (ana)" {
+		t.Fatalf("with a name: %q", got)
+	}
+	if got := Reviewer(identity.Principal{Subject: "oidc:bo", Name: "oidc:bo"}, access.Caller{UserID: "oidc:bo"}); got != "oidc:bo" {
+		t.Fatalf("without: %q", got)
+	}
+}
