@@ -31,6 +31,7 @@ import (
 	"github.com/toolsmith/toolsmith/internal/cli"
 	"github.com/toolsmith/toolsmith/internal/config"
 	"github.com/toolsmith/toolsmith/internal/demomodule"
+	"github.com/toolsmith/toolsmith/web"
 )
 
 // replicaBound is how long another replica's write may stay invisible:
@@ -124,6 +125,40 @@ func TestReplicas(t *testing.T) {
 		want := []int{200, 200, 200, 200, 429, 429}
 		if !slices.Equal(codes, want) {
 			t.Fatalf("%d searches through the proxy with a limit of %d a minute: %v, want %v", limit+2, limit, codes, want)
+		}
+	})
+
+	t.Run("AConsoleSignInOnOneWorksOnTheOther", func(t *testing.T) {
+		// Sign in on api-1 (the form's double-submit token rides in a
+		// cookie of api-1's sign-in page).
+		page, cookies := c.browse(t, c.api[0], http.MethodGet, "/ui/signin", nil, nil)
+		form := url.Values{"key": {c.admin}, "csrf": {csrfOf(t, page)}}
+		_, cookies = c.browse(t, c.api[0], http.MethodPost, "/ui/signin", form, cookies)
+		var session *http.Cookie
+		for _, ck := range cookies {
+			if ck.Name == web.CookieName {
+				session = ck
+			}
+		}
+		if session == nil {
+			t.Fatalf("no session cookie after signing in on api-1: %v", cookies)
+		}
+		// The session works on api-2, whose page carries its form token.
+		sources, _ := c.browse(t, c.api[1], http.MethodGet, "/ui/sources", nil, []*http.Cookie{session})
+		// Signed out on api-2, the session is gone on api-1 too.
+		c.browse(t, c.api[1], http.MethodPost, "/ui/signout", url.Values{"csrf": {csrfOf(t, sources)}}, []*http.Cookie{session})
+		req, err := http.NewRequest(http.MethodGet, c.api[0]+"/ui/sources", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.AddCookie(session)
+		resp, err := noRedirects.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/ui/signin") {
+			t.Fatalf("api-1 after signing out on api-2: %d to %q, want a redirect to the sign-in page", resp.StatusCode, resp.Header.Get("Location"))
 		}
 	})
 
@@ -374,6 +409,68 @@ func (c *replicaCluster) workerRunning(t *testing.T, workflowID string) *replica
 		return fmt.Errorf("run %s has no pending activity", workflowID)
 	})
 	return victim
+}
+
+// noRedirects is a client that shows redirects instead of following them.
+var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// browse makes one console request with cookies (and a form when set)
+// and returns the body and the cookies after it; a redirect to the
+// sign-in page or an error status fails the test.
+func (c *replicaCluster) browse(t *testing.T, base, method, path string, form url.Values, cookies []*http.Cookie) (string, []*http.Cookie) {
+	t.Helper()
+	var rd io.Reader
+	if form != nil {
+		rd = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, base+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for _, ck := range cookies {
+		req.AddCookie(ck)
+	}
+	resp, err := noRedirects.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode >= 400 || (resp.StatusCode == http.StatusSeeOther && strings.HasPrefix(loc, "/ui/signin") && path != "/ui/signout") {
+		t.Fatalf("%s %s%s: %d (to %q) %s", method, base, path, resp.StatusCode, loc, body)
+	}
+	jar := map[string]*http.Cookie{}
+	for _, ck := range cookies {
+		jar[ck.Name] = ck
+	}
+	for _, ck := range resp.Cookies() {
+		if ck.MaxAge < 0 {
+			delete(jar, ck.Name)
+		} else {
+			jar[ck.Name] = ck
+		}
+	}
+	out := make([]*http.Cookie, 0, len(jar))
+	for _, ck := range jar {
+		out = append(out, &http.Cookie{Name: ck.Name, Value: ck.Value})
+	}
+	return string(body), out
+}
+
+// csrfField is a console form's CSRF token.
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+func csrfOf(t *testing.T, page string) string {
+	t.Helper()
+	m := csrfField.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no csrf field in the page:\n%s", page)
+	}
+	return m[1]
 }
 
 // mintKey creates an API key through api-1 and returns its id and secret.
