@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -25,13 +26,13 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/graph/sqlite"
 	"github.com/toolsmith/toolsmith/internal/cli"
 	"github.com/toolsmith/toolsmith/internal/config"
 	"github.com/toolsmith/toolsmith/internal/demomodule"
 	"github.com/toolsmith/toolsmith/web"
+	"github.com/toolsmith/toolsmith/workflows"
 )
 
 // replicaBound is how long another replica's write may stay invisible:
@@ -167,10 +168,11 @@ func TestReplicas(t *testing.T) {
 		var run struct {
 			WorkflowID string `json:"workflowId"`
 		}
-		code, body := c.call(t, c.proxy.URL, http.MethodPost, "/api/v1/tools/currency.convert/execute?wait=0s",
-			map[string]any{"inputs": map[string]any{"amount": 100, "from": "USD", "to": "EUR"}})
+		// A verb's fulfilment: the workflow finds currency.convert and
+		// executes it (convertBody, as the verbs tests send it).
+		code, body := c.call(t, c.proxy.URL, http.MethodPost, "/api/v1/verbs?wait=0s", convertBody)
 		if err := json.Unmarshal(unwrapData(body), &run); (code != http.StatusAccepted && code != http.StatusOK) || err != nil || run.WorkflowID == "" {
-			t.Fatalf("execute through the proxy: %d %s (%v)", code, body, err)
+			t.Fatalf("start the verb through the proxy: %d %s (%v)", code, body, err)
 		}
 		var key string
 		select {
@@ -192,12 +194,15 @@ func TestReplicas(t *testing.T) {
 		defer tc.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 		defer cancel()
-		var out activities.ExecuteOutput
+		var out workflows.NovelVerbResult
 		if err := tc.GetWorkflow(ctx, run.WorkflowID, "").Get(ctx, &out); err != nil {
 			t.Fatalf("the run after its worker was killed: %v", err)
 		}
-		if out.IdempotencyKey != key || out.Output == nil {
-			t.Errorf("result = %+v, want the output of the call with key %s", out, key)
+		if out.Branch != workflows.BranchSubstitute || !slices.Equal(out.Tools, []string{"currency.convert"}) || !reflect.DeepEqual(out.Output, wantConversion(t)) {
+			t.Errorf("result = %+v, want currency.convert's conversion", out)
+		}
+		if !strings.HasPrefix(key, run.WorkflowID+"/") {
+			t.Errorf("the module's idempotency key %q is not the run's (%s)", key, run.WorkflowID)
 		}
 		mod := c.module.mods["currency"]
 		var calls, replays int
