@@ -401,17 +401,19 @@ func (c *replicaCluster) workerRunning(t *testing.T, workflowID string) *replica
 		if err != nil {
 			return err
 		}
-		for _, a := range d.GetPendingActivities() {
-			pid, _, _ := strings.Cut(a.GetLastWorkerIdentity(), "@")
-			for _, w := range c.workers {
-				if strconv.Itoa(w.cmd.Process.Pid) == pid {
-					victim = w
-					return nil
-				}
-			}
-			return fmt.Errorf("pending activity's worker %q is none of the cluster's", a.GetLastWorkerIdentity())
+		pending := d.GetPendingActivities()
+		if len(pending) == 0 {
+			return fmt.Errorf("run %s has no pending activity", workflowID)
 		}
-		return fmt.Errorf("run %s has no pending activity", workflowID)
+		who := pending[0].GetLastWorkerIdentity()
+		pid, _, _ := strings.Cut(who, "@")
+		for _, w := range c.workers {
+			if strconv.Itoa(w.cmd.Process.Pid) == pid {
+				victim = w
+				return nil
+			}
+		}
+		return fmt.Errorf("pending activity's worker %q is none of the cluster's", who)
 	})
 	return victim
 }
