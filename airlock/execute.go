@@ -25,8 +25,11 @@ type Approval struct {
 	Location string `json:"location,omitempty"`
 	// SpecHash is the sha256 of the approved spec document.
 	SpecHash string `json:"specHash,omitempty"`
-	Binary   string `json:"binary"` // path of the built wrapper
-	Policy   Policy `json:"policy"`
+	// SourceHash is the sha256 of the wrapper's generated sources
+	// (SourceHash): a worker that rebuilds the wrapper must reproduce it.
+	SourceHash string `json:"sourceHash,omitempty"`
+	Binary     string `json:"binary"` // path of the built wrapper, on this worker's disk
+	Policy     Policy `json:"policy"`
 	// BaseURL is the approved server (what health checks probe).
 	BaseURL string `json:"baseUrl"`
 	// ToolIDs are the tools the approval registered.

@@ -180,7 +180,7 @@ func (h *HealthChecker) CheckAll(ctx context.Context) (HealthReport, error) {
 
 // Enable re-activates the tools of an approval and resets its health.
 func (h *HealthChecker) Enable(ctx context.Context, slug, reason string) ([]string, error) {
-	a, err := h.Files.Approval(slug)
+	a, err := h.Files.CurrentApproval(ctx, slug)
 	if err != nil {
 		return nil, err
 	}

@@ -2,10 +2,13 @@ package airlock
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -52,6 +55,7 @@ type Outcome struct {
 	TestPassed   bool                  `json:"testPassed"`
 	Sandbox      string                `json:"sandbox,omitempty"`
 	Binary       string                `json:"binary,omitempty"`
+	SourceHash   string                `json:"sourceHash,omitempty"`
 	Manifests    []tool.Manifest       `json:"-"`
 	Stage        string                `json:"failedStage,omitempty"`
 	Error        string                `json:"error,omitempty"`
@@ -102,6 +106,7 @@ func (ob *Onboarder) onboard(ctx context.Context, data []byte, info SpecInfo, p 
 		return fail(StageGenerate, err)
 	}
 	out.Excluded = w.Excluded
+	out.SourceHash = SourceHash(w.Files)
 	for _, e := range w.Excluded {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("operation %s left out: %s", e.Tool.Name, e.Reason))
 	}
@@ -160,4 +165,23 @@ func BaseURL(n *codegen.Normalised, p Policy) (string, error) {
 		return "", fmt.Errorf("the spec names no absolute server URL (%q); approve with a baseUrl: %w", u, fault.ErrInvalid)
 	}
 	return u, nil
+}
+
+// SourceHash is the sha256 (hex) of a wrapper's generated files: each
+// name and content, in name order. Generation is a pure function of the
+// spec, the policy's operations and base URL, and the toolchain's module
+// requirements, so a worker that rebuilds an approved wrapper checks with
+// it that it built what was approved.
+func SourceHash(files map[string][]byte) string {
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, name := range names {
+		fmt.Fprintf(h, "%s\x00%d\x00", name, len(files[name]))
+		h.Write(files[name])
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

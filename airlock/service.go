@@ -30,10 +30,13 @@ import (
 
 // Files is the airlock's place on disk: fetched specs by content hash, and
 // one directory per onboarded wrapper holding its module, its binary and its
-// approval. It lives under the data directory.
+// approval. It lives under the data directory. With Shared set (the store)
+// each approval is also kept there with its spec, for every worker and API
+// replica: see CurrentApproval and Runtime.
 type Files struct {
-	Root string
-	mu   sync.Mutex
+	Root   string
+	Shared graph.WrapperApprovals
+	mu     sync.Mutex
 }
 
 var hashRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
@@ -386,7 +389,11 @@ func (o *Onboarding) Approve(ctx context.Context, approvalID, specHash, location
 		base, _ = BaseURL(n, p)
 	}
 	previous, _ := o.Files.Approval(choice.Name)
-	if err := o.Files.SaveApproval(Approval{ID: approvalID, Slug: out.Slug, Location: location, SpecHash: specHash, Binary: out.Binary, Policy: p, BaseURL: base, ToolIDs: ids}); err != nil {
+	a := Approval{ID: approvalID, Slug: out.Slug, Location: location, SpecHash: specHash, SourceHash: out.SourceHash, Binary: out.Binary, Policy: p, BaseURL: base, ToolIDs: ids}
+	if err := o.Files.share(ctx, a, data); err != nil {
+		return Result{}, err
+	}
+	if err := o.Files.SaveApproval(a); err != nil {
 		return Result{}, err
 	}
 	kept = true
@@ -406,6 +413,24 @@ func (o *Onboarding) Approve(ctx context.Context, approvalID, specHash, location
 	return Result{Outcome: out, ToolIDs: ids, Retired: retired}, nil
 }
 
+// share records the approval and its spec in the shared store, without
+// the binary's path, which is this worker's own.
+func (f *Files) share(ctx context.Context, a Approval, spec []byte) error {
+	if f.Shared == nil {
+		return nil
+	}
+	a.Binary = ""
+	rec, err := json.Marshal(a)
+	if err != nil {
+		return fmt.Errorf("airlock: share approval %s: %w", a.ID, err)
+	}
+	err = f.Shared.PutWrapperApproval(ctx, graph.WrapperApproval{Slug: a.Slug, ApprovalID: a.ID, SpecHash: a.SpecHash, Spec: string(spec), Record: rec})
+	if err != nil {
+		return fmt.Errorf("airlock: share approval %s: %w", a.ID, err)
+	}
+	return nil
+}
+
 // removeBuild deletes the build directory of a replaced approval's binary
 // (a "build-" directory of the same wrapper other than current).
 func (f *Files) removeBuild(name, binary, current string) {
@@ -420,9 +445,20 @@ func (f *Files) removeBuild(name, binary, current string) {
 
 // Runtime runs onboarded tools: it finds a tool's approval by the slug that
 // prefixes its id and executes the approved wrapper under its policies.
+//
+// With Files.Shared set (the store), the approval that counts is the store's:
+// a worker that lacks its wrapper (the approval was made through another
+// worker or host), or holds an older approval's, rebuilds it from the
+// approved spec and policy with Builder (generate, compile, run the
+// generated test) before the call, and refuses to run it unless the
+// generated sources hash to the approval's SourceHash. A wrapper is built
+// once per worker and approval; later calls run the binary on disk.
 type Runtime struct {
 	Files    *Files
 	Executor *Executor
+	Builder  *Onboarder
+
+	mu sync.Mutex // one rebuild at a time
 }
 
 // RunWrapped executes tool "<slug>.<name>".
@@ -431,7 +467,7 @@ func (r *Runtime) RunWrapped(ctx context.Context, toolID string, args map[string
 	if !ok {
 		return kit.Result{}, fmt.Errorf("airlock: tool id %q is not <wrapper>.<operation>: %w", toolID, fault.ErrInvalid)
 	}
-	a, err := r.Files.Approval(slug)
+	a, err := r.approval(ctx, slug)
 	if err != nil {
 		return kit.Result{}, err
 	}
@@ -440,6 +476,129 @@ func (r *Runtime) RunWrapped(ctx context.Context, toolID string, args map[string
 			toolID, a.ID, a.Location, strings.Join(a.ToolIDs, ", "), fault.ErrNotFound)
 	}
 	return r.Executor.Execute(ctx, a, name, args, caller)
+}
+
+// approval returns the current approval of a wrapper with a binary on
+// this worker's disk, rebuilding it when needed (see Runtime).
+func (r *Runtime) approval(ctx context.Context, slug string) (Approval, error) {
+	sa, ok, err := r.Files.sharedApproval(ctx, slug)
+	if err != nil {
+		return Approval{}, err
+	}
+	if !ok {
+		return r.Files.Approval(slug) // not shared, or approved before approvals were
+	}
+	if a, ok := r.built(slug, sa.ApprovalID); ok {
+		return a, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if a, ok := r.built(slug, sa.ApprovalID); ok {
+		return a, nil // built while this call waited
+	}
+	return r.rebuild(ctx, sa)
+}
+
+// sharedApproval returns the store's current approval of a wrapper, and
+// false when there is none (no store, or approved before approvals were
+// shared).
+func (f *Files) sharedApproval(ctx context.Context, slug string) (graph.WrapperApproval, bool, error) {
+	if f.Shared == nil {
+		return graph.WrapperApproval{}, false, nil
+	}
+	sa, err := f.Shared.GetWrapperApproval(ctx, slug)
+	if errors.Is(err, graph.ErrNotFound) {
+		return sa, false, nil
+	}
+	if err != nil {
+		return sa, false, fmt.Errorf("airlock: approval of %q: %w", slug, err)
+	}
+	return sa, true, nil
+}
+
+// CurrentApproval returns a wrapper's current approval wherever it was
+// made: the store's when it has one (its Binary is then this data dir's
+// build of it, or empty), else this data dir's. An API replica asks it for
+// approvals a worker made.
+func (f *Files) CurrentApproval(ctx context.Context, slug string) (Approval, error) {
+	sa, ok, err := f.sharedApproval(ctx, slug)
+	if err != nil || !ok {
+		if err != nil {
+			return Approval{}, err
+		}
+		return f.Approval(slug)
+	}
+	var a Approval
+	if err := json.Unmarshal(sa.Record, &a); err != nil {
+		return Approval{}, fmt.Errorf("airlock: approval of %q: %w", slug, err)
+	}
+	if local, err := f.Approval(slug); err == nil && local.ID == a.ID {
+		a.Binary = local.Binary
+	}
+	return a, nil
+}
+
+// built returns the local approval when it is approvalID's and its
+// binary is on disk.
+func (r *Runtime) built(slug, approvalID string) (Approval, bool) {
+	a, err := r.Files.Approval(slug)
+	if err != nil || a.ID != approvalID || a.Binary == "" {
+		return a, false
+	}
+	if _, err := os.Stat(a.Binary); err != nil {
+		return a, false
+	}
+	return a, true
+}
+
+// rebuild builds the wrapper of a shared approval on this worker.
+func (r *Runtime) rebuild(ctx context.Context, sa graph.WrapperApproval) (Approval, error) {
+	var a Approval
+	if err := json.Unmarshal(sa.Record, &a); err != nil {
+		return Approval{}, fmt.Errorf("airlock: approval of %q: %w", sa.Slug, err)
+	}
+	if r.Builder == nil {
+		return Approval{}, fmt.Errorf("airlock: wrapper %s (approval %s) is not built on this worker, which cannot build wrappers: %w", a.Slug, a.ID, fault.ErrUnavailable)
+	}
+	data := []byte(sa.Spec)
+	hash, err := r.Files.PutSpec(data)
+	if err != nil {
+		return Approval{}, err
+	}
+	if hash != a.SpecHash {
+		return Approval{}, fmt.Errorf("airlock: approval %s of %s: the stored spec hashes to %s, not the approved %s: %w", a.ID, a.Slug, hash[:12], a.SpecHash, fault.ErrUnavailable)
+	}
+	if err := os.MkdirAll(r.Files.WrapperDir(a.Slug), 0o755); err != nil {
+		return Approval{}, fmt.Errorf("airlock: build directory: %w", err)
+	}
+	build, err := os.MkdirTemp(r.Files.WrapperDir(a.Slug), "build-")
+	if err != nil {
+		return Approval{}, fmt.Errorf("airlock: build directory: %w", err)
+	}
+	kept := false
+	defer func() {
+		if !kept {
+			_ = os.RemoveAll(build)
+		}
+	}()
+	ob := *r.Builder
+	ob.WorkDir = build
+	out := ob.Onboard(ctx, data, SpecInfo{URL: a.Location, Slug: a.Slug}, a.Policy)
+	if !out.OK() {
+		return Approval{}, fmt.Errorf("airlock: rebuilding wrapper %s of approval %s on this worker failed at the %s stage: %s: %w", a.Slug, a.ID, out.Stage, out.Error, fault.ErrUnavailable)
+	}
+	if a.SourceHash != "" && out.SourceHash != a.SourceHash {
+		return Approval{}, fmt.Errorf("airlock: wrapper %s of approval %s does not reproduce on this worker: its sources hash to %s, the approved ones to %s (a different Toolsmith version?): %w",
+			a.Slug, a.ID, out.SourceHash[:12], a.SourceHash[:min(12, len(a.SourceHash))], fault.ErrUnavailable)
+	}
+	a.Binary = out.Binary
+	previous, _ := r.Files.Approval(a.Slug)
+	if err := r.Files.SaveApproval(a); err != nil {
+		return Approval{}, err
+	}
+	kept = true
+	r.Files.removeBuild(a.Slug, previous.Binary, build)
+	return a, nil
 }
 
 // RegistryRegistrar registers onboarded tools through the registry: the

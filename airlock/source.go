@@ -1,6 +1,7 @@
 package airlock
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -15,11 +16,18 @@ var hashPrefixRE = regexp.MustCompile(`^[0-9a-f]{16,64}$`)
 // approval of its wrapper (the tool id's first segment) records the spec's
 // hash; an approval recorded before it did names the review, whose id
 // ("airlock-" and the hash's first 16 digits) finds the stored spec.
+// With Files.Shared the store's approval answers first, with its spec.
 // Unknown tools are fault.ErrNotFound.
-func (f *Files) SourceSpec(toolID string) ([]byte, error) {
+func (f *Files) SourceSpec(ctx context.Context, toolID string) ([]byte, error) {
 	slug, _, ok := strings.Cut(toolID, ".")
 	if !ok || slug == "" {
 		return nil, fmt.Errorf("airlock: %q is not an onboarded tool id: %w", toolID, fault.ErrNotFound)
+	}
+	// The store's approval, wherever it was made, carries its spec.
+	if sa, ok, err := f.sharedApproval(ctx, slug); err != nil {
+		return nil, err
+	} else if ok {
+		return []byte(sa.Spec), nil
 	}
 	a, err := f.Approval(slug)
 	if err != nil {

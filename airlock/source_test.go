@@ -1,6 +1,7 @@
 package airlock
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -17,7 +18,7 @@ func TestSourceSpec(t *testing.T) {
 	if err := f.SaveApproval(Approval{ID: "airlock-" + hash, Slug: "pets", ToolIDs: []string{"pets.list_pets"}}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := f.SourceSpec("pets.list_pets")
+	got, err := f.SourceSpec(context.Background(), "pets.list_pets")
 	if err != nil || string(got) != string(spec) {
 		t.Fatalf("SourceSpec = %q, %v", got, err)
 	}
@@ -30,12 +31,12 @@ func TestSourceSpec(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"pets2.list_pets", "pets3.list_pets"} {
-		if got, err := f.SourceSpec(id); err != nil || string(got) != string(spec) {
+		if got, err := f.SourceSpec(context.Background(), id); err != nil || string(got) != string(spec) {
 			t.Fatalf("SourceSpec(%s) = %q, %v", id, got, err)
 		}
 	}
 	for _, id := range []string{"nope.list", "noslug"} {
-		if _, err := f.SourceSpec(id); !errors.Is(err, fault.ErrNotFound) {
+		if _, err := f.SourceSpec(context.Background(), id); !errors.Is(err, fault.ErrNotFound) {
 			t.Errorf("SourceSpec(%q) = %v, want not found", id, err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolsmith/toolsmith/access"
@@ -102,10 +103,11 @@ type KeyService struct {
 	ttl   time.Duration
 	poll  time.Duration
 
-	mu        sync.RWMutex
-	cache     map[string]cachedKey
-	checkedAt time.Time // when the revoked count was last asked for
-	revoked   int       // the last count seen; -1 before the first
+	checkedAt atomic.Int64 // Unix ns when the revoked count was last asked for
+
+	mu      sync.RWMutex
+	cache   map[string]cachedKey
+	revoked int // the last count seen; -1 before the first
 }
 
 type cachedKey struct {
@@ -297,13 +299,13 @@ func (s *KeyService) lookup(ctx context.Context, id string) (graph.APIKey, error
 // store cannot say: the lookup then reads the key itself). Concurrent
 // lookups do not wait for the check: one caller makes it.
 func (s *KeyService) checkRevocations(ctx context.Context, now time.Time) {
-	s.mu.Lock()
-	if s.poll > 0 && now.Sub(s.checkedAt) < s.poll {
-		s.mu.Unlock()
+	last := s.checkedAt.Load()
+	if s.poll > 0 && now.UnixNano()-last < int64(s.poll) {
 		return
 	}
-	s.checkedAt = now
-	s.mu.Unlock()
+	if !s.checkedAt.CompareAndSwap(last, now.UnixNano()) {
+		return // another lookup is checking
+	}
 	n, err := s.store.RevokedKeys(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -311,7 +313,8 @@ func (s *KeyService) checkRevocations(ctx context.Context, now time.Time) {
 		clear(s.cache)
 		s.revoked = n
 		if err != nil {
-			s.checkedAt, s.revoked = time.Time{}, -1 // ask again next time
+			s.revoked = -1
+			s.checkedAt.Store(0) // ask again next time
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -50,18 +51,25 @@ const storeTimeout = time.Second
 // stays within the limit. The counts live in a graph.RateCounts: the store
 // shared by every replica (Share), else this process's memory.
 //
-// Bound. The counts in the store are exact across replicas (adds are
-// atomic; a refused call gives its count back), so N replicas together
-// allow what one process would: at most the limit in any one clock
-// minute, and at most twice the limit in any 60 s span (only when a whole
-// minute's calls come at the end of one window; the token bucket this
-// replaced, whose burst was one minute's worth, allowed the same). Calls
-// spread evenly get exactly the limit. While the store fails, each replica
-// counts on its own, so N replicas allow up to N times that.
+// Leases. To spare a store round trip per call, a replica counts
+// LeaseSize(limit) calls of a caller at once (only as many as fit under
+// the limit) and admits the rest of them locally, within the same window.
 //
-// Memory: no per-caller state is kept in the process when a store is
-// shared; windows older than the previous one are deleted from the store
-// (or memory) once per window.
+// Bound. The counts in the store are exact across replicas (adds are
+// atomic; what does not fit, or a refused call, is given back), and a
+// lease is counted before its calls are made, so N replicas together
+// never allow more than one process would: at most the limit in any one
+// clock minute, and at most twice the limit in any 60 s span (only when a
+// whole minute's calls come at the end of one window; the token bucket
+// this replaced, whose burst was one minute's worth, allowed the same).
+// Calls spread evenly get the limit, less what leases hold unused: each
+// replica may refuse up to LeaseSize(limit)-1 calls a minute too early
+// (11 of 600 by default). While the store fails, each replica counts on
+// its own, so N replicas allow up to N times the limit.
+//
+// Memory: a replica keeps only the leases of the current window; windows
+// older than the previous one are deleted from the store (or memory) once
+// per window.
 type Limiter struct {
 	cfg       Config
 	onLimited func(class string)
@@ -72,7 +80,8 @@ type Limiter struct {
 	shared graph.RateCounts
 
 	mu      sync.Mutex
-	expired int64 // the last window whose predecessors were expired
+	expired int64             // the last window whose predecessors were expired
+	leases  map[string]leased // calls counted in the store, not yet made
 }
 
 // New returns a limiter with cfg's defaults counting in memory; onLimited,
@@ -141,14 +150,32 @@ func (l *Limiter) Take(class string, p identity.Principal, addr string) error {
 	window := now.UnixNano() / int64(Window)
 	elapsed := float64(now.UnixNano()-window*int64(Window)) / float64(Window)
 	counts := l.counts(window)
-	cur, prev, err := l.add(counts, key, window, 1)
+	if l.fromLease(key, window) {
+		return nil
+	}
+	// Take a lease of n calls at once (1 without a store): n-1 later calls
+	// of this caller in this window then pass without a store round trip.
+	n := 1
+	if l.shared != nil {
+		n = LeaseSize(perMinute)
+	}
+	cur, prev, err := l.add(counts, key, window, n)
 	if err != nil {
 		return nil // unreachable: keys are valid and memory does not fail
 	}
-	if float64(prev)*(1-elapsed)+float64(cur) <= float64(perMinute)+1e-9 {
+	// room: how many of the n fit under the limit now. A lease admitted
+	// now stays within it later in the window: the previous window's
+	// weight only falls.
+	room := int(math.Floor(float64(perMinute) - float64(prev)*(1-elapsed) - float64(cur-int64(n)) + 1e-9))
+	take := min(max(room, 0), n)
+	if take < n {
+		_, _, _ = l.add(counts, key, window, take-n) // what does not fit does not count
+	}
+	if take > 0 {
+		l.lease(key, window, take-1)
 		return nil
 	}
-	_, _, _ = l.add(counts, key, window, -1) // a refused call does not count
+	cur = cur - int64(n) + 1 // as if this one call had been counted
 	if l.onLimited != nil {
 		l.onLimited(class)
 	}
@@ -158,8 +185,44 @@ func (l *Limiter) Take(class string, p identity.Principal, addr string) error {
 	return &Error{Class: class, Who: who, RetryAfter: retryAfter(perMinute, cur, prev, elapsed)}
 }
 
-// counts returns where this window counts, expiring older windows once
-// per window.
+// LeaseSize is how many calls a replica counts in the store at once for
+// a caller with limit calls per minute: one per 50 of the limit (12 for
+// the default 600 searches a minute, 1 for limits up to 50).
+func LeaseSize(limit int) int { return max(1, limit/50) }
+
+// fromLease takes one call from the caller's lease of this window.
+func (l *Limiter) fromLease(key string, window int64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ls, ok := l.leases[key]
+	if !ok || ls.window != window || ls.left <= 0 {
+		return false
+	}
+	ls.left--
+	l.leases[key] = ls
+	return true
+}
+
+// lease keeps the unused calls of a lease for this window.
+func (l *Limiter) lease(key string, window int64, left int) {
+	if left <= 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.leases == nil {
+		l.leases = map[string]leased{}
+	}
+	l.leases[key] = leased{window: window, left: left}
+}
+
+type leased struct {
+	window int64
+	left   int
+}
+
+// counts returns where this window counts, expiring older windows (and
+// leases) once per window.
 func (l *Limiter) counts(window int64) graph.RateCounts {
 	var c graph.RateCounts = &l.local
 	if l.shared != nil {
@@ -168,6 +231,13 @@ func (l *Limiter) counts(window int64) graph.RateCounts {
 	l.mu.Lock()
 	due := l.expired != window
 	l.expired = window
+	if due {
+		for k, ls := range l.leases {
+			if ls.window < window {
+				delete(l.leases, k) // a lease ends with its window
+			}
+		}
+	}
 	l.mu.Unlock()
 	if due {
 		// Windows before the previous one no longer weigh in any decision.

@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -149,6 +150,55 @@ func TestLongSubjectsAreCounted(t *testing.T) {
 	}
 }
 
+// counting wraps a store and counts its round trips.
+type counting struct {
+	graph.RateCounts
+	adds int
+}
+
+func (c *counting) AddRateCount(ctx context.Context, key string, window int64, delta int) (int64, int64, error) {
+	c.adds++
+	return c.RateCounts.AddRateCount(ctx, key, window, delta)
+}
+
+// TestLeasesNeverOverrunTheLimit: with the default search limit (600, in
+// leases of 12), two replicas admit together no more than the limit and
+// at most a lease's unused rest less per replica, while calling the store
+// about once per lease.
+func TestLeasesNeverOverrunTheLimit(t *testing.T) {
+	now := windowStart.Add(20 * time.Second)
+	a, b, store := twoReplicas(t, Config{}, &now)
+	ca := &counting{RateCounts: a.shared}
+	a.shared = ca
+	p := identity.Principal{Subject: "key:busy"}
+	allowed := 0
+	for i := 0; i < 700; i++ {
+		if err := []*Limiter{a, b}[i%3%2].Take(Search, p, ""); err == nil {
+			allowed++
+		}
+	}
+	lease := LeaseSize(DefaultSearchPerMinute)
+	if allowed > DefaultSearchPerMinute || allowed < DefaultSearchPerMinute-2*(lease-1) {
+		t.Errorf("two replicas admitted %d calls under a limit of %d (leases of %d)", allowed, DefaultSearchPerMinute, lease)
+	}
+	w := now.UnixNano() / int64(Window)
+	if cur, _, _ := store.AddRateCount(context.Background(), "search|key:busy", w, 0); cur > DefaultSearchPerMinute {
+		t.Errorf("the store counts %d calls, over the limit", cur)
+	}
+	// Replica a served 2 of every 3 calls: about 400 while there was
+	// room, in leases of 12, then one round trip per refused call (each
+	// giving its lease back in the same call's second trip).
+	if ca.adds > 400/lease+2*(700-allowed)+10 {
+		t.Errorf("replica a made %d store calls for its calls; leases spare round trips", ca.adds)
+	}
+	// The next window starts with no lease: the previous window's counts
+	// weigh on the first call there.
+	now = windowStart.Add(Window + 59*time.Second)
+	if err := a.Take(Search, p, ""); err != nil {
+		t.Errorf("near the end of the next window the previous one hardly weighs: %v", err)
+	}
+}
+
 // BenchmarkTake is the cost a limited request pays: counting in memory
 // (one process) and in a shared SQLite store.
 func BenchmarkTake(b *testing.B) {
@@ -160,13 +210,18 @@ func BenchmarkTake(b *testing.B) {
 			_ = l.Take(Search, p, "")
 		}
 	})
-	b.Run("sqlite-shared", func(b *testing.B) {
-		now := time.Now()
-		l, _, _ := twoReplicas(b, Config{SearchPerMinute: 1 << 30}, &now)
-		l.now = time.Now
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			_ = l.Take(Search, p, "")
-		}
-	})
+	// Callers make 500 calls each, under the default limit of 600, so the
+	// store is called once per lease (12 calls) or per call (lease 1).
+	for _, limit := range []int{DefaultSearchPerMinute, 50} {
+		b.Run(fmt.Sprintf("sqlite-shared/lease-%d", LeaseSize(limit)), func(b *testing.B) {
+			now := time.Now()
+			l, _, _ := twoReplicas(b, Config{SearchPerMinute: limit}, &now)
+			l.now = time.Now
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				perCaller := min(500, limit-1)
+				_ = l.Take(Search, identity.Principal{Subject: fmt.Sprintf("key:bench%d", i/perCaller)}, "")
+			}
+		})
+	}
 }

@@ -47,7 +47,9 @@ type airlockParts struct {
 // scanning and review still work; approvals then fail with a clear reason.
 func newAirlock(ctx context.Context, cfg config.Config, sys *system, c client.Client, log *slog.Logger) (*airlockParts, error) {
 	defs := sys.store
-	files := &airlock.Files{Root: filepath.Join(cfg.DataDir, "airlock")}
+	// Approvals are shared through the store (Files.Shared): a worker
+	// without an approved wrapper rebuilds it from the spec and policy.
+	files := &airlock.Files{Root: filepath.Join(cfg.DataDir, "airlock"), Shared: sys.store}
 	gen, err := codegen.New(templates.FS)
 	if err != nil {
 		return nil, err
@@ -78,7 +80,7 @@ func newAirlock(ctx context.Context, cfg config.Config, sys *system, c client.Cl
 		defs:    defs,
 		notes:   notes,
 		health:  health,
-		runtime: &airlock.Runtime{Files: files, Executor: &airlock.Executor{Ledger: ledger, Notifier: notifier}},
+		runtime: &airlock.Runtime{Files: files, Executor: &airlock.Executor{Ledger: ledger, Notifier: notifier}, Builder: ob},
 		activities: &activities.Airlock{
 			Health:      health,
 			Scanner:     &airlock.Scanner{Fetcher: &airlock.Fetcher{}, Files: files, Definitions: defs, Embedder: sys.model},

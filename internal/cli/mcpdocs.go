@@ -31,7 +31,7 @@ func (s sourceDocs) SourceDocument(ctx context.Context, t graph.Tool, m tool.Man
 		if s.files == nil {
 			return "", nil, fmt.Errorf("the airlock is not configured here: %w", fault.ErrNotFound)
 		}
-		b, err := s.files.SourceSpec(t.ID)
+		b, err := s.files.SourceSpec(ctx, t.ID)
 		return "openapi", b, err
 	}
 	base, ok := s.modules[t.Module]
