@@ -30,6 +30,10 @@ type ConsoleSession struct {
 	// NotAfter, when set, is when the credential it signed in with ends (a
 	// bearer token's expiry): the expiry never slides past it.
 	NotAfter time.Time `json:"notAfter,omitzero"`
+	// Flash is what one action left for the session's next page, opaque
+	// to the store (the console seals it with a key only the session's
+	// token gives); nil when there is none. SetSessionFlash replaces it.
+	Flash []byte `json:"-"`
 }
 
 // Sessions stores console sessions. It is part of Store.
@@ -43,6 +47,9 @@ type Sessions interface {
 	// TouchSession moves a session's expiry to expiresAt (a sliding TTL);
 	// unknown id: ErrNotFound.
 	TouchSession(ctx context.Context, id string, expiresAt time.Time) error
+	// SetSessionFlash replaces a session's flash (nil clears it); unknown
+	// id: ErrNotFound. At most MaxSessionFlash bytes (ErrInvalid).
+	SetSessionFlash(ctx context.Context, id string, flash []byte) error
 	// DeleteSession removes a session; an unknown id is no error (signing
 	// out twice is fine).
 	DeleteSession(ctx context.Context, id string) error
@@ -52,6 +59,17 @@ type Sessions interface {
 }
 
 var sessionIDRe = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// MaxSessionFlash bounds a session's flash.
+const MaxSessionFlash = 64 << 10
+
+// ValidateFlash checks a flash before it is stored.
+func ValidateFlash(flash []byte) error {
+	if len(flash) > MaxSessionFlash {
+		return fmt.Errorf("session flash: %d bytes, over %d: %w", len(flash), MaxSessionFlash, ErrInvalid)
+	}
+	return nil
+}
 
 // ValidateSession checks a session before it is stored.
 func ValidateSession(s ConsoleSession) error {
@@ -63,5 +81,5 @@ func ValidateSession(s ConsoleSession) error {
 	case len(s.Principal) == 0 || !json.Valid(s.Principal):
 		return fmt.Errorf("session %s…: principal must be JSON: %w", s.ID[:8], ErrInvalid)
 	}
-	return nil
+	return ValidateFlash(s.Flash)
 }

@@ -43,6 +43,10 @@ type session struct {
 	// one and the store holds none.
 	csrf string
 	who  identity.Principal
+	// sealKey seals the session's flash (derived from the token, so the
+	// store cannot open it); flash is the sealed flash the store holds.
+	sealKey [32]byte
+	flash   []byte
 }
 
 type sessionKey struct{}
@@ -125,7 +129,7 @@ func (c *Console) session(w http.ResponseWriter, r *http.Request) (*session, err
 			return nil, err
 		}
 	}
-	return &session{id: id, csrf: csrfOf(ck.Value), who: who}, nil
+	return &session{id: id, csrf: csrfOf(ck.Value), who: who, sealKey: flashKeyOf(ck.Value), flash: rec.Flash}, nil
 }
 
 // slide is a session's expiry after a use at now: SessionTTL later, but
@@ -274,9 +278,6 @@ func (c *Console) signOut(w http.ResponseWriter, r *http.Request, s *session) {
 			c.page(w, r, s, http.StatusServiceUnavailable, "error", map[string]any{"Title": "Sign-out failed", "Message": msg, "Next": "Try again in a moment."})
 			return
 		}
-		c.mu.Lock()
-		delete(c.flashes, s.id)
-		c.mu.Unlock()
 	}
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/ui", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
 	http.Redirect(w, r, "/ui/signin", http.StatusSeeOther)

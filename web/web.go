@@ -115,17 +115,8 @@ type Console struct {
 	files http.Handler
 	log   *slog.Logger
 
-	// flashes are the one-time results a POST leaves for the GET it
-	// redirects to, by session id (this process only).
-	mu      sync.Mutex
-	flashes map[string]*flash
-	swept   time.Time
-}
-
-// flash is one POST's result, shown once by the page at path.
-type flash struct {
-	path string
-	data map[string]any
+	mu    sync.Mutex
+	swept time.Time // when this process last swept expired sessions
 }
 
 // New returns the console over the domain services in d.
@@ -153,7 +144,7 @@ func New(d Deps, cfg Config) *Console {
 	}).ParseFS(assets, "templates/*.html"))
 	static, _ := fs.Sub(assets, "static")
 	c := &Console{d: d, tmpl: t, now: time.Now, ui: strings.TrimRight(cfg.TemporalUI, "/"), ns: cfg.Namespace, log: d.Logger,
-		files: http.StripPrefix("/ui/static/", http.FileServer(http.FS(static))), flashes: map[string]*flash{}}
+		files: http.StripPrefix("/ui/static/", http.FileServer(http.FS(static)))}
 	c.routes()
 	return c
 }
@@ -330,19 +321,9 @@ func (c *Console) page(w http.ResponseWriter, r *http.Request, s *session, code 
 	}
 	data["Page"] = name
 	data["Session"] = s
-	if s != nil && r.Method == http.MethodGet {
-		c.mu.Lock()
-		f := c.flashes[s.id]
-		if f != nil && f.path == r.URL.Path {
-			delete(c.flashes, s.id)
-		} else {
-			f = nil
-		}
-		c.mu.Unlock()
-		if f != nil {
-			for k, v := range f.data {
-				data[k] = v
-			}
+	if s != nil && r.Method == http.MethodGet && len(s.flash) > 0 {
+		for k, v := range c.takeFlash(r, s) {
+			data[k] = v
 		}
 	}
 	if s != nil {
@@ -362,20 +343,22 @@ func (c *Console) page(w http.ResponseWriter, r *http.Request, s *session, code 
 }
 
 // done ends a POST (post/redirect/get): it leaves data (the outcome, or
-// the errors and the form to refill) for the page at to, and redirects
-// there with 303, so a reload shows the page again and sends nothing.
+// the errors and the form to refill) in the session for the page at to,
+// and redirects there with 303, so a reload shows the page again and sends
+// nothing. The session keeps it in the store, sealed, so the GET may be
+// served by any replica.
 func (c *Console) done(w http.ResponseWriter, r *http.Request, s *session, to string, data map[string]any) {
 	if s != nil && len(data) > 0 {
 		path := to
 		if i := strings.IndexByte(path, '?'); i >= 0 {
 			path = path[:i]
 		}
-		c.mu.Lock()
-		if len(c.flashes) > 10_000 {
-			clear(c.flashes) // bound memory; a lost flash only hides one result
+		if err := c.putFlash(r, s, path, data); err != nil {
+			_, msg := c.problem(r, err)
+			c.page(w, r, s, http.StatusServiceUnavailable, "error", map[string]any{"Title": "Result not kept",
+				"Message": "The action ran, but its result could not be kept for the next page: " + msg, "Back": to, "BackLabel": "Back"})
+			return
 		}
-		c.flashes[s.id] = &flash{path: path, data: data}
-		c.mu.Unlock()
 	}
 	http.Redirect(w, r, to, http.StatusSeeOther)
 }

@@ -313,11 +313,13 @@ func TestSignInSetsAStrictHttpOnlySessionCookie(t *testing.T) {
 }
 
 // Sessions live in the store: a session opened by one console is accepted
-// by another over the same store (another replica), survives a restart,
-// and signing out on one ends it on the other.
+// by another with its own handle on the same database (another replica),
+// survives a restart, and signing out on one ends it on the other.
 func TestSessionsAreSharedThroughTheStore(t *testing.T) {
 	e := newEnv(t)
-	one, two := e.browser(e.console()), e.browser(e.console())
+	one := e.browser(e.console())
+	e.open() // the other replica: its own handle on the same database file
+	two := e.browser(e.console())
 	if w := one.signIn(e.admin); w.Code != http.StatusSeeOther {
 		t.Fatalf("sign in: %d", w.Code)
 	}
@@ -329,6 +331,23 @@ func TestSessionsAreSharedThroughTheStore(t *testing.T) {
 	// The CSRF token is the same on either replica: a form from one posts to the other.
 	if a, b := one.formToken("/ui/sources"), two.formToken("/ui/sources"); a != b {
 		t.Fatalf("CSRF tokens differ across replicas: %q %q", a, b)
+	}
+	// What a POST leaves for the next page is in the store, sealed: the
+	// GET after the redirect may be served by the other replica. A new
+	// key's secret never reaches the store in the clear.
+	w := one.do("POST", "/ui/keys/create", url.Values{"csrf": {one.formToken("/ui/keys")}, "owner": {"cy"}, "level": {"user"}})
+	if w.Code != http.StatusSeeOther {
+		t.Fatalf("create a key: %d\n%s", w.Code, w.Body)
+	}
+	rec, err := e.st.GetSession(context.Background(), sessionID(one.cookies[CookieName].Value))
+	if err != nil || len(rec.Flash) == 0 || strings.Contains(string(rec.Flash), "tsk_") || strings.Contains(string(rec.Flash), "cy") {
+		t.Fatalf("the stored flash: %q %v", rec.Flash, err)
+	}
+	shown := two.do("GET", w.Header().Get("Location"), nil).Body.String()
+	if secret := regexp.MustCompile(`tsk_[A-Za-z0-9_-]+`).FindString(shown); secret == "" {
+		t.Fatalf("the other replica does not show the new key's secret:\n%s", shown)
+	} else if again := one.do("GET", "/ui/keys", nil).Body.String(); strings.Contains(again, secret) {
+		t.Fatal("the secret is shown again on the first replica")
 	}
 	// A restart: a new process opens the store file again.
 	e.open()

@@ -17,8 +17,9 @@ func sessionID(token string) string {
 }
 
 // testSessions: a session is stored once under its id, read back with its
-// principal as stored, its expiry slides, deletion is idempotent, and the
-// sweep removes exactly the sessions expired by then.
+// principal as stored, its expiry slides, its flash is kept byte for byte
+// and cleared, deletion is idempotent, and the sweep removes exactly the
+// sessions expired by then.
 func testSessions(t *testing.T, open func(*testing.T) graph.Store) {
 	s := fresh(t, open)
 	var ss graph.Sessions = s
@@ -60,6 +61,29 @@ func testSessions(t *testing.T, open func(*testing.T) graph.Store) {
 	}
 	if err := ss.TouchSession(ctx, sessionID("nobody"), t0); !errors.Is(err, graph.ErrNotFound) {
 		t.Fatalf("touch unknown: %v", err)
+	}
+	// The flash is kept as given, replaced, and cleared.
+	if got.Flash != nil {
+		t.Fatalf("a new session has a flash: %q", got.Flash)
+	}
+	sealed := []byte{0, 1, 2, 0xff, 'x'}
+	if err := ss.SetSessionFlash(ctx, a.ID, sealed); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ss.GetSession(ctx, a.ID); err != nil || string(got.Flash) != string(sealed) || got.KeyID != "k1" {
+		t.Fatalf("flash: %q %v", got.Flash, err)
+	}
+	if err := ss.SetSessionFlash(ctx, a.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ss.GetSession(ctx, a.ID); err != nil || len(got.Flash) != 0 {
+		t.Fatalf("cleared flash: %q %v", got.Flash, err)
+	}
+	if err := ss.SetSessionFlash(ctx, sessionID("nobody"), sealed); !errors.Is(err, graph.ErrNotFound) {
+		t.Fatalf("flash of an unknown session: %v", err)
+	}
+	if err := ss.SetSessionFlash(ctx, a.ID, make([]byte, graph.MaxSessionFlash+1)); !errors.Is(err, graph.ErrInvalid) {
+		t.Fatalf("oversized flash: %v", err)
 	}
 	// The sweep removes what expired at or before now, nothing else.
 	b := graph.ConsoleSession{ID: sessionID("b"), Principal: principal, ExpiresAt: t0.Add(2 * time.Hour)}

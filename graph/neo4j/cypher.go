@@ -522,6 +522,7 @@ func Statements() []Statement {
 		"touchSession":              cypherTouchSession,
 		"deleteSession":             cypherDeleteSession,
 		"deleteExpiredSessions":     cypherDeleteExpiredSessions,
+		"setSessionFlash":           cypherSetSessionFlash,
 	}
 	out := make([]Statement, 0, len(m))
 	for name, q := range m {

@@ -539,9 +539,10 @@ func goldenCases() []goldenCase {
 			}},
 		{"get_session", func(t *testing.T, f *fakeRunner) {
 			rec, _ := json.Marshal(goldenSession())
-			f.answer("getSession", record{"record": string(rec), "expiresAt": goldenNow.Add(2 * time.Hour).UnixNano()})
+			f.answer("getSession", record{"record": string(rec), "expiresAt": goldenNow.Add(2 * time.Hour).UnixNano(), "flash": "AAEC/3g="})
 		}, func(ctx context.Context, s *Store) (any, error) {
-			return s.GetSession(ctx, goldenSessionID)
+			cs, err := s.GetSession(ctx, goldenSessionID)
+			return map[string]any{"session": cs, "flash": cs.Flash}, err
 		}},
 		{"get_session_missing", func(t *testing.T, f *fakeRunner) { f.answer("getSession") },
 			func(ctx context.Context, s *Store) (any, error) {
@@ -554,6 +555,14 @@ func goldenCases() []goldenCase {
 		{"touch_session_missing", func(t *testing.T, f *fakeRunner) { f.answer("touchSession") },
 			func(ctx context.Context, s *Store) (any, error) {
 				return nil, s.TouchSession(ctx, goldenSessionID, goldenNow.Add(12*time.Hour))
+			}},
+		{"set_session_flash", func(t *testing.T, f *fakeRunner) { f.answer("setSessionFlash", record{"id": goldenSessionID}) },
+			func(ctx context.Context, s *Store) (any, error) {
+				return nil, s.SetSessionFlash(ctx, goldenSessionID, []byte{0, 1, 2, 0xff, 'x'})
+			}},
+		{"set_session_flash_missing", func(t *testing.T, f *fakeRunner) { f.answer("setSessionFlash") },
+			func(ctx context.Context, s *Store) (any, error) {
+				return nil, s.SetSessionFlash(ctx, goldenSessionID, nil)
 			}},
 		{"delete_session", nil, func(ctx context.Context, s *Store) (any, error) {
 			return nil, s.DeleteSession(ctx, goldenSessionID)
@@ -636,6 +645,7 @@ func TestGoldenErrors(t *testing.T) {
 		"put_session_conflict":          graph.ErrConflict,
 		"get_session_missing":           graph.ErrNotFound,
 		"touch_session_missing":         graph.ErrNotFound,
+		"set_session_flash_missing":     graph.ErrNotFound,
 	}
 	for _, tc := range goldenCases() {
 		f := newFakeRunner(goldenDim)

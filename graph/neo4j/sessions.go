@@ -2,6 +2,7 @@ package neo4j
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -13,11 +14,12 @@ var _ graph.Sessions = (*Store)(nil)
 
 // Console sessions (graph.Sessions):
 //
-//	(:ConsoleSession {id, expiresAt, record})
+//	(:ConsoleSession {id, expiresAt, record, flash})
 //
 // id is the hex SHA-256 of the session token (never the token); record
 // holds the JSON session as the SQLite store keeps it; expiresAt (Unix
-// nanoseconds) is the authority for the expiry, moved by each touch.
+// nanoseconds) is the authority for the expiry, moved by each touch;
+// flash is the sealed one-time result, base64 ("" for none).
 const (
 	cypherConstraintSession = `CREATE CONSTRAINT console_session_id IF NOT EXISTS FOR (s:ConsoleSession) REQUIRE s.id IS UNIQUE`
 	// cypherPutSession creates the session only when its id is new: no
@@ -25,10 +27,13 @@ const (
 	cypherPutSession = `OPTIONAL MATCH (x:ConsoleSession {id: $id})
 WITH x
 WHERE x IS NULL
-CREATE (s:ConsoleSession {id: $id, expiresAt: $expiresAt, record: $record})
+CREATE (s:ConsoleSession {id: $id, expiresAt: $expiresAt, record: $record, flash: $flash})
 RETURN s.id AS id`
 	cypherGetSession = `MATCH (s:ConsoleSession {id: $id})
-RETURN s.record AS record, s.expiresAt AS expiresAt`
+RETURN s.record AS record, s.expiresAt AS expiresAt, coalesce(s.flash, '') AS flash`
+	cypherSetSessionFlash = `MATCH (s:ConsoleSession {id: $id})
+SET s.flash = $flash
+RETURN s.id AS id`
 	cypherTouchSession = `MATCH (s:ConsoleSession {id: $id})
 SET s.expiresAt = $expiresAt
 RETURN s.id AS id`
@@ -55,7 +60,8 @@ func (s *Store) PutSession(ctx context.Context, cs graph.ConsoleSession) error {
 	}
 	created := false
 	err = s.r.write(ctx, func(tx txRunner) error {
-		recs, err := tx.run(ctx, cypherPutSession, map[string]any{"id": cs.ID, "expiresAt": cs.ExpiresAt.UnixNano(), "record": string(rec)})
+		recs, err := tx.run(ctx, cypherPutSession, map[string]any{"id": cs.ID, "expiresAt": cs.ExpiresAt.UnixNano(), "record": string(rec),
+			"flash": base64.StdEncoding.EncodeToString(cs.Flash)})
 		created = len(recs) > 0
 		return err
 	})
@@ -85,8 +91,17 @@ func (s *Store) GetSession(ctx context.Context, id string) (graph.ConsoleSession
 		if err != nil {
 			return err
 		}
+		flash, err := getString(recs[0], "flash")
+		if err != nil {
+			return err
+		}
 		if err := json.Unmarshal([]byte(raw), &out); err != nil {
 			return fmt.Errorf("decode session: %w", err)
+		}
+		if flash != "" {
+			if out.Flash, err = base64.StdEncoding.DecodeString(flash); err != nil {
+				return fmt.Errorf("decode session flash: %w", err)
+			}
 		}
 		out.ExpiresAt, found = time.Unix(0, exp).UTC(), true
 		return nil
@@ -113,6 +128,26 @@ func (s *Store) TouchSession(ctx context.Context, id string, expiresAt time.Time
 	}
 	if !found {
 		return fmt.Errorf("neo4j: touch session: %w", graph.ErrNotFound)
+	}
+	return nil
+}
+
+// SetSessionFlash implements graph.Sessions.
+func (s *Store) SetSessionFlash(ctx context.Context, id string, flash []byte) error {
+	if err := graph.ValidateFlash(flash); err != nil {
+		return fmt.Errorf("neo4j: set session flash: %w", err)
+	}
+	found := false
+	err := s.r.write(ctx, func(tx txRunner) error {
+		recs, err := tx.run(ctx, cypherSetSessionFlash, map[string]any{"id": id, "flash": base64.StdEncoding.EncodeToString(flash)})
+		found = len(recs) > 0
+		return err
+	})
+	if err != nil {
+		return wrapErr("set session flash", err)
+	}
+	if !found {
+		return fmt.Errorf("neo4j: set session flash: %w", graph.ErrNotFound)
 	}
 	return nil
 }

@@ -284,12 +284,14 @@ CREATE TABLE call_imports (
 );
 `,
 	// Console sessions (graph.Sessions), keyed by the hex SHA-256 of
-	// the session token; record holds the JSON session.
+	// the session token; record holds the JSON session, flash its sealed
+	// one-time result (NULL: none).
 	`
 CREATE TABLE console_sessions (
 	id         TEXT PRIMARY KEY,
 	expires_at INTEGER NOT NULL,
-	record     TEXT NOT NULL
+	record     TEXT NOT NULL,
+	flash      BLOB
 );
 CREATE INDEX console_sessions_expiry ON console_sessions(expires_at);
 `,

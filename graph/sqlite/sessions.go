@@ -31,8 +31,8 @@ func (s *Store) PutSession(ctx context.Context, cs graph.ConsoleSession) error {
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO console_sessions(id, expires_at, record) VALUES (?, ?, ?)`,
-		cs.ID, graph.Nanos(cs.ExpiresAt), string(rec)); err != nil {
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO console_sessions(id, expires_at, record, flash) VALUES (?, ?, ?, ?)`,
+		cs.ID, graph.Nanos(cs.ExpiresAt), string(rec), flashValue(cs.Flash)); err != nil {
 		if isUniqueViolation(err) {
 			return fmt.Errorf("sqlite: put session: %w", graph.ErrConflict)
 		}
@@ -46,7 +46,8 @@ func (s *Store) PutSession(ctx context.Context, cs graph.ConsoleSession) error {
 func (s *Store) GetSession(ctx context.Context, id string) (graph.ConsoleSession, error) {
 	var rec string
 	var exp int64
-	err := s.db.QueryRowContext(ctx, `SELECT record, expires_at FROM console_sessions WHERE id = ?`, id).Scan(&rec, &exp)
+	var flash []byte
+	err := s.db.QueryRowContext(ctx, `SELECT record, expires_at, flash FROM console_sessions WHERE id = ?`, id).Scan(&rec, &exp, &flash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return graph.ConsoleSession{}, fmt.Errorf("sqlite: session: %w", graph.ErrNotFound)
 	}
@@ -58,7 +59,40 @@ func (s *Store) GetSession(ctx context.Context, id string) (graph.ConsoleSession
 		return graph.ConsoleSession{}, fmt.Errorf("sqlite: decode session: %w", err)
 	}
 	cs.ExpiresAt = graph.FromNanos(exp)
+	if len(flash) > 0 {
+		cs.Flash = flash
+	}
 	return cs, nil
+}
+
+// flashValue is a flash as its column holds it (NULL for none).
+func flashValue(flash []byte) any {
+	if len(flash) == 0 {
+		return nil
+	}
+	return flash
+}
+
+// SetSessionFlash implements graph.Sessions.
+func (s *Store) SetSessionFlash(ctx context.Context, id string, flash []byte) error {
+	if err := s.writable("set session flash"); err != nil {
+		return err
+	}
+	if err := graph.ValidateFlash(flash); err != nil {
+		return fmt.Errorf("sqlite: set session flash: %w", err)
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	res, err := s.db.ExecContext(ctx, `UPDATE console_sessions SET flash = ? WHERE id = ?`, flashValue(flash), id)
+	if err != nil {
+		return fmt.Errorf("sqlite: set session flash: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("sqlite: set session flash: %w", err)
+	} else if n == 0 {
+		return fmt.Errorf("sqlite: set session flash: %w", graph.ErrNotFound)
+	}
+	return nil
 }
 
 // TouchSession implements graph.Sessions.
