@@ -228,6 +228,100 @@ func TestReplicas(t *testing.T) {
 			t.Errorf("usage of currency.convert = %+v, %v; want one use", u["currency.convert"], err)
 		}
 	})
+
+	// After the kill one worker of the first two is left; it builds the
+	// wrapper. It then leaves, and a new worker on a new airlock dir (a
+	// host that never saw the approval nor its binary) runs the tool.
+	t.Run("ASpecApprovedThroughOneReplicaRunsOnAnotherWorker", func(t *testing.T) {
+		specs := serveFile(t, "../codegen/testdata/petstore/spec.yaml")
+		var apiCalls atomic.Int32
+		pets := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			apiCalls.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			if r.Method == http.MethodGet && r.URL.Path == "/v1/pets" {
+				_, _ = w.Write([]byte(`[{"id": "rex-1", "name": "Rex", "species": "dog"}]`))
+				return
+			}
+			w.WriteHeader(http.StatusTeapot)
+		}))
+		defer pets.Close()
+
+		// The source is added through api-1 ...
+		var added struct {
+			ScanWorkflowID string `json:"scanWorkflowId"`
+		}
+		code, body := c.call(t, c.api[0], http.MethodPost, "/api/v1/tools/sources", map[string]any{"type": "openapi", "location": specs.URL + "/pets.yaml"})
+		if err := json.Unmarshal(unwrapData(body), &added); code != http.StatusCreated || err != nil {
+			t.Fatalf("add source on api-1: %d %s (%v)", code, body, err)
+		}
+		tc, err := server.Dial(context.Background(), client.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tc.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		var scan workflows.ScanOutput
+		if err := tc.GetWorkflow(ctx, added.ScanWorkflowID, "").Get(ctx, &scan); err != nil || len(scan.Reviews) != 1 {
+			t.Fatalf("scan: %+v, %v", scan, err)
+		}
+		review := scan.Reviews[0]
+		eventually(t, 30*time.Second, func() error {
+			var pending struct {
+				Pending []struct{ ID, Status string } `json:"pending"`
+			}
+			code, body := c.call(t, c.api[1], http.MethodGet, "/api/v1/tools/pending", nil)
+			if err := json.Unmarshal(unwrapData(body), &pending); code != http.StatusOK || err != nil {
+				return fmt.Errorf("pending on api-2: %d %s", code, body)
+			}
+			for _, p := range pending.Pending {
+				if p.ID == review && p.Status == workflows.AirlockPending {
+					return nil
+				}
+			}
+			return fmt.Errorf("review %s not pending on api-2 yet: %s", review, body)
+		})
+		// ... and approved through api-2; the remaining worker builds it.
+		var approved struct {
+			Outcome workflows.AirlockOutcome `json:"outcome"`
+		}
+		code, body = c.call(t, c.api[1], http.MethodPost, "/api/v1/tools/pending/"+review+"/approve?wait=120s", map[string]any{"policy": map[string]any{
+			"baseUrl": pets.URL + "/v1", "quotaPerDay": 10, "operations": []string{"listPets"},
+		}})
+		if err := json.Unmarshal(unwrapData(body), &approved); code != http.StatusOK || err != nil || approved.Outcome.Status != workflows.AirlockOnboarded {
+			t.Fatalf("approve on api-2: %d %s (%v)", code, body, err)
+		}
+
+		// The builder leaves; a worker with nothing of the airlock on
+		// its disk takes over.
+		for _, w := range c.workers {
+			w.stop(t)
+		}
+		if err := os.RemoveAll(filepath.Join(c.dataDir, "airlock")); err != nil {
+			t.Fatal(err)
+		}
+		c.start(t, "worker-3", "worker")
+
+		var exec struct {
+			Status string `json:"status"`
+			Error  string `json:"error"`
+			Result struct {
+				Output []map[string]any `json:"output"`
+			} `json:"result"`
+		}
+		code, body = c.call(t, c.proxy.URL, http.MethodPost, "/api/v1/tools/pet_clinic.list_pets/execute?wait=120s", map[string]any{"inputs": map[string]any{}})
+		if err := json.Unmarshal(unwrapData(body), &exec); code != http.StatusOK || err != nil || exec.Status != "completed" ||
+			len(exec.Result.Output) != 1 || exec.Result.Output[0]["name"] != "Rex" {
+			t.Fatalf("execute the onboarded tool on worker-3: %d %s (%v)", code, body, err)
+		}
+		if n := apiCalls.Load(); n != 1 {
+			t.Errorf("the pet API saw %d calls, want 1", n)
+		}
+		// worker-3 rebuilt the wrapper from the approval in the store.
+		if built, _ := filepath.Glob(filepath.Join(c.dataDir, "airlock", "wrappers", "*")); len(built) != 1 {
+			t.Errorf("wrappers on worker-3's disk after the call: %v, want the one it rebuilt", built)
+		}
+	})
 }
 
 // replicaCluster is the processes of TestReplicas and what they share.
