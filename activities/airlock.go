@@ -244,7 +244,7 @@ func (a *Airlock) PrepareReview(ctx context.Context, in PrepareReviewInput) (air
 	if err := a.check(); err != nil {
 		return airlock.Review{}, err
 	}
-	data, err := a.Files.Spec(in.SpecHash)
+	data, err := a.Files.Spec(ctx, in.SpecHash)
 	if errors.Is(err, fault.ErrNotFound) || errors.Is(err, fault.ErrInvalid) {
 		return airlock.Review{}, Fail(ErrTypeSpecNotFound, "%v", err)
 	}

@@ -119,12 +119,21 @@ func (e *Executor) Execute(ctx context.Context, a Approval, toolName string, arg
 func (e *Executor) reserve(ctx context.Context, a Approval, toolName string, caller access.Caller) (CallRecord, float64, error) {
 	now := e.now()
 	p := a.Policy
-	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	// Tally only the windows a policy limits: counting a day's calls costs
+	// in proportion to them.
+	var since []time.Time
+	rate, quota := -1, -1
+	if p.RateLimitPerMinute > 0 {
+		rate, since = len(since), append(since, now.Add(-time.Minute))
+	}
+	if p.QuotaPerDay > 0 {
+		quota, since = len(since), append(since, time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC))
+	}
 	check := func(t graph.CallTally) error {
-		if p.RateLimitPerMinute > 0 && t.Calls[0] >= p.RateLimitPerMinute {
+		if rate >= 0 && t.Calls[rate] >= p.RateLimitPerMinute {
 			return fmt.Errorf("airlock: %s: rate limit of %d calls per minute reached: %w", a.Slug, p.RateLimitPerMinute, fault.ErrLimit)
 		}
-		if p.QuotaPerDay > 0 && t.Calls[1] >= p.QuotaPerDay {
+		if quota >= 0 && t.Calls[quota] >= p.QuotaPerDay {
 			return fmt.Errorf("airlock: %s: daily quota of %d calls reached: %w", a.Slug, p.QuotaPerDay, fault.ErrLimit)
 		}
 		if p.HardBudget > 0 && t.Spent+p.CostPerCall > p.HardBudget+1e-9 {
@@ -132,8 +141,7 @@ func (e *Executor) reserve(ctx context.Context, a Approval, toolName string, cal
 		}
 		return nil
 	}
-	rec, tally, err := e.Ledger.ReserveCall(ctx, CallRecord{ApprovalID: a.ID, Tool: toolName, UserID: caller.UserID, At: now, Cost: p.CostPerCall},
-		[]time.Time{now.Add(-time.Minute), day}, check)
+	rec, tally, err := e.Ledger.ReserveCall(ctx, CallRecord{ApprovalID: a.ID, Tool: toolName, UserID: caller.UserID, At: now, Cost: p.CostPerCall}, since, check)
 	if errors.Is(err, fault.ErrLimit) {
 		return CallRecord{}, 0, err
 	}

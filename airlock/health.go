@@ -135,7 +135,7 @@ type HealthReport struct {
 // CheckAll probes every approval once.
 func (h *HealthChecker) CheckAll(ctx context.Context) (HealthReport, error) {
 	var rep HealthReport
-	approvals, err := h.Files.Approvals()
+	approvals, err := h.Files.CurrentApprovals(ctx)
 	if err != nil {
 		return rep, err
 	}
@@ -147,13 +147,13 @@ func (h *HealthChecker) CheckAll(ctx context.Context) (HealthReport, error) {
 		if a.BaseURL == "" {
 			continue
 		}
-		rec, err := h.Files.Health(a.Slug)
+		rec, err := h.Files.Health(ctx, a.Slug)
 		if err != nil {
 			return rep, err
 		}
 		p := h.Prober.Probe(ctx, a.BaseURL)
 		rec, disable := rec.Record(p, threshold)
-		if err := h.Files.SaveHealth(a.Slug, rec); err != nil {
+		if err := h.Files.SaveHealth(ctx, a.Slug, rec); err != nil {
 			return rep, err
 		}
 		rep.Checked++
@@ -189,10 +189,10 @@ func (h *HealthChecker) Enable(ctx context.Context, slug, reason string) ([]stri
 			return nil, fmt.Errorf("airlock: enable %s: %w", id, err)
 		}
 	}
-	rec, err := h.Files.Health(slug)
+	rec, err := h.Files.Health(ctx, slug)
 	if err != nil {
 		return nil, err
 	}
 	rec.Consecutive, rec.LastError = 0, ""
-	return a.ToolIDs, h.Files.SaveHealth(slug, rec)
+	return a.ToolIDs, h.Files.SaveHealth(ctx, slug, rec)
 }

@@ -79,7 +79,7 @@ func TestHealthCheckerDisablesAfterThresholdAndEnableRestores(t *testing.T) {
 	if tools["pets.list_pets"] != "disabled" || len(notes.List(0)) != 1 {
 		t.Fatalf("after failures: %v notes=%v", tools, notes.List(0))
 	}
-	h, _ := files.Health("pets")
+	h, _ := files.Health(context.Background(), "pets")
 	if h.Consecutive != 2 || h.ErrorRate() != 1 {
 		t.Fatalf("health %+v", h)
 	}
@@ -87,7 +87,7 @@ func TestHealthCheckerDisablesAfterThresholdAndEnableRestores(t *testing.T) {
 	if err != nil || len(ids) != 1 || tools["pets.list_pets"] != "active" {
 		t.Fatalf("enable: %v %v %v", ids, err, tools)
 	}
-	if h, _ := files.Health("pets"); h.Consecutive != 0 {
+	if h, _ := files.Health(context.Background(), "pets"); h.Consecutive != 0 {
 		t.Fatalf("health after enable: %+v", h)
 	}
 }

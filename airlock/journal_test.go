@@ -3,6 +3,7 @@ package airlock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +17,7 @@ import (
 
 // openShared opens one SQLite file twice, as two processes (a worker and
 // an API replica, or two workers) do.
-func openShared(t *testing.T) (*sqlite.Store, *sqlite.Store) {
+func openShared(t testing.TB) (*sqlite.Store, *sqlite.Store) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "graph.db")
 	var out [2]*sqlite.Store
@@ -122,5 +123,40 @@ func TestNotificationsSurviveRestarts(t *testing.T) {
 	nl2, _ := OpenNotificationLog(filepath.Join(dir, "n.jsonl"))
 	if got := nl2.List(1); len(got) != 1 || got[0].Kind != "disabled" || got[0].At.IsZero() {
 		t.Fatalf("notifications after reopen: %+v", got)
+	}
+}
+
+// BenchmarkReserve is what the shared ledger adds to each call of an
+// onboarded tool: one reservation (tally and record) and its completion,
+// in a SQLite store shared by two processes, with none or 10,000 calls of
+// the day recorded.
+func BenchmarkReserve(b *testing.B) {
+	for _, prior := range []int{0, 10_000} {
+		b.Run(fmt.Sprintf("recorded-%d", prior), func(b *testing.B) { benchmarkReserve(b, prior) })
+	}
+}
+
+func benchmarkReserve(b *testing.B, prior int) {
+	ctx := context.Background()
+	s, _ := openShared(b)
+	now := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
+	ex := &Executor{Ledger: s, Now: func() time.Time { return now }}
+	ap := Approval{ID: "ap", Slug: "pets", Policy: Policy{RateLimitPerMinute: 1 << 30, QuotaPerDay: 1 << 30, CostPerCall: 0.01, HardBudget: 1e9}}
+	for i := 0; i < prior; i++ {
+		now = now.Add(time.Second)
+		if _, _, err := ex.reserve(ctx, ap, "get", access.Caller{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		rec, _, err := ex.reserve(ctx, ap, "get", access.Caller{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rec.Done, rec.Success = true, true
+		if err := s.CompleteCall(ctx, rec); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -96,11 +96,11 @@ func TestSameTitleSpecsNeverReplaceEachOther(t *testing.T) {
 	}
 	store := openStore(t)
 	files := &Files{Root: t.TempDir()}
-	hashA, err := files.PutSpec(pets)
+	hashA, err := files.PutSpec(context.Background(), pets)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hashB, err := files.PutSpec(append(append([]byte{}, pets...), "\n# the expanded edition\n"...))
+	hashB, err := files.PutSpec(context.Background(), append(append([]byte{}, pets...), "\n# the expanded edition\n"...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestSameTitleSpecsNeverReplaceEachOther(t *testing.T) {
 		t.Fatalf("approve A: %+v %v", resA, err)
 	}
 
-	dataB, _ := files.Spec(hashB)
+	dataB, _ := files.Spec(context.Background(), hashB)
 	nB, err := codegen.Normalise(ctx, dataB)
 	if err != nil {
 		t.Fatal(err)

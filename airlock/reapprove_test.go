@@ -37,11 +37,11 @@ func TestReapprovalWithFewerOperationsRetiresTheRest(t *testing.T) {
 	store := openStore(t)
 	reg := registry.New(store, hashing.New(64))
 	files := &Files{Root: t.TempDir()}
-	hash1, err := files.PutSpec(v1)
+	hash1, err := files.PutSpec(context.Background(), v1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hash2, err := files.PutSpec(v2)
+	hash2, err := files.PutSpec(context.Background(), v2)
 	if err != nil || hash2 == hash1 {
 		t.Fatal(err)
 	}

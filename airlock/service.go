@@ -35,14 +35,47 @@ import (
 // replica: see CurrentApproval and Runtime.
 type Files struct {
 	Root   string
-	Shared graph.WrapperApprovals
+	Shared Shared
 	mu     sync.Mutex
 }
 
+// Shared is what the airlock keeps in the store for every worker and API
+// replica: each wrapper's current approval with its spec, and each
+// wrapper's health record (a snapshot named HealthSnapshot(slug)).
+type Shared interface {
+	graph.WrapperApprovals
+	graph.Snapshots
+}
+
+// HealthSnapshot names the snapshot that holds a wrapper's health record.
+func HealthSnapshot(slug string) string { return "airlock.health." + slug }
+
 var hashRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
-// PutSpec stores a spec document under its sha256 and returns the hash.
-func (f *Files) PutSpec(data []byte) (string, error) {
+// PutSpec stores a spec document under its sha256 and returns the hash:
+// on disk and, with Shared, in the store (a snapshot named
+// SpecSnapshot(hash)), so the worker that reviews or approves it need not
+// be the one that fetched it.
+func (f *Files) PutSpec(ctx context.Context, data []byte) (string, error) {
+	h, err := f.putLocalSpec(data)
+	if err != nil || f.Shared == nil {
+		return h, err
+	}
+	doc, err := json.Marshal(string(data))
+	if err != nil {
+		return "", fmt.Errorf("airlock: store spec: %w", err)
+	}
+	if err := f.Shared.PutSnapshot(ctx, graph.Snapshot{Name: SpecSnapshot(h), At: time.Now().UTC(), Data: doc}); err != nil {
+		return "", fmt.Errorf("airlock: store spec %s: %w", h[:12], err)
+	}
+	return h, nil
+}
+
+// SpecSnapshot names the snapshot that holds a fetched spec document.
+func SpecSnapshot(hash string) string { return "airlock.spec." + hash }
+
+// putLocalSpec writes a spec document under its sha256 in this data dir.
+func (f *Files) putLocalSpec(data []byte) (string, error) {
 	sum := sha256.Sum256(data)
 	h := hex.EncodeToString(sum[:])
 	p := filepath.Join(f.Root, "specs", h)
@@ -62,12 +95,16 @@ func (f *Files) PutSpec(data []byte) (string, error) {
 	return h, nil
 }
 
-// Spec reads a stored spec document.
-func (f *Files) Spec(hash string) ([]byte, error) {
+// Spec reads a stored spec document: from this data dir, else (with
+// Shared) from the store, keeping a copy on disk.
+func (f *Files) Spec(ctx context.Context, hash string) ([]byte, error) {
 	if !hashRE.MatchString(hash) {
 		return nil, fmt.Errorf("airlock: spec %q: not a sha256: %w", hash, fault.ErrInvalid)
 	}
 	b, err := os.ReadFile(filepath.Join(f.Root, "specs", hash))
+	if errors.Is(err, os.ErrNotExist) && f.Shared != nil {
+		return f.sharedSpec(ctx, hash)
+	}
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("airlock: spec %s: %w", hash[:12], fault.ErrNotFound)
 	}
@@ -75,6 +112,29 @@ func (f *Files) Spec(hash string) ([]byte, error) {
 		return nil, fmt.Errorf("airlock: read spec: %w", err)
 	}
 	return b, nil
+}
+
+// sharedSpec reads a spec document from the store and keeps it on disk.
+func (f *Files) sharedSpec(ctx context.Context, hash string) ([]byte, error) {
+	snap, err := f.Shared.GetSnapshot(ctx, SpecSnapshot(hash))
+	if errors.Is(err, graph.ErrNotFound) {
+		return nil, fmt.Errorf("airlock: spec %s: %w", hash[:12], fault.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("airlock: read spec %s: %w", hash[:12], err)
+	}
+	var doc string
+	if err := json.Unmarshal(snap.Data, &doc); err != nil {
+		return nil, fmt.Errorf("airlock: spec %s: %w", hash[:12], err)
+	}
+	got, err := f.putLocalSpec([]byte(doc))
+	if err != nil {
+		return nil, err
+	}
+	if got != hash {
+		return nil, fmt.Errorf("airlock: the store's spec %s hashes to %s: %w", hash[:12], got[:12], fault.ErrUnavailable)
+	}
+	return []byte(doc), nil
 }
 
 // WrapperDir is where a wrapper's module and binary live.
@@ -268,7 +328,7 @@ func (s *Scanner) Scan(ctx context.Context, sourceID string) (ScanReport, error)
 			rep.Errors = append(rep.Errors, fmt.Sprintf("%s: %v", spec.Location, err))
 			continue
 		}
-		if _, err := s.Files.PutSpec(spec.Data); err != nil {
+		if _, err := s.Files.PutSpec(ctx, spec.Data); err != nil {
 			return rep, err
 		}
 		defs := Definitions(n, spec)
@@ -347,7 +407,7 @@ type Result struct {
 // the approval, and a later approval that includes them again re-activates
 // them.
 func (o *Onboarding) Approve(ctx context.Context, approvalID, specHash, location string, p Policy) (Result, error) {
-	data, err := o.Files.Spec(specHash)
+	data, err := o.Files.Spec(ctx, specHash)
 	if err != nil {
 		return Result{}, err
 	}
@@ -357,6 +417,12 @@ func (o *Onboarding) Approve(ctx context.Context, approvalID, specHash, location
 	}
 	choice, err := o.Files.ClaimWrapperName(n.Doc, location, approvalID)
 	if err != nil {
+		return Result{}, err
+	}
+	// Names are claimed in each data dir; the store knows the approvals
+	// made on every worker. A name another spec's approval holds there is
+	// not taken over.
+	if err := o.Files.nameFree(ctx, choice.Name, location); err != nil {
 		return Result{}, err
 	}
 	info := SpecInfo{URL: location, Slug: choice.Name}
@@ -411,6 +477,22 @@ func (o *Onboarding) Approve(ctx context.Context, approvalID, specHash, location
 		return Result{}, err
 	}
 	return Result{Outcome: out, ToolIDs: ids, Retired: retired}, nil
+}
+
+// nameFree checks that no other spec's approval holds name in the store.
+func (f *Files) nameFree(ctx context.Context, name, location string) error {
+	sa, ok, err := f.sharedApproval(ctx, name)
+	if err != nil || !ok {
+		return err
+	}
+	var a Approval
+	if err := json.Unmarshal(sa.Record, &a); err != nil {
+		return fmt.Errorf("airlock: approval of %q: %w", name, err)
+	}
+	if a.Location != location {
+		return fmt.Errorf("airlock: the wrapper name %q is held by approval %s of %s, made on another worker: %w", name, a.ID, a.Location, fault.ErrConflict)
+	}
+	return nil
 }
 
 // share records the approval and its spec in the shared store, without
@@ -561,7 +643,7 @@ func (r *Runtime) rebuild(ctx context.Context, sa graph.WrapperApproval) (Approv
 		return Approval{}, fmt.Errorf("airlock: wrapper %s (approval %s) is not built on this worker, which cannot build wrappers: %w", a.Slug, a.ID, fault.ErrUnavailable)
 	}
 	data := []byte(sa.Spec)
-	hash, err := r.Files.PutSpec(data)
+	hash, err := r.Files.putLocalSpec(data)
 	if err != nil {
 		return Approval{}, err
 	}
@@ -664,7 +746,42 @@ func (r RegistryRegistrar) RetireTools(ctx context.Context, wrapper string, keep
 	return retire, nil
 }
 
-// Approvals lists every recorded approval, ordered by slug.
+// CurrentApprovals lists every wrapper's current approval wherever it was
+// made (see CurrentApproval), ordered by slug: the store's, and those of
+// this data dir the store does not have.
+func (f *Files) CurrentApprovals(ctx context.Context) ([]Approval, error) {
+	local, err := f.Approvals()
+	if err != nil || f.Shared == nil {
+		return local, err
+	}
+	shared, err := f.Shared.ListWrapperApprovals(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("airlock: list approvals: %w", err)
+	}
+	bySlug := map[string]Approval{}
+	for _, a := range local {
+		bySlug[a.Slug] = a
+	}
+	for _, sa := range shared {
+		var a Approval
+		if err := json.Unmarshal(sa.Record, &a); err != nil {
+			return nil, fmt.Errorf("airlock: approval of %q: %w", sa.Slug, err)
+		}
+		a.Binary = ""
+		if l, ok := bySlug[a.Slug]; ok && l.ID == a.ID {
+			a.Binary = l.Binary
+		}
+		bySlug[a.Slug] = a
+	}
+	out := make([]Approval, 0, len(bySlug))
+	for _, a := range bySlug {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Slug < out[j].Slug })
+	return out, nil
+}
+
+// Approvals lists every approval recorded in this data dir, ordered by slug.
 func (f *Files) Approvals() ([]Approval, error) {
 	entries, err := os.ReadDir(filepath.Join(f.Root, "wrappers"))
 	if errors.Is(err, os.ErrNotExist) {
@@ -690,9 +807,24 @@ func (f *Files) Approvals() ([]Approval, error) {
 	return out, nil
 }
 
-// Health reads the health record of an approval (zero when none yet).
-func (f *Files) Health(slug string) (Health, error) {
+// Health reads the health record of an approval (zero when none yet):
+// from the store with Shared, so that health checks run on any worker
+// count failures in a row together.
+func (f *Files) Health(ctx context.Context, slug string) (Health, error) {
 	var h Health
+	if f.Shared != nil {
+		snap, err := f.Shared.GetSnapshot(ctx, HealthSnapshot(slug))
+		if errors.Is(err, graph.ErrNotFound) {
+			return h, nil
+		}
+		if err != nil {
+			return h, fmt.Errorf("airlock: read health of %s: %w", slug, err)
+		}
+		if err := json.Unmarshal(snap.Data, &h); err != nil {
+			return h, fmt.Errorf("airlock: health of %s: %w", slug, err)
+		}
+		return h, nil
+	}
 	b, err := os.ReadFile(filepath.Join(f.WrapperDir(slug), "health.json"))
 	if errors.Is(err, os.ErrNotExist) {
 		return h, nil
@@ -706,11 +838,18 @@ func (f *Files) Health(slug string) (Health, error) {
 	return h, nil
 }
 
-// SaveHealth writes the health record of an approval.
-func (f *Files) SaveHealth(slug string, h Health) error {
+// SaveHealth writes the health record of an approval (to the store with
+// Shared).
+func (f *Files) SaveHealth(ctx context.Context, slug string, h Health) error {
 	b, err := json.MarshalIndent(h, "", "  ")
 	if err != nil {
 		return err
+	}
+	if f.Shared != nil {
+		if err := f.Shared.PutSnapshot(ctx, graph.Snapshot{Name: HealthSnapshot(slug), At: time.Now().UTC(), Data: b}); err != nil {
+			return fmt.Errorf("airlock: save health of %s: %w", slug, err)
+		}
+		return nil
 	}
 	p := filepath.Join(f.WrapperDir(slug), "health.json")
 	if err := os.WriteFile(p+".tmp", b, 0o644); err != nil {

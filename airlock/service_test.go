@@ -90,7 +90,7 @@ func TestScanReviewApproveExecute(t *testing.T) {
 	}
 
 	hash := rep.New[0]
-	data, err := files.Spec(hash)
+	data, err := files.Spec(context.Background(), hash)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,9 +19,9 @@ import (
 	"github.com/toolsmith/toolsmith/tool"
 )
 
-// TestApproveOnOneWorkerRunOnAnother: two airlock services with their own
-// data dirs over one store file (two workers). A spec approved through
-// the first runs through the second, which rebuilds the wrapper from the
+// TestApproveOnOneWorkerRunOnAnother: airlock services with their own
+// data dirs over one store file (workers). A spec fetched by one is
+// approved through another, and runs through a third, which rebuilds the wrapper from the
 // approved spec and policy and checks that its sources reproduce; the
 // call counts in the shared ledger. A third worker whose build would not
 // reproduce the approved sources refuses to run it.
@@ -41,12 +43,14 @@ func TestApproveOnOneWorkerRunOnAnother(t *testing.T) {
 	ob := testOnboarder(t, ctx)
 	ob.Validate = func(m *tool.Manifest) error { tool.Normalize(m); return tool.Validate(m) }
 
-	// Worker A approves.
-	filesA := &Files{Root: t.TempDir(), Shared: s1}
-	hash, err := filesA.PutSpec(spec)
+	// A third worker fetched the spec (the source scan); worker A, whose
+	// data dir never saw it, approves it.
+	scanner := &Files{Root: t.TempDir(), Shared: s2}
+	hash, err := scanner.PutSpec(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
+	filesA := &Files{Root: t.TempDir(), Shared: s1}
 	onbA := &Onboarding{Onboarder: ob, Files: filesA, Definitions: s1, Registrar: RegistryRegistrar{Registry: registry.New(s1, emb)}}
 	res, err := onbA.Approve(ctx, "airlock-1", hash, "https://specs.example/petstore.yaml", Policy{BaseURL: api.URL, QuotaPerDay: 2})
 	if err != nil || !res.Outcome.OK() {
@@ -169,5 +173,69 @@ func TestAPIReplicaFindsApprovalsMadeOnAWorker(t *testing.T) {
 	}
 	if _, err := (&Files{Root: t.TempDir()}).CurrentApproval(ctx, "pets"); !errors.Is(err, fault.ErrNotFound) {
 		t.Errorf("without the store the replica knows only its own approvals: %v", err)
+	}
+}
+
+// TestHealthChecksCountAcrossWorkers: the scheduled health check lands on
+// whichever worker is free. Two workers with their own data dirs over one
+// store probe an approval only the first holds on disk, count its failures
+// in a row together, and the API replica's enable resets them.
+func TestHealthChecksCountAcrossWorkers(t *testing.T) {
+	ctx := context.Background()
+	store, other := openShared(t)
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusBadGateway) }))
+	defer down.Close()
+	a := &Files{Root: t.TempDir(), Shared: store}
+	ap := Approval{ID: "a1", Slug: "pets", SpecHash: "h", BaseURL: down.URL, ToolIDs: []string{"pets.list_pets"}}
+	if err := a.share(ctx, ap, []byte("openapi: 3.0.0")); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SaveApproval(ap); err != nil {
+		t.Fatal(err)
+	}
+	b := &Files{Root: t.TempDir(), Shared: other}
+	tools := statusLog{}
+	hcA := &HealthChecker{Files: a, Prober: &Prober{}, Tools: tools, Threshold: 2}
+	hcB := &HealthChecker{Files: b, Prober: &Prober{}, Tools: tools, Threshold: 2}
+	rep, err := hcB.CheckAll(ctx)
+	if err != nil || rep.Checked != 1 || len(rep.Disabled) != 0 {
+		t.Fatalf("worker b, which never built the wrapper, checks it: %+v %v", rep, err)
+	}
+	rep, err = hcA.CheckAll(ctx)
+	if err != nil || len(rep.Disabled) != 1 || tools["pets.list_pets"] != "disabled" {
+		t.Fatalf("the second failure in a row, on worker a, disables the tools: %+v %v %v", rep, err, tools)
+	}
+	api := &HealthChecker{Files: &Files{Root: t.TempDir(), Shared: store}, Prober: &Prober{}, Tools: tools}
+	if ids, err := api.Enable(ctx, "pets", "fixed"); err != nil || len(ids) != 1 || tools["pets.list_pets"] != "active" {
+		t.Fatalf("enable through a replica without the approval on disk: %v %v", ids, err)
+	}
+	if h, _ := b.Health(ctx, "pets"); h.Consecutive != 0 || h.Probes != 2 {
+		t.Errorf("shared health after enable = %+v; want 2 probes, none failing in a row", h)
+	}
+}
+
+// TestNameHeldOnAnotherWorkerIsNotTakenOver: a spec from another location
+// whose name an approval made on another worker holds is refused, before
+// anything is built or registered.
+func TestNameHeldOnAnotherWorkerIsNotTakenOver(t *testing.T) {
+	ctx := context.Background()
+	store, _ := openShared(t)
+	spec, err := os.ReadFile(petstore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := &Files{Root: t.TempDir(), Shared: store}
+	if err := other.share(ctx, Approval{ID: "ap-other", Slug: "pet_clinic", SpecHash: "h", Location: "https://elsewhere.example/pets.yaml"}, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	files := &Files{Root: t.TempDir(), Shared: store}
+	hash, err := files.PutSpec(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onb := &Onboarding{Onboarder: &Onboarder{}, Files: files}
+	_, err = onb.Approve(ctx, "ap-mine", hash, "https://specs.example/petstore.yaml", Policy{})
+	if !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "ap-other") {
+		t.Fatalf("approving under a name another worker's approval holds: %v, want a conflict naming it", err)
 	}
 }

@@ -34,7 +34,7 @@ func (f *Files) SourceSpec(ctx context.Context, toolID string) ([]byte, error) {
 		return nil, err
 	}
 	if a.SpecHash != "" {
-		return f.Spec(a.SpecHash)
+		return f.Spec(ctx, a.SpecHash)
 	}
 	prefix := strings.TrimPrefix(a.ID, "airlock-")
 	if !hashPrefixRE.MatchString(prefix) {
@@ -53,5 +53,5 @@ func (f *Files) SourceSpec(ctx context.Context, toolID string) ([]byte, error) {
 	if len(found) != 1 {
 		return nil, fmt.Errorf("airlock: approval %q: %d stored specs match: %w", a.ID, len(found), fault.ErrNotFound)
 	}
-	return f.Spec(found[0])
+	return f.Spec(ctx, found[0])
 }

@@ -11,7 +11,7 @@ import (
 func TestSourceSpec(t *testing.T) {
 	f := &Files{Root: t.TempDir()}
 	spec := []byte(`{"openapi": "3.0.3", "info": {"title": "Pets", "version": "1"}}`)
-	hash, err := f.PutSpec(spec)
+	hash, err := f.PutSpec(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,6 +34,9 @@ type WrapperApprovals interface {
 	// GetWrapperApproval returns a wrapper's current approval, or
 	// ErrNotFound.
 	GetWrapperApproval(ctx context.Context, slug string) (WrapperApproval, error)
+	// ListWrapperApprovals returns every wrapper's current approval,
+	// ordered by slug, without the spec documents (Spec is empty).
+	ListWrapperApprovals(ctx context.Context) ([]WrapperApproval, error)
 }
 
 // ValidateWrapperApproval checks what both stores require of an approval.

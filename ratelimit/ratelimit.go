@@ -265,6 +265,9 @@ func (l *Limiter) add(c graph.RateCounts, key string, window int64, delta int) (
 		if l.onError != nil {
 			l.onError(err)
 		}
+		if delta < 0 {
+			return cur, prev, nil // a give-back the store missed stays counted: stricter, never looser
+		}
 	}
 	return l.local.AddRateCount(context.Background(), key, window, delta)
 }

@@ -31,6 +31,15 @@ func testWrapperApprovals(t *testing.T, open func(*testing.T) graph.Store) {
 	if got, _ := w.GetWrapperApproval(ctx, "pets"); got.ApprovalID != "ap2" || got.SpecHash != "cd34" {
 		t.Errorf("a re-approval replaces the wrapper's approval: %+v", got)
 	}
+	b := a
+	b.Slug, b.ApprovalID = "birds", "ap3"
+	if err := w.PutWrapperApproval(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	list, err := w.ListWrapperApprovals(ctx)
+	if err != nil || len(list) != 2 || list[0].Slug != "birds" || list[1].Slug != "pets" || list[1].ApprovalID != "ap2" || list[1].Spec != "" || string(list[1].Record) != `{"id":"ap2"}` {
+		t.Errorf("ListWrapperApprovals = %+v, %v; want birds then pets (ap2), without specs", list, err)
+	}
 	for _, bad := range []graph.WrapperApproval{{ApprovalID: "x", SpecHash: "h", Spec: "s", Record: []byte("{}")}, {Slug: "x", SpecHash: "h", Spec: "s", Record: []byte("{}")}, {Slug: "x", ApprovalID: "a", SpecHash: "h", Record: []byte("{}")}} {
 		if err := w.PutWrapperApproval(ctx, bad); !errors.Is(err, graph.ErrInvalid) {
 			t.Errorf("PutWrapperApproval(%+v) = %v, want ErrInvalid", bad, err)

@@ -430,6 +430,9 @@ func goldenCases() []goldenCase {
 		{"get_wrapper_approval", func(t *testing.T, f *fakeRunner) {
 			f.answer("getWrapperApproval", record{"approvalId": "ap1", "specHash": "ab12", "spec": "openapi: 3.0.0", "record": `{"id":"ap1"}`, "updatedAt": goldenNow.UnixNano()})
 		}, func(ctx context.Context, s *Store) (any, error) { return s.GetWrapperApproval(ctx, "pets") }},
+		{"list_wrapper_approvals", func(t *testing.T, f *fakeRunner) {
+			f.answer("listWrapperApprovals", record{"slug": "pets", "approvalId": "ap1", "specHash": "ab12", "record": `{"id":"ap1"}`, "updatedAt": goldenNow.UnixNano()})
+		}, func(ctx context.Context, s *Store) (any, error) { return s.ListWrapperApprovals(ctx) }},
 		{"get_wrapper_approval_missing", nil, func(ctx context.Context, s *Store) (any, error) { return s.GetWrapperApproval(ctx, "nope") }},
 		{"append_audit", func(t *testing.T, f *fakeRunner) { f.answer("auditExisting") },
 			func(ctx context.Context, s *Store) (any, error) {

@@ -21,6 +21,9 @@ const (
 SET w.approvalId = $approvalId, w.specHash = $specHash, w.spec = $spec, w.record = $record, w.updatedAt = $updatedAt`
 	cypherGetWrapperApproval = `MATCH (w:WrapperApproval {slug: $slug})
 RETURN w.approvalId AS approvalId, w.specHash AS specHash, w.spec AS spec, w.record AS record, w.updatedAt AS updatedAt`
+	cypherListWrapperApprovals = `MATCH (w:WrapperApproval)
+RETURN w.slug AS slug, w.approvalId AS approvalId, w.specHash AS specHash, w.record AS record, w.updatedAt AS updatedAt
+ORDER BY slug`
 )
 
 // PutWrapperApproval implements graph.WrapperApprovals.
@@ -73,4 +76,43 @@ func (s *Store) GetWrapperApproval(ctx context.Context, slug string) (graph.Wrap
 		return a, fmt.Errorf("neo4j: wrapper approval %q: %w", slug, graph.ErrNotFound)
 	}
 	return a, nil
+}
+
+// ListWrapperApprovals implements graph.WrapperApprovals.
+func (s *Store) ListWrapperApprovals(ctx context.Context) ([]graph.WrapperApproval, error) {
+	var out []graph.WrapperApproval
+	err := s.r.read(ctx, func(tx txRunner) error {
+		recs, err := tx.run(ctx, cypherListWrapperApprovals, nil)
+		if err != nil {
+			return err
+		}
+		out = out[:0]
+		for _, r := range recs {
+			var a graph.WrapperApproval
+			if a.Slug, err = getString(r, "slug"); err != nil {
+				return err
+			}
+			if a.ApprovalID, err = getString(r, "approvalId"); err != nil {
+				return err
+			}
+			if a.SpecHash, err = getString(r, "specHash"); err != nil {
+				return err
+			}
+			rec, err := getString(r, "record")
+			if err != nil {
+				return err
+			}
+			at, err := getInt(r, "updatedAt")
+			if err != nil {
+				return err
+			}
+			a.Record, a.UpdatedAt = []byte(rec), graph.FromNanos(at)
+			out = append(out, a)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrapErr("list wrapper approvals", err)
+	}
+	return out, nil
 }

@@ -50,3 +50,24 @@ func (s *Store) GetWrapperApproval(ctx context.Context, slug string) (graph.Wrap
 	a.Record, a.UpdatedAt = []byte(rec), graph.FromNanos(at)
 	return a, nil
 }
+
+// ListWrapperApprovals implements graph.WrapperApprovals.
+func (s *Store) ListWrapperApprovals(ctx context.Context) ([]graph.WrapperApproval, error) {
+	rows, err := s.query(ctx, `SELECT slug, approval_id, spec_hash, record, updated_at FROM wrapper_approvals ORDER BY slug`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list wrapper approvals: %w", err)
+	}
+	defer rows.Close()
+	var out []graph.WrapperApproval
+	for rows.Next() {
+		var a graph.WrapperApproval
+		var rec string
+		var at int64
+		if err := rows.Scan(&a.Slug, &a.ApprovalID, &a.SpecHash, &rec, &at); err != nil {
+			return nil, fmt.Errorf("sqlite: list wrapper approvals: %w", err)
+		}
+		a.Record, a.UpdatedAt = []byte(rec), graph.FromNanos(at)
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
