@@ -102,6 +102,7 @@ func IdempotencyKey(ctx context.Context) string {
 // Schema mismatches, unknown or hidden tools and tool failures are
 // non-retryable; timeouts, network errors and 5xx are retryable.
 func (m *Modules) ExecuteTool(ctx context.Context, in ExecuteInput) (ExecuteOutput, error) {
+	defer keepAlive(ctx)()
 	out, err := m.executeTool(ctx, in)
 	if activity.IsActivity(ctx) && !in.DryRun {
 		outcome := "success"
@@ -286,4 +287,36 @@ func (m *Modules) DiscoverModules(ctx context.Context) (DiscoverOutput, error) {
 		}
 	}
 	return DiscoverOutput{Reports: reports}, nil
+}
+
+// keepAlive heartbeats the running activity every third of its heartbeat
+// timeout until the returned stop is called (a no-op outside an activity
+// or without a heartbeat timeout). A module call may take minutes; the
+// heartbeat lets Temporal notice within the heartbeat timeout, not the
+// start-to-close timeout, that the worker running it died, and retry the
+// call on another worker with the same idempotency key.
+func keepAlive(ctx context.Context) (stop func()) {
+	if !activity.IsActivity(ctx) {
+		return func() {}
+	}
+	hb := activity.GetInfo(ctx).HeartbeatTimeout
+	if hb <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(hb / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() { close(done) }
 }

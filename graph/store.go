@@ -278,13 +278,29 @@ type VectorScorer interface {
 	VectorScores(ctx context.Context, vecs [][]float32, f Filter) (map[string][]float64, error)
 }
 
+// Follower is the Store capability of following the writes other
+// processes make to the same store: API replicas and workers opened on one
+// SQLite file, or on one Neo4j database. Refresh applies to what this
+// instance holds in memory (the SQLite store's vector and text indexes,
+// usage evidence and caches; the Neo4j store's mean-vector cache) every
+// tool write another instance committed since the last Refresh, and
+// returns those tools' ids (registered, re-described, retired, re-enabled),
+// each once, so that the caller can invalidate caches of its own. The
+// instance's own writes are applied when they commit and are not
+// returned. Called every FollowEvery (graph.Follow), it bounds how long
+// another replica's write stays invisible here: FollowEvery plus the
+// time one Refresh takes.
+type Follower interface {
+	Refresh(ctx context.Context) ([]string, error)
+}
+
 // Store is Toolsmith's property graph of tools. Every method is safe for
 // concurrent use. Implementations: graph/sqlite (embedded default) and
 // graph/neo4j (production); graph/graphtest holds their shared contract suite.
 //
 // Store includes every capability interface (Keys, Audit, Definitions, Gaps,
 // Pairings, Series, Snapshots, ModelVersions, Sessions, MeanVectorer,
-// VectorScorer, RateCounts, CallLedger, WrapperApprovals):
+// VectorScorer, Follower, RateCounts, CallLedger, WrapperApprovals):
 // both stores implement them all, and each asserts so at compile time, so
 // no consumer discovers a capability at run time. A consumer that needs
 // only one takes that narrow interface.
@@ -300,6 +316,7 @@ type Store interface {
 	Sessions
 	MeanVectorer
 	VectorScorer
+	Follower
 	RateCounts
 	CallLedger
 	WrapperApprovals

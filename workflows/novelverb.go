@@ -236,9 +236,13 @@ var (
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, BackoffCoefficient: 2, MaximumAttempts: 3},
 	}
 	// executeOptions outlive the slowest module timeout (120 s) so the
-	// router, not Temporal, reports a module timeout.
+	// router, not Temporal, reports a module timeout. The activity
+	// heartbeats while the module works, so a worker that dies mid-call
+	// is noticed within HeartbeatTimeout and the call retried on another
+	// worker (with the same idempotency key), not after 150 s.
 	executeOptions = workflow.ActivityOptions{
 		StartToCloseTimeout: 150 * time.Second,
+		HeartbeatTimeout:    executeHeartbeat,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3},
 	}
 	decomposeOptions = workflow.ActivityOptions{
@@ -250,6 +254,9 @@ var (
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 5},
 	}
 )
+
+// executeHeartbeat is the execute activity's heartbeat timeout.
+const executeHeartbeat = 10 * time.Second
 
 // fulfilment is one run's mutable state; it lives only inside the workflow.
 type fulfilment struct {

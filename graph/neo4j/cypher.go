@@ -48,6 +48,7 @@ const (
 	cypherConstraintModule   = `CREATE CONSTRAINT module_name IF NOT EXISTS FOR (m:Module) REQUIRE m.name IS UNIQUE`
 	cypherConstraintMeta     = `CREATE CONSTRAINT toolsmith_meta_key IF NOT EXISTS FOR (m:ToolsmithMeta) REQUIRE m.key IS UNIQUE`
 	cypherIndexToolStatus    = `CREATE INDEX tool_status IF NOT EXISTS FOR (t:Tool) ON (t.status)`
+	cypherIndexToolUpdated   = `CREATE INDEX tool_updated IF NOT EXISTS FOR (t:Tool) ON (t.updatedAt)`
 	cypherIndexRevision      = `CREATE INDEX revision_tool IF NOT EXISTS FOR (r:Revision) ON (r.toolId, r.revision)`
 	cypherIndexUsageSession  = `CREATE INDEX usage_event_session IF NOT EXISTS FOR (e:UsageEvent) ON (e.sessionId)`
 	cypherIndexUsageAt       = `CREATE INDEX usage_event_at IF NOT EXISTS FOR (e:UsageEvent) ON (e.at)`
@@ -188,6 +189,12 @@ SET t.status = t.status
 RETURN t.revision AS revision, t.record AS record`
 	cypherSetStatus = `MATCH (t:Tool {id: $id})
 SET t.status = $status, t.revision = $revision, t.summary = $summary, t.record = $record, t.updatedAt = $updatedAt`
+	// cypherToolsChangedSince lists the tools written at or after $since
+	// (Unix nanoseconds of the writers' clocks), for Refresh.
+	cypherToolsChangedSince = `MATCH (t:Tool)
+WHERE t.updatedAt >= $since AND t.record IS NOT NULL
+RETURN t.id AS id, t.updatedAt AS updatedAt
+ORDER BY updatedAt`
 	cypherHistory = `MATCH (r:Revision {toolId: $id})
 RETURN r.revision AS revision, r.status AS status, r.reason AS reason, r.manifest AS manifest, r.at AS at
 ORDER BY r.revision`
@@ -385,6 +392,8 @@ func Statements() []Statement {
 		"constraintModule":       cypherConstraintModule,
 		"constraintMeta":         cypherConstraintMeta,
 		"indexToolStatus":        cypherIndexToolStatus,
+		"indexToolUpdated":       cypherIndexToolUpdated,
+		"toolsChangedSince":      cypherToolsChangedSince,
 		"indexRevision":          cypherIndexRevision,
 		"indexUsageSession":      cypherIndexUsageSession,
 		"indexUsageAt":           cypherIndexUsageAt,
@@ -496,10 +505,8 @@ func Statements() []Statement {
 		"completeCall":           cypherCompleteCall,
 		"callRecords":            cypherCallRecords,
 		"callImport":             cypherCallImport,
-		"constraintWrapper":      cypherConstraintWrapperApproval,
 		"putWrapperApproval":     cypherPutWrapperApproval,
 		"getWrapperApproval":     cypherGetWrapperApproval,
-		"listWrapperApprovals":   cypherListWrapperApprovals,
 		"auditExisting":          cypherAuditExisting,
 		"appendAudit":            cypherAppendAudit,
 		"auditEvents":            cypherAuditEvents,
@@ -512,9 +519,11 @@ func Statements() []Statement {
 		"putSession":             cypherPutSession,
 		"getSession":             cypherGetSession,
 		"touchSession":           cypherTouchSession,
-		"setSessionFlash":        cypherSetSessionFlash,
 		"deleteSession":          cypherDeleteSession,
 		"deleteExpiredSessions":  cypherDeleteExpiredSessions,
+		"setSessionFlash":        cypherSetSessionFlash,
+		"constraintWrapper":      cypherConstraintWrapperApproval,
+		"listWrapperApprovals":   cypherListWrapperApprovals,
 	}
 	out := make([]Statement, 0, len(m))
 	for name, q := range m {

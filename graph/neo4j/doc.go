@@ -15,7 +15,9 @@
 // id list (retrieval's candidates) scores those tools exactly with
 // vector.similarity.cosine instead of walking the approximate index, and
 // VectorScores (graph.VectorScorer) scores such a list against several
-// vectors (the query's phrases) in one statement. MeanVector (graph.MeanVectorer) reads the active embeddings and is cached.
+// vectors (the query's phrases) in one statement. MeanVector (graph.MeanVectorer) reads the active embeddings and is cached;
+// Refresh (graph.Follower) reports the tools other processes wrote, by
+// updatedAt, and marks that cache stale.
 //
 // All Cypher lives in cypher.go as named constants. Without a server the
 // package is proven by golden tests of every statement and its parameters

@@ -318,6 +318,16 @@ func goldenCases() []goldenCase {
 				record{"toolId": "a", "query": "euros to yen", "at": int64(5), "seq": int64(4)},
 				record{"toolId": "b", "query": "rain tomorrow", "embedding": list(0.0, 1.0, 0.0, 0.0), "at": int64(2), "seq": int64(8)})
 		}, func(ctx context.Context, s *Store) (any, error) { return s.ServedQueriesAfter(ctx, 3, 50) }},
+		// The first Refresh only starts following; the second reads the
+		// writes since the first, less FollowOverlap.
+		{"refresh", func(t *testing.T, f *fakeRunner) {
+			f.answer("toolsChangedSince", record{"id": "a", "updatedAt": int64(10)}, record{"id": "b", "updatedAt": int64(20)})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			if ids, err := s.Refresh(ctx); err != nil || len(ids) != 0 {
+				return ids, err
+			}
+			return s.Refresh(ctx)
+		}},
 		{"stats", func(t *testing.T, f *fakeRunner) {
 			f.answer("statsStatus", record{"status": "active", "n": int64(3)}, record{"status": "disabled", "n": int64(1)})
 			f.answer("statsCounts", record{"verbs": int64(4), "entities": int64(2), "categories": int64(1), "tags": int64(5),

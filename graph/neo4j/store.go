@@ -51,6 +51,9 @@ type Store struct {
 	mean      []float32
 	meanAt    time.Time
 	meanStale bool
+
+	// follow is what Refresh has seen (follow.go).
+	follow follower
 }
 
 var (
@@ -151,6 +154,7 @@ var schemaStatements = []string{
 	cypherConstraintWrapperApproval,
 	cypherIndexDefinitionSpec,
 	cypherIndexToolStatus,
+	cypherIndexToolUpdated,
 	cypherIndexRevision,
 	cypherIndexUsageSession,
 	cypherIndexUsageAt,

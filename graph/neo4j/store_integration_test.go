@@ -26,7 +26,7 @@ func TestContractSuite(t *testing.T) {
 	cfg, how := integrationConfig(t)
 	t.Logf("graph/neo4j: running the contract suite on %s (%s)", cfg.URI, how)
 	ctx := context.Background()
-	graphtest.Run(t, func(t *testing.T) graph.Store {
+	connect := func(t *testing.T) *Store {
 		t.Helper()
 		s, err := Open(ctx, cfg)
 		if err != nil {
@@ -37,10 +37,20 @@ func TestContractSuite(t *testing.T) {
 				t.Errorf("Close: %v", err)
 			}
 		})
+		return s
+	}
+	open := func(t *testing.T) graph.Store {
+		t.Helper()
+		s := connect(t)
 		if err := s.Reset(ctx); err != nil {
 			t.Fatalf("Reset: %v", err)
 		}
 		return s
+	}
+	graphtest.Run(t, open)
+	// Two stores on one database: two replicas.
+	t.Run("Follow", func(t *testing.T) {
+		graphtest.RunFollow(t, func(t *testing.T) (graph.Store, graph.Store) { return open(t), connect(t) })
 	})
 }
 

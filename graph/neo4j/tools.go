@@ -55,34 +55,36 @@ func (s *Store) UpsertTool(ctx context.Context, in graph.Tool) (graph.UpsertResu
 		return graph.UpsertResult{}, err
 	}
 	var res graph.UpsertResult
+	var at int64
 	err = s.r.write(ctx, func(tx txRunner) error {
 		var err error
-		res, err = s.upsertTx(ctx, tx, t)
+		res, at, err = s.upsertTx(ctx, tx, t)
 		return err
 	})
 	if err != nil {
 		return graph.UpsertResult{}, wrapErr(fmt.Sprintf("upsert %q", t.ID), err)
 	}
+	s.follow.saw(t.ID, at)
 	s.staleMean()
 	return res, nil
 }
 
 // upsertTx performs the writes of one tool inside tx. It may run more than
 // once (the driver retries transient failures), so it only reads t.
-func (s *Store) upsertTx(ctx context.Context, tx txRunner, t graph.Tool) (graph.UpsertResult, error) {
+func (s *Store) upsertTx(ctx context.Context, tx txRunner, t graph.Tool) (graph.UpsertResult, int64, error) {
 	recs, err := tx.run(ctx, cypherToolState, map[string]any{"id": t.ID})
 	if err != nil {
-		return graph.UpsertResult{}, fmt.Errorf("read: %w", err)
+		return graph.UpsertResult{}, 0, fmt.Errorf("read: %w", err)
 	}
 	var rev, created int64
 	exists := false
 	if len(recs) == 1 && recs[0]["revision"] != nil {
 		exists = true
 		if rev, err = getInt(recs[0], "revision"); err != nil {
-			return graph.UpsertResult{}, fmt.Errorf("read: %w", err)
+			return graph.UpsertResult{}, 0, fmt.Errorf("read: %w", err)
 		}
 		if created, err = getInt(recs[0], "createdAt"); err != nil {
-			return graph.UpsertResult{}, fmt.Errorf("read: %w", err)
+			return graph.UpsertResult{}, 0, fmt.Errorf("read: %w", err)
 		}
 	}
 	now := graph.Nanos(s.now().UTC())
@@ -94,13 +96,13 @@ func (s *Store) upsertTx(ctx context.Context, tx txRunner, t graph.Tool) (graph.
 	t.UpdatedAt = graph.FromNanos(now)
 	sumJSON, err := json.Marshal(graph.CloneSummary(t.ToolSummary))
 	if err != nil {
-		return graph.UpsertResult{}, fmt.Errorf("encode summary: %w", err)
+		return graph.UpsertResult{}, 0, fmt.Errorf("encode summary: %w", err)
 	}
 	rec := t
 	rec.Embedding = nil
 	recJSON, err := json.Marshal(rec)
 	if err != nil {
-		return graph.UpsertResult{}, fmt.Errorf("encode record: %v: %w", err, fault.ErrInvalid)
+		return graph.UpsertResult{}, 0, fmt.Errorf("encode record: %v: %w", err, fault.ErrInvalid)
 	}
 
 	// Entities: keys, type entities and the text the full-text index sees.
@@ -194,10 +196,10 @@ func (s *Store) upsertTx(ctx context.Context, tx txRunner, t graph.Tool) (graph.
 	}})
 	for _, st := range steps {
 		if _, err := tx.run(ctx, st.cypher, st.params); err != nil {
-			return graph.UpsertResult{}, fmt.Errorf("%s: %w", st.name, err)
+			return graph.UpsertResult{}, 0, fmt.Errorf("%s: %w", st.name, err)
 		}
 	}
-	return graph.UpsertResult{Created: !exists, Revision: int(rev)}, nil
+	return graph.UpsertResult{Created: !exists, Revision: int(rev)}, now, nil
 }
 
 // step is one named statement of a write transaction.
@@ -323,6 +325,7 @@ func (s *Store) SetStatus(ctx context.Context, id, status, reason string) error 
 	if !graph.ValidStatus(status) {
 		return fmt.Errorf("neo4j: set status %q: status %q: %w", id, status, fault.ErrInvalid)
 	}
+	var at int64
 	err := s.r.write(ctx, func(tx txRunner) error {
 		recs, err := tx.run(ctx, cypherSetStatusRead, map[string]any{"id": id})
 		if err != nil {
@@ -344,6 +347,7 @@ func (s *Store) SetStatus(ctx context.Context, id, status, reason string) error 
 			return fmt.Errorf("decode: %w", err)
 		}
 		now := graph.Nanos(s.now().UTC())
+		at = now
 		rev++
 		t.Status = status
 		t.UpdatedAt = graph.FromNanos(now)
@@ -370,6 +374,7 @@ func (s *Store) SetStatus(ctx context.Context, id, status, reason string) error 
 	if err != nil {
 		return wrapErr(fmt.Sprintf("set status %q", id), err)
 	}
+	s.follow.saw(id, at)
 	s.staleMean()
 	return nil
 }

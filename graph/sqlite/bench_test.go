@@ -300,3 +300,58 @@ func BenchmarkUpsertToolsBatch(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(b.N*size)/elapsed.Seconds(), "tools/s")
 }
+
+// follower opens a second Store on the fixture's file, as another process
+// (an API replica, a worker) opens it, caught up with it.
+func follower(b *testing.B) *Store {
+	b.Helper()
+	fixture(b)
+	f, err := Open(filepath.Join(benchDir, "bench.db"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close() })
+	if _, err := f.Refresh(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return f
+}
+
+// BenchmarkRefreshIdle measures what following another process costs
+// every second when it wrote nothing: one Refresh over the 10,000-tool
+// file.
+func BenchmarkRefreshIdle(b *testing.B) {
+	f := follower(b)
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if ids, err := f.Refresh(ctx); err != nil || len(ids) != 0 {
+			b.Fatalf("Refresh = %v, %v", ids, err)
+		}
+	}
+}
+
+// BenchmarkRefreshApply10 measures one Refresh that applies ten tools
+// another Store registered (their vectors, text and summaries); the
+// registrations are not timed.
+func BenchmarkRefreshApply10(b *testing.B) {
+	const size = 10
+	s, f := fixture(b), follower(b)
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(11, 12))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		batch := make([]graph.Tool, 0, size)
+		for _, id := range nextBenchIDs(size) {
+			batch = append(batch, benchTool(r, id))
+		}
+		if _, err := s.UpsertTools(ctx, batch); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if ids, err := f.Refresh(ctx); err != nil || len(ids) != size {
+			b.Fatalf("Refresh = %d ids, %v; want %d", len(ids), err, size)
+		}
+	}
+}

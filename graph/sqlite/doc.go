@@ -9,4 +9,7 @@
 // error bounds (dot8_amd64.s) so that only a few rows are scored in float32.
 // The in-memory copy is loaded at
 // Open and updated only after the transaction that wrote it has committed.
+// Several processes may open one file (API replicas and workers on one
+// host): each applies the others' tool writes, in commit order
+// (tools.change_seq), when it is asked to Refresh (graph.Follower).
 package sqlite

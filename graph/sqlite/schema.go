@@ -295,6 +295,16 @@ CREATE TABLE call_imports (
 	updated_at  INTEGER NOT NULL
 );
 `,
+	// v14: the order of tool writes, which other processes on the same file
+	// follow (Store.Refresh): every insert, re-description and status
+	// change sets change_seq to one more than the largest, inside the
+	// write transaction, so that SQLite's single writer makes the order
+	// that of the commits.
+	`
+ALTER TABLE tools ADD COLUMN change_seq INTEGER NOT NULL DEFAULT 0;
+UPDATE tools SET change_seq = seq;
+CREATE INDEX tools_change_seq ON tools(change_seq);
+`,
 }
 
 // schemaVersion is the version a fully migrated store has.
@@ -316,6 +326,19 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
 			return fmt.Errorf("sqlite: migrate to v%d: %w", v+1, err)
+		}
+		// Another process opening the same file at the same time (API
+		// replicas and workers starting together) may have applied this
+		// step while this one waited for the writer lock.
+		var done int
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&done); err != nil {
+			_ = tx.Rollback()
+			return fmt.Errorf("sqlite: migrate to v%d: %w", v+1, err)
+		}
+		if done > v {
+			_ = tx.Rollback()
+			v = done - 1
+			continue
 		}
 		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
 			_ = tx.Rollback()

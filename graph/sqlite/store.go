@@ -24,7 +24,8 @@ import (
 type Options struct {
 	// ReadOnly opens an existing, migrated store without write access.
 	ReadOnly bool
-	// BusyTimeout is how long a statement waits for a lock; 0 means 5s.
+	// BusyTimeout is how long a statement waits for a lock; 0 means
+	// DefaultBusyTimeout.
 	BusyTimeout time.Duration
 	// MaxOpenConns bounds the connection pool; 0 means 4.
 	MaxOpenConns int
@@ -37,6 +38,14 @@ type Options struct {
 	// Now is the clock used for timestamps; nil means time.Now.
 	Now func() time.Time
 }
+
+// DefaultBusyTimeout is how long a write waits for the file's one writer
+// lock. Within a process writers queue on a mutex; across processes (API
+// replicas and workers on one file, in WAL mode so readers never wait)
+// only this timeout orders them, and it outlasts by far the longest write
+// transaction Toolsmith makes (a batch registration), with room for a
+// slow disk.
+const DefaultBusyTimeout = 15 * time.Second
 
 // Store is the SQLite implementation of graph.Store.
 type Store struct {
@@ -51,6 +60,9 @@ type Store struct {
 	// holding it from BEGIN to the in-memory update keeps the memory index
 	// in commit order.
 	writeMu sync.Mutex
+	// marks are how far the memory follows the file (Refresh); guarded by
+	// writeMu.
+	marks followMarks
 
 	// df caches full-text document frequencies for query-term pruning.
 	dfMu sync.Mutex
@@ -78,7 +90,7 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	busy := opts.BusyTimeout
 	if busy <= 0 {
-		busy = 5 * time.Second
+		busy = DefaultBusyTimeout
 	}
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busy.Milliseconds(), 10)+")")
@@ -144,6 +156,12 @@ func (s *Store) load(ctx context.Context) error {
 		return err
 	}
 	s.info = info
+	// The marks are read before the rows: a write committed in between is
+	// then both loaded and seen again by the first Refresh, which
+	// recognises it (never missed).
+	if s.marks, err = readMarks(ctx, s.db); err != nil {
+		return fmt.Errorf("sqlite: load: %w", err)
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT seq, summary, embedding FROM tools ORDER BY seq`)
 	if err != nil {
 		return fmt.Errorf("sqlite: load tools: %w", err)
@@ -294,6 +312,25 @@ func (s *Store) EnsureEmbedder(ctx context.Context, info graph.EmbedderInfo) err
 		return fmt.Errorf("sqlite: ensure embedder: %w", err)
 	}
 	defer tx.Rollback()
+	// Another process on the same file may have recorded one since this
+	// store was opened: that one is the store's.
+	var model, dim string
+	if err := tx.QueryRowContext(ctx, `SELECT (SELECT value FROM meta WHERE key='embedder_model'), (SELECT value FROM meta WHERE key='embedder_dimension')`).
+		Scan(&sqlNullString{&model}, &sqlNullString{&dim}); err != nil {
+		return fmt.Errorf("sqlite: ensure embedder: %w", err)
+	}
+	if model != "" {
+		d, _ := strconv.Atoi(dim)
+		cur = graph.EmbedderInfo{Model: model, Dimension: d}
+		s.infoMu.Lock()
+		s.info = cur
+		s.infoMu.Unlock()
+		if cur != info {
+			return fmt.Errorf("sqlite: store was built with embedder %q (dimension %d) but %q (dimension %d) was requested; reindex the store: %w",
+				cur.Model, cur.Dimension, info.Model, info.Dimension, graph.ErrEmbedderMismatch)
+		}
+		return nil
+	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES ('embedder_model', ?), ('embedder_dimension', ?)`,
 		info.Model, strconv.Itoa(info.Dimension)); err != nil {
 		return fmt.Errorf("sqlite: ensure embedder: %w", err)

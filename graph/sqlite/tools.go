@@ -152,9 +152,13 @@ func upsertTx(ctx context.Context, tx *sql.Tx, p *prepared, now int64) (graph.Up
 	if t.Embedding != nil {
 		blob = encodeVec(t.Embedding)
 	}
+	change, err := nextChange(ctx, tx)
+	if err != nil {
+		return graph.UpsertResult{}, wrap("change order", err)
+	}
 	if exists {
-		_, err = tx.ExecContext(ctx, `UPDATE tools SET verb=?, category=?, module=?, status=?, revision=?, summary=?, record=?, embedding=?, updated_at=? WHERE seq=?`,
-			t.Verb, t.Category, t.Module, t.Status, rev, string(sumJSON), string(recJSON), blob, now, seq)
+		_, err = tx.ExecContext(ctx, `UPDATE tools SET verb=?, category=?, module=?, status=?, revision=?, summary=?, record=?, embedding=?, updated_at=?, change_seq=? WHERE seq=?`,
+			t.Verb, t.Category, t.Module, t.Status, rev, string(sumJSON), string(recJSON), blob, now, change, seq)
 		if err != nil {
 			return graph.UpsertResult{}, wrap("update", err)
 		}
@@ -170,9 +174,9 @@ func upsertTx(ctx context.Context, tx *sql.Tx, p *prepared, now int64) (graph.Up
 			return graph.UpsertResult{}, wrap("clear full-text", err)
 		}
 	} else {
-		r, err := tx.ExecContext(ctx, `INSERT INTO tools(id, verb, category, module, status, revision, summary, record, embedding, created_at, updated_at)
-			VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
-			t.ID, t.Verb, t.Category, t.Module, t.Status, rev, string(sumJSON), string(recJSON), blob, created, now)
+		r, err := tx.ExecContext(ctx, `INSERT INTO tools(id, verb, category, module, status, revision, summary, record, embedding, created_at, updated_at, change_seq)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+			t.ID, t.Verb, t.Category, t.Module, t.Status, rev, string(sumJSON), string(recJSON), blob, created, now, change)
 		if err != nil {
 			return graph.UpsertResult{}, wrap("insert", err)
 		}
@@ -406,8 +410,12 @@ func (s *Store) SetStatus(ctx context.Context, id, status, reason string) error 
 	if err != nil {
 		return fmt.Errorf("sqlite: set status %q: %w", id, err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE tools SET status=?, revision=?, summary=?, record=?, updated_at=? WHERE id=?`,
-		status, rev, string(sumJSON), string(recJSON), graph.Nanos(now), id); err != nil {
+	change, err := nextChange(ctx, tx)
+	if err != nil {
+		return fmt.Errorf("sqlite: set status %q: change order: %w", id, err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE tools SET status=?, revision=?, summary=?, record=?, updated_at=?, change_seq=? WHERE id=?`,
+		status, rev, string(sumJSON), string(recJSON), graph.Nanos(now), change, id); err != nil {
 		return fmt.Errorf("sqlite: set status %q: %w", id, err)
 	}
 	manifest := t.Manifest

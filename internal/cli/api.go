@@ -18,7 +18,7 @@ func newAPICommand(e *env) *cobra.Command {
 // TEMPORAL_ADDRESS), whose workers (`toolsmith worker`) run the workflows
 // the API starts. Unlike dev it never loads the demo catalogue.
 func runAPI(ctx context.Context, e *env, cfg config.Config) error {
-	lock, err := lockStore(cfg, "toolsmith api", map[string]string{"API": cfg.HTTPAddr})
+	lock, err := lockStore(cfg, "toolsmith api")
 	if err != nil {
 		return err
 	}

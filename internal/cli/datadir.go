@@ -19,18 +19,25 @@ func lockDataDir(cfg config.Config) (*datadir.Lock, error) {
 }
 
 // lockStore takes the data dir for a process that opens the store in it
-// (api, worker, keys without --url). The embedded SQLite store serves one
-// process, so with --store sqlite the dir is locked like dev's and a second
-// process is refused, naming the first; a nil lock (nothing to release)
-// with --store neo4j, where the store is a server and api and worker may
-// share a data dir (docker-compose.yml does so for the airlock's files).
-// addrs are this process's listen addresses, for the holder's record.
-func lockStore(cfg config.Config, command string, addrs map[string]string) (*datadir.Lock, error) {
+// (api, worker, keys without --url). With --store sqlite the lock is
+// shared: API replicas and workers may open one SQLite file (WAL mode; a
+// busy timeout for the writer lock; each follows the others' writes, see
+// docs/storage.md), but not while dev holds the dir, which owns everything
+// in it, and dev is refused while they run. A nil lock (nothing to
+// release) with --store neo4j, where the store is a server.
+func lockStore(cfg config.Config, command string) (*datadir.Lock, error) {
 	if cfg.Store == config.StoreNeo4j {
 		return nil, nil
 	}
-	return acquireDataDir(cfg, datadir.Holder{Command: command, Addrs: addrs},
-		"; or use --store neo4j, a server more than one process may share")
+	lock, err := datadir.AcquireShared(cfg.DataDir)
+	if errors.Is(err, datadir.ErrLocked) {
+		return nil, fmt.Errorf("--data-dir: %w: %s cannot share it; stop that process, or give this one a data dir of its own with --data-dir (%s); or use --store neo4j, a server more than one process may share",
+			err, command, config.EnvName("data-dir"))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--data-dir %s: %w", cfg.DataDir, err)
+	}
+	return lock, nil
 }
 
 // acquireDataDir takes cfg.DataDir's lock for h; a dir another process

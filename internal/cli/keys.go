@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -50,10 +52,19 @@ func ensureOwnerKey(ctx context.Context, e *env, sys *system) error {
 	if err != nil {
 		return fmt.Errorf("create the first-start owner key: %w", err)
 	}
-	if err := writeSecretFile(path, secret); err != nil {
+	won, err := claimSecretFile(ctx, sys.keys, path, secret)
+	if err != nil || !won {
 		// Without the file nobody could use the key: take it back.
 		_ = sys.keys.Revoke(ctx, identity.Principal{}, k.ID)
+	}
+	if err != nil {
 		return err
+	}
+	if !won {
+		// Another replica started at the same moment and its key is the
+		// one in the file.
+		fmt.Fprintf(e.stderr, "owner key: %s (created by another process starting beside this one)\n", path)
+		return nil
 	}
 	sys.log.Info("first-start owner key created", "key", k.ID, "file", path)
 	fmt.Fprintf(e.stderr, "first start: created owner key %s and wrote it to %s (mode 0600).\n"+
@@ -61,8 +72,34 @@ func ensureOwnerKey(ctx context.Context, e *env, sys *system) error {
 	return nil
 }
 
+// claimSecretFile writes the first-start owner key's secret to path
+// unless another process starting at the same moment on the same data dir
+// (an API replica) got there first with a key that verifies: then it
+// writes nothing and reports false, and the caller revokes its own key,
+// so that one owner key exists and the file holds it. A file left from an
+// older store (its key unknown here) is replaced.
+func claimSecretFile(ctx context.Context, keys *identity.KeyService, path, secret string) (bool, error) {
+	err := writeSecretFileWith(path, secret, os.Link)
+	if !errors.Is(err, fs.ErrExist) {
+		return err == nil, err
+	}
+	if other, rerr := readKeyFile(path); rerr == nil {
+		if _, verr := keys.Verify(ctx, other); verr == nil {
+			return false, nil
+		}
+	}
+	return true, writeSecretFile(path, secret)
+}
+
 // writeSecretFile writes a secret readable by its owner only, atomically.
 func writeSecretFile(path, secret string) error {
+	return writeSecretFileWith(path, secret, os.Rename)
+}
+
+// writeSecretFileWith writes the secret to a temporary file and puts it
+// in place with place: os.Rename replaces path, os.Link fails with
+// fs.ErrExist when path exists.
+func writeSecretFileWith(path, secret string, place func(oldpath, newpath string) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".admin-key-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -79,7 +116,7 @@ func writeSecretFile(path, secret string) error {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := place(tmp.Name(), path); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
@@ -257,7 +294,7 @@ func openKeyClient(ctx context.Context, e *env, cfg config.Config, kf keysFlags)
 		}
 		return &httpKeys{base: strings.TrimRight(kf.url, "/"), secret: secret, c: &http.Client{Timeout: 30 * time.Second}}, nil
 	}
-	lock, err := lockStore(cfg, "toolsmith keys", nil)
+	lock, err := lockStore(cfg, "toolsmith keys")
 	if err != nil {
 		return nil, fmt.Errorf("%w (or manage keys through the running server with --url)", err)
 	}

@@ -64,6 +64,7 @@ func serve(ctx context.Context, e *env, sys *system, log *slog.Logger, opts serv
 	g, gctx := newGroup(ctx, log)
 	g.Go(gctx, "http", func(ctx context.Context) error { return srv.Serve(ctx, ln) })
 	followRanking(gctx, g, sys, log)
+	followStore(gctx, g, sys, log)
 	if opts.setup != nil {
 		if err := opts.setup(gctx, g); err != nil {
 			g.cancel()

@@ -218,23 +218,38 @@ func TestStoreCommandsOnADataDirHeldByDevAreRefused(t *testing.T) {
 	dev.stop(t)
 }
 
-// TestStoreLockSharesANeo4jDataDir: with --store neo4j the store is a
-// server, so api and worker may share a data dir (docker-compose.yml mounts
-// one volume into both) and lockStore takes no lock, even on a held dir;
-// with SQLite it refuses the second process.
-func TestStoreLockSharesANeo4jDataDir(t *testing.T) {
+// TestStoreLockIsShared: with SQLite, api and worker replicas share a data
+// dir (one WAL file; docs/storage.md) but not with dev, which owns
+// everything in it: dev is refused while they hold it, and they are
+// refused, naming dev, while dev does; with --store neo4j lockStore takes
+// no lock at all.
+func TestStoreLockIsShared(t *testing.T) {
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
-	first, err := lockStore(cfg, "toolsmith api", nil)
-	if err != nil || first == nil {
-		t.Fatalf("sqlite, first: %v, %v", first, err)
+	api, err := lockStore(cfg, "toolsmith api")
+	if err != nil || api == nil {
+		t.Fatalf("sqlite, api: %v, %v", api, err)
 	}
-	defer first.Release()
-	if _, err := lockStore(cfg, "toolsmith worker", nil); !errors.Is(err, datadir.ErrLocked) || !strings.Contains(err.Error(), "toolsmith api") {
-		t.Fatalf("sqlite, second: %v", err)
+	worker, err := lockStore(cfg, "toolsmith worker")
+	if err != nil || worker == nil {
+		t.Fatalf("sqlite, a worker beside the api: %v, %v", worker, err)
+	}
+	if l, err := lockDataDir(cfg); !errors.Is(err, datadir.ErrLocked) || !strings.Contains(err.Error(), "replicas") {
+		_ = l.Release()
+		t.Fatalf("dev on a dir api and worker share: %v", err)
+	}
+	_ = api.Release()
+	_ = worker.Release()
+	dev, err := lockDataDir(cfg)
+	if err != nil {
+		t.Fatalf("dev once they are gone: %v", err)
+	}
+	defer dev.Release()
+	if _, err := lockStore(cfg, "toolsmith worker"); !errors.Is(err, datadir.ErrLocked) || !strings.Contains(err.Error(), "toolsmith dev") {
+		t.Fatalf("sqlite worker while dev holds the dir: %v", err)
 	}
 	cfg.Store = config.StoreNeo4j
-	if l, err := lockStore(cfg, "toolsmith worker", nil); err != nil || l != nil {
+	if l, err := lockStore(cfg, "toolsmith worker"); err != nil || l != nil {
 		t.Fatalf("neo4j on a held dir: %v, %v", l, err)
 	}
 }

@@ -284,6 +284,25 @@ func followRanking(ctx context.Context, g *group, sys *system, log *slog.Logger)
 	})
 }
 
+// followStore keeps this process's indexes and caches on the store's
+// writes made by other processes (graph.Follow): another API replica's or
+// a worker's registration, re-description or status change is searchable,
+// or gone, here within about graph.FollowEvery (docs/storage.md states the
+// bound), and each changed tool goes through toolChanged as this
+// process's own registry writes do (retrieval caches, MCP catalogue).
+func followStore(ctx context.Context, g *group, sys *system, log *slog.Logger) {
+	g.Go(ctx, "store follower", func(ctx context.Context) error {
+		graph.Follow(ctx, sys.store, graph.FollowEvery, func(ids []string) {
+			for _, id := range ids {
+				sys.toolChanged(id)
+			}
+		}, onceAMinute(func(err error) {
+			log.Warn("following the store's writes failed; retrying every second", "err", err)
+		}))
+		return nil
+	})
+}
+
 // onceAMinute calls f with the first error of each minute and drops the
 // others, so a failing store does not log once per request.
 func onceAMinute(f func(error)) func(error) {

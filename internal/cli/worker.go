@@ -21,7 +21,7 @@ func newWorkerCommand(e *env) *cobra.Command {
 // configured store, until SIGINT/SIGTERM. It keeps the module discovery
 // schedule in place.
 func runWorker(ctx context.Context, e *env, cfg config.Config) error {
-	lock, err := lockStore(cfg, "toolsmith worker", nil)
+	lock, err := lockStore(cfg, "toolsmith worker")
 	if err != nil {
 		return err
 	}
@@ -50,6 +50,7 @@ func runWorker(ctx context.Context, e *env, cfg config.Config) error {
 	}
 	g, gctx := newGroup(ctx, log)
 	followRanking(gctx, g, sys, log)
+	followStore(gctx, g, sys, log)
 	fmt.Fprintf(e.stdout, "Toolsmith worker %s is polling task queue %q on %s (namespace %s). Press Ctrl+C to stop.\n", version, workflows.TaskQueue, cfg.Temporal.Addr, cfg.Temporal.Namespace)
 	<-ctx.Done()
 	_ = g.Wait()

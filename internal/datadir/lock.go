@@ -28,7 +28,7 @@ type Holder struct {
 // String is the holder as an error message shows it.
 func (h Holder) String() string {
 	if h.PID == 0 {
-		return "another process (it has not recorded itself yet)"
+		return "another process (toolsmith api or worker replicas, which share a dir and do not record themselves, or one that has not recorded itself yet)"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "pid %d", h.PID)
@@ -68,13 +68,28 @@ func (e *LockedError) Unwrap() error { return ErrLocked }
 
 // Lock is a held data dir lock.
 type Lock struct {
-	f *os.File
+	f      *os.File
+	shared bool // the record is not this holder's to empty
 }
 
 // Acquire creates dir when missing, takes its lock without waiting and
 // records h (PID, Since default to this process and now). A dir another
-// process holds is a *LockedError naming that process.
+// process holds, exclusively or shared, is a *LockedError naming that
+// process (when it recorded itself).
 func Acquire(dir string, h Holder) (*Lock, error) {
+	return acquire(dir, h, false)
+}
+
+// AcquireShared takes dir's lock shared with other AcquireShared holders
+// (API replicas and workers on one SQLite file, which SQLite itself
+// coordinates) but not with an Acquire holder (dev, which owns everything
+// in the dir). Shared holders do not record themselves: several share the
+// one record. A dir held exclusively is a *LockedError naming the holder.
+func AcquireShared(dir string) (*Lock, error) {
+	return acquire(dir, Holder{}, true)
+}
+
+func acquire(dir string, h Holder, shared bool) (*Lock, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("datadir: create %s: %w", dir, err)
 	}
@@ -83,7 +98,7 @@ func Acquire(dir string, h Holder) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("datadir: open %s: %w", path, err)
 	}
-	held, err := tryLock(f)
+	held, err := tryLock(f, shared)
 	if err != nil {
 		_ = f.Close()
 		return nil, fmt.Errorf("datadir: lock %s: %w", path, err)
@@ -92,6 +107,9 @@ func Acquire(dir string, h Holder) (*Lock, error) {
 		other := readHolder(f)
 		_ = f.Close()
 		return nil, &LockedError{Dir: dir, Holder: other}
+	}
+	if shared {
+		return &Lock{f: f, shared: true}, nil
 	}
 	if h.PID == 0 {
 		h.PID = os.Getpid()
@@ -112,7 +130,10 @@ func (l *Lock) Release() error {
 	if l == nil || l.f == nil {
 		return nil
 	}
-	terr := l.f.Truncate(0)
+	var terr error
+	if !l.shared {
+		terr = l.f.Truncate(0)
+	}
 	cerr := l.f.Close()
 	l.f = nil
 	return errors.Join(terr, cerr)

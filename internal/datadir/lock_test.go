@@ -58,3 +58,31 @@ func TestStaleFileDoesNotBlock(t *testing.T) {
 	}
 	_ = l.Release()
 }
+
+// TestSharedLocks: shared holders coexist; an exclusive lock is refused
+// while they hold the dir, and a shared one while an exclusive holder
+// does, naming it.
+func TestSharedLocks(t *testing.T) {
+	dir := t.TempDir()
+	a, err := datadir.AcquireShared(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := datadir.AcquireShared(dir)
+	if err != nil {
+		t.Fatalf("a second shared lock: %v", err)
+	}
+	if _, err := datadir.Acquire(dir, datadir.Holder{Command: "toolsmith dev"}); !errors.Is(err, datadir.ErrLocked) {
+		t.Fatalf("exclusive beside shared holders: %v", err)
+	}
+	_ = a.Release()
+	_ = b.Release()
+	ex, err := datadir.Acquire(dir, datadir.Holder{Command: "toolsmith dev"})
+	if err != nil {
+		t.Fatalf("exclusive once the shared holders left: %v", err)
+	}
+	defer ex.Release()
+	if _, err := datadir.AcquireShared(dir); !errors.Is(err, datadir.ErrLocked) || !strings.Contains(err.Error(), "toolsmith dev") {
+		t.Fatalf("shared while dev holds the dir: %v", err)
+	}
+}

@@ -8,11 +8,16 @@ import (
 	"syscall"
 )
 
-// tryLock takes an exclusive flock on f without waiting; false means
-// another open file description holds it.
-func tryLock(f *os.File) (bool, error) {
+// tryLock takes an exclusive (or, with shared, a shared) flock on f
+// without waiting; false means another open file description holds a lock
+// that excludes it.
+func tryLock(f *os.File, shared bool) (bool, error) {
+	how := syscall.LOCK_EX
+	if shared {
+		how = syscall.LOCK_SH
+	}
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
 		switch {
 		case err == nil:
 			return true, nil
