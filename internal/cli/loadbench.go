@@ -51,12 +51,15 @@ func newLoadBenchCommand(e *env) *cobra.Command {
 	embedder := c.Flags().String("embedder", config.EmbedderUSELite, "embedder of the benchmarked system: use-lite or hashing")
 	modelDir := c.Flags().String("model-dir", "", "USE-Lite weights (default TOOLSMITH_MODEL_DIR, then <data-dir>/models/use-lite-0.2.0)")
 	profile := c.Flags().String("profile", "", "write pprof profiles to this folder: CPU of the registration and of the search phases, heap after the searches")
+	events := c.Flags().Int("usage-events", 0, "usage events to record after the registration (queries paraphrasing the tools' descriptions, Zipf-skewed over the tools)")
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		switch {
 		case *n <= 0:
 			return fmt.Errorf("bench: --tools must be > 0, got %d: %w", *n, config.ErrInvalid)
 		case *queries <= 0:
 			return fmt.Errorf("bench: --queries must be > 0, got %d: %w", *queries, config.ErrInvalid)
+		case *events < 0:
+			return fmt.Errorf("bench: --usage-events must be >= 0, got %d: %w", *events, config.ErrInvalid)
 		case *clients <= 0:
 			return fmt.Errorf("bench: --concurrency must be > 0, got %d: %w", *clients, config.ErrInvalid)
 		case (*specs == "") == (*toolsFile == ""):
@@ -64,7 +67,7 @@ func newLoadBenchCommand(e *env) *cobra.Command {
 		case *embedder != config.EmbedderUSELite && *embedder != "hashing":
 			return fmt.Errorf("bench: --embedder must be use-lite or hashing, got %q: %w", *embedder, config.ErrInvalid)
 		}
-		b := &bench{e: e, n: *n, queries: *queries, clients: *clients, embedder: *embedder, modelDir: *modelDir, profile: *profile}
+		b := &bench{e: e, n: *n, queries: *queries, clients: *clients, embedder: *embedder, modelDir: *modelDir, profile: *profile, events: *events}
 		if b.profile != "" {
 			if err := os.MkdirAll(b.profile, 0o755); err != nil {
 				return fmt.Errorf("bench: --profile: %w", err)
@@ -84,8 +87,16 @@ func newLoadBenchCommand(e *env) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if len(b.catalogue) < *n {
-			fmt.Fprintf(e.stderr, "bench: the source holds %d tools, fewer than --tools %d; loading them all\n", len(b.catalogue), *n)
+		b.source = len(b.catalogue)
+		if len(b.catalogue) < *n && len(b.catalogue) > 0 {
+			// Variants of the source's tools make up the count; a share of
+			// the source stays out (with no variants) for never-seen queries.
+			var held []string
+			b.catalogue, held = holdOut(b.catalogue, holdOutEvery)
+			b.spare = append(held, b.spare...)
+			b.catalogue = expandCatalogue(b.catalogue, *n)
+			fmt.Fprintf(e.stderr, "bench: the source holds %d tools, fewer than --tools %d: %d held out for never-seen queries, the rest and %d variants of them (versions, regional copies, paraphrases) loaded\n",
+				b.source, *n, len(held), len(b.catalogue)-(b.source-len(held)))
 		}
 		b.dir = *dataDir
 		if b.dir == "" {
@@ -115,6 +126,8 @@ type bench struct {
 	embedder, modelDir string
 	dir                string
 	profile            string // folder for pprof profiles, "" for none
+	events             int    // usage events to record after the registration
+	source             int    // tools in the source, before variants
 	catalogue          []tool.Manifest
 	spare              []string // texts of tools not loaded: never-seen queries
 	base, auth         string
@@ -136,6 +149,9 @@ type latency struct {
 // benchReport is the run's outcome.
 type benchReport struct {
 	Tools          int     `json:"tools"`
+	SourceTools    int     `json:"sourceTools"`
+	UsageEvents    int     `json:"usageEvents"`
+	UsagePerSec    float64 `json:"usageEventsPerSecond,omitempty"`
 	Embedder       string  `json:"embedder"`
 	RegisterPerSec float64 `json:"registerPerSecond"`
 	RegisterErrors int     `json:"registerErrors"`
@@ -166,7 +182,7 @@ type benchReport struct {
 }
 
 func (b *bench) run(ctx context.Context) (*benchReport, error) {
-	rep := &benchReport{Tools: len(b.catalogue), Embedder: b.embedder, Search: map[string]latency{}, RSSMB: map[string]float64{}, AnonMB: map[string]float64{}, SteadyMB: map[string]float64{}, GoHeapMB: map[string]float64{}, GoMappedMB: map[string]float64{}, Cores: runtime.NumCPU()}
+	rep := &benchReport{Tools: len(b.catalogue), SourceTools: b.source, UsageEvents: b.events, Embedder: b.embedder, Search: map[string]latency{}, RSSMB: map[string]float64{}, AnonMB: map[string]float64{}, SteadyMB: map[string]float64{}, GoHeapMB: map[string]float64{}, GoMappedMB: map[string]float64{}, Cores: runtime.NumCPU()}
 	rss := func(phase string) {
 		rep.RSSMB[phase] = residentMB("VmRSS:")
 		rep.AnonMB[phase] = residentMB("RssAnon:")
@@ -221,6 +237,23 @@ func (b *bench) run(ctx context.Context) (*benchReport, error) {
 	stopProfile()
 	runtime.GC()
 	rss("registered")
+
+	// History: usage events through the admin's usage batch, as an import.
+	if b.events > 0 {
+		evs := usageEvents(b.catalogue, b.events, time.Now())
+		start = time.Now()
+		for i := 0; i < len(evs); i += usageBatch {
+			batch := evs[i:min(i+usageBatch, len(evs))]
+			code, err := b.call(ctx, http.MethodPost, "/api/v1/tools/usage/batch", map[string]any{"events": batch}, nil)
+			if err != nil || code >= 300 {
+				return nil, fmt.Errorf("bench: usage batch: HTTP %d: %v", code, err)
+			}
+			fmt.Fprintf(b.e.stderr, "\rrecorded %d/%d usage events (%.0f/s)   ", i+len(batch), len(evs), float64(i+len(batch))/time.Since(start).Seconds())
+		}
+		fmt.Fprintln(b.e.stderr)
+		rep.UsagePerSec = float64(len(evs)) / time.Since(start).Seconds()
+		rss("used")
+	}
 
 	// Search: never-seen queries (each used once), then repeated ones.
 	unseen := neverSeen(b.spare, b.catalogue, 2*3*b.queries+1)
@@ -494,7 +527,10 @@ func (b *bench) measure(n, clients int, call func(i int) error) latency {
 }
 
 func (r *benchReport) print(w io.Writer) {
-	fmt.Fprintf(w, "toolsmith bench: %d tools, embedder %s, %d cores (client and server in one process)\n", r.Tools, r.Embedder, r.Cores)
+	fmt.Fprintf(w, "toolsmith bench: %d tools (%d from the source), embedder %s, %d cores (client and server in one process)\n", r.Tools, r.SourceTools, r.Embedder, r.Cores)
+	if r.UsageEvents > 0 {
+		fmt.Fprintf(w, "usage events: %d recorded, %.0f/s\n", r.UsageEvents, r.UsagePerSec)
+	}
 	fmt.Fprintf(w, "start to ready %.1f s; registration %.1f tools/s (%d refused; slowest batch of 100 %.1f s); restart to ready %.1f s, first search after it %.1f ms\n",
 		r.StartSeconds, r.RegisterPerSec, r.RegisterErrors, r.SlowestBatchSeconds, r.RestartSeconds, r.FirstSearchMs)
 	fmt.Fprintf(w, "%-22s %6s %8s %8s %8s %9s %6s\n", "search", "n", "p50 ms", "p95 ms", "p99 ms", "req/s", "errors")
@@ -640,6 +676,32 @@ func manifestsFromToolsFile(path string, n int) ([]tool.Manifest, []string, erro
 		}
 	}
 	return out, spare, nil
+}
+
+// holdOutEvery: when variants make up the count, every holdOutEvery-th
+// source tool is left out, and its text is a never-seen query.
+const holdOutEvery = 25
+
+// usageBatch is the events per usage batch call (retrieval.MaxEvents, an
+// admin's import).
+const usageBatch = 5000
+
+// holdOut splits the catalogue: every k-th tool's description is returned
+// as a query text, the others are kept.
+func holdOut(ms []tool.Manifest, k int) ([]tool.Manifest, []string) {
+	if len(ms) < 2*k {
+		return ms, nil
+	}
+	kept := make([]tool.Manifest, 0, len(ms))
+	var held []string
+	for i, m := range ms {
+		if i%k == k-1 {
+			held = append(held, m.Description)
+			continue
+		}
+		kept = append(kept, m)
+	}
+	return kept, held
 }
 
 // neverSeen returns k distinct query texts no search has sent: the texts of
