@@ -58,6 +58,7 @@ func (m *memIndex) put(sum graph.ToolSummary, vec []float32) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.centre.Store(nil)
+	sum.Status = internStatus(sum.Status)
 	e := &memEntry{sum: sum, row: -1}
 	i, exists := m.pos[sum.ID]
 	if exists {
@@ -93,6 +94,18 @@ func (m *memIndex) put(sum graph.ToolSummary, vec []float32) {
 	}
 	m.pos[sum.ID] = len(m.entries)
 	m.entries = append(m.entries, e)
+}
+
+// internStatus returns the graph package's constant for a known status, so
+// that the scan's status test (matcher.pushed, once per tool) compares
+// equal pointers instead of bytes.
+func internStatus(s string) string {
+	for _, c := range [...]string{graph.StatusActive, graph.StatusDeprecated, graph.StatusDisabled} {
+		if s == c {
+			return c
+		}
+	}
+	return s
 }
 
 // meanVector returns the mean of the (unit) vectors of active tools, or
@@ -170,6 +183,7 @@ func (m *memIndex) setStatus(sum graph.ToolSummary) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.centre.Store(nil)
+	sum.Status = internStatus(sum.Status)
 	if i, ok := m.pos[sum.ID]; ok {
 		old := m.entries[i]
 		m.entries[i] = &memEntry{sum: sum, row: old.row, centroid: old.centroid, usage: old.usage}
@@ -476,7 +490,10 @@ func newMatcher(f graph.Filter) *matcher {
 		}
 		return m
 	}
-	st := statuses(f)
+	st := slices.Clone(statuses(f))
+	for i := range st {
+		st[i] = internStatus(st[i])
+	}
 	m := &matcher{statuses: set(st), categories: set(f.Categories), ids: set(f.IDs), modules: set(f.Modules), allowFn: f.Allow}
 	if len(st) == 1 {
 		m.status = st[0]

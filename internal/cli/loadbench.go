@@ -50,7 +50,8 @@ func newLoadBenchCommand(e *env) *cobra.Command {
 	dataDir := c.Flags().String("data-dir", "", "data dir of the benchmarked system (default: a new temporary one, removed afterwards)")
 	embedder := c.Flags().String("embedder", config.EmbedderUSELite, "embedder of the benchmarked system: use-lite or hashing")
 	modelDir := c.Flags().String("model-dir", "", "USE-Lite weights (default TOOLSMITH_MODEL_DIR, then <data-dir>/models/use-lite-0.2.0)")
-	profile := c.Flags().String("profile", "", "write pprof profiles to this folder: CPU of the registration and of the search phases, heap after the searches")
+	profile := c.Flags().String("profile", "", "write pprof profiles to this folder: CPU of the registration, of the search phases and of the restart with its first search, heap after the searches")
+	memLimit := c.Flags().Int64("memory-limit", 0, "the benchmarked system's --memory-limit in bytes (0: its default; 100,000 tools need about 1 GiB)")
 	events := c.Flags().Int("usage-events", 0, "usage events to record after the registration (queries paraphrasing the tools' descriptions, Zipf-skewed over the tools)")
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		switch {
@@ -58,6 +59,8 @@ func newLoadBenchCommand(e *env) *cobra.Command {
 			return fmt.Errorf("bench: --tools must be > 0, got %d: %w", *n, config.ErrInvalid)
 		case *queries <= 0:
 			return fmt.Errorf("bench: --queries must be > 0, got %d: %w", *queries, config.ErrInvalid)
+		case *memLimit < 0:
+			return fmt.Errorf("bench: --memory-limit must be >= 0, got %d: %w", *memLimit, config.ErrInvalid)
 		case *events < 0:
 			return fmt.Errorf("bench: --usage-events must be >= 0, got %d: %w", *events, config.ErrInvalid)
 		case *clients <= 0:
@@ -67,7 +70,7 @@ func newLoadBenchCommand(e *env) *cobra.Command {
 		case *embedder != config.EmbedderUSELite && *embedder != "hashing":
 			return fmt.Errorf("bench: --embedder must be use-lite or hashing, got %q: %w", *embedder, config.ErrInvalid)
 		}
-		b := &bench{e: e, n: *n, queries: *queries, clients: *clients, embedder: *embedder, modelDir: *modelDir, profile: *profile, events: *events}
+		b := &bench{e: e, n: *n, queries: *queries, clients: *clients, embedder: *embedder, modelDir: *modelDir, profile: *profile, events: *events, memLimit: *memLimit}
 		if b.profile != "" {
 			if err := os.MkdirAll(b.profile, 0o755); err != nil {
 				return fmt.Errorf("bench: --profile: %w", err)
@@ -127,6 +130,7 @@ type bench struct {
 	dir                string
 	profile            string // folder for pprof profiles, "" for none
 	events             int    // usage events to record after the registration
+	memLimit           int64  // the system's --memory-limit, 0 for its default
 	source             int    // tools in the source, before variants
 	catalogue          []tool.Manifest
 	spare              []string // texts of tools not loaded: never-seen queries
@@ -297,6 +301,7 @@ func (b *bench) run(ctx context.Context) (*benchReport, error) {
 	// Restart on the same data dir: time to ready, then the first search.
 	b.stop()
 	runtime.GC()
+	stopProfile = b.cpuProfile("cpu-restart.pprof")
 	start = time.Now()
 	if err := b.start(ctx); err != nil {
 		return nil, err
@@ -304,6 +309,7 @@ func (b *bench) run(ctx context.Context) (*benchReport, error) {
 	rep.RestartSeconds = time.Since(start).Seconds()
 	first := b.searches(ctx, "hybrid", take(1), 1)
 	rep.FirstSearchMs = first.P50
+	stopProfile()
 	rss("restarted")
 	return rep, nil
 }
@@ -356,6 +362,9 @@ func (b *bench) start(ctx context.Context) error {
 		"--temporal-addr", "127.0.0.1:0", "--ui-addr", "127.0.0.1:0", "--log-level", "error", "--rate-search", "-1", "--rate-verbs", "-1", "--rate-execute", "-1"}
 	if b.modelDir != "" {
 		args = append(args, "--model-dir", b.modelDir)
+	}
+	if b.memLimit > 0 {
+		args = append(args, "--memory-limit", strconv.FormatInt(b.memLimit, 10))
 	}
 	b.done, b.cancel = make(chan int, 1), cancel
 	go func() { b.done <- run(ctx, args, e) }()
