@@ -88,7 +88,9 @@ func Write(w io.Writer, runs []Run) error {
 	if maxT <= minT {
 		maxT = minT * 10
 	}
-	lx := func(t float64) float64 { return (math.Log10(t) - math.Log10(minT)) / (math.Log10(maxT) - math.Log10(minT)) }
+	lx := func(t float64) float64 {
+		return (math.Log10(t) - math.Log10(minT)) / (math.Log10(maxT) - math.Log10(minT))
+	}
 	for i, p := range panels {
 		x0, y0 := float64(i*(pw+pad)+pad), float64(pad)
 		top := p.target
