@@ -4,11 +4,13 @@ import (
 	"container/heap"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // ftsColumns are tools_fts's columns in declaration order; their weights
@@ -49,6 +51,10 @@ type textIndex struct {
 	maxRowid    int64
 	broken      error // set when an update could not be applied
 	scratch     sync.Pool
+	// loading is set while loadBackground fills the index; searches then
+	// fall back to FTS5 (same ranking) instead of waiting for it.
+	loading atomic.Bool
+	loaded  chan struct{} // closed when a background load ends
 
 	tok      *tokenizer
 	wordMu   sync.Mutex
@@ -84,9 +90,48 @@ type termCount struct {
 	n     int
 }
 
+// errTextLoading makes TextSearch ask FTS5 while the index loads.
+var errTextLoading = errors.New("the text index is loading")
+
+// loadBackground fills the index like load, after returning: the store is
+// ready sooner (at 100,000 tools reading tools_fts's instances takes
+// seconds), and until the load ends TextSearch ranks with FTS5's bm25,
+// which the index mirrors. The write lock is taken before returning and
+// held to the load's end, so every put waits for the load and then applies
+// on top of it: a registration the load read (or did not, being after ids
+// was read) is indexed either way. A failed load marks the index broken (FTS5 answers
+// until the store is reopened).
+func (x *textIndex) loadBackground(ctx context.Context, db *sql.DB, ids map[int64]string) {
+	x.loading.Store(true)
+	x.loaded = make(chan struct{})
+	x.mu.Lock() // now, so that no put runs before the load's reset
+	go func() {
+		defer close(x.loaded)
+		defer x.loading.Store(false)
+		defer x.mu.Unlock()
+		if err := x.loadLocked(context.WithoutCancel(ctx), db, ids); err != nil {
+			x.broken = err
+		}
+	}()
+}
+
+// wait returns once a background load has ended.
+func (x *textIndex) wait() {
+	if x.loaded != nil {
+		<-x.loaded
+	}
+}
+
 // load fills the index from tools_fts through a temporary fts5vocab table
 // on one connection of db. ids maps every tools_fts rowid to its tool id.
 func (x *textIndex) load(ctx context.Context, db *sql.DB, ids map[int64]string) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.loadLocked(ctx, db, ids)
+}
+
+// loadLocked is load; the caller holds x.mu for writing.
+func (x *textIndex) loadLocked(ctx context.Context, db *sql.DB, ids map[int64]string) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("sqlite: load text index: %w", err)
@@ -100,8 +145,6 @@ func (x *textIndex) load(ctx context.Context, db *sql.DB, ids map[int64]string) 
 	if err != nil {
 		return fmt.Errorf("sqlite: load text index: %w", err)
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
 	x.ids, x.lengths, x.docTerms, x.docs, x.terms, x.post, x.totalTokens, x.maxRowid, x.broken = nil, nil, nil, 0, map[string]int32{}, nil, 0, 0, nil
 	for rowid, id := range ids {
 		x.addDoc(rowid, id)
@@ -292,6 +335,9 @@ type textCandidate struct {
 // with FTS5's bm25, best first (ties by tool id), and hands them to keep
 // until it reports that it has enough. Terms are pruned by pruneByDF.
 func (x *textIndex) search(terms []string, keep func(id string, score float64) bool) error {
+	if x.loading.Load() {
+		return errTextLoading
+	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	if x.broken != nil {
