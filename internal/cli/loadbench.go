@@ -148,6 +148,8 @@ type latency struct {
 	PerSec  float64 `json:"perSecond"`
 	Clients int     `json:"clients"`
 	Errors  int     `json:"errors"`
+	// FirstError is the first failed call's error, "" when none failed.
+	FirstError string `json:"firstError,omitempty"`
 }
 
 // benchReport is the run's outcome.
@@ -504,6 +506,7 @@ func (b *bench) searches(ctx context.Context, strategy string, qs []string, clie
 func (b *bench) measure(n, clients int, call func(i int) error) latency {
 	lat := make([]float64, n)
 	var errs int
+	var first string
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	work := make(chan int)
@@ -518,6 +521,9 @@ func (b *bench) measure(n, clients int, call func(i int) error) latency {
 				lat[i] = float64(time.Since(t).Microseconds()) / 1000
 				if err != nil {
 					mu.Lock()
+					if errs == 0 {
+						first = err.Error()
+					}
 					errs++
 					mu.Unlock()
 				}
@@ -532,7 +538,7 @@ func (b *bench) measure(n, clients int, call func(i int) error) latency {
 	total := time.Since(start).Seconds()
 	slices.Sort(lat)
 	pct := func(p float64) float64 { return lat[int(p*float64(len(lat)-1))] }
-	return latency{N: n, P50: pct(0.5), P95: pct(0.95), P99: pct(0.99), PerSec: float64(n) / total, Clients: clients, Errors: errs}
+	return latency{N: n, P50: pct(0.5), P95: pct(0.95), P99: pct(0.99), PerSec: float64(n) / total, Clients: clients, Errors: errs, FirstError: first}
 }
 
 func (r *benchReport) print(w io.Writer) {
@@ -554,6 +560,14 @@ func (r *benchReport) print(w io.Writer) {
 	}
 	s := r.Substitute
 	fmt.Fprintf(w, "%-22s %6d %8.1f %8.1f %8.1f %9.1f %6d\n", "substitute (Temporal)", s.N, s.P50, s.P95, s.P99, s.PerSec, s.Errors)
+	for _, k := range keys {
+		if e := r.Search[k].FirstError; e != "" {
+			fmt.Fprintf(w, "first error of %s: %s\n", k, e)
+		}
+	}
+	if s.FirstError != "" {
+		fmt.Fprintf(w, "first error of the substitutions: %s\n", s.FirstError)
+	}
 	for i, line := range []struct {
 		label string
 		mb    map[string]float64
