@@ -93,7 +93,7 @@ type termCount struct {
 // errTextLoading makes TextSearch ask FTS5 while the index loads.
 var errTextLoading = errors.New("the text index is loading")
 
-// loadBackground fills the index like load, after returning: the store is
+// loadBackground fills the index (loadLocked) after returning: the store is
 // ready sooner (at 100,000 tools reading tools_fts's instances takes
 // seconds), and until the load ends TextSearch ranks with FTS5's bm25,
 // which the index mirrors. The write lock is taken before returning and
@@ -122,15 +122,9 @@ func (x *textIndex) wait() {
 	}
 }
 
-// load fills the index from tools_fts through a temporary fts5vocab table
-// on one connection of db. ids maps every tools_fts rowid to its tool id.
-func (x *textIndex) load(ctx context.Context, db *sql.DB, ids map[int64]string) error {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.loadLocked(ctx, db, ids)
-}
-
-// loadLocked is load; the caller holds x.mu for writing.
+// loadLocked fills the index from tools_fts through a temporary fts5vocab
+// table on one connection of db. ids maps every tools_fts rowid to its tool
+// id. The caller holds x.mu for writing.
 func (x *textIndex) loadLocked(ctx context.Context, db *sql.DB, ids map[int64]string) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
