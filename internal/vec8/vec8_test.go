@@ -96,4 +96,3 @@ func TestQuantizeBound(t *testing.T) {
 		}
 	}
 }
-
