@@ -79,8 +79,8 @@ func Write(w io.Writer, runs []Run) error {
 	}
 	runs = slices.Clone(runs)
 	slices.SortFunc(runs, func(a, b Run) int { return a.Tools - b.Tools })
-	const pw, ph, pad = 300, 220, 50
-	width := len(panels) * (pw + pad)
+	const pw, ph, pad = 280, 220, 70
+	width := len(panels)*(pw+pad) + pad
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="11">`+"\n", width, ph+2*pad)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
@@ -102,13 +102,18 @@ func Write(w io.Writer, runs []Run) error {
 		py := func(v float64) float64 { return y0 + ph - v/top*ph }
 		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-weight="bold">%s (%s)</text>`+"\n", x0, y0-12, p.title, p.unit)
 		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="%d" height="%d" fill="none" stroke="#999"/>`+"\n", x0, y0, pw, ph)
-		for _, t := range []float64{minT, maxT} {
-			fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle">%s tools</text>`+"\n", px(t), y0+ph+16, thousands(int(t)))
+		ticks := map[int]bool{}
+		for _, r := range runs {
+			if !ticks[r.Tools] {
+				ticks[r.Tools] = true
+				fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle">%dk</text>`+"\n", px(float64(r.Tools)), y0+ph+16, r.Tools/1000)
+			}
 		}
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">tools (log scale)</text>`+"\n", x0+pw/2, y0+ph+32)
 		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="end">0</text><text x="%.0f" y="%.0f" text-anchor="end">%.0f</text>`+"\n", x0-4, y0+ph, x0-4, y0+10, top)
 		if p.target > 0 {
-			fmt.Fprintf(&b, `<line x1="%.0f" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#c33" stroke-dasharray="4 3"/><text x="%.0f" y="%.1f" fill="#c33">target %s %.0f</text>`+"\n",
-				x0, x0+pw, py(p.target), py(p.target), x0+4, py(p.target)-4, map[bool]string{true: "≥", false: "≤"}[p.above], p.target)
+			fmt.Fprintf(&b, `<line x1="%.0f" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#c33" stroke-dasharray="4 3"/><text x="%.0f" y="%.1f" fill="#c33" text-anchor="end">target %s %.0f</text>`+"\n",
+				x0, x0+pw, py(p.target), py(p.target), x0+pw-4, py(p.target)-4, map[bool]string{true: "≥", false: "≤"}[p.above], p.target)
 		}
 		var pts []string
 		for _, r := range runs {
@@ -130,7 +135,7 @@ func Write(w io.Writer, runs []Run) error {
 			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" fill="%s">%.0f</text>`+"\n", x+6, y-6, color, p.value(r))
 		}
 	}
-	fmt.Fprintf(&b, `<text x="%d" y="%d">blue: catalogue only; orange: with usage events. Log scale of tools.</text>`+"\n", pad, ph+2*pad-8)
+	fmt.Fprintf(&b, `<text x="%d" y="%d">blue: the catalogue alone; orange: with usage events. Each run's embedder and load: PERFORMANCE.md.</text>`+"\n", pad, ph+2*pad-6)
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -39,7 +39,7 @@ func TestPlot(t *testing.T) {
 	if n := strings.Count(svg, "<circle"); n != 3*len(panels) {
 		t.Errorf("%d points, want %d", n, 3*len(panels))
 	}
-	for _, want := range []string{"100,000 tools", "target ≥ 100", "target ≤ 50", ">1100<", "100,000 usage events", "<polyline"} {
+	for _, want := range []string{">100k<", ">10k<", "target ≥ 100", "target ≤ 50", ">1100<", "100,000 usage events", "<polyline"} {
 		if !strings.Contains(svg, want) {
 			t.Errorf("no %q in the SVG", want)
 		}
