@@ -275,3 +275,53 @@ func BenchmarkRecordUsage10k(b *testing.B) {
 	b.StopTimer()
 	reportLatency(b, durs)
 }
+
+// BenchmarkHistory10k is hybrid ranking over 10,000 tools as the usage
+// history grows to 100,000 events (Zipf-skewed over the tools, queries of
+// six catalogue words, sessions of four): each sub-benchmark first records
+// events up to its count, then ranks never-seen queries with a fresh
+// service (its usage memory read back from the store, as after a restart).
+// The memory of past queries is a bounded ring (Options.Exemplars), so
+// p95 should stay flat past its size. It writes to the shared catalogue,
+// so it runs last.
+func BenchmarkHistory10k(b *testing.B) {
+	st := benchCatalogue(b)
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(29, 100))
+	zipf := rand.NewZipf(r, 1.1, 10, benchTools-1)
+	recorded := 0
+	qs := benchQueries(512)
+	caller := access.Caller{UserID: "u", SessionID: "bench-history"}
+	for _, total := range []int{1000, 20000, 100000} {
+		b.Run(fmt.Sprintf("events=%d", total), func(b *testing.B) {
+			rec := retrieval.New(st, benchEmb, retrieval.Options{CacheSize: -1})
+			for recorded < total {
+				n := min(5000, total-recorded)
+				evs := make([]graph.UsageEvent, n)
+				for i := range evs {
+					evs[i] = graph.UsageEvent{ToolID: fmt.Sprintf("bench.t%05d", zipf.Uint64()), SessionID: fmt.Sprintf("h%d", (recorded+i)/4),
+						UserID: "u", Query: benchWords(r, 6), Success: true}
+				}
+				if err := rec.RecordUsage(ctx, evs); err != nil {
+					b.Fatal(err)
+				}
+				recorded += n
+			}
+			svc := retrieval.New(st, benchEmb, retrieval.Options{CacheSize: -1})
+			if _, _, err := svc.Rank(ctx, retrieval.Query{Text: "warm up", Caller: caller}); err != nil {
+				b.Fatal(err)
+			}
+			durs := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				if _, _, err := svc.Rank(ctx, retrieval.Query{Text: qs[i%len(qs)], Caller: caller}); err != nil {
+					b.Fatal(err)
+				}
+				durs = append(durs, time.Since(start))
+			}
+			b.StopTimer()
+			reportLatency(b, durs)
+		})
+	}
+}

@@ -1,11 +1,14 @@
 package retrieval
 
 import (
+	"container/heap"
 	"slices"
 	"sort"
 	"sync"
 
 	"github.com/viterin/vek/vek32"
+
+	"github.com/toolsmith/toolsmith/internal/vec8"
 )
 
 // exemplars is an in-process memory of the unit embeddings of recent
@@ -28,6 +31,8 @@ type exemplars struct {
 	perTool int
 	next    int
 	vecs    [][]float32 // nil for a query served without an embedding
+	q8      [][]int8    // each vector's int8 form (vec8.Quantize), for vote's first pass
+	q8s     []quantStat
 	tools   []string
 	words   [][]string       // each query's words (logWords)
 	log     queryLog         // bm25 over the words, per tool
@@ -63,11 +68,15 @@ func (e *exemplars) add(tool string, vec []float32, query string) {
 		e.slots[tool] = e.slots[tool][1:]
 		e.log.count(tool, e.words[i], -1)
 		e.vecs[i], e.words[i] = vec, words
+		e.quantize(i)
 		e.slots[tool] = append(e.slots[tool], i)
 	case len(e.vecs) < e.cap:
 		e.vecs = append(e.vecs, vec)
+		e.q8 = append(e.q8, nil)
+		e.q8s = append(e.q8s, quantStat{})
 		e.tools = append(e.tools, tool)
 		e.words = append(e.words, words)
+		e.quantize(len(e.vecs) - 1)
 		e.slots[tool] = append(e.slots[tool], len(e.vecs)-1)
 	default:
 		i := e.next
@@ -81,10 +90,34 @@ func (e *exemplars) add(tool string, vec []float32, query string) {
 			delete(e.slots, old)
 		}
 		e.vecs[i], e.tools[i], e.words[i] = vec, tool, words
+		e.quantize(i)
 		e.slots[tool] = append(e.slots[tool], i)
 	}
 	e.log.count(tool, words, 1)
 }
+
+// quantStat is one vector's int8 scale and error-bound terms (vec8.Quantize).
+type quantStat struct{ scale, resid, norm float64 }
+
+// quantize refreshes entry i's int8 form, reusing its buffer. The caller
+// holds e.mu for writing.
+func (e *exemplars) quantize(i int) {
+	v := e.vecs[i]
+	if v == nil {
+		e.q8[i], e.q8s[i] = nil, quantStat{}
+		return
+	}
+	if len(e.q8[i]) != len(v) {
+		e.q8[i] = make([]int8, len(v))
+	}
+	st := &e.q8s[i]
+	st.scale, st.resid, st.norm = vec8.Quantize(e.q8[i], v)
+}
+
+// quantSlack absorbs float32 rounding in vek32.Dot, so that the int8
+// bound holds against the similarities vote compares (as the SQLite
+// store's vector index does).
+const quantSlack = 1e-4
 
 // logScores is the query-log signal: bm25 of the query's words against
 // each tool's served-query document.
@@ -105,15 +138,52 @@ func (e *exemplars) vote(q []float32, k int, floor float64) map[string]vote {
 	if len(e.vecs) == 0 {
 		return nil
 	}
+	if k <= 0 {
+		return nil
+	}
 	type nb struct {
 		i   int
 		sim float32
 	}
-	top := make([]nb, 0, k+1)
+	// The first pass ranks every entry on its int8 form, with an interval
+	// holding its float32 similarity; the k-th best lower bound is a floor
+	// under the k-th best similarity, so an entry whose upper bound is
+	// below it cannot be a neighbour. The second pass computes the float32
+	// similarities of the others, in memory order, with the selection the
+	// exact scan made: the same neighbours, ties and sums, from a quarter
+	// of the bytes.
+	qq := make([]int8, len(q))
+	qs, qr, qn := vec8.Quantize(qq, q)
+	lbs := make(lowHeap, 0, k+1)
+	type cand struct {
+		i  int
+		ub float64
+	}
+	cands := make([]cand, 0, 4*k+16)
 	for i, v := range e.vecs {
 		if len(v) != len(q) {
 			continue
 		}
+		st := &e.q8s[i]
+		approx := qs * st.scale * float64(vec8.Dot(qq, e.q8[i]))
+		b := vec8.Bound(qr, qn, st.resid, st.norm) + quantSlack
+		if len(lbs) == k && approx+b < lbs[0] {
+			continue
+		}
+		if lb := approx - b; len(lbs) < k || lb > lbs[0] {
+			heap.Push(&lbs, lb)
+			if len(lbs) > k {
+				heap.Pop(&lbs)
+			}
+		}
+		cands = append(cands, cand{i, approx + b})
+	}
+	top := make([]nb, 0, k+1)
+	for _, c := range cands {
+		if len(lbs) == k && c.ub < lbs[0] {
+			continue
+		}
+		i, v := c.i, e.vecs[c.i]
 		s := vek32.Dot(q, v)
 		if len(top) == k && s <= top[k-1].sim {
 			continue
@@ -141,6 +211,20 @@ func (e *exemplars) vote(q []float32, k int, floor float64) map[string]vote {
 		}
 	}
 	return out
+}
+
+// lowHeap is a min-heap of float64: the best k lower bounds, worst on top.
+type lowHeap []float64
+
+func (h lowHeap) Len() int           { return len(h) }
+func (h lowHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h lowHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *lowHeap) Push(x any)        { *h = append(*h, x.(float64)) }
+func (h *lowHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // vote is one tool's share of a kNN vote (exemplars.vote).

@@ -2,7 +2,15 @@ package retrieval
 
 import (
 	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"sort"
 	"testing"
+
+	"github.com/viterin/vek/vek32"
+
+	"github.com/toolsmith/toolsmith/graph"
 )
 
 // TestExemplarsFloodOfOneTool: a flood of one tool's uses replaces that
@@ -70,4 +78,124 @@ func TestExemplarsRingStillEvictsTheOldest(t *testing.T) {
 	if total != 200 {
 		t.Fatalf("slots count %d entries; want 200", total)
 	}
+}
+
+// voteExact is the kNN vote as a plain float32 scan: the reference the
+// quantised vote must match exactly.
+func voteExact(e *exemplars, q []float32, k int, floor float64) map[string]vote {
+	type nb struct {
+		i   int
+		sim float32
+	}
+	top := make([]nb, 0, k+1)
+	for i, v := range e.vecs {
+		if len(v) != len(q) {
+			continue
+		}
+		s := vek32.Dot(q, v)
+		if len(top) == k && s <= top[k-1].sim {
+			continue
+		}
+		j := sort.Search(len(top), func(j int) bool { return top[j].sim < s })
+		top = append(top, nb{})
+		copy(top[j+1:], top[j:])
+		top[j] = nb{i, s}
+		if len(top) > k {
+			top = top[:k]
+		}
+	}
+	out := map[string]vote{}
+	for _, n := range top {
+		if s := float64(n.sim); s > 0 {
+			v := out[e.tools[n.i]]
+			if s >= floor {
+				v.sum += s
+				v.excess += (s - floor) / (1 - floor)
+			} else {
+				v.below += s
+			}
+			v.best = max(v.best, s)
+			out[e.tools[n.i]] = v
+		}
+	}
+	return out
+}
+
+func unitVec(r *rand.Rand, dim int) []float32 {
+	v := make([]float32, dim)
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	return graph.Normalize(v)
+}
+
+// The vote's int8 first pass changes nothing: over a memory with exact
+// duplicates (ties), near-duplicates, spiky vectors, entries without a
+// vector and entries replaced by eviction, it returns the float32 scan's
+// votes for every query and k.
+func TestExemplarsVoteMatchesExactScan(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	const dim = 96
+	e := newExemplars(600)
+	base := make([][]float32, 40)
+	for i := range base {
+		base[i] = unitVec(r, dim)
+	}
+	for i := range 2000 { // past the capacity: eviction rewrites entries
+		var v []float32
+		switch i % 6 {
+		case 0:
+			v = slices.Clone(base[r.IntN(len(base))]) // exact duplicate: ties
+		case 1:
+			v = slices.Clone(base[r.IntN(len(base))])
+			v[r.IntN(dim)] += 0.01
+			v = graph.Normalize(v) // near-duplicate
+		case 2:
+			v = unitVec(r, dim)
+			v[r.IntN(dim)] = 30
+			v = graph.Normalize(v) // one large component
+		case 3:
+			v = nil // a query served without an embedding
+		default:
+			v = unitVec(r, dim)
+		}
+		e.add(fmt.Sprintf("tool.%d", r.IntN(60)), v, fmt.Sprintf("query %d", i))
+	}
+	for trial := range 300 {
+		q := base[trial%len(base)]
+		if trial%3 == 1 {
+			q = unitVec(r, dim)
+		}
+		for _, k := range []int{1, 3, 10, 50} {
+			got, want := e.vote(q, k, 0.3), voteExact(e, q, k, 0.3)
+			if !maps.Equal(got, want) {
+				t.Fatalf("trial %d k=%d: vote\n%v\nwant\n%v", trial, k, got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkExemplarsVote is the neighbours signal's scan over a full
+// memory of 20,000 past queries (Options.Exemplars' default) at 512
+// dimensions: the int8 first pass against the float32 scan it replaced.
+func BenchmarkExemplarsVote(b *testing.B) {
+	r := rand.New(rand.NewPCG(13, 14))
+	e := newExemplars(20000)
+	for range 20000 {
+		e.add(fmt.Sprintf("tool.%d", r.IntN(5000)), unitVec(r, 512), "q")
+	}
+	qs := make([][]float32, 64)
+	for i := range qs {
+		qs[i] = unitVec(r, 512)
+	}
+	b.Run("int8-first-pass", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			e.vote(qs[i%len(qs)], 3, 0.3)
+		}
+	})
+	b.Run("float32-scan", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			voteExact(e, qs[i%len(qs)], 3, 0.3)
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -726,3 +727,46 @@ func TestPhraseSignal(t *testing.T) {
 
 // recorder is a signed-in user: only such callers' uses teach the ranking.
 var recorder = access.Caller{UserID: "recorder", Level: "user"}
+
+// countingStore counts GetTool calls.
+type countingStore struct {
+	graph.Store
+	gets int
+}
+
+func (c *countingStore) GetTool(ctx context.Context, id string) (graph.Tool, error) {
+	c.gets++
+	return c.Store.GetTool(ctx, id)
+}
+
+// After WarmCatalogue a search reads only the manifests it details, not
+// every visible tool's to estimate the catalogue's tokens.
+func TestWarmCatalogueSparesTheFirstSearch(t *testing.T) {
+	var ms []tool.Manifest
+	for i := range 40 {
+		ms = append(ms, retrievaltest.Manifest(fmt.Sprintf("t.%02d", i), "DO_THING", "misc", fmt.Sprintf("does thing number %d for the user", i)))
+	}
+	ctx := context.Background()
+	caller := access.Caller{UserID: "u", Level: "user"}
+	for _, warm := range []bool{false, true} {
+		st := retrievaltest.Store(t, emb)
+		retrievaltest.Register(t, st, emb, ms...)
+		cs := &countingStore{Store: st}
+		svc := retrieval.New(cs, emb, retrieval.Options{})
+		if warm {
+			if err := svc.WarmCatalogue(ctx, access.Caller{Level: "owner", Groups: []string{access.Wildcard}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cs.gets = 0
+		if _, err := svc.Search(ctx, retrieval.Query{Text: "does thing number 7", Caller: caller}); err != nil {
+			t.Fatal(err)
+		}
+		if warm && cs.gets > 10 {
+			t.Errorf("after the warm-up the search read %d manifests", cs.gets)
+		}
+		if !warm && cs.gets < len(ms) {
+			t.Errorf("without it the search read only %d manifests: the test measures nothing", cs.gets)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -354,4 +355,41 @@ func BenchmarkRefreshApply10(b *testing.B) {
 			b.Fatalf("Refresh = %d ids, %v; want %d", len(ids), err, size)
 		}
 	}
+}
+
+// BenchmarkTextIndexGC is what the text index of 100,000 tools costs the
+// garbage collector: one full collection (ns/op) with the index live, and
+// the heap it holds (MB). The collector marks everything reachable on every
+// cycle, so a pointer per posting is paid again and again.
+func BenchmarkTextIndexGC(b *testing.B) {
+	ctx := context.Background()
+	x := newTextIndex()
+	var err error
+	if x.tok, err = openTokenizer(ctx); err != nil {
+		b.Fatal(err)
+	}
+	defer x.tok.close()
+	r := rand.New(rand.NewPCG(7, 8))
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	docs := make([]docText, 0, 1000)
+	for i := 1; i <= 100000; i++ {
+		t := benchTool(r, fmt.Sprintf("bench.%06d", i))
+		docs = append(docs, docText{rowid: int64(i), id: t.ID, cols: [len(ftsColumns)]string{t.Name, t.Verb, t.Description, strings.Join(t.Tags, " "), strings.Join(t.UseCases, " "), ""}})
+		if len(docs) == cap(docs) {
+			x.put(ctx, docs)
+			docs = docs[:0]
+		}
+	}
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		runtime.GC()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "MB")
+	runtime.KeepAlive(x)
 }

@@ -6,7 +6,7 @@
 // Embeddings are stored as little-endian float32 BLOBs and also held in
 // memory, normalised, for exact k-nearest-neighbour search with SIMD dot
 // products (github.com/viterin/vek/vek32), prefiltered by an int8 copy with
-// error bounds (dot8_amd64.s) so that only a few rows are scored in float32.
+// error bounds (internal/vec8) so that only a few rows are scored in float32.
 // The in-memory copy is loaded at
 // Open and updated only after the transaction that wrote it has committed.
 // Several processes may open one file (API replicas and workers on one

@@ -11,6 +11,7 @@ import (
 	"github.com/viterin/vek/vek32"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/vec8"
 )
 
 // memEntry is one tool in the in-memory index.
@@ -44,7 +45,7 @@ type memIndex struct {
 }
 
 // qrow is the quantisation of one row: v ≈ scale·q8, with the lengths of
-// the residual and of scale·q8 (see quantize8).
+// the residual and of scale·q8 (see vec8.Quantize).
 type qrow struct {
 	scale, resid, norm float64
 }
@@ -58,6 +59,7 @@ func (m *memIndex) put(sum graph.ToolSummary, vec []float32) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.centre.Store(nil)
+	sum.Status = internStatus(sum.Status)
 	e := &memEntry{sum: sum, row: -1}
 	i, exists := m.pos[sum.ID]
 	if exists {
@@ -80,7 +82,7 @@ func (m *memIndex) put(sum graph.ToolSummary, vec []float32) {
 				copy(m.vecs[e.row*m.dim:], vec)
 			}
 			qr := &m.qrows[e.row]
-			qr.scale, qr.resid, qr.norm = quantize8(m.q8[e.row*m.dim:(e.row+1)*m.dim], vec)
+			qr.scale, qr.resid, qr.norm = vec8.Quantize(m.q8[e.row*m.dim:(e.row+1)*m.dim], vec)
 		}
 	} else if e.row >= 0 {
 		// The tool lost its embedding: keep the row (rows are never
@@ -93,6 +95,18 @@ func (m *memIndex) put(sum graph.ToolSummary, vec []float32) {
 	}
 	m.pos[sum.ID] = len(m.entries)
 	m.entries = append(m.entries, e)
+}
+
+// internStatus returns the graph package's constant for a known status, so
+// that the scan's status test (matcher.pushed, once per tool) compares
+// equal pointers instead of bytes.
+func internStatus(s string) string {
+	for _, c := range [...]string{graph.StatusActive, graph.StatusDeprecated, graph.StatusDisabled} {
+		if s == c {
+			return c
+		}
+	}
+	return s
 }
 
 // meanVector returns the mean of the (unit) vectors of active tools, or
@@ -170,6 +184,7 @@ func (m *memIndex) setStatus(sum graph.ToolSummary) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.centre.Store(nil)
+	sum.Status = internStatus(sum.Status)
 	if i, ok := m.pos[sum.ID]; ok {
 		old := m.entries[i]
 		m.entries[i] = &memEntry{sum: sum, row: old.row, centroid: old.centroid, usage: old.usage}
@@ -347,7 +362,7 @@ func (m *memIndex) scan(entries []*memEntry, q []float32, k int, f *matcher, use
 	return h
 }
 
-// quantQuery is a query vector's int8 form (see quantize8).
+// quantQuery is a query vector's int8 form (see vec8.Quantize).
 type quantQuery struct {
 	q8                 []int8
 	scale, resid, norm float64
@@ -355,7 +370,7 @@ type quantQuery struct {
 
 func newQuantQuery(q []float32) *quantQuery {
 	qq := &quantQuery{q8: make([]int8, len(q))}
-	qq.scale, qq.resid, qq.norm = quantize8(qq.q8, q)
+	qq.scale, qq.resid, qq.norm = vec8.Quantize(qq.q8, q)
 	return qq
 }
 
@@ -390,8 +405,8 @@ func (m *memIndex) scanQuant(entries []*memEntry, q []float32, qq *quantQuery, k
 		}
 		r := e.row
 		qr := &m.qrows[r]
-		approx := qq.scale * qr.scale * float64(dot8(qq.q8, m.q8[r*dim:(r+1)*dim]))
-		b := quantBound(qq.resid, qq.norm, qr.resid, qr.norm) + quantSlack
+		approx := qq.scale * qr.scale * float64(vec8.Dot(qq.q8, m.q8[r*dim:(r+1)*dim]))
+		b := vec8.Bound(qq.resid, qq.norm, qr.resid, qr.norm) + quantSlack
 		ub := approx + b
 		if len(lbs) == k && ub < lbs[0] {
 			continue
@@ -476,7 +491,10 @@ func newMatcher(f graph.Filter) *matcher {
 		}
 		return m
 	}
-	st := statuses(f)
+	st := slices.Clone(statuses(f))
+	for i := range st {
+		st[i] = internStatus(st[i])
+	}
 	m := &matcher{statuses: set(st), categories: set(f.Categories), ids: set(f.IDs), modules: set(f.Modules), allowFn: f.Allow}
 	if len(st) == 1 {
 		m.status = st[0]

@@ -287,6 +287,7 @@ func TestTextIndexMatchesFTS5(t *testing.T) {
 	}
 	compare := func(stage string, s *Store) {
 		t.Helper()
+		s.text.wait() // a reopened store loads its index in the background
 		for _, q := range queries {
 			for name, f := range filters {
 				for _, k := range []int{1, 10, 2000} {
@@ -396,5 +397,52 @@ func TestMigrateKeepsServedQueries(t *testing.T) {
 	}
 	if len(served) != 1 || served[0].Query != "euros to yen" || served[0].Embedding != nil {
 		t.Fatalf("served queries after migration = %+v, want the one success without an embedding", served)
+	}
+}
+
+// While the text index loads in the background, text search answers from
+// FTS5 with the same ranking instead of waiting for the load.
+func TestTextSearchWhileTheIndexLoads(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "g.db")
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EnsureEmbedder(ctx, graph.EmbedderInfo{Model: "m", Dimension: benchDim}); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(13, 14))
+	var tools []graph.Tool
+	for i := 0; i < 300; i++ {
+		tools = append(tools, benchTool(r, fmt.Sprintf("t.%04d", i)))
+	}
+	if _, err := s.UpsertTools(ctx, tools); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err = Open(path, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.text.wait()
+	q := pick(r, benchVerbs) + " " + pick(r, benchObjects) + " " + pick(r, benchFiller)
+	loaded, err := s.TextSearch(ctx, q, 10, graph.Filter{})
+	if err != nil || len(loaded) == 0 {
+		t.Fatalf("loaded index: %v %v", loaded, err)
+	}
+	s.text.loading.Store(true) // as during a background load
+	if _, ok, err := s.textSearchIndex(ctx, queryTerms(q), 10, graph.Filter{}); ok || err != nil {
+		t.Fatalf("the loading index answered: ok=%v err=%v", ok, err)
+	}
+	during, err := s.TextSearch(ctx, q, 10, graph.Filter{})
+	s.text.loading.Store(false)
+	if err != nil || len(during) != len(loaded) {
+		t.Fatalf("during the load: %d hits, %v; want %d", len(during), err, len(loaded))
+	}
+	for i := range loaded {
+		if during[i].Tool.ID != loaded[i].Tool.ID || math.Abs(during[i].Score-loaded[i].Score) > 1e-9 {
+			t.Fatalf("hit %d: %s %.9f during the load, %s %.9f after", i, during[i].Tool.ID, during[i].Score, loaded[i].Tool.ID, loaded[i].Score)
+		}
 	}
 }

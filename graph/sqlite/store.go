@@ -189,9 +189,7 @@ func (s *Store) load(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("sqlite: load tools: %w", err)
 	}
-	if err := s.text.load(ctx, s.db, ids); err != nil {
-		return err
-	}
+	s.text.loadBackground(ctx, s.db, ids)
 	if err := s.loadUsage(ctx, nil); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
@@ -228,6 +226,9 @@ func (s *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, er
 
 // Close releases the database.
 func (s *Store) Close() error {
+	if s.text != nil {
+		s.text.wait() // a background load reads the database
+	}
 	s.stmtMu.Lock()
 	for _, st := range s.stmts {
 		st.Close()

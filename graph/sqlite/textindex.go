@@ -4,9 +4,13 @@ import (
 	"container/heap"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // ftsColumns are tools_fts's columns in declaration order; their weights
@@ -29,33 +33,40 @@ const ftsTokenizer = `porter unicode61 remove_diacritics 2`
 // from an fts5vocab view of tools_fts, and new ones (and query words) are
 // tokenised by an in-memory FTS5 table with the same tokenize option, so
 // terms match exactly. Like memIndex it is updated only after a commit.
+//
+// Its memory holds no pointers per posting or per term occurrence: the
+// postings of a term are (row, weight) pairs of 8 bytes, and documents are
+// columns indexed by rowid. At 100,000 tools that is millions of postings
+// the garbage collector never scans (it scanned each, through a pointer to
+// its document, on every cycle).
 type textIndex struct {
 	mu          sync.RWMutex
-	docs        map[int64]*textDoc // by tools_fts rowid (tools.seq)
-	post        map[string][]posting
+	ids         []string  // by rowid (tools.seq): the tool id, "" for none
+	lengths     []int32   // by rowid: tokens in all columns (FTS5's xColumnSize(-1))
+	docTerms    [][]int32 // by rowid: the document's distinct term numbers, for removal
+	docs        int       // documents present
+	terms       map[string]int32
+	post        [][]posting // by term number
 	totalTokens int64
 	maxRowid    int64
 	broken      error // set when an update could not be applied
 	scratch     sync.Pool
+	// loading is set while loadBackground fills the index; searches then
+	// fall back to FTS5 (same ranking) instead of waiting for it.
+	loading atomic.Bool
+	loaded  chan struct{} // closed when a background load ends
 
 	tok      *tokenizer
 	wordMu   sync.Mutex
 	wordTerm map[string]string // query word -> its single FTS5 token ("" = none or several)
 }
 
-// textDoc is one tools_fts row.
-type textDoc struct {
-	rowid  int64
-	id     string
-	length int      // tokens in all columns (FTS5's xColumnSize(-1))
-	terms  []string // distinct terms, for removal
-}
-
-// posting is one term's occurrence in a document: w is the column-weighted
-// term frequency (FTS5's aFreq).
+// posting is one term's occurrence in a document (its rowid): w is the
+// column-weighted term frequency (FTS5's aFreq), a sum of small integer
+// weights times counts, which float32 holds exactly.
 type posting struct {
-	doc *textDoc
-	w   float64
+	row int32
+	w   float32
 }
 
 // docText is one tools_fts row's column values.
@@ -66,7 +77,7 @@ type docText struct {
 }
 
 func newTextIndex() *textIndex {
-	x := &textIndex{docs: map[int64]*textDoc{}, post: map[string][]posting{}, wordTerm: map[string]string{}}
+	x := &textIndex{terms: map[string]int32{}, wordTerm: map[string]string{}}
 	x.scratch.New = func() any { return &textScratch{} }
 	return x
 }
@@ -79,9 +90,42 @@ type termCount struct {
 	n     int
 }
 
-// load fills the index from tools_fts through a temporary fts5vocab table
-// on one connection of db. ids maps every tools_fts rowid to its tool id.
-func (x *textIndex) load(ctx context.Context, db *sql.DB, ids map[int64]string) error {
+// errTextLoading makes TextSearch ask FTS5 while the index loads.
+var errTextLoading = errors.New("the text index is loading")
+
+// loadBackground fills the index (loadLocked) after returning: the store is
+// ready sooner (at 100,000 tools reading tools_fts's instances takes
+// seconds), and until the load ends TextSearch ranks with FTS5's bm25,
+// which the index mirrors. The write lock is taken before returning and
+// held to the load's end, so every put waits for the load and then applies
+// on top of it: a registration the load read (or did not, being after ids
+// was read) is indexed either way. A failed load marks the index broken (FTS5 answers
+// until the store is reopened).
+func (x *textIndex) loadBackground(ctx context.Context, db *sql.DB, ids map[int64]string) {
+	x.loading.Store(true)
+	x.loaded = make(chan struct{})
+	x.mu.Lock() // now, so that no put runs before the load's reset
+	go func() {
+		defer close(x.loaded)
+		defer x.loading.Store(false)
+		defer x.mu.Unlock()
+		if err := x.loadLocked(context.WithoutCancel(ctx), db, ids); err != nil {
+			x.broken = err
+		}
+	}()
+}
+
+// wait returns once a background load has ended.
+func (x *textIndex) wait() {
+	if x.loaded != nil {
+		<-x.loaded
+	}
+}
+
+// loadLocked fills the index from tools_fts through a temporary fts5vocab
+// table on one connection of db. ids maps every tools_fts rowid to its tool
+// id. The caller holds x.mu for writing.
+func (x *textIndex) loadLocked(ctx context.Context, db *sql.DB, ids map[int64]string) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("sqlite: load text index: %w", err)
@@ -95,12 +139,9 @@ func (x *textIndex) load(ctx context.Context, db *sql.DB, ids map[int64]string) 
 	if err != nil {
 		return fmt.Errorf("sqlite: load text index: %w", err)
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.docs, x.post, x.totalTokens, x.broken = map[int64]*textDoc{}, map[string][]posting{}, 0, nil
+	x.ids, x.lengths, x.docTerms, x.docs, x.terms, x.post, x.totalTokens, x.maxRowid, x.broken = nil, nil, nil, 0, map[string]int32{}, nil, 0, 0, nil
 	for rowid, id := range ids {
-		x.docs[rowid] = &textDoc{rowid: rowid, id: id}
-		x.maxRowid = max(x.maxRowid, rowid)
+		x.addDoc(rowid, id)
 	}
 	x.addCounts(counts)
 	return nil
@@ -139,54 +180,90 @@ func scanCounts(ctx context.Context, conn querier, query string, args ...any) ([
 	return out, rows.Err()
 }
 
-// addCounts adds term counts to documents already in x.docs (which must
+// has reports whether rowid is a document. The caller holds x.mu.
+func (x *textIndex) has(rowid int64) bool {
+	return rowid >= 0 && rowid < int64(len(x.ids)) && x.ids[rowid] != ""
+}
+
+// addDoc makes rowid an empty document of tool id. The caller holds x.mu.
+func (x *textIndex) addDoc(rowid int64, id string) {
+	if rowid < 0 || rowid > math.MaxInt32 || id == "" {
+		return
+	}
+	if n := int(rowid) + 1; n > len(x.ids) {
+		x.ids = slices.Grow(x.ids, n-len(x.ids))[:n]
+		x.lengths = slices.Grow(x.lengths, n-len(x.lengths))[:n]
+		x.docTerms = slices.Grow(x.docTerms, n-len(x.docTerms))[:n]
+	}
+	if x.ids[rowid] == "" {
+		x.docs++
+	}
+	x.ids[rowid], x.lengths[rowid], x.docTerms[rowid] = id, 0, nil
+	x.maxRowid = max(x.maxRowid, rowid)
+}
+
+// termNumber returns term's number, adding it. The caller holds x.mu.
+func (x *textIndex) termNumber(term string) int32 {
+	if n, ok := x.terms[term]; ok {
+		return n
+	}
+	n := int32(len(x.post))
+	x.terms[term] = n
+	x.post = append(x.post, nil)
+	return n
+}
+
+// addCounts adds term counts to documents already present (which must
 // hold none of these terms yet). The caller holds x.mu.
 func (x *textIndex) addCounts(counts []termCount) {
 	type key struct {
 		rowid int64
-		term  string
+		term  int32
 	}
 	w := map[key]float64{}
 	var order []key
 	for _, c := range counts {
-		d := x.docs[c.rowid]
-		if d == nil {
+		if !x.has(c.rowid) {
 			continue
 		}
-		k := key{c.rowid, c.term}
+		k := key{c.rowid, x.termNumber(c.term)}
 		if _, ok := w[k]; !ok {
 			order = append(order, k)
 		}
 		w[k] += ftsColumnWeights[c.col] * float64(c.n)
-		d.length += c.n
+		x.lengths[c.rowid] += int32(c.n)
 		x.totalTokens += int64(c.n)
 	}
 	for _, k := range order {
-		d := x.docs[k.rowid]
-		d.terms = append(d.terms, k.term)
-		x.post[k.term] = append(x.post[k.term], posting{doc: d, w: w[k]})
+		x.docTerms[k.rowid] = append(x.docTerms[k.rowid], k.term)
+		x.post[k.term] = append(x.post[k.term], posting{row: int32(k.rowid), w: float32(w[k])})
 	}
 }
 
-// remove drops a document's postings. The caller holds x.mu.
-func (x *textIndex) remove(d *textDoc) {
-	for _, t := range d.terms {
+// remove drops a document and its postings. The caller holds x.mu.
+func (x *textIndex) remove(rowid int64) {
+	for _, t := range x.docTerms[rowid] {
 		ps := x.post[t]
 		for i := range ps {
-			if ps[i].doc == d {
+			if int64(ps[i].row) == rowid {
 				ps[i] = ps[len(ps)-1]
 				ps = ps[:len(ps)-1]
 				break
 			}
 		}
-		if len(ps) == 0 {
-			delete(x.post, t)
-		} else {
-			x.post[t] = ps
-		}
+		x.post[t] = ps
 	}
-	x.totalTokens -= int64(d.length)
-	delete(x.docs, d.rowid)
+	x.totalTokens -= int64(x.lengths[rowid])
+	x.ids[rowid], x.lengths[rowid], x.docTerms[rowid] = "", 0, nil
+	x.docs--
+}
+
+// postings returns term's postings. The caller holds x.mu.
+func (x *textIndex) postings(term string) []posting {
+	if n, ok := x.terms[term]; ok {
+		return x.post[n]
+	}
+	return nil
 }
 
 // put replaces the given rows (inserted or rewritten in a committed
@@ -204,11 +281,10 @@ func (x *textIndex) put(ctx context.Context, docs []docText) {
 		return
 	}
 	for _, dt := range docs {
-		if old := x.docs[dt.rowid]; old != nil {
-			x.remove(old)
+		if x.has(dt.rowid) {
+			x.remove(dt.rowid)
 		}
-		x.docs[dt.rowid] = &textDoc{rowid: dt.rowid, id: dt.id}
-		x.maxRowid = max(x.maxRowid, dt.rowid)
+		x.addDoc(dt.rowid, dt.id)
 	}
 	x.addCounts(counts)
 }
@@ -244,7 +320,7 @@ const maxCachedWords = 1 << 16
 
 // textCandidate is a scored document.
 type textCandidate struct {
-	doc   *textDoc
+	id    string
 	score float64
 }
 
@@ -253,16 +329,19 @@ type textCandidate struct {
 // with FTS5's bm25, best first (ties by tool id), and hands them to keep
 // until it reports that it has enough. Terms are pruned by pruneByDF.
 func (x *textIndex) search(terms []string, keep func(id string, score float64) bool) error {
+	if x.loading.Load() {
+		return errTextLoading
+	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	if x.broken != nil {
 		return x.broken
 	}
-	total := len(x.docs)
+	total := x.docs
 	if total == 0 {
 		return nil
 	}
-	kept := pruneByDF(terms, func(t string) int { return len(x.post[t]) }, total)
+	kept := pruneByDF(terms, func(t string) int { return len(x.postings(t)) }, total)
 	avgdl := float64(x.totalTokens) / float64(total)
 	// Scores accumulate in a scratch slice indexed by rowid (tools are
 	// never deleted, so rowids are dense); touched lists the rows scored.
@@ -273,27 +352,28 @@ func (x *textIndex) search(terms []string, keep func(id string, score float64) b
 	}
 	sc.touched = sc.touched[:0]
 	for _, t := range kept {
-		ps := x.post[t]
+		ps := x.postings(t)
 		v := idf(total, len(ps))
 		for _, p := range ps {
-			norm := bm25K1 * (1 - bm25B + bm25B*float64(p.doc.length)/avgdl)
-			if sc.score[p.doc.rowid] == 0 {
-				sc.touched = append(sc.touched, p.doc)
+			w := float64(p.w)
+			norm := bm25K1 * (1 - bm25B + bm25B*float64(x.lengths[p.row])/avgdl)
+			if sc.score[p.row] == 0 {
+				sc.touched = append(sc.touched, p.row)
 			}
-			sc.score[p.doc.rowid] += v * (p.w * (bm25K1 + 1)) / (p.w + norm)
+			sc.score[p.row] += v * (w * (bm25K1 + 1)) / (w + norm)
 		}
 	}
 	cands := textHeap(sc.cands[:0])
-	for _, d := range sc.touched {
-		cands = append(cands, textCandidate{d, sc.score[d.rowid]})
-		sc.score[d.rowid] = 0
+	for _, r := range sc.touched {
+		cands = append(cands, textCandidate{x.ids[r], sc.score[r]})
+		sc.score[r] = 0
 	}
 	// Best first without sorting every match: heapify, then pop only as
 	// many as keep asks for.
 	heap.Init(&cands)
 	for cands.Len() > 0 {
 		c := heap.Pop(&cands).(textCandidate)
-		if !keep(c.doc.id, c.score) {
+		if !keep(c.id, c.score) {
 			break
 		}
 	}
@@ -304,7 +384,7 @@ func (x *textIndex) search(terms []string, keep func(id string, score float64) b
 // textScratch is the per-search working memory, pooled.
 type textScratch struct {
 	score   []float64
-	touched []*textDoc
+	touched []int32
 	cands   textHeap
 }
 
@@ -316,7 +396,7 @@ func (h textHeap) Less(i, j int) bool {
 	if h[i].score != h[j].score {
 		return h[i].score > h[j].score
 	}
-	return h[i].doc.id < h[j].doc.id
+	return h[i].id < h[j].id
 }
 func (h textHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 func (h *textHeap) Push(x any)   { *h = append(*h, x.(textCandidate)) }

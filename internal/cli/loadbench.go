@@ -50,13 +50,19 @@ func newLoadBenchCommand(e *env) *cobra.Command {
 	dataDir := c.Flags().String("data-dir", "", "data dir of the benchmarked system (default: a new temporary one, removed afterwards)")
 	embedder := c.Flags().String("embedder", config.EmbedderUSELite, "embedder of the benchmarked system: use-lite or hashing")
 	modelDir := c.Flags().String("model-dir", "", "USE-Lite weights (default TOOLSMITH_MODEL_DIR, then <data-dir>/models/use-lite-0.2.0)")
-	profile := c.Flags().String("profile", "", "write pprof profiles to this folder: CPU of the registration and of the search phases, heap after the searches")
+	profile := c.Flags().String("profile", "", "write pprof profiles to this folder: CPU of the registration, of the search phases and of the restart with its first search, heap after the searches")
+	memLimit := c.Flags().Int64("memory-limit", 0, "the benchmarked system's --memory-limit in bytes (0: its default; 100,000 tools need about 1 GiB)")
+	events := c.Flags().Int("usage-events", 0, "usage events to record after the registration (queries paraphrasing the tools' descriptions, Zipf-skewed over the tools)")
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		switch {
 		case *n <= 0:
 			return fmt.Errorf("bench: --tools must be > 0, got %d: %w", *n, config.ErrInvalid)
 		case *queries <= 0:
 			return fmt.Errorf("bench: --queries must be > 0, got %d: %w", *queries, config.ErrInvalid)
+		case *memLimit < 0:
+			return fmt.Errorf("bench: --memory-limit must be >= 0, got %d: %w", *memLimit, config.ErrInvalid)
+		case *events < 0:
+			return fmt.Errorf("bench: --usage-events must be >= 0, got %d: %w", *events, config.ErrInvalid)
 		case *clients <= 0:
 			return fmt.Errorf("bench: --concurrency must be > 0, got %d: %w", *clients, config.ErrInvalid)
 		case (*specs == "") == (*toolsFile == ""):
@@ -64,7 +70,7 @@ func newLoadBenchCommand(e *env) *cobra.Command {
 		case *embedder != config.EmbedderUSELite && *embedder != "hashing":
 			return fmt.Errorf("bench: --embedder must be use-lite or hashing, got %q: %w", *embedder, config.ErrInvalid)
 		}
-		b := &bench{e: e, n: *n, queries: *queries, clients: *clients, embedder: *embedder, modelDir: *modelDir, profile: *profile}
+		b := &bench{e: e, n: *n, queries: *queries, clients: *clients, embedder: *embedder, modelDir: *modelDir, profile: *profile, events: *events, memLimit: *memLimit}
 		if b.profile != "" {
 			if err := os.MkdirAll(b.profile, 0o755); err != nil {
 				return fmt.Errorf("bench: --profile: %w", err)
@@ -84,8 +90,16 @@ func newLoadBenchCommand(e *env) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if len(b.catalogue) < *n {
-			fmt.Fprintf(e.stderr, "bench: the source holds %d tools, fewer than --tools %d; loading them all\n", len(b.catalogue), *n)
+		b.source = len(b.catalogue)
+		if len(b.catalogue) < *n && len(b.catalogue) > 0 {
+			// Variants of the source's tools make up the count; a share of
+			// the source stays out (with no variants) for never-seen queries.
+			var held []string
+			b.catalogue, held = holdOut(b.catalogue, holdOutEvery)
+			b.spare = append(held, b.spare...)
+			b.catalogue = expandCatalogue(b.catalogue, *n)
+			fmt.Fprintf(e.stderr, "bench: the source holds %d tools, fewer than --tools %d: %d held out for never-seen queries, the rest and %d variants of them (versions, regional copies, paraphrases) loaded\n",
+				b.source, *n, len(held), len(b.catalogue)-(b.source-len(held)))
 		}
 		b.dir = *dataDir
 		if b.dir == "" {
@@ -115,6 +129,9 @@ type bench struct {
 	embedder, modelDir string
 	dir                string
 	profile            string // folder for pprof profiles, "" for none
+	events             int    // usage events to record after the registration
+	memLimit           int64  // the system's --memory-limit, 0 for its default
+	source             int    // tools in the source, before variants
 	catalogue          []tool.Manifest
 	spare              []string // texts of tools not loaded: never-seen queries
 	base, auth         string
@@ -131,11 +148,16 @@ type latency struct {
 	PerSec  float64 `json:"perSecond"`
 	Clients int     `json:"clients"`
 	Errors  int     `json:"errors"`
+	// FirstError is the first failed call's error, "" when none failed.
+	FirstError string `json:"firstError,omitempty"`
 }
 
 // benchReport is the run's outcome.
 type benchReport struct {
 	Tools          int     `json:"tools"`
+	SourceTools    int     `json:"sourceTools"`
+	UsageEvents    int     `json:"usageEvents"`
+	UsagePerSec    float64 `json:"usageEventsPerSecond,omitempty"`
 	Embedder       string  `json:"embedder"`
 	RegisterPerSec float64 `json:"registerPerSecond"`
 	RegisterErrors int     `json:"registerErrors"`
@@ -166,7 +188,7 @@ type benchReport struct {
 }
 
 func (b *bench) run(ctx context.Context) (*benchReport, error) {
-	rep := &benchReport{Tools: len(b.catalogue), Embedder: b.embedder, Search: map[string]latency{}, RSSMB: map[string]float64{}, AnonMB: map[string]float64{}, SteadyMB: map[string]float64{}, GoHeapMB: map[string]float64{}, GoMappedMB: map[string]float64{}, Cores: runtime.NumCPU()}
+	rep := &benchReport{Tools: len(b.catalogue), SourceTools: b.source, UsageEvents: b.events, Embedder: b.embedder, Search: map[string]latency{}, RSSMB: map[string]float64{}, AnonMB: map[string]float64{}, SteadyMB: map[string]float64{}, GoHeapMB: map[string]float64{}, GoMappedMB: map[string]float64{}, Cores: runtime.NumCPU()}
 	rss := func(phase string) {
 		rep.RSSMB[phase] = residentMB("VmRSS:")
 		rep.AnonMB[phase] = residentMB("RssAnon:")
@@ -222,6 +244,23 @@ func (b *bench) run(ctx context.Context) (*benchReport, error) {
 	runtime.GC()
 	rss("registered")
 
+	// History: usage events through the admin's usage batch, as an import.
+	if b.events > 0 {
+		evs := usageEvents(b.catalogue, b.events, time.Now())
+		start = time.Now()
+		for i := 0; i < len(evs); i += usageBatch {
+			batch := evs[i:min(i+usageBatch, len(evs))]
+			code, err := b.call(ctx, http.MethodPost, "/api/v1/tools/usage/batch", map[string]any{"events": batch}, nil)
+			if err != nil || code >= 300 {
+				return nil, fmt.Errorf("bench: usage batch: HTTP %d: %v", code, err)
+			}
+			fmt.Fprintf(b.e.stderr, "\rrecorded %d/%d usage events (%.0f/s)   ", i+len(batch), len(evs), float64(i+len(batch))/time.Since(start).Seconds())
+		}
+		fmt.Fprintln(b.e.stderr)
+		rep.UsagePerSec = float64(len(evs)) / time.Since(start).Seconds()
+		rss("used")
+	}
+
 	// Search: never-seen queries (each used once), then repeated ones.
 	unseen := neverSeen(b.spare, b.catalogue, 2*3*b.queries+1)
 	next := 0
@@ -264,6 +303,7 @@ func (b *bench) run(ctx context.Context) (*benchReport, error) {
 	// Restart on the same data dir: time to ready, then the first search.
 	b.stop()
 	runtime.GC()
+	stopProfile = b.cpuProfile("cpu-restart.pprof")
 	start = time.Now()
 	if err := b.start(ctx); err != nil {
 		return nil, err
@@ -271,6 +311,7 @@ func (b *bench) run(ctx context.Context) (*benchReport, error) {
 	rep.RestartSeconds = time.Since(start).Seconds()
 	first := b.searches(ctx, "hybrid", take(1), 1)
 	rep.FirstSearchMs = first.P50
+	stopProfile()
 	rss("restarted")
 	return rep, nil
 }
@@ -323,6 +364,9 @@ func (b *bench) start(ctx context.Context) error {
 		"--temporal-addr", "127.0.0.1:0", "--ui-addr", "127.0.0.1:0", "--log-level", "error", "--rate-search", "-1", "--rate-verbs", "-1", "--rate-execute", "-1"}
 	if b.modelDir != "" {
 		args = append(args, "--model-dir", b.modelDir)
+	}
+	if b.memLimit > 0 {
+		args = append(args, "--memory-limit", strconv.FormatInt(b.memLimit, 10))
 	}
 	b.done, b.cancel = make(chan int, 1), cancel
 	go func() { b.done <- run(ctx, args, e) }()
@@ -462,6 +506,7 @@ func (b *bench) searches(ctx context.Context, strategy string, qs []string, clie
 func (b *bench) measure(n, clients int, call func(i int) error) latency {
 	lat := make([]float64, n)
 	var errs int
+	var first string
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	work := make(chan int)
@@ -476,6 +521,9 @@ func (b *bench) measure(n, clients int, call func(i int) error) latency {
 				lat[i] = float64(time.Since(t).Microseconds()) / 1000
 				if err != nil {
 					mu.Lock()
+					if errs == 0 {
+						first = err.Error()
+					}
 					errs++
 					mu.Unlock()
 				}
@@ -490,11 +538,14 @@ func (b *bench) measure(n, clients int, call func(i int) error) latency {
 	total := time.Since(start).Seconds()
 	slices.Sort(lat)
 	pct := func(p float64) float64 { return lat[int(p*float64(len(lat)-1))] }
-	return latency{N: n, P50: pct(0.5), P95: pct(0.95), P99: pct(0.99), PerSec: float64(n) / total, Clients: clients, Errors: errs}
+	return latency{N: n, P50: pct(0.5), P95: pct(0.95), P99: pct(0.99), PerSec: float64(n) / total, Clients: clients, Errors: errs, FirstError: first}
 }
 
 func (r *benchReport) print(w io.Writer) {
-	fmt.Fprintf(w, "toolsmith bench: %d tools, embedder %s, %d cores (client and server in one process)\n", r.Tools, r.Embedder, r.Cores)
+	fmt.Fprintf(w, "toolsmith bench: %d tools (%d from the source), embedder %s, %d cores (client and server in one process)\n", r.Tools, r.SourceTools, r.Embedder, r.Cores)
+	if r.UsageEvents > 0 {
+		fmt.Fprintf(w, "usage events: %d recorded, %.0f/s\n", r.UsageEvents, r.UsagePerSec)
+	}
 	fmt.Fprintf(w, "start to ready %.1f s; registration %.1f tools/s (%d refused; slowest batch of 100 %.1f s); restart to ready %.1f s, first search after it %.1f ms\n",
 		r.StartSeconds, r.RegisterPerSec, r.RegisterErrors, r.SlowestBatchSeconds, r.RestartSeconds, r.FirstSearchMs)
 	fmt.Fprintf(w, "%-22s %6s %8s %8s %8s %9s %6s\n", "search", "n", "p50 ms", "p95 ms", "p99 ms", "req/s", "errors")
@@ -509,6 +560,14 @@ func (r *benchReport) print(w io.Writer) {
 	}
 	s := r.Substitute
 	fmt.Fprintf(w, "%-22s %6d %8.1f %8.1f %8.1f %9.1f %6d\n", "substitute (Temporal)", s.N, s.P50, s.P95, s.P99, s.PerSec, s.Errors)
+	for _, k := range keys {
+		if e := r.Search[k].FirstError; e != "" {
+			fmt.Fprintf(w, "first error of %s: %s\n", k, e)
+		}
+	}
+	if s.FirstError != "" {
+		fmt.Fprintf(w, "first error of the substitutions: %s\n", s.FirstError)
+	}
 	for i, line := range []struct {
 		label string
 		mb    map[string]float64
@@ -640,6 +699,32 @@ func manifestsFromToolsFile(path string, n int) ([]tool.Manifest, []string, erro
 		}
 	}
 	return out, spare, nil
+}
+
+// holdOutEvery: when variants make up the count, every holdOutEvery-th
+// source tool is left out, and its text is a never-seen query.
+const holdOutEvery = 25
+
+// usageBatch is the events per usage batch call (retrieval.MaxEvents, an
+// admin's import).
+const usageBatch = 5000
+
+// holdOut splits the catalogue: every k-th tool's description is returned
+// as a query text, the others are kept.
+func holdOut(ms []tool.Manifest, k int) ([]tool.Manifest, []string) {
+	if len(ms) < 2*k {
+		return ms, nil
+	}
+	kept := make([]tool.Manifest, 0, len(ms))
+	var held []string
+	for i, m := range ms {
+		if i%k == k-1 {
+			held = append(held, m.Description)
+			continue
+		}
+		kept = append(kept, m)
+	}
+	return kept, held
 }
 
 // neverSeen returns k distinct query texts no search has sent: the texts of

@@ -13,7 +13,7 @@ func TestBenchCommand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the whole system twice")
 	}
-	code, stdout, stderr := runCLI(t, "bench", "--openapi", "../../codegen/testdata", "--tools", "5", "--queries", "4", "--concurrency", "2", "--embedder", "hashing", "--json")
+	code, stdout, stderr := runCLI(t, "bench", "--openapi", "../../codegen/testdata", "--tools", "5", "--queries", "4", "--concurrency", "2", "--embedder", "hashing", "--usage-events", "30", "--json")
 	if code != exitOK {
 		t.Fatalf("bench: exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -30,7 +30,10 @@ func TestBenchCommand(t *testing.T) {
 			t.Errorf("search %s: %+v", k, l)
 		}
 	}
-	for _, p := range []string{"ready", "registered", "searched", "fulfilled", "restarted"} {
+	if rep.UsageEvents != 30 || rep.UsagePerSec <= 0 {
+		t.Errorf("usage events: %d at %.1f/s", rep.UsageEvents, rep.UsagePerSec)
+	}
+	for _, p := range []string{"ready", "registered", "used", "searched", "fulfilled", "restarted"} {
 		if rep.RSSMB[p] <= 0 {
 			t.Errorf("no resident memory after %s: %v", p, rep.RSSMB)
 		}
@@ -38,7 +41,7 @@ func TestBenchCommand(t *testing.T) {
 	if !strings.Contains(stdout, "registration") || !strings.Contains(stdout, "substitute (Temporal)") {
 		t.Errorf("table:\n%s", stdout)
 	}
-	for _, bad := range [][]string{{"--tools", "0", "--openapi", "x"}, {"--tools", "5"}, {"--openapi", "x", "--tools-file", "y"}, {"--openapi", "x", "--embedder", "openai"}} {
+	for _, bad := range [][]string{{"--tools", "0", "--openapi", "x"}, {"--tools", "5"}, {"--openapi", "x", "--tools-file", "y"}, {"--openapi", "x", "--embedder", "openai"}, {"--openapi", "x", "--usage-events", "-1"}} {
 		code, _, stderr := runCLI(t, append([]string{"bench"}, bad...)...)
 		if code != exitUsage || !strings.Contains(stderr, "--") {
 			t.Errorf("bench %v: exit %d %s", bad, code, stderr)

@@ -124,10 +124,18 @@ func warmUp(ctx context.Context, sys *system) error {
 	if sys.retrieval == nil {
 		return nil
 	}
-	_, _, err := sys.retrieval.Rank(ctx, retrieval.Query{Text: "warm up the search path", Caller: access.Caller{Level: "owner", Groups: []string{access.Wildcard}}})
+	owner := access.Caller{Level: "owner", Groups: []string{access.Wildcard}}
+	_, _, err := sys.retrieval.Rank(ctx, retrieval.Query{Text: "warm up the search path", Caller: owner})
 	if err != nil {
 		return fmt.Errorf("search warm-up: %w", err)
 	}
+	// The manifests' token estimates, which a search's context assembly
+	// needs for every visible tool, fill after ready, not before.
+	go func() {
+		if err := sys.retrieval.WarmCatalogue(ctx, owner); err != nil && ctx.Err() == nil {
+			sys.log.Warn("search warm-up: the catalogue's token estimates", "err", err)
+		}
+	}()
 	// Loading the model and the catalogue leaves garbage the size of the
 	// live heap; hand its pages back before reporting ready.
 	debug.FreeOSMemory()

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -189,20 +190,64 @@ type fulfilment struct {
 	sampler *analytics.Sampler
 }
 
+// loadGate holds back the tool changes that arrive while a catalogue
+// loads, and applies them once it has: the load read each tool once, maybe
+// before its change, and the replay reads it again.
+type loadGate struct {
+	mu      sync.Mutex
+	loading bool
+	pending []string
+	apply   func(id string)
+}
+
+// changed applies a change now, or after the load.
+func (g *loadGate) changed(id string) {
+	g.mu.Lock()
+	if g.loading {
+		g.pending = append(g.pending, id)
+		g.mu.Unlock()
+		return
+	}
+	g.mu.Unlock()
+	g.apply(id)
+}
+
+// done ends the load and applies the changes held back, in order.
+func (g *loadGate) done() {
+	g.mu.Lock()
+	g.loading = false
+	replay := g.pending
+	g.pending = nil
+	g.mu.Unlock()
+	for _, id := range replay {
+		g.apply(id)
+	}
+}
+
 // handlers are the routes outside /api/v1: the MCP endpoint, whose
 // catalogue of tools is loaded now and then follows the registry.
 func (f *fulfilment) handlers(ctx context.Context, sys *system) []api.Handler {
 	edge := f.mcp
-	sys.onToolChange(func(id string) {
+	changed := func(id string) {
 		if err := edge.ToolChanged(context.WithoutCancel(ctx), id); err != nil {
 			sys.log.Warn("mcp: catalogue not updated", "tool", id, "err", err)
 		}
-	})
-	if n, err := f.mcp.LoadCatalogue(ctx); err != nil {
-		sys.log.Warn("mcp: catalogue not loaded", "err", err)
-	} else {
-		sys.log.Info("mcp: catalogue exposed", "tools", n)
 	}
+	// The catalogue loads after the start, not before it: at 100,000 tools
+	// reading and exposing every manifest takes seconds the API need not
+	// wait for (MCP sessions get list_changed as tools appear). Changes
+	// during the load are replayed after it, so none is lost or overtaken
+	// by the load's older read.
+	gate := &loadGate{loading: true, apply: changed}
+	sys.onToolChange(gate.changed)
+	go func() {
+		if n, err := edge.LoadCatalogue(ctx); err != nil {
+			sys.log.Warn("mcp: catalogue not loaded", "err", err)
+		} else {
+			sys.log.Info("mcp: catalogue exposed", "tools", n)
+		}
+		gate.done()
+	}()
 	f.console = web.New(f.consoleDeps(sys), web.Config{TemporalUI: f.uiURL, Namespace: f.namespace})
 	return []api.Handler{
 		{Methods: []string{http.MethodGet, http.MethodPost, http.MethodDelete}, Path: "/mcp", Handler: f.mcp.Handler()},

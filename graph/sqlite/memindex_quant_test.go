@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -11,73 +10,6 @@ import (
 
 	"github.com/toolsmith/toolsmith/graph"
 )
-
-// TestDot8 checks the assembly path against plain Go over lengths around its
-// 32-element step and the full int8 range (where int16 products saturate if
-// the wrong instruction is used).
-func TestDot8(t *testing.T) {
-	t.Logf("assembly path available: %v", hasDot8Asm)
-	r := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{0, 1, 31, 32, 33, 64, 100, 512, 513, 4096} {
-		a, b := make([]int8, n), make([]int8, n)
-		for trial := 0; trial < 20; trial++ {
-			for i := range a {
-				switch trial {
-				case 0:
-					a[i], b[i] = -128, -128
-				case 1:
-					a[i], b[i] = 127, -128
-				default:
-					a[i], b[i] = int8(r.IntN(256)-128), int8(r.IntN(256)-128)
-				}
-			}
-			var want int32
-			for i := range a {
-				want += int32(a[i]) * int32(b[i])
-			}
-			if got := dot8(a, b); got != want {
-				t.Fatalf("n=%d trial %d: dot8 = %d, want %d", n, trial, got, want)
-			}
-		}
-	}
-}
-
-// TestQuantize8Bound checks that the error bound holds for the vectors the
-// quantised scan finds hardest: spikes, near-zero and dense ones.
-func TestQuantize8Bound(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	const dim = 96
-	gen := []func() []float32{
-		func() []float32 { return randUnit(r, dim) },
-		func() []float32 { // one large component: the rest round coarsely
-			v := randUnit(r, dim)
-			v[r.IntN(dim)] = 40
-			return graph.Normalize(v)
-		},
-		func() []float32 { return make([]float32, dim) },
-		func() []float32 { // tiny magnitudes (not normalised)
-			v := randUnit(r, dim)
-			for i := range v {
-				v[i] *= 1e-6
-			}
-			return v
-		},
-	}
-	for trial := 0; trial < 2000; trial++ {
-		q, v := gen[trial%len(gen)](), gen[(trial/len(gen))%len(gen)]()
-		qb, vb := make([]int8, dim), make([]int8, dim)
-		qs, qr, qn := quantize8(qb, q)
-		vs, vr, vn := quantize8(vb, v)
-		exact := 0.0
-		for i := range q {
-			exact += float64(q[i]) * float64(v[i])
-		}
-		approx := qs * vs * float64(dot8(qb, vb))
-		if d := math.Abs(exact - approx); d > quantBound(qr, qn, vr, vn)+1e-12 {
-			t.Fatalf("trial %d: |exact−approx| = %g exceeds bound %g", trial, d, quantBound(qr, qn, vr, vn))
-		}
-	}
-}
 
 // TestScanQuantMatchesFloatScan compares the quantised scan with the plain
 // float32 scan (the reference: same scores, same tie order) on data built to

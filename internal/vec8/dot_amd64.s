@@ -1,11 +1,11 @@
 #include "textflag.h"
 
-// func dot8Asm(a, b []int8) int32
+// func dotAsm(a, b []int8) int32
 // Requires AVX2; len(a) == len(b), a multiple of 32. Each step widens 16
 // int8 pairs to int16 (VPMOVSXBW), multiplies and adds adjacent products
 // into int32 (VPMADDWD) and accumulates in two registers. Products are at
 // most 127², so int32 sums cannot overflow below 2^17 elements.
-TEXT ·dot8Asm(SB), NOSPLIT, $0-52
+TEXT ·dotAsm(SB), NOSPLIT, $0-52
 	MOVQ  a_base+0(FP), SI
 	MOVQ  b_base+24(FP), DI
 	MOVQ  a_len+8(FP), CX

@@ -1,17 +1,23 @@
-package sqlite
+// Package vec8 is int8 vector arithmetic for exact top-k scans: a vector is
+// quantised to int8 with an error bound (Quantize, Bound), a scan ranks on
+// the int8 copies (Dot, AVX2 assembly on amd64, a quarter of the bytes of
+// float32) and scores in float32 only the rows whose bound still reaches
+// the top k. The SQLite store's vector index and the usage memory of past
+// queries (retrieval) scan this way.
+package vec8
 
 import "math"
 
-// dot8 returns the dot product of two int8 vectors of equal length. On amd64
-// with AVX2 the bulk runs in assembly (dot8_amd64.s), 32 elements a step.
-func dot8(a, b []int8) int32 {
+// Dot returns the dot product of two int8 vectors of equal length. On amd64
+// with AVX2 the bulk runs in assembly (dot_amd64.s), 32 elements a step.
+func Dot(a, b []int8) int32 {
 	b = b[:len(a)]
 	n := 0
 	var s int32
-	if hasDot8Asm {
+	if HasAsm {
 		n = len(a) &^ 31
 		if n > 0 {
-			s = dot8Asm(a[:n], b[:n])
+			s = dotAsm(a[:n], b[:n])
 		}
 	}
 	for i := n; i < len(a); i++ {
@@ -20,12 +26,12 @@ func dot8(a, b []int8) int32 {
 	return s
 }
 
-// quantize8 writes the int8 form of v into dst (len(dst) == len(v)): v ≈
+// Quantize writes the int8 form of v into dst (len(dst) == len(v)): v ≈
 // scale·dst, with scale = max|vᵢ|/127 and each component rounded to the
 // nearest step. It returns scale, the length of the residual v − scale·dst
 // and the length of scale·dst, which bound the error of a quantised dot
-// product (see quantBound).
-func quantize8(dst []int8, v []float32) (scale, resid, norm float64) {
+// product (see Bound).
+func Quantize(dst []int8, v []float32) (scale, resid, norm float64) {
 	maxAbs := 0.0
 	for _, x := range v {
 		maxAbs = math.Max(maxAbs, math.Abs(float64(x)))
@@ -51,10 +57,10 @@ func quantize8(dst []int8, v []float32) (scale, resid, norm float64) {
 	return scale, math.Sqrt(r2), math.Sqrt(n2)
 }
 
-// quantBound bounds |q·v − sq·sv·(bq·bv)| for q ≈ sq·bq and v ≈ sv·bv, given
+// Bound bounds |q·v − sq·sv·(bq·bv)| for q ≈ sq·bq and v ≈ sv·bv, given
 // each side's residual length and quantised length: writing q = Q + rq and
 // v = V + rv, q·v − Q·V = Q·rv + rq·V + rq·rv, and Cauchy–Schwarz bounds
 // each term.
-func quantBound(qResid, qNorm, vResid, vNorm float64) float64 {
+func Bound(qResid, qNorm, vResid, vNorm float64) float64 {
 	return qNorm*vResid + qResid*vNorm + qResid*vResid
 }
