@@ -3,6 +3,7 @@ package access
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/fault"
@@ -33,12 +34,39 @@ func VisibleIDs(ctx context.Context, g ToolGetter, ids []string, caller Caller) 
 	return out, nil
 }
 
+// GapReader is what VisibleGaps reads of the store: tools by id, and the
+// tools directly about an entity.
+type GapReader interface {
+	ToolGetter
+	ToolsNearEntities(ctx context.Context, keys []string, maxDepth int, f graph.Filter) ([]graph.EntityHit, error)
+}
+
 // VisibleGaps returns gaps as the caller may see them: each gap's closest
 // tools and the tool that closed it name only tools the caller may
-// execute (a gap closed by a hidden tool stays closed, without the id).
-func VisibleGaps(ctx context.Context, g ToolGetter, gaps []graph.Gap, caller Caller) ([]graph.Gap, error) {
+// execute (a gap closed by a hidden tool stays closed, without the id),
+// and its entities only those some tool the caller may execute is about
+// (as search shows entities).
+func VisibleGaps(ctx context.Context, g GapReader, gaps []graph.Gap, caller Caller) ([]graph.Gap, error) {
 	out := make([]graph.Gap, len(gaps))
+	seen := map[string]bool{} // entity key → some visible tool is about it
 	for i, gp := range gaps {
+		ents := make([]string, 0, len(gp.Entities))
+		for _, e := range gp.Entities {
+			k := graph.EntityKey(e)
+			ok, done := seen[k]
+			if !done {
+				hits, err := g.ToolsNearEntities(ctx, []string{k}, 1, caller.Filter())
+				if err != nil {
+					return nil, fmt.Errorf("access: tools about entity %q: %w", e, err)
+				}
+				ok = len(hits) > 0
+				seen[k] = ok
+			}
+			if ok {
+				ents = append(ents, e)
+			}
+		}
+		gp.Entities = ents
 		closest := make([]graph.GapCandidate, 0, len(gp.Closest))
 		for _, c := range gp.Closest {
 			ok, err := visibleID(ctx, g, c.ToolID, caller)

@@ -48,14 +48,21 @@ type Config struct {
 // concurrent use.
 type Service struct {
 	temporal Temporal
-	sources  graph.Definitions
+	sources  Store
 	cfg      Config
 	now      func() time.Time
 }
 
-// New returns the service over a Temporal client and the store's sources
-// (sources may be nil for a service that only reviews).
-func New(t Temporal, sources graph.Definitions, cfg Config) *Service {
+// Store is what the service reads of the graph store: the sources, and
+// the tools a review names (shown only to callers who may execute them).
+type Store interface {
+	graph.Definitions
+	access.ToolGetter
+}
+
+// New returns the service over a Temporal client and the store (nil for a
+// service that only reviews and names no tool).
+func New(t Temporal, sources Store, cfg Config) *Service {
 	if t == nil {
 		panic("review: nil Temporal client")
 	}
@@ -226,6 +233,27 @@ func (s *Service) Get(ctx context.Context, id string) (State, error) {
 		return State{}, err
 	}
 	return stateOf(st), nil
+}
+
+// View is Get as caller may see it: a build's input names as closest
+// only the tools caller may execute (access.VisibleIDs). The review's own
+// outcome (the tools it onboarded) is the approvers' to see, as the
+// decided list shows it.
+func (s *Service) View(ctx context.Context, id string, caller access.Caller) (State, error) {
+	st, err := s.Get(ctx, id)
+	if err != nil || st.Build == nil || len(st.Build.Input.Closest) == 0 {
+		return st, err
+	}
+	if s.sources == nil {
+		st.Build.Input.Closest = nil
+		return st, nil
+	}
+	closest, err := access.VisibleIDs(ctx, s.sources, st.Build.Input.Closest, caller)
+	if err != nil {
+		return State{}, fmt.Errorf("review %s: %w", id, err)
+	}
+	st.Build.Input.Closest = closest
+	return st, nil
 }
 
 func (s *Service) query(ctx context.Context, id string) (workflows.AirlockState, error) {
