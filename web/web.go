@@ -376,7 +376,6 @@ func (c *Console) needSignIn(w http.ResponseWriter, r *http.Request, s *session)
 	return true
 }
 
-
 // duration renders milliseconds for people.
 func duration(ms int64) string {
 	d := time.Duration(ms) * time.Millisecond
