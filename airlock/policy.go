@@ -101,6 +101,54 @@ func (p Policy) Validate() error {
 	return v.Err()
 }
 
+// ValidateOperations checks the policy's operations against the review's:
+// each must name an operation by tool name, operationId or tag (the rule
+// the wrapper's generation applies, kit.Tool.Named). A name that matches
+// nothing is a ValidationError on operations[i] listing the valid names, so
+// a typo is refused before the decision is taken, not after onboarding
+// fails.
+func (p Policy) ValidateOperations(ops []ReviewOperation) error {
+	v := &fault.ValidationError{}
+	for i, want := range p.Operations {
+		found := false
+		for _, o := range ops {
+			if (kit.Tool{Name: o.Name, OperationID: o.OperationID, Tags: o.Tags}).Named(want) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			v.Add(fmt.Sprintf("operations[%d]", i), "no operation, operationId or tag is named %q; valid names: %s", want, strings.Join(operationNames(ops), ", "))
+		}
+	}
+	return v.Err()
+}
+
+// operationNames lists what a policy's operations may name: each
+// operation's tool name and operationId, then the tags, each once, sorted.
+func operationNames(ops []ReviewOperation) []string {
+	var names, tags []string
+	for _, o := range ops {
+		names = append(names, o.Name)
+		if o.OperationID != "" && o.OperationID != o.Name {
+			names = append(names, o.OperationID)
+		}
+		tags = append(tags, o.Tags...)
+	}
+	slices.Sort(names)
+	slices.Sort(tags)
+	names = slices.Compact(names)
+	for _, t := range slices.Compact(tags) {
+		if !slices.Contains(names, t) {
+			names = append(names, t+" (tag)")
+		}
+	}
+	if len(names) == 0 {
+		return []string{"(none: the review lists no operations)"}
+	}
+	return names
+}
+
 // Permits reports whether the caller may execute a tool under this policy
 // (the visibility rules of package access apply on top).
 func (p Policy) Permits(c access.Caller) bool {

@@ -218,11 +218,12 @@ func (f *Files) NameReview(r *Review, n *codegen.Normalised) error {
 
 // ReviewOperation is one operation of a pending spec.
 type ReviewOperation struct {
-	Name    string   `json:"name"`
-	Method  string   `json:"method"`
-	Path    string   `json:"path"`
-	Summary string   `json:"summary,omitempty"`
-	Tags    []string `json:"tags,omitempty"`
+	Name        string   `json:"name"`
+	Method      string   `json:"method"`
+	Path        string   `json:"path"`
+	OperationID string   `json:"operationId,omitempty"`
+	Summary     string   `json:"summary,omitempty"`
+	Tags        []string `json:"tags,omitempty"`
 }
 
 // BuildReview summarises a spec for its reviewer.
@@ -252,7 +253,7 @@ func BuildReview(n *codegen.Normalised, hash, location string) Review {
 		r.AuthSchemes = names
 	}
 	for _, t := range kit.Operations(n.Doc) {
-		r.Operations = append(r.Operations, ReviewOperation{Name: t.Name, Method: t.Method, Path: t.Path, Summary: t.Summary, Tags: t.Tags})
+		r.Operations = append(r.Operations, ReviewOperation{Name: t.Name, Method: t.Method, Path: t.Path, OperationID: t.OperationID, Summary: t.Summary, Tags: t.Tags})
 	}
 	if len(r.Servers) == 0 {
 		r.Warnings = append(r.Warnings, "the spec names no server: approve with a baseUrl")

@@ -208,6 +208,17 @@ func (g *Gate) Allow(ctx context.Context, method, route, tool string, p identity
 	return g.Decide(ctx, consoleCall(method, route, tool, p, addr)).Err
 }
 
+// Permits is the rule of the route's row for p, and nothing else: no rate
+// limit is taken and nothing is audited. The console's menu asks it which
+// pages to offer, so it offers none whose row refuses the key.
+func (g *Gate) Permits(_ context.Context, method, route string, p identity.Principal) error {
+	row, err := g.Row(method, route)
+	if err != nil {
+		return err
+	}
+	return row.Rule.Check(p)
+}
+
 // Record audits a console call that Allow admitted, when its route's row
 // says so: err nil is a success, otherwise the outcome its status maps to.
 func (g *Gate) Record(ctx context.Context, method, route string, p identity.Principal, tool string, err error) {

@@ -213,11 +213,7 @@ func selectTools(all []kit.Tool, want []string) ([]kit.Tool, error) {
 	matched := map[string]bool{}
 	for _, t := range all {
 		for _, w := range want {
-			hit := t.Name == w || t.OperationID == w
-			for _, tag := range t.Tags {
-				hit = hit || tag == w
-			}
-			if hit {
+			if t.Named(w) {
 				matched[w] = true
 				out = append(out, t)
 				break

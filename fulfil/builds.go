@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/workflows"
@@ -24,8 +25,15 @@ type BuildTemporal interface {
 // /api/v1/builds/:id.
 type Builds struct {
 	Temporal  BuildTemporal
-	Gaps      graph.Gaps
+	Gaps      BuildStore
 	TaskQueue string
+}
+
+// BuildStore is what Builds reads of the store: the open gaps, and the
+// tools a build's state names (shown only to callers who may execute them).
+type BuildStore interface {
+	graph.Gaps
+	access.ToolGetter
 }
 
 // BuildStarted is a started build.
@@ -70,12 +78,22 @@ func (b *Builds) Start(ctx context.Context, verb string, in workflows.BuildInput
 	return BuildStarted{ID: id, Verb: gap.Verb}, nil
 }
 
-// State is the build's present state (its latest run).
-func (b *Builds) State(ctx context.Context, id string) (workflows.BuildState, error) {
+// State is the build's present state (its latest run) as caller may see
+// it: the closest tools its input names are only those caller may execute.
+// The result's tool is the review's outcome, shown to approvers as the
+// reviews are.
+func (b *Builds) State(ctx context.Context, id string, caller access.Caller) (workflows.BuildState, error) {
 	if !strings.HasPrefix(id, "build-") {
 		return workflows.BuildState{}, fmt.Errorf("no build %q: %w", id, fault.ErrNotFound)
 	}
 	var st workflows.BuildState
-	err := QueryProgress(ctx, b.Temporal, id, "", workflows.BuildQuery, &st)
-	return st, err
+	if err := QueryProgress(ctx, b.Temporal, id, "", workflows.BuildQuery, &st); err != nil {
+		return workflows.BuildState{}, err
+	}
+	closest, err := access.VisibleIDs(ctx, b.Gaps, st.Input.Closest, caller)
+	if err != nil {
+		return workflows.BuildState{}, fmt.Errorf("fulfil: build %s: %w", id, err)
+	}
+	st.Input.Closest = closest
+	return st, nil
 }

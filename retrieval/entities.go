@@ -188,8 +188,8 @@ func (s *Service) addEntities(ctx context.Context, q Query, f graph.Filter, cand
 	if err != nil {
 		return nil, err
 	}
-	if len(found) == 0 {
-		return found, nil
+	if found, err = s.seenEntities(ctx, q, found); err != nil || len(found) == 0 {
+		return found, err
 	}
 	scoreOf := map[string]float64{}
 	keys := make([]string, 0, len(found))
@@ -225,4 +225,26 @@ func (s *Service) addEntities(ctx context.Context, q Query, f graph.Filter, cand
 		}
 	}
 	return found, nil
+}
+
+// seenEntities keeps the found entities that some tool the caller may
+// execute is directly about. The vocabulary holds every tool's entities,
+// whoever asks; an entity that only tools hidden from the caller bring
+// would name what those tools are about, so it is neither shown nor used
+// to boost (a caller never learns of a tool it cannot execute).
+func (s *Service) seenEntities(ctx context.Context, q Query, found []FoundEntity) ([]FoundEntity, error) {
+	kept := make([]FoundEntity, 0, len(found))
+	for _, fe := range found {
+		// One traversal per entity: ToolsNearEntities names each tool once,
+		// with one of its entities, so a joint query could miss an entity
+		// whose tool another entity already reached. Found entities are few.
+		hits, err := s.store.ToolsNearEntities(ctx, []string{fe.Key}, 1, q.Caller.Filter())
+		if err != nil {
+			return nil, fmt.Errorf("retrieval: tools about entity %q: %w", fe.Key, err)
+		}
+		if len(hits) > 0 {
+			kept = append(kept, fe)
+		}
+	}
+	return kept, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -768,5 +769,38 @@ func TestWarmCatalogueSparesTheFirstSearch(t *testing.T) {
 		if !warm && cs.gets < len(ms) {
 			t.Errorf("without it the search read only %d manifests: the test measures nothing", cs.gets)
 		}
+	}
+}
+
+// TestEntitiesOfHiddenToolsStayHidden: an entity only a tool hidden from
+// the caller is about is neither shown nor used; a caller who may execute
+// the tool sees it.
+func TestEntitiesOfHiddenToolsStayHidden(t *testing.T) {
+	comic := retrievaltest.Manifest("xkcd.latest_comic", "GET_COMIC", "fun", "Fetch the latest comic strip.")
+	comic.PermissionsRequired = []string{access.AnyOf([]string{"vet"}, nil)}
+	comic.Entities = []tool.Entity{{Name: "xkcd", Type: "Webcomic"}}
+	svc, _ := newService(t, retrieval.Options{}, append(retrievaltest.Reservation(), comic)...)
+	keys := func(c access.Caller) []string {
+		t.Helper()
+		res, err := svc.Search(context.Background(), retrieval.Query{Text: "GET_COMIC", Context: "the latest xkcd", Caller: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range res.Entities {
+			out = append(out, e.Key)
+		}
+		for _, h := range res.Hits {
+			if h.Tool.ID == comic.ToolID && !slices.Contains(c.Roles, "vet") {
+				t.Fatalf("hidden tool in hits: %v", ids(res.Hits))
+			}
+		}
+		return out
+	}
+	if got := keys(access.Caller{UserID: "u", Level: "user"}); slices.Contains(got, "xkcd") {
+		t.Fatalf("a caller without the vet role sees entities %v", got)
+	}
+	if got := keys(access.Caller{UserID: "v", Level: "user", Roles: []string{"vet"}}); !slices.Contains(got, "xkcd") {
+		t.Fatalf("a vet sees entities %v, want xkcd", got)
 	}
 }

@@ -87,7 +87,7 @@ func (c *Console) review(w http.ResponseWriter, r *http.Request, s *session) {
 		if err := c.allow(r, s, http.MethodGet, routeReview); err != nil {
 			return review.State{}, err
 		}
-		return svc.Get(r.Context(), id)
+		return svc.View(r.Context(), id, s.principal().Caller())
 	}()
 	if err != nil {
 		code, msg := c.problem(r, err)

@@ -33,7 +33,7 @@ func (c *Console) dashboard(w http.ResponseWriter, r *http.Request, s *session) 
 	search, code, msg := read(graph.SeriesQuery{Series: []string{"search"}, Res: graph.ResMinute, Since: minSince})
 	if code == http.StatusForbidden {
 		c.page(w, r, s, code, "error", map[string]any{"Title": "Dashboard", "Message": msg,
-			"Next": "The dashboard is for admins. Pending reviews and Tools are open to you.", "Back": "/ui/reviews", "BackLabel": "Pending reviews"})
+			"Next": "The dashboard is for admins; the menu offers what your key may open.", "Back": c.home(r.Context(), s), "BackLabel": "Your first page"})
 		return
 	}
 	var errs []string

@@ -248,7 +248,7 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: token, Path: "/ui", HttpOnly: true, SameSite: http.SameSiteStrictMode,
 		Secure: r.TLS != nil, MaxAge: int(SessionTTL.Seconds())})
-	http.Redirect(w, r, c.home(&session{who: who}), http.StatusSeeOther)
+	http.Redirect(w, r, c.home(r.Context(), &session{who: who}), http.StatusSeeOther)
 }
 
 // sweep removes expired sessions from the store, at most every

@@ -59,6 +59,9 @@ type Gate interface {
 	Allow(ctx context.Context, method, route, tool string, p identity.Principal, addr string) error
 	Record(ctx context.Context, method, route string, p identity.Principal, tool string, err error)
 	RecordAuthFailure(ctx context.Context, method, route string, err error)
+	// Permits is the route's rule alone for p (no rate limit taken, nothing
+	// audited): what the menu offers.
+	Permits(ctx context.Context, method, route string, p identity.Principal) error
 }
 
 // Notifications lists notifications, newest first.
@@ -162,7 +165,7 @@ func (c *Console) routes() {
 		http.Redirect(w, r, "/ui/static/favicon.svg", http.StatusMovedPermanently)
 	})
 	home := func(w http.ResponseWriter, r *http.Request, s *session) {
-		http.Redirect(w, r, c.home(s), http.StatusSeeOther)
+		http.Redirect(w, r, c.home(r.Context(), s), http.StatusSeeOther)
 	}
 	h("GET /ui", home)
 	h("GET /ui/{$}", home)
@@ -322,6 +325,7 @@ func (c *Console) page(w http.ResponseWriter, r *http.Request, s *session, code 
 	}
 	data["Page"] = name
 	data["Session"] = s
+	data["Menu"] = c.nav(r.Context(), s, name)
 	if s != nil && r.Method == http.MethodGet && len(s.flash) > 0 {
 		for k, v := range c.takeFlash(r, s) {
 			data[k] = v
@@ -370,15 +374,6 @@ func (c *Console) needSignIn(w http.ResponseWriter, r *http.Request, s *session)
 	}
 	http.Redirect(w, r, "/ui/signin", http.StatusSeeOther)
 	return true
-}
-
-// home is the console's first page: the dashboard for admins (operators),
-// the pending reviews for everyone else.
-func (c *Console) home(s *session) string {
-	if s != nil && identity.RuleAdmin.Check(s.who) == nil {
-		return "/ui/dashboard"
-	}
-	return "/ui/reviews"
 }
 
 // duration renders milliseconds for people.

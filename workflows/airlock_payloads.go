@@ -92,11 +92,12 @@ type SpecReview struct {
 
 // ReviewOperation is one operation of a pending spec.
 type ReviewOperation struct {
-	Name    string   `json:"name"`
-	Method  string   `json:"method"`
-	Path    string   `json:"path"`
-	Summary string   `json:"summary,omitempty"`
-	Tags    []string `json:"tags,omitempty"`
+	Name        string   `json:"name"`
+	Method      string   `json:"method"`
+	Path        string   `json:"path"`
+	OperationID string   `json:"operationId,omitempty"`
+	Summary     string   `json:"summary,omitempty"`
+	Tags        []string `json:"tags,omitempty"`
 }
 
 // SpecReviewOf is the workflows' copy of a prepared review.
@@ -107,7 +108,7 @@ func SpecReviewOf(r airlock.Review) SpecReview {
 	if r.Operations != nil {
 		out.Operations = make([]ReviewOperation, len(r.Operations))
 		for i, o := range r.Operations {
-			out.Operations[i] = ReviewOperation{Name: o.Name, Method: o.Method, Path: o.Path, Summary: o.Summary, Tags: slices.Clone(o.Tags)}
+			out.Operations[i] = ReviewOperation{Name: o.Name, Method: o.Method, Path: o.Path, OperationID: o.OperationID, Summary: o.Summary, Tags: slices.Clone(o.Tags)}
 		}
 	}
 	return out
@@ -121,7 +122,7 @@ func (r SpecReview) Airlock() airlock.Review {
 	if r.Operations != nil {
 		out.Operations = make([]airlock.ReviewOperation, len(r.Operations))
 		for i, o := range r.Operations {
-			out.Operations[i] = airlock.ReviewOperation{Name: o.Name, Method: o.Method, Path: o.Path, Summary: o.Summary, Tags: slices.Clone(o.Tags)}
+			out.Operations[i] = airlock.ReviewOperation{Name: o.Name, Method: o.Method, Path: o.Path, OperationID: o.OperationID, Summary: o.Summary, Tags: slices.Clone(o.Tags)}
 		}
 	}
 	return out

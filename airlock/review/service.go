@@ -48,14 +48,21 @@ type Config struct {
 // concurrent use.
 type Service struct {
 	temporal Temporal
-	sources  graph.Definitions
+	sources  Store
 	cfg      Config
 	now      func() time.Time
 }
 
-// New returns the service over a Temporal client and the store's sources
-// (sources may be nil for a service that only reviews).
-func New(t Temporal, sources graph.Definitions, cfg Config) *Service {
+// Store is what the service reads of the graph store: the sources, and
+// the tools a review names (shown only to callers who may execute them).
+type Store interface {
+	graph.Definitions
+	access.ToolGetter
+}
+
+// New returns the service over a Temporal client and the store (nil for a
+// service that only reviews and names no tool).
+func New(t Temporal, sources Store, cfg Config) *Service {
 	if t == nil {
 		panic("review: nil Temporal client")
 	}
@@ -228,6 +235,27 @@ func (s *Service) Get(ctx context.Context, id string) (State, error) {
 	return stateOf(st), nil
 }
 
+// View is Get as caller may see it: a build's input names as closest
+// only the tools caller may execute (access.VisibleIDs). The review's own
+// outcome (the tools it onboarded) is the approvers' to see, as the
+// decided list shows it.
+func (s *Service) View(ctx context.Context, id string, caller access.Caller) (State, error) {
+	st, err := s.Get(ctx, id)
+	if err != nil || st.Build == nil || len(st.Build.Input.Closest) == 0 {
+		return st, err
+	}
+	if s.sources == nil {
+		st.Build.Input.Closest = nil
+		return st, nil
+	}
+	closest, err := access.VisibleIDs(ctx, s.sources, st.Build.Input.Closest, caller)
+	if err != nil {
+		return State{}, fmt.Errorf("review %s: %w", id, err)
+	}
+	st.Build.Input.Closest = closest
+	return st, nil
+}
+
 func (s *Service) query(ctx context.Context, id string) (workflows.AirlockState, error) {
 	v, err := s.temporal.QueryWorkflow(ctx, id, "", workflows.ReviewQuery)
 	if err != nil {
@@ -245,17 +273,40 @@ func (s *Service) query(ctx context.Context, id string) (workflows.AirlockState,
 }
 
 // Approve approves a review with a policy (validated: a ValidationError
-// names each policy.<field>), as reviewer, and waits up to wait for its
-// outcome. A review already decided or ended is ErrConflict.
+// names each policy.<field>, and policy.operations[i] must name one of the
+// review's operations), as reviewer, and waits up to wait for its
+// outcome. A review already decided or ended is ErrConflict, as is one
+// still preparing when the policy names operations (they are not known
+// yet).
 func (s *Service) Approve(ctx context.Context, id, reviewer string, p airlock.Policy, wait time.Duration) (DecisionResult, error) {
 	if err := p.Validate(); err != nil {
-		v := &fault.ValidationError{}
-		for _, f := range fault.Fields(err) {
-			v.Add("policy."+f.Path, "%s", f.Message)
-		}
-		return DecisionResult{}, v
+		return DecisionResult{}, policyFields(err)
 	}
-	return s.decide(ctx, id, workflows.Decision{Approve: &workflows.ApproveSignal{Reviewer: reviewer, Policy: workflows.PolicyOf(p)}}, wait)
+	// The operations are checked here, before the workflow takes the
+	// decision: a name that matches nothing would otherwise fail the
+	// onboarding after the decision, and the review with it.
+	check := func(st State) error {
+		if len(p.Operations) == 0 || st.Build != nil {
+			return nil
+		}
+		if st.Status == StatusPreparing {
+			return fmt.Errorf("review %s is still preparing: policy.operations can be checked once it is pending; approve again then: %w", id, fault.ErrConflict)
+		}
+		if err := p.ValidateOperations(st.Review.Operations); err != nil {
+			return policyFields(err)
+		}
+		return nil
+	}
+	return s.decide(ctx, id, workflows.Decision{Approve: &workflows.ApproveSignal{Reviewer: reviewer, Policy: workflows.PolicyOf(p)}}, check, wait)
+}
+
+// policyFields names a policy's ValidationError fields policy.<field>.
+func policyFields(err error) error {
+	v := &fault.ValidationError{}
+	for _, f := range fault.Fields(err) {
+		v.Add("policy."+f.Path, "%s", f.Message)
+	}
+	return v
 }
 
 // Reject rejects a review with a reason (required), as reviewer, and
@@ -265,21 +316,26 @@ func (s *Service) Reject(ctx context.Context, id, reviewer, reason string, wait 
 	if strings.TrimSpace(reason) == "" {
 		return DecisionResult{}, fault.Invalid("reason", "is required: say why the tool is rejected")
 	}
-	return s.decide(ctx, id, workflows.Decision{Reject: &workflows.RejectSignal{Reviewer: reviewer, Reason: reason}}, wait)
+	return s.decide(ctx, id, workflows.Decision{Reject: &workflows.RejectSignal{Reviewer: reviewer, Reason: reason}}, nil, wait)
 }
 
 // decide sends the review its decision (the workflow's UpdateDecide),
 // then waits (at most MaxWait) for its outcome. The review answers the
 // update itself, so a decision on a review already decided (two quick
 // rejects, an approval after a rejection) is refused, never accepted and
-// dropped.
-func (s *Service) decide(ctx context.Context, id string, d workflows.Decision, wait time.Duration) (DecisionResult, error) {
+// dropped. check, when set, vets the decision against the pending review.
+func (s *Service) decide(ctx context.Context, id string, d workflows.Decision, check func(State) error, wait time.Duration) (DecisionResult, error) {
 	st, err := s.Get(ctx, id)
 	if err != nil {
 		return DecisionResult{}, err
 	}
 	if !st.Decidable() {
 		return DecisionResult{}, fmt.Errorf("%s: %w", st.notPending(id), fault.ErrConflict)
+	}
+	if check != nil {
+		if err := check(st); err != nil {
+			return DecisionResult{}, err
+		}
 	}
 	if err := s.update(ctx, id, d); err != nil {
 		return DecisionResult{}, err

@@ -159,3 +159,37 @@ func TestReviewer(t *testing.T) {
 		t.Fatalf("without: %q", got)
 	}
 }
+
+// An approval whose policy.operations names no operation of the review is
+// refused before it is sent (a ValidationError on policy.operations[i]
+// listing the valid names), so the review stays pending; names, operationIds
+// and tags pass; a review still preparing cannot check them yet.
+func TestApproveChecksPolicyOperations(t *testing.T) {
+	ctx := context.Background()
+	s, f := newFake()
+	ops := []workflows.ReviewOperation{{Name: "list_pets", OperationID: "listPets", Tags: []string{"pets"}}, {Name: "get_pet", OperationID: "getPet"}}
+	f.states["airlock-1"] = workflows.AirlockState{Status: workflows.AirlockPending, Review: workflows.SpecReview{Slug: "pets", Operations: ops}}
+	f.states["airlock-2"] = workflows.AirlockState{Status: workflows.AirlockPreparing}
+	_, err := s.Approve(ctx, "airlock-1", "ana", airlock.Policy{Operations: []string{"nope"}}, 0)
+	fs := fault.Fields(err)
+	if !errors.Is(err, fault.ErrInvalid) || len(fs) != 1 || fs[0].Path != "policy.operations[0]" {
+		t.Fatalf("typo: %v", err)
+	}
+	for _, name := range []string{"list_pets", "listPets", "getPet", "pets"} {
+		if !strings.Contains(fs[0].Message, name) {
+			t.Fatalf("the message %q does not list %s", fs[0].Message, name)
+		}
+	}
+	if _, err := s.Approve(ctx, "airlock-2", "ana", airlock.Policy{Operations: []string{"list_pets"}}, 0); !errors.Is(err, fault.ErrConflict) {
+		t.Fatalf("operations of a review still preparing: %v", err)
+	}
+	if len(f.decided) != 0 {
+		t.Fatalf("refused approvals were sent: %v", f.decided)
+	}
+	if _, err := s.Approve(ctx, "airlock-1", "ana", airlock.Policy{Operations: []string{"listPets", "pets", "get_pet"}}, 0); err != nil {
+		t.Fatalf("valid operations: %v", err)
+	}
+	if got := f.decided["airlock-1"].Approve.Policy.Operations; len(got) != 3 {
+		t.Fatalf("sent policy operations %v", got)
+	}
+}

@@ -182,7 +182,12 @@ func (h *Handler) listPending(c *gin.Context) {
 }
 
 func (h *Handler) getPending(c *gin.Context) {
-	st, err := h.reviews.Get(c.Request.Context(), c.Param("id"))
+	caller, err := httpx.Caller(c)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	st, err := h.reviews.View(c.Request.Context(), c.Param("id"), caller)
 	if err != nil {
 		httpx.Error(c, err)
 		return

@@ -358,3 +358,21 @@ func TestPendingListShowsEachReviewsName(t *testing.T) {
 		t.Fatalf("second: %v", b)
 	}
 }
+
+// A typo in policy.operations is 422 on policy.operations[0], listing the
+// valid names, and sends nothing: the review stays pending.
+func TestApproveWithAnUnknownOperation(t *testing.T) {
+	r, ft, _ := setup(t)
+	ft.states["airlock-1"] = workflows.AirlockState{Status: workflows.AirlockPending,
+		Review: workflows.SpecReview{Operations: []workflows.ReviewOperation{{Name: "list_pets", OperationID: "listPets"}}}}
+	code, out := do(r, "POST", "/api/v1/tools/pending/airlock-1/approve", `{"policy":{"operations":["nope"]}}`)
+	if code != 422 || fieldPath(out) != "policy.operations[0]" || !strings.Contains(fmt.Sprint(out), "listPets") {
+		t.Fatalf("typo: %d %v", code, out)
+	}
+	if len(ft.signals) != 0 {
+		t.Fatalf("a refused approval was sent: %v", ft.signals)
+	}
+	if code, _ := do(r, "POST", "/api/v1/tools/pending/airlock-1/approve", `{"policy":{"operations":["listPets"]}}`); code != 202 {
+		t.Fatalf("approve after the typo: %d", code)
+	}
+}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/toolsmith/toolsmith/access"
 	domain "github.com/toolsmith/toolsmith/analytics"
 	"github.com/toolsmith/toolsmith/api/httpx"
 	"github.com/toolsmith/toolsmith/graph"
@@ -144,7 +145,16 @@ func (h *Handler) gaps(c *gin.Context) {
 		httpx.Error(c, fault.Malformed("status", "must be open, closed or all, got %q", status))
 		return
 	}
+	caller, err := httpx.Caller(c)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
 	list, err := h.store.ListGaps(c.Request.Context(), graph.GapQuery{Status: status, Limit: limit})
+	if err == nil {
+		// A gap names only the tools the caller may execute.
+		list, err = access.VisibleGaps(c.Request.Context(), h.store, list, caller)
+	}
 	if err != nil {
 		httpx.Error(c, err)
 		return

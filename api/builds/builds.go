@@ -87,7 +87,12 @@ func (h *Handler) start(c *gin.Context) {
 }
 
 func (h *Handler) get(c *gin.Context) {
-	st, err := h.builds.State(c.Request.Context(), c.Param("id"))
+	caller, err := httpx.Caller(c)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	st, err := h.builds.State(c.Request.Context(), c.Param("id"), caller)
 	if err != nil {
 		httpx.Error(c, err)
 		return

@@ -42,6 +42,22 @@ type Tool struct {
 	Tags        []string `json:"tags,omitempty"`
 }
 
+// Named reports whether want names the tool: its tool name, its
+// operationId or one of its tags. It is the one rule for a policy's
+// operations, both where a reviewer's choice is checked and where the
+// wrapper is generated.
+func (t Tool) Named(want string) bool {
+	if t.Name == want || t.OperationID != "" && t.OperationID == want {
+		return true
+	}
+	for _, tag := range t.Tags {
+		if tag == want {
+			return true
+		}
+	}
+	return false
+}
+
 // BodyArg is the argument that carries a request body.
 const BodyArg = "body"
 

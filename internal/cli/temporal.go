@@ -28,7 +28,6 @@ import (
 	"github.com/toolsmith/toolsmith/api/ranking"
 	"github.com/toolsmith/toolsmith/api/verbs"
 	"github.com/toolsmith/toolsmith/fulfil"
-	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/config"
 	"github.com/toolsmith/toolsmith/internal/demomodule"
 	"github.com/toolsmith/toolsmith/internal/temporallog"
@@ -179,7 +178,7 @@ type fulfilment struct {
 	worker    sdkworker.Worker
 	verbs     *verbs.Handler
 	analytics *apianalytics.Handler
-	gaps      graph.Gaps
+	gaps      fulfil.BuildStore
 	ranking   *ranking.Handlers // nil without a retrain service
 	mcp       *mcp.Edge
 	console   *web.Console
