@@ -25,7 +25,7 @@ func (buildQuery) ExecuteWorkflow(context.Context, client.StartWorkflowOptions, 
 }
 
 func (q buildQuery) QueryWorkflow(context.Context, string, string, string, ...any) (converter.EncodedValue, error) {
-	return buildValue{q.st}, nil
+	return buildValue(q), nil
 }
 
 type buildValue struct{ st workflows.BuildState }
