@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"errors"
+
 	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/retrieval/retrain"
 )

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,31 +19,14 @@ import (
 	"github.com/toolsmith/toolsmith/api"
 	"github.com/toolsmith/toolsmith/api/httpx"
 	"github.com/toolsmith/toolsmith/identity"
+	"github.com/toolsmith/toolsmith/internal/testwait"
 )
 
 func init() { gin.SetMode(gin.TestMode) }
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func newServer(t *testing.T, opts api.Options, m ...httpx.Mounter) (*api.Server, *syncBuffer) {
+func newServer(t *testing.T, opts api.Options, m ...httpx.Mounter) (*api.Server, *testwait.Buffer) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testwait.Buffer{}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}

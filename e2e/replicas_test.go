@@ -31,6 +31,7 @@ import (
 	"github.com/toolsmith/toolsmith/internal/cli"
 	"github.com/toolsmith/toolsmith/internal/config"
 	"github.com/toolsmith/toolsmith/internal/demomodule"
+	"github.com/toolsmith/toolsmith/internal/testwait"
 	"github.com/toolsmith/toolsmith/web"
 	"github.com/toolsmith/toolsmith/workflows"
 )
@@ -755,7 +756,7 @@ func cleanSchedules(t *testing.T) {
 type replicaProc struct {
 	name string
 	cmd  *exec.Cmd
-	out  syncBuffer
+	out  testwait.Buffer
 	done chan struct{}
 	base string // an API's base URL
 }
@@ -786,25 +787,6 @@ func (p *replicaProc) stop(t *testing.T) {
 	if t.Failed() {
 		t.Logf("%s output:\n%s", p.name, p.out.String())
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a process's writes and the
-// test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // lostReply serves the demo modules; while held, an execute call does its

@@ -3,8 +3,9 @@ package graph
 import (
 	"context"
 	"fmt"
-	"github.com/toolsmith/toolsmith/internal/fault"
 	"time"
+
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // CallRecord is one execution of an onboarded (airlock) tool, as the call

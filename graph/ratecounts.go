@@ -3,9 +3,10 @@ package graph
 import (
 	"context"
 	"fmt"
-	"github.com/toolsmith/toolsmith/internal/fault"
 	"strings"
 	"sync"
+
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // RateCounts are fixed-window counters shared by every process over one

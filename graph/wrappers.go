@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/toolsmith/toolsmith/internal/fault"
 	"time"
+
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // WrapperApproval is an airlock approval as the store keeps it for every

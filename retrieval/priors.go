@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/toolsmith/toolsmith/internal/fault"
 	"sync"
 	"time"
+
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // RankingSnapshot is the snapshot the scheduled analytics store for ranking

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/toolsmith/toolsmith/api/httpx/httpxtest"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/toolsmith/toolsmith/airlock"
 	"github.com/toolsmith/toolsmith/airlock/review"
+	"github.com/toolsmith/toolsmith/api/httpx/httpxtest"
 	"github.com/toolsmith/toolsmith/graph/sqlite"
 	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/workflows"

@@ -3,7 +3,6 @@ package retrieval_test
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/toolsmith/toolsmith/api/httpx/httpxtest"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/toolsmith/toolsmith/api/httpx/httpxtest"
 	apiretrieval "github.com/toolsmith/toolsmith/api/retrieval"
 	"github.com/toolsmith/toolsmith/demo"
 	"github.com/toolsmith/toolsmith/retrieval"

@@ -2,12 +2,12 @@ package graphtest
 
 import (
 	"errors"
-	"github.com/toolsmith/toolsmith/internal/fault"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 func testCallLedger(t *testing.T, open func(*testing.T) graph.Store) {

@@ -2,11 +2,11 @@ package graphtest
 
 import (
 	"errors"
-	"github.com/toolsmith/toolsmith/internal/fault"
 	"sync"
 	"testing"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 func testRateCounts(t *testing.T, open func(*testing.T) graph.Store) {

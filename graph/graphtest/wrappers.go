@@ -3,11 +3,11 @@ package graphtest
 import (
 	"encoding/json"
 	"errors"
-	"github.com/toolsmith/toolsmith/internal/fault"
 	"testing"
 	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 func testWrapperApprovals(t *testing.T, open func(*testing.T) graph.Store) {

@@ -3,9 +3,9 @@ package neo4j
 import (
 	"context"
 	"fmt"
-	"github.com/toolsmith/toolsmith/internal/fault"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 var _ graph.WrapperApprovals = (*Store)(nil)

@@ -17,7 +17,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,35 +28,18 @@ import (
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/config"
 	"github.com/toolsmith/toolsmith/internal/demomodule"
+	"github.com/toolsmith/toolsmith/internal/testwait"
 	"github.com/toolsmith/toolsmith/mcp"
 	"github.com/toolsmith/toolsmith/tool"
 )
-
-// lockedBuffer is a goroutine-safe output sink.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // instance is a running `toolsmith dev` inside the test process.
 type instance struct {
 	base string
 	// auth is the Authorization header of the data dir's first-start owner key.
 	auth   string
-	stdout *lockedBuffer
-	stderr *lockedBuffer
+	stdout *testwait.Buffer
+	stderr *testwait.Buffer
 	cancel context.CancelFunc
 	done   chan int
 }
@@ -67,7 +49,7 @@ type instance struct {
 func startDev(t *testing.T, dataDir string, extra ...string) *instance {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	in := &instance{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, cancel: cancel, done: make(chan int, 1)}
+	in := &instance{stdout: &testwait.Buffer{}, stderr: &testwait.Buffer{}, cancel: cancel, done: make(chan int, 1)}
 	ready := make(chan string, 1)
 	e := &env{
 		devTemporal: testDevTemporal,
@@ -435,7 +417,7 @@ func TestDevRefusesAStoreOfAnotherEmbedder(t *testing.T) {
 	}
 	st.Close()
 
-	stderr := &lockedBuffer{}
+	stderr := &testwait.Buffer{}
 	e := &env{devTemporal: testDevTemporal, stdout: io.Discard, stderr: stderr, lookupEnv: func(string) (string, bool) { return "", false }}
 	code := run(context.Background(), []string{"dev", "--embedder", "hashing", "--data-dir", dataDir, "--http-addr", "127.0.0.1:0"}, e)
 	if code != exitError || !strings.Contains(stderr.String(), `"some-other-model"`) || !strings.Contains(stderr.String(), "reindex") {

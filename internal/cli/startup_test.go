@@ -128,7 +128,7 @@ func TestDevOnboardsAndRunsAToolWithARelativeDataDir(t *testing.T) {
 // returns its exit code and stderr (for starts that must fail).
 func runDevOnce(t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	stderr := &lockedBuffer{}
+	stderr := &testwait.Buffer{}
 	e := &env{devTemporal: testDevTemporal, stdout: io.Discard, stderr: stderr, lookupEnv: func(string) (string, bool) { return "", false }}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
