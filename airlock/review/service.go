@@ -51,6 +51,8 @@ type Service struct {
 	sources  Store
 	cfg      Config
 	now      func() time.Time
+	// prepareWait replaces PrepareWait (tests).
+	prepareWait time.Duration
 }
 
 // Store is what the service reads of the graph store: the sources, and
@@ -275,9 +277,9 @@ func (s *Service) query(ctx context.Context, id string) (workflows.AirlockState,
 // Approve approves a review with a policy (validated: a ValidationError
 // names each policy.<field>, and policy.operations[i] must name one of the
 // review's operations), as reviewer, and waits up to wait for its
-// outcome. A review already decided or ended is ErrConflict, as is one
-// still preparing when the policy names operations (they are not known
-// yet).
+// outcome. A review already decided or ended is ErrConflict. When the
+// policy names operations, a review still being prepared is waited for
+// (at least PrepareWait); one still preparing after that is ErrConflict.
 func (s *Service) Approve(ctx context.Context, id, reviewer string, p airlock.Policy, wait time.Duration) (DecisionResult, error) {
 	if err := p.Validate(); err != nil {
 		return DecisionResult{}, policyFields(err)
@@ -297,7 +299,41 @@ func (s *Service) Approve(ctx context.Context, id, reviewer string, p airlock.Po
 		}
 		return nil
 	}
+	if len(p.Operations) > 0 {
+		// The names are checked against the prepared review: one still
+		// preparing (a scan has just opened it) is waited for, briefly.
+		least := PrepareWait
+		if s.prepareWait > 0 {
+			least = s.prepareWait
+		}
+		s.awaitPrepared(ctx, id, min(max(wait, least), MaxWait))
+	}
 	return s.decide(ctx, id, workflows.Decision{Approve: &workflows.ApproveSignal{Reviewer: reviewer, Policy: workflows.PolicyOf(p)}}, check, wait)
+}
+
+// PrepareWait is how long an approval that names operations waits, at
+// least, for a review still being prepared before it is refused (409).
+const PrepareWait = 30 * time.Second
+
+// awaitPrepared polls a review until it is no longer being prepared, or
+// within has passed, or the review cannot be read (decide then reports
+// what it finds).
+func (s *Service) awaitPrepared(ctx context.Context, id string, within time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		st, err := s.Get(ctx, id)
+		if err != nil || st.Status != StatusPreparing {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // policyFields names a policy's ValidationError fields policy.<field>.

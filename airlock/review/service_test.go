@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/serviceerror"
@@ -163,7 +164,7 @@ func TestReviewer(t *testing.T) {
 // An approval whose policy.operations names no operation of the review is
 // refused before it is sent (a ValidationError on policy.operations[i]
 // listing the valid names), so the review stays pending; names, operationIds
-// and tags pass; a review still preparing cannot check them yet.
+// and tags pass; a review still preparing after the wait cannot check them.
 func TestApproveChecksPolicyOperations(t *testing.T) {
 	ctx := context.Background()
 	s, f := newFake()
@@ -180,6 +181,7 @@ func TestApproveChecksPolicyOperations(t *testing.T) {
 			t.Fatalf("the message %q does not list %s", fs[0].Message, name)
 		}
 	}
+	s.prepareWait = 300 * time.Millisecond // waited for, then refused
 	if _, err := s.Approve(ctx, "airlock-2", "ana", airlock.Policy{Operations: []string{"list_pets"}}, 0); !errors.Is(err, fault.ErrConflict) {
 		t.Fatalf("operations of a review still preparing: %v", err)
 	}
