@@ -224,17 +224,13 @@ func (s *Service) listCatalogue(ctx context.Context, caller access.Caller, categ
 // applyChanges returns cat with the changed tools re-read: each leaves the
 // list and, when caller still sees it, goes back at its id's place with
 // its current manifest's tokens. A tool the store no longer has just
-// leaves.
+// leaves. One merge pass, so a burst of changes (an onboarding) costs one
+// copy of the list, not one per change.
 func (s *Service) applyChanges(ctx context.Context, cat catalogue, caller access.Caller, category string, changed []string) (catalogue, error) {
 	slices.Sort(changed)
 	changed = slices.Compact(changed)
-	out := catalogue{tools: slices.Clone(cat.tools), tokens: cat.tokens}
-	byID := func(e catEntry, id string) int { return strings.Compare(e.tool.ID, id) }
+	var add []catEntry // in id order, as changed is
 	for _, id := range changed {
-		if i, found := slices.BinarySearchFunc(out.tools, id, byID); found {
-			out.tokens -= out.tools[i].tokens
-			out.tools = slices.Delete(out.tools, i, i+1)
-		}
 		t, err := s.store.GetTool(ctx, id)
 		if errors.Is(err, fault.ErrNotFound) {
 			continue
@@ -243,13 +239,30 @@ func (s *Service) applyChanges(ctx context.Context, cat catalogue, caller access
 			return catalogue{}, fmt.Errorf("retrieval: catalogue change %q: %w", id, err)
 		}
 		sum := t.ToolSummary
-		if !inCatalogue(&sum, caller, category) {
-			continue
+		if inCatalogue(&sum, caller, category) {
+			add = append(add, catEntry{tool: &sum, tokens: EstimateTokens(string(t.Manifest))})
 		}
-		n := EstimateTokens(string(t.Manifest))
-		i, _ := slices.BinarySearchFunc(out.tools, id, byID)
-		out.tools = slices.Insert(out.tools, i, catEntry{tool: &sum, tokens: n})
-		out.tokens += n
+	}
+	out := catalogue{tools: make([]catEntry, 0, len(cat.tools)+len(add))}
+	c := 0 // next of changed not yet passed
+	for _, e := range cat.tools {
+		for c < len(changed) && changed[c] < e.tool.ID {
+			c++
+		}
+		for len(add) > 0 && add[0].tool.ID < e.tool.ID {
+			out.tools = append(out.tools, add[0])
+			out.tokens += add[0].tokens
+			add = add[1:]
+		}
+		if c < len(changed) && changed[c] == e.tool.ID {
+			continue // replaced by its entry in add, if it has one
+		}
+		out.tools = append(out.tools, e)
+		out.tokens += e.tokens
+	}
+	for _, e := range add {
+		out.tools = append(out.tools, e)
+		out.tokens += e.tokens
 	}
 	return out, nil
 }

@@ -289,11 +289,6 @@ type Service struct {
 	tokMu      sync.Mutex
 	tokens     map[string]int // tool id → estimated manifest tokens
 	catalogues *lru[catalogue]
-	// catLog is the ids of changed tools, in order (Invalidate); entry i
-	// is change catBase+i+1. Cached catalogues apply the changes after
-	// their own seq.
-	catLog  []string
-	catBase uint64
 	exemplars  *exemplars // nil when disabled
 	memMu      sync.Mutex // serialises loadMemory and followMemory
 	memLoaded  atomic.Bool
@@ -302,6 +297,12 @@ type Service struct {
 	grams      gramCache    // per-tool grams of the subword signal
 	priors     priorCache
 	model      atomic.Pointer[Model] // the promoted learned model (SetModel); nil: none
+
+	// catLog is the ids of changed tools, in order (Invalidate), under
+	// tokMu; entry i is change catBase+i+1. Cached catalogues apply the
+	// changes after their own seq.
+	catLog  []string
+	catBase uint64
 }
 
 // New builds a Service over a store and the embedder the store's vectors
