@@ -3,6 +3,7 @@ package retrieval
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -111,13 +112,41 @@ type AssembledTools struct {
 	indexMD, detailedMD []string
 }
 
-// catalogue is a caller's visible tool list with the estimated tokens of
-// all their manifests (the "send everything" baseline).
+// catalogue is a caller's visible tool list, in id order, with the
+// estimated tokens of all their manifests (the "send everything"
+// baseline). A cached catalogue is never modified (searches read it
+// concurrently); a change makes a new one.
 type catalogue struct {
-	tools  []graph.ToolSummary
+	tools  []catEntry
+	tokens int
+	// seq is the position in the service's change log the catalogue
+	// reflects: the changes after it are still to be applied.
+	seq uint64
+}
+
+// catEntry is one visible tool with its manifest's estimated tokens, kept
+// so that a change can take the tool's old share out of the total.
+type catEntry struct {
+	tool   *graph.ToolSummary
 	tokens int
 }
 
+// maxCatChanges bounds the change log: a catalogue older than the log's
+// start is listed again from the store.
+const maxCatChanges = 4096
+
+// inCatalogue is the store listing's test (an active tool, in the
+// category if one is given) and the caller's visibility, in memory, so
+// that a changed tool can be placed without listing the catalogue again.
+func inCatalogue(t *graph.ToolSummary, caller access.Caller, category string) bool {
+	return t.Status == graph.StatusActive && (category == "" || t.Category == category) && caller.Allows(t)
+}
+
+// catalogue returns caller's visible catalogue. It is listed from the
+// store once per caller and category; after a tool change (Invalidate)
+// only the changed tools are read again and placed in or taken out of the
+// cached list, so the first search after a registration does not re-list
+// the whole catalogue.
 func (s *Service) catalogue(ctx context.Context, caller access.Caller, category string) (catalogue, error) {
 	key := caller.Hash() + "|" + category
 	s.tokMu.Lock()
@@ -125,10 +154,43 @@ func (s *Service) catalogue(ctx context.Context, caller access.Caller, category 
 		s.catalogues = newLRU[catalogue](64)
 	}
 	cat, ok := s.catalogues.get(key)
+	seq := s.catBase + uint64(len(s.catLog))
+	var changed []string
+	if ok && cat.seq < seq {
+		if cat.seq < s.catBase {
+			ok = false // older than the log: list again
+		} else {
+			changed = slices.Clone(s.catLog[cat.seq-s.catBase:])
+		}
+	}
 	s.tokMu.Unlock()
-	if ok {
+	if ok && len(changed) == 0 {
 		return cat, nil
 	}
+	var err error
+	if ok {
+		cat, err = s.applyChanges(ctx, cat, caller, category, changed)
+	} else {
+		cat, err = s.listCatalogue(ctx, caller, category)
+	}
+	if err != nil {
+		return catalogue{}, err
+	}
+	// seq was read before the store: a change after it is applied again
+	// on the next call, which is harmless (a change re-reads the tool's
+	// current state).
+	cat.seq = seq
+	s.tokMu.Lock()
+	if old, ok := s.catalogues.get(key); !ok || old.seq <= seq {
+		s.catalogues.put(key, cat)
+	}
+	s.tokMu.Unlock()
+	return cat, nil
+}
+
+// listCatalogue lists caller's visible catalogue from the store.
+func (s *Service) listCatalogue(ctx context.Context, caller access.Caller, category string) (catalogue, error) {
+	var cat catalogue
 	f := caller.Filter()
 	if category != "" {
 		f.Categories = []string{category}
@@ -139,15 +201,16 @@ func (s *Service) catalogue(ctx context.Context, caller access.Caller, category 
 		if err != nil {
 			return catalogue{}, fmt.Errorf("retrieval: list tools: %w", err)
 		}
-		for _, t := range page.Items {
-			if !caller.Allows(&t) {
+		for i := range page.Items {
+			t := &page.Items[i]
+			if !caller.Allows(t) {
 				continue
 			}
 			n, err := s.manifestTokens(ctx, t.ID)
 			if err != nil {
 				return catalogue{}, err
 			}
-			cat.tools = append(cat.tools, t)
+			cat.tools = append(cat.tools, catEntry{tool: t, tokens: n})
 			cat.tokens += n
 		}
 		if page.Next == "" {
@@ -155,17 +218,61 @@ func (s *Service) catalogue(ctx context.Context, caller access.Caller, category 
 		}
 		after = page.Next
 	}
-	s.tokMu.Lock()
-	s.catalogues.put(key, cat)
-	s.tokMu.Unlock()
 	return cat, nil
+}
+
+// applyChanges returns cat with the changed tools re-read: each leaves the
+// list and, when caller still sees it, goes back at its id's place with
+// its current manifest's tokens. A tool the store no longer has just
+// leaves. One merge pass, so a burst of changes (an onboarding) costs one
+// copy of the list, not one per change.
+func (s *Service) applyChanges(ctx context.Context, cat catalogue, caller access.Caller, category string, changed []string) (catalogue, error) {
+	slices.Sort(changed)
+	changed = slices.Compact(changed)
+	var add []catEntry // in id order, as changed is
+	for _, id := range changed {
+		t, err := s.store.GetTool(ctx, id)
+		if errors.Is(err, fault.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return catalogue{}, fmt.Errorf("retrieval: catalogue change %q: %w", id, err)
+		}
+		sum := t.ToolSummary
+		if inCatalogue(&sum, caller, category) {
+			add = append(add, catEntry{tool: &sum, tokens: EstimateTokens(string(t.Manifest))})
+		}
+	}
+	out := catalogue{tools: make([]catEntry, 0, len(cat.tools)+len(add))}
+	c := 0 // next of changed not yet passed
+	for _, e := range cat.tools {
+		for c < len(changed) && changed[c] < e.tool.ID {
+			c++
+		}
+		for len(add) > 0 && add[0].tool.ID < e.tool.ID {
+			out.tools = append(out.tools, add[0])
+			out.tokens += add[0].tokens
+			add = add[1:]
+		}
+		if c < len(changed) && changed[c] == e.tool.ID {
+			continue // replaced by its entry in add, if it has one
+		}
+		out.tools = append(out.tools, e)
+		out.tokens += e.tokens
+	}
+	for _, e := range add {
+		out.tools = append(out.tools, e)
+		out.tokens += e.tokens
+	}
+	return out, nil
 }
 
 // WarmCatalogue fills the manifest token estimates of every tool caller
 // sees, so that the first search after a start does not read every
 // manifest (at 100,000 tools that is a minute on a busy machine); the
-// estimates are shared by all callers and kept until a tool changes. The
-// server runs it in the background once ready.
+// estimates are shared by all callers and kept until a tool changes, and
+// a change updates only that tool. The server runs it in the background
+// once ready.
 func (s *Service) WarmCatalogue(ctx context.Context, caller access.Caller) error {
 	_, err := s.catalogue(ctx, caller, "")
 	return err
@@ -264,7 +371,7 @@ func (s *Service) assemble(ctx context.Context, q Query, cfg PhaseConfig, res *R
 			}
 		}
 		for i := 0; full && i < len(cat.tools); i++ {
-			full = addEntry(cat.tools[i])
+			full = addEntry(*cat.tools[i].tool)
 		}
 	}
 	a.IndexTotal = len(cat.tools)

@@ -297,6 +297,12 @@ type Service struct {
 	grams      gramCache    // per-tool grams of the subword signal
 	priors     priorCache
 	model      atomic.Pointer[Model] // the promoted learned model (SetModel); nil: none
+
+	// catLog is the ids of changed tools, in order (Invalidate), under
+	// tokMu; entry i is change catBase+i+1. Cached catalogues apply the
+	// changes after their own seq.
+	catLog  []string
+	catBase uint64
 }
 
 // New builds a Service over a store and the embedder the store's vectors
@@ -764,7 +770,9 @@ func (s *Service) Best(ctx context.Context, text string, caller access.Caller) (
 // Invalidate is the registry's change hook (registry.WithOnChange): a tool
 // was registered, updated or deprecated. A new or changed tool may belong in
 // any cached result, so the whole result cache goes, with the entity
-// vocabulary (the tool may bring entities) and the tool's token estimate.
+// vocabulary (the tool may bring entities) and the tool's token estimate;
+// the cached catalogues note the change and re-read only that tool on
+// their next use.
 func (s *Service) Invalidate(toolID string) {
 	if s.cache != nil {
 		s.cache.clear()
@@ -774,7 +782,12 @@ func (s *Service) Invalidate(toolID string) {
 	s.vocabMu.Unlock()
 	s.tokMu.Lock()
 	delete(s.tokens, toolID)
-	s.catalogues = nil
+	s.catLog = append(s.catLog, toolID)
+	if len(s.catLog) > maxCatChanges {
+		drop := len(s.catLog) - maxCatChanges/2
+		s.catLog = slices.Clone(s.catLog[drop:])
+		s.catBase += uint64(drop)
+	}
 	s.tokMu.Unlock()
 }
 

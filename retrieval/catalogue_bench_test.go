@@ -1,0 +1,108 @@
+package retrieval_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/graph/sqlite"
+	"github.com/toolsmith/toolsmith/retrieval"
+	"github.com/toolsmith/toolsmith/retrieval/retrievaltest"
+	"github.com/toolsmith/toolsmith/tool"
+)
+
+// catBenchTools is the catalogue BenchmarkSearchAfterRegistration searches.
+const catBenchTools = 20000
+
+// catBenchStore builds a store of n synthetic tools in a temp dir (removed
+// by the benchmark's cleanup).
+func catBenchStore(b *testing.B, n int) *sqlite.Store {
+	b.Helper()
+	benchCatalogue(b) // fills benchVocab
+	dir := b.TempDir()
+	st, err := sqlite.Open(filepath.Join(dir, "graph.db"), sqlite.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = st.Close(); _ = os.RemoveAll(dir) })
+	ctx := context.Background()
+	if err := st.EnsureEmbedder(ctx, graph.EmbedderInfo{Model: benchEmb.Name(), Dimension: benchEmb.Dim}); err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	var batch []graph.Tool
+	for i := range n {
+		batch = append(batch, catBenchTool(r, fmt.Sprintf("cat.t%06d", i), i))
+		if len(batch) == 500 || i == n-1 {
+			if _, err := st.UpsertTools(ctx, batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	return st
+}
+
+func catBenchTool(r *rand.Rand, id string, i int) graph.Tool {
+	m := retrievaltest.Manifest(id, "DO_"+strings.ToUpper(benchVocab[r.IntN(600)]), fmt.Sprintf("cat%d", i%20), benchWords(r, 25))
+	m.Tags = strings.Fields(benchWords(r, 3))
+	vec, _ := benchEmb.EmbedQuery(context.Background(), tool.EmbeddingText(m))
+	m.ShortDescription = m.Description[:40]
+	m.Status = graph.StatusActive
+	return tool.ToGraph(m, vec)
+}
+
+// BenchmarkSearchAfterRegistration20k measures the first search after a
+// tool registration (the registry's change hook, Invalidate, then a
+// search; the registration itself is not timed) over 20,000 tools, with
+// the result cache off. "unchanged" is the same search with no
+// registration before it: the difference is what a change costs the
+// next search (vocabulary and catalogue upkeep).
+func BenchmarkSearchAfterRegistration20k(b *testing.B) {
+	st := catBenchStore(b, catBenchTools)
+	qs := benchQueries(64)
+	ctx := context.Background()
+	caller := access.Caller{UserID: "u", SessionID: "bench"}
+	for _, register := range []bool{false, true} {
+		name := "unchanged"
+		if register {
+			name = "after-registration"
+		}
+		b.Run(name, func(b *testing.B) {
+			svc := retrieval.New(st, benchEmb, retrieval.Options{CacheSize: -1})
+			for _, q := range qs { // warm the embedding LRU and the catalogue
+				if _, err := svc.Search(ctx, retrieval.Query{Text: q, Caller: caller}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			r := rand.New(rand.NewPCG(7, 8))
+			durs := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if register {
+					b.StopTimer()
+					id := fmt.Sprintf("cat.new%06d", i)
+					if _, err := st.UpsertTool(ctx, catBenchTool(r, id, i)); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+					svc.Invalidate(id)
+				}
+				start := time.Now()
+				if _, err := svc.Search(ctx, retrieval.Query{Text: qs[i%len(qs)], Caller: caller}); err != nil {
+					b.Fatal(err)
+				}
+				durs = append(durs, time.Since(start))
+			}
+			b.StopTimer()
+			reportLatency(b, durs)
+		})
+	}
+}
