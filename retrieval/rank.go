@@ -767,7 +767,8 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 // this query) the signals learned from use that raise a tool (usage
 // centroid, neighbours, query log, pairing, popularity, a success rate above
 // the prior) count only as far as the gate is open (open, in [0,1]: 0 while
-// few candidates have history, when they count as for a tool never used);
+// few candidates have history or the query's own best candidate has none,
+// when they count as for a tool never used);
 // failures count against a tool everywhere.
 func weigh(b *Breakdown, w Weights, learn bool, open, prior float64) float64 {
 	if !learn {
