@@ -722,12 +722,21 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 
 		hits = append(hits, Hit{Tool: c.sum, Breakdown: b, Entities: c.entities})
 	}
-	learn, coverage := s.plausible(hits, w, cands, usage, floor)
+	learn, coverage, topServed := s.plausible(hits, w, cands, usage, floor)
 	// How far usage evidence may count beyond the gate: not at all while
 	// fewer than half of the plausible candidates have served queries (a
 	// lone used tool has no competitor to be weighed against), fully when
 	// all have (then every candidate's evidence is on the same footing).
+	// Nor at all when the query's own best candidate has served nothing:
+	// it cannot be weighed on that footing, so opening the gate would rank
+	// it below tools for their history elsewhere, and history on other
+	// tools would turn a cold tool's substitution into a refusal (issue
+	// #28). Then the ranking is the zero-shot one, but for the tools this
+	// query has evidence for.
 	open := math.Max(0, 2*coverage-1)
+	if !topServed {
+		open = 0
+	}
 	for i := range hits {
 		b := &hits[i].Breakdown
 		id := hits[i].Tool.ID
@@ -758,7 +767,8 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 // this query) the signals learned from use that raise a tool (usage
 // centroid, neighbours, query log, pairing, popularity, a success rate above
 // the prior) count only as far as the gate is open (open, in [0,1]: 0 while
-// few candidates have history, when they count as for a tool never used);
+// few candidates have history or the query's own best candidate has none,
+// when they count as for a tool never used);
 // failures count against a tool everywhere.
 func weigh(b *Breakdown, w Weights, learn bool, open, prior float64) float64 {
 	if !learn {
@@ -793,8 +803,9 @@ func weigh(b *Breakdown, w Weights, learn bool, open, prior float64) float64 {
 // keyword, subword, verb, session history, graph, complexity) and those a
 // near-paraphrase of a past query admitted, the ones this query has
 // evidence for. Plausible < 0 puts every candidate in the plausible set.
-// It also returns the share of the plausible set that has served queries.
-func (s *Service) plausible(hits []Hit, w Weights, cands map[string]*candidate, usage map[string]graph.Usage, floor float64) (map[string]bool, float64) {
+// It also returns the share of the plausible set that has served queries,
+// and whether the best candidate by the query's own signals has.
+func (s *Service) plausible(hits []Hit, w Weights, cands map[string]*candidate, usage map[string]graph.Usage, floor float64) (map[string]bool, float64, bool) {
 	learn := make(map[string]bool, len(hits))
 	served := 0 // plausible candidates that have served queries
 	// Evidence for this query: a past query above the floor voted for the
@@ -805,18 +816,22 @@ func (s *Service) plausible(hits []Hit, w Weights, cands map[string]*candidate, 
 		c := cands[id]
 		return c.votes > 0 || (c.hasUsage && c.usage >= floor)
 	}
+	own := func(b *Breakdown) float64 {
+		return w.Semantic*b.Semantic.Norm + w.Phrase*b.Phrase.Norm + w.Keyword*b.Keyword.Norm + w.Subword*b.Subword.Norm +
+			w.Verb*b.Verb.Norm + w.History*b.History.Norm + w.Graph*b.Graph.Norm - w.Complexity*b.Complexity.Norm
+	}
 	if s.opts.Plausible < 0 || len(hits) <= s.opts.Plausible {
+		top, best := "", math.Inf(-1)
 		for _, h := range hits {
 			learn[h.Tool.ID] = evidence(h.Tool.ID)
 			if usage[h.Tool.ID].CentroidN > 0 {
 				served++
 			}
+			if v := own(&h.Breakdown); v > best || (v == best && h.Tool.ID < top) {
+				top, best = h.Tool.ID, v
+			}
 		}
-		return learn, float64(served) / float64(max(1, len(hits)))
-	}
-	own := func(b *Breakdown) float64 {
-		return w.Semantic*b.Semantic.Norm + w.Phrase*b.Phrase.Norm + w.Keyword*b.Keyword.Norm + w.Subword*b.Subword.Norm +
-			w.Verb*b.Verb.Norm + w.History*b.History.Norm + w.Graph*b.Graph.Norm - w.Complexity*b.Complexity.Norm
+		return learn, float64(served) / float64(max(1, len(hits))), usage[top].CentroidN > 0
 	}
 	order := make([]int, len(hits))
 	scores := make([]float64, len(hits))
@@ -836,7 +851,7 @@ func (s *Service) plausible(hits []Hit, w Weights, cands map[string]*candidate, 
 			served++
 		}
 	}
-	return learn, float64(served) / float64(s.opts.Plausible)
+	return learn, float64(served) / float64(s.opts.Plausible), usage[hits[order[0]].Tool.ID].CentroidN > 0
 }
 
 // complexityPenalty maps complexity to [0,1]: low 0, medium ½, high 1.
