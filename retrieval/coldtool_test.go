@@ -15,7 +15,7 @@ import (
 	"github.com/toolsmith/toolsmith/tool"
 )
 
-// TestHistoryElsewhereLeavesColdToolDecision is issue #28: with dense
+// TestHistoryElsewhereLeavesColdToolDecision: history never hurts. With dense
 // history on every tool but the right one (a tool nobody has used yet), a
 // paraphrase of the cold tool's job must be ranked and decided as it was
 // zero-shot. Before the fix the usage evidence beyond the gate (open while

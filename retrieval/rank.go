@@ -730,8 +730,7 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 	// Nor at all when the query's own best candidate has served nothing:
 	// it cannot be weighed on that footing, so opening the gate would rank
 	// it below tools for their history elsewhere, and history on other
-	// tools would turn a cold tool's substitution into a refusal (issue
-	// #28). Then the ranking is the zero-shot one, but for the tools this
+	// tools would turn a cold tool's substitution into a refusal. Then the ranking is the zero-shot one, but for the tools this
 	// query has evidence for.
 	open := math.Max(0, 2*coverage-1)
 	if !topServed {
