@@ -375,6 +375,14 @@ func TestBuildModelTimeout(t *testing.T) {
 	if code := e.post("/api/v1/gaps/"+verb+"/build", nil, nil); code != http.StatusConflict {
 		t.Fatalf("second build while one runs: HTTP %d, want 409", code)
 	}
+	// The build answers its queries once its first workflow task ran (on
+	// a loaded machine that can take seconds); the decisions below query it.
+	eventually(t, 30*time.Second, func() error {
+		if code := e.do(http.MethodGet, "/api/v1/builds/"+workflows.BuildWorkflowID(verb), nil, nil, nil); code != http.StatusOK {
+			return fmt.Errorf("GET the build: HTTP %d", code)
+		}
+		return nil
+	})
 	// A decision while the model is still writing is refused with 409,
 	// saying so.
 	for _, d := range []struct {
