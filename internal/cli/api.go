@@ -18,16 +18,11 @@ func newAPICommand(e *env) *cobra.Command {
 // TEMPORAL_ADDRESS), whose workers (`toolsmith worker`) run the workflows
 // the API starts. Unlike dev it never loads the demo catalogue.
 func runAPI(ctx context.Context, e *env, cfg config.Config) error {
-	lock, err := lockStore(cfg, "toolsmith api")
+	log, sys, done, err := openSharedCommand(ctx, e, cfg, "toolsmith api")
 	if err != nil {
 		return err
 	}
-	defer func() { _ = lock.Release() }()
-	log, sys, err := openCommand(ctx, e, cfg)
-	if err != nil {
-		return err
-	}
-	defer closeSystem(sys, log)
+	defer done()
 	c, err := dialTemporal(ctx, cfg, log, sys.metrics.TemporalHandler())
 	if err != nil {
 		return err

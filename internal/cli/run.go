@@ -125,6 +125,25 @@ func openCommand(ctx context.Context, e *env, cfg config.Config) (*slog.Logger, 
 	return log, sys, nil
 }
 
+// openSharedCommand is openCommand for a process that shares the data dir
+// with others (api, worker): it takes the shared lock first (lockStore).
+// done closes the system and then releases the lock.
+func openSharedCommand(ctx context.Context, e *env, cfg config.Config, command string) (*slog.Logger, *system, func(), error) {
+	lock, err := lockStore(cfg, command)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	log, sys, err := openCommand(ctx, e, cfg)
+	if err != nil {
+		_ = lock.Release()
+		return nil, nil, nil, err
+	}
+	return log, sys, func() {
+		closeSystem(sys, log)
+		_ = lock.Release()
+	}, nil
+}
+
 // closeSystem closes the system, logging a failure (used in defers).
 func closeSystem(sys *system, log *slog.Logger) {
 	if err := sys.Close(); err != nil {

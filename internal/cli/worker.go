@@ -21,16 +21,11 @@ func newWorkerCommand(e *env) *cobra.Command {
 // configured store, until SIGINT/SIGTERM. It keeps the module discovery
 // schedule in place.
 func runWorker(ctx context.Context, e *env, cfg config.Config) error {
-	lock, err := lockStore(cfg, "toolsmith worker")
+	log, sys, done, err := openSharedCommand(ctx, e, cfg, "toolsmith worker")
 	if err != nil {
 		return err
 	}
-	defer func() { _ = lock.Release() }()
-	log, sys, err := openCommand(ctx, e, cfg)
-	if err != nil {
-		return err
-	}
-	defer closeSystem(sys, log)
+	defer done()
 	mc, err := moduleConfig(cfg, nil)
 	if err != nil {
 		return err
