@@ -50,7 +50,7 @@ func (s *Server) secure(c *gin.Context) {
 		return
 	}
 	call := Call{Method: c.Request.Method, Route: route, Principal: identity.Anonymous(), Header: c.Request.Header,
-		Addr: c.ClientIP(), Tool: pathTool(c), RequestID: rid}
+		Addr: s.opts.Proxies.ClientAddr(c.Request), Tool: pathTool(c), RequestID: rid}
 	if _, err := s.gate.Row(call.Method, route); err != nil {
 		httpx.Error(c, err)
 		return

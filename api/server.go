@@ -63,6 +63,9 @@ type Options struct {
 	// edge so both doors take from the same buckets. Nil builds one with
 	// the default limits.
 	Limiter *ratelimit.Limiter
+	// Proxies are the reverse proxies whose X-Forwarded-For names the
+	// client (rate limits, audit, logs); none by default.
+	Proxies identity.Proxies
 	// Handlers are served beside /api/v1 at their own paths (the MCP
 	// endpoint, the console); each path needs rows in Rules.
 	Handlers []Handler
@@ -132,7 +135,8 @@ func New(opts Options, mounters ...httpx.Mounter) *Server {
 	s := &Server{engine: gin.New(), opts: opts, log: opts.Logger, gate: NewGate(opts.Rules, opts.Audit, opts.Limiter)}
 	s.gate.log = s.log
 	e := s.engine
-	// ClientIP (rate limits, logs) is the peer address: no header may claim another.
+	// gin's ClientIP believes no header; the client's address is
+	// Options.Proxies.ClientAddr, the one rule every edge uses.
 	_ = e.SetTrustedProxies(nil)
 	e.HandleMethodNotAllowed = true
 	e.ContextWithFallback = true
@@ -313,7 +317,7 @@ func (s *Server) logRequests(c *gin.Context) {
 		slog.String("path", c.Request.URL.Path),
 		slog.Int("status", status),
 		slog.Duration("latency", time.Since(start)),
-		slog.String("client", c.ClientIP()),
+		slog.String("client", s.opts.Proxies.ClientAddr(c.Request)),
 		slog.Int("bytes", c.Writer.Size()),
 	}
 	if route := c.FullPath(); route != "" {

@@ -201,3 +201,27 @@ func sorted(xs []string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// The API replicas believe X-Forwarded-For from the proxy alone: the
+// address they trust is the proxy's fixed address, and nothing wider.
+func TestReplicasTrustOnlyTheProxy(t *testing.T) {
+	p := compose(t)
+	proxy, err := p.GetService("proxy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nw, ok := proxy.Networks["default"]
+	if !ok || nw == nil || nw.Ipv4Address == "" {
+		t.Fatalf("the proxy has no fixed address: %+v", proxy.Networks)
+	}
+	for _, name := range []string{"api-1", "api-2"} {
+		s, err := p.GetService(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := s.Environment["TOOLSMITH_TRUSTED_PROXIES"]
+		if got == nil || *got != nw.Ipv4Address {
+			t.Errorf("%s trusts %v, want the proxy's %s only", name, got, nw.Ipv4Address)
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"sort"
 	"strings"
@@ -78,6 +77,9 @@ type Deps struct {
 	// REST server's so a key has one budget per class. Nil builds one with
 	// the default limits.
 	Limiter *ratelimit.Limiter
+	// Proxies are the reverse proxies whose X-Forwarded-For names the
+	// client of a call over Streamable HTTP; none by default.
+	Proxies identity.Proxies
 	Version string
 	// CallTimeout bounds how long call_tool and fulfil_verb wait for an
 	// outcome before answering with the run to poll (default 60s).
@@ -159,11 +161,7 @@ func (e *Edge) Handler() http.Handler {
 		// The SDK hands tools the request's headers, not its peer address;
 		// the address identifies an anonymous caller's rate-limit bucket.
 		// Whatever a client sent under this name is replaced.
-		host, _, err := net.SplitHostPort(r.RemoteAddr)
-		if err != nil {
-			host = r.RemoteAddr
-		}
-		r.Header.Set(headerClientAddr, host)
+		r.Header.Set(headerClientAddr, e.d.Proxies.ClientAddr(r))
 		h.ServeHTTP(w, r)
 	})
 }

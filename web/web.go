@@ -25,7 +25,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"math"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -97,6 +96,9 @@ type Deps struct {
 	Notes   Notifications
 	Enabler Enabler
 	Logger  *slog.Logger
+	// Proxies are the reverse proxies whose X-Forwarded-For names the
+	// client (a guest's rate limits); none by default.
+	Proxies identity.Proxies
 }
 
 // Config configures the console.
@@ -258,16 +260,7 @@ func (c *Console) allow(r *http.Request, s *session, method, route string) error
 // allowOn is allow for a call about tool (a review, key, source or tool
 // id), which a refusal's audit record names.
 func (c *Console) allowOn(r *http.Request, s *session, method, route, tool string) error {
-	return c.d.Gate.Allow(r.Context(), method, route, tool, s.principal(), clientIP(r))
-}
-
-// clientIP is the request's peer address without its port: a guest's
-// rate limits are counted per address, as the API counts them.
-func clientIP(r *http.Request) string {
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		return host
-	}
-	return r.RemoteAddr
+	return c.d.Gate.Allow(r.Context(), method, route, tool, s.principal(), c.d.Proxies.ClientAddr(r))
 }
 
 // record audits a call the route's row audits (err nil: it succeeded).

@@ -59,6 +59,7 @@ func serve(ctx context.Context, e *env, sys *system, log *slog.Logger, opts serv
 		Auth: sys.auth, Audit: sys.audit, Metrics: sys.metrics,
 		Limits:   api.Limits{MaxBodyBytes: a.MaxBodyBytes},
 		Limiter:  sys.limiter, // the rate limits, shared with the MCP edge
+		Proxies:  sys.proxies,
 		Handlers: opts.handlers,
 	}, append(sys.mounters(), opts.mounters...)...)
 	g, gctx := newGroup(ctx, log)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,6 +52,9 @@ type system struct {
 	metrics *metrics.Metrics
 	// limiter holds the per-caller rate limits REST and MCP both take from.
 	limiter *ratelimit.Limiter
+	// proxies are the reverse proxies every edge believes about a
+	// client's address (--trusted-proxies).
+	proxies identity.Proxies
 	// trim returns freed heap pages to the OS once work has gone quiet
 	// (after batch registrations, query embeddings and rankings).
 	trim *memtrim.Trimmer
@@ -128,6 +132,10 @@ func openSystem(ctx context.Context, cfg config.Config, log *slog.Logger, progre
 		VerbsPerMinute: cfg.Auth.RateVerbs}, sys.metrics.RateLimited).Share(store, onceAMinute(func(err error) {
 		log.Warn("rate limits: the store failed; counting in this process until it answers", "err", err)
 	}))
+	if sys.proxies, err = identity.ParseProxies(strings.Split(cfg.Auth.TrustedProxies, ",")); err != nil {
+		store.Close()
+		return nil, fmt.Errorf("--trusted-proxies: %w", err)
+	}
 	if err := sys.openIdentity(ctx); err != nil {
 		store.Close()
 		return nil, err

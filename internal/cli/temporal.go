@@ -265,7 +265,7 @@ func (f *fulfilment) consoleDeps(sys *system) web.Deps {
 	}
 	d := web.Deps{Sessions: sys.store, Auth: sys.auth, Keys: sys.keys, Gate: api.NewGate(nil, rec, sys.limiter), Audit: sys.audit,
 		Registry: sys.registry, Retrieval: sys.retrieval, Store: sys.store, Runs: verbs.Runs{Temporal: f.client, Namespace: f.namespace},
-		Models: sys.retrain, Logger: sys.log}
+		Models: sys.retrain, Logger: sys.log, Proxies: sys.proxies}
 	if f.airlock != nil {
 		d.Reviews, d.Notes, d.Enabler = f.airlock.review, f.airlock.notes, f.airlock.health
 	}
@@ -317,7 +317,7 @@ func newFulfilment(ctx context.Context, cfg config.Config, sys *system, c client
 		docs.files = al.files
 	}
 	f.mcp = mcp.New(mcp.Deps{Auth: sys.auth, Retrieval: sys.retrieval, Store: sys.store, Fulfil: f.verbs.Service(), Sources: docs,
-		LLM: model, Audit: sys.audit, Metrics: sys.metrics, Limiter: sys.limiter, Version: version})
+		LLM: model, Audit: sys.audit, Metrics: sys.metrics, Limiter: sys.limiter, Proxies: sys.proxies, Version: version})
 	if !runWorker {
 		return f, nil
 	}

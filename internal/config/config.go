@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -150,6 +151,10 @@ type Auth struct {
 	RateSearch, RateExecute, RateVerbs int
 	// MaxBodyBytes bounds request bodies (0: 8 MiB).
 	MaxBodyBytes int64
+	// TrustedProxies lists the reverse proxies (addresses or CIDR
+	// prefixes, comma-separated) whose X-Forwarded-For names the client;
+	// empty: the connection's peer is the client.
+	TrustedProxies string
 }
 
 // Temporal holds the Temporal connection settings.
@@ -238,6 +243,16 @@ func (c Config) Validate() error {
 	}
 	if c.Auth.OIDCIssuer != "" && !hasScheme(c.Auth.OIDCIssuer, "https", "http") {
 		errs = append(errs, invalid("oidc-issuer", "must be an http(s) URL, got %q", c.Auth.OIDCIssuer))
+	}
+	for _, p := range strings.Split(c.Auth.TrustedProxies, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		if _, err := netip.ParsePrefix(p); err != nil {
+			if _, err := netip.ParseAddr(p); err != nil {
+				errs = append(errs, invalid("trusted-proxies", "must list IP addresses or CIDR prefixes, got %q", p))
+			}
+		}
 	}
 	if c.Auth.MaxBodyBytes < 0 {
 		errs = append(errs, invalid("max-body-bytes", "must not be negative"))
@@ -456,6 +471,7 @@ func (c *Config) Register(fs *pflag.FlagSet, groups Flags) {
 		fs.IntVar(&c.Auth.RateExecute, "rate-execute", c.Auth.RateExecute, "default executions per minute per caller (0: 120; negative: unlimited)")
 		fs.IntVar(&c.Auth.RateVerbs, "rate-verbs", c.Auth.RateVerbs, "default verb fulfilments per minute per caller (0: 60; negative: unlimited)")
 		fs.Int64Var(&c.Auth.MaxBodyBytes, "max-body-bytes", c.Auth.MaxBodyBytes, "largest request body accepted, in bytes (0: 8 MiB)")
+		fs.StringVar(&c.Auth.TrustedProxies, "trusted-proxies", c.Auth.TrustedProxies, "reverse proxies whose X-Forwarded-For names the client, as IP addresses or CIDR prefixes, comma-separated (empty: the peer is the client)")
 		fs.Int64Var(&c.MemoryLimit, "memory-limit", c.MemoryLimit, "the Go runtime's soft memory limit in bytes (0: none; the GOMEMLIMIT environment variable wins)")
 	}
 	if groups&FlagsDemo != 0 {

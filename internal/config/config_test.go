@@ -86,6 +86,7 @@ func TestParseErrorsNameTheFlag(t *testing.T) {
 	}{
 		{"neo4j without uri", []string{"--store", "neo4j"}, nil, []string{"--neo4j-uri", "TOOLSMITH_NEO4J_URI"}},
 		{"bad neo4j scheme", []string{"--store", "neo4j", "--neo4j-uri", "http://x"}, nil, []string{"--neo4j-uri"}},
+		{"bad trusted proxy", []string{"--trusted-proxies", "10.0.0.1, proxy.local"}, nil, []string{"--trusted-proxies", `"proxy.local"`}},
 		{"unknown store", []string{"--store", "mongo"}, nil, []string{"--store", `"mongo"`}},
 		{"unknown embedder", []string{"--embedder", "bert"}, nil, []string{"--embedder"}},
 		{"ollama without model", []string{"--embedder", "ollama"}, nil, []string{"--embedder-model"}},

@@ -1,0 +1,88 @@
+package identity
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+
+	"github.com/toolsmith/toolsmith/internal/fault"
+)
+
+// Proxies are the reverse proxies whose X-Forwarded-For a server believes
+// (a deployment's load balancer). The zero value believes none: the
+// client's address is the connection's peer, and no header may claim
+// another.
+type Proxies struct {
+	nets []netip.Prefix
+}
+
+// ParseProxies reads a list of addresses and CIDR prefixes ("10.0.0.5",
+// "172.30.80.0/24", "::1"). An entry that is neither is fault.ErrInvalid
+// naming it.
+func ParseProxies(list []string) (Proxies, error) {
+	var p Proxies
+	for _, s := range list {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		if pre, err := netip.ParsePrefix(s); err == nil {
+			p.nets = append(p.nets, pre.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return Proxies{}, fmt.Errorf("trusted proxy %q is neither an IP address nor a CIDR prefix: %w", s, fault.ErrInvalid)
+		}
+		a = a.Unmap()
+		p.nets = append(p.nets, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return p, nil
+}
+
+// Trusts reports whether addr is one of the proxies.
+func (p Proxies) Trusts(addr netip.Addr) bool {
+	addr = addr.Unmap()
+	for _, n := range p.nets {
+		if n.Contains(addr) {
+			return true
+		}
+	}
+	return false
+}
+
+// ClientAddr is the address that made r: the connection's peer, unless the
+// peer is a trusted proxy; then X-Forwarded-For is read from the right,
+// each hop a trusted proxy added being skipped, and the first address no
+// trusted proxy vouches for is the client. A malformed hop ends the walk
+// at the last trusted one, so a client cannot pass itself off as someone
+// else by sending the header through a proxy that appends to it.
+func (p Proxies) ClientAddr(r *http.Request) string {
+	peer := r.RemoteAddr
+	if host, _, err := net.SplitHostPort(peer); err == nil {
+		peer = host
+	}
+	a, err := netip.ParseAddr(peer)
+	if err != nil || len(p.nets) == 0 || !p.Trusts(a) {
+		return peer
+	}
+	client := a.Unmap()
+	hops := r.Header.Values("X-Forwarded-For")
+	var all []string
+	for _, h := range hops {
+		all = append(all, strings.Split(h, ",")...)
+	}
+	for i := len(all) - 1; i >= 0; i-- {
+		hop, err := netip.ParseAddr(strings.TrimSpace(all[i]))
+		if err != nil {
+			break
+		}
+		client = hop.Unmap()
+		if !p.Trusts(client) {
+			break
+		}
+	}
+	return client.String()
+}

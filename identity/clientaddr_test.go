@@ -1,0 +1,52 @@
+package identity_test
+
+import (
+	"errors"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/toolsmith/toolsmith/identity"
+	"github.com/toolsmith/toolsmith/internal/fault"
+)
+
+func TestClientAddr(t *testing.T) {
+	proxies, err := identity.ParseProxies([]string{"10.0.0.5", " 172.30.80.0/24 ", ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, peer string
+		xff        []string
+		proxies    identity.Proxies
+		want       string
+	}{
+		{"no proxies: the header is ignored", "192.0.2.7:5555", []string{"198.51.100.1"}, identity.Proxies{}, "192.0.2.7"},
+		{"untrusted peer: the header is ignored", "192.0.2.7:5555", []string{"198.51.100.1"}, proxies, "192.0.2.7"},
+		{"trusted peer: the hop it added", "10.0.0.5:80", []string{"198.51.100.1"}, proxies, "198.51.100.1"},
+		{"a claim before the real hop is not believed", "10.0.0.5:80", []string{"203.0.113.9, 198.51.100.1"}, proxies, "198.51.100.1"},
+		{"chained trusted proxies are skipped", "10.0.0.5:80", []string{"198.51.100.1, 172.30.80.3"}, proxies, "198.51.100.1"},
+		{"several header lines read as one list", "10.0.0.5:80", []string{"203.0.113.9", "198.51.100.1"}, proxies, "198.51.100.1"},
+		{"trusted peer without the header", "172.30.80.9:80", nil, proxies, "172.30.80.9"},
+		{"malformed hop ends the walk", "10.0.0.5:80", []string{"198.51.100.1, junk"}, proxies, "10.0.0.5"},
+		{"IPv4-mapped peer", "[::ffff:10.0.0.5]:80", []string{"198.51.100.1"}, proxies, "198.51.100.1"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := httptest.NewRequest("GET", "/", nil)
+			r.RemoteAddr = c.peer
+			for _, h := range c.xff {
+				r.Header.Add("X-Forwarded-For", h)
+			}
+			if got := c.proxies.ClientAddr(r); got != c.want {
+				t.Fatalf("ClientAddr = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestParseProxiesRefusesJunk(t *testing.T) {
+	_, err := identity.ParseProxies([]string{"10.0.0.1", "proxy.local"})
+	if !errors.Is(err, fault.ErrInvalid) {
+		t.Fatalf("err = %v, want fault.ErrInvalid", err)
+	}
+}
