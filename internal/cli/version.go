@@ -9,19 +9,26 @@ import (
 )
 
 // newVersionCommand is `toolsmith version`: it prints
-// "toolsmith <version> (<revision>, <go version>)".
+// "toolsmith <version> (<revision>, <go version>)", without the revision
+// when Go did not record one (-buildvcs=false; make's version is then
+// git describe's already).
 func newVersionCommand(e *env) *cobra.Command {
 	return &cobra.Command{Use: "version", Args: noArgs, RunE: func(*cobra.Command, []string) error {
-		fmt.Fprintf(e.stdout, "toolsmith %s (%s, %s %s/%s)\n", version, revision(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		build := fmt.Sprintf("%s %s/%s", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		if rev := revision(); rev != "" {
+			build = rev + ", " + build
+		}
+		fmt.Fprintf(e.stdout, "toolsmith %s (%s)\n", version, build)
 		return nil
 	}}
 }
 
-// revision is the VCS revision the binary was built from, when Go recorded it.
+// revision is the VCS revision the binary was built from, when Go recorded
+// it ("" otherwise).
 func revision() string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "unknown revision"
+		return ""
 	}
 	rev, dirty := "", false
 	for _, s := range info.Settings {
@@ -33,7 +40,7 @@ func revision() string {
 		}
 	}
 	if rev == "" {
-		return "unknown revision"
+		return ""
 	}
 	if len(rev) > 12 {
 		rev = rev[:12]
