@@ -444,7 +444,9 @@ func goldenCases() []goldenCase {
 			}},
 		{"latest_notices", func(t *testing.T, f *fakeRunner) {
 			f.answer("latestNotices", record{"seq": int64(3), "at": goldenNow.UnixNano(), "data": `{"i":3}`})
-		}, func(ctx context.Context, s *Store) (any, error) { return s.LatestNotices(ctx, "airlock.notifications", 20) }},
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return s.LatestNotices(ctx, "airlock.notifications", 20)
+		}},
 		{"notices_after", func(t *testing.T, f *fakeRunner) {
 			f.answer("noticesAfter", record{"seq": int64(4), "at": goldenNow.UnixNano(), "data": `{"scope":"all"}`})
 		}, func(ctx context.Context, s *Store) (any, error) { return s.NoticesAfter(ctx, "cache.invalidate", 3, 0) }},
