@@ -99,10 +99,17 @@ func FollowNotices(ctx context.Context, n Notices, topic string, every time.Dura
 				}
 			}
 		} else {
-			var got []Notice
-			if got, err = n.NoticesAfter(ctx, topic, last, 0); err == nil && len(got) > 0 {
+			// Page by page: a burst of posts is applied in one tick.
+			for {
+				var got []Notice
+				if got, err = n.NoticesAfter(ctx, topic, last, 0); err != nil || len(got) == 0 {
+					break
+				}
 				last = got[len(got)-1].Seq
 				apply(got)
+				if len(got) < NoticeLimit(0) {
+					break
+				}
 			}
 		}
 		if err != nil && failed != nil && ctx.Err() == nil {

@@ -29,7 +29,7 @@ type cacheBroadcast struct {
 	svc   *retrieval.Service
 
 	mu   sync.Mutex
-	mine map[int64]bool // posted here and applied already; dropped once seen
+	mine map[int64]bool // posted here and applied already; dropped once followed past
 }
 
 func newCacheBroadcast(store graph.Notices, svc *retrieval.Service) *cacheBroadcast {
@@ -57,12 +57,20 @@ func (b *cacheBroadcast) Broadcast(ctx context.Context, r retrieval.InvalidateRe
 // apply clears this process's cache for each invalidation another
 // process posted.
 func (b *cacheBroadcast) apply(ns []graph.Notice, failed func(error)) {
+	if len(ns) == 0 {
+		return
+	}
+	b.mu.Lock()
+	own := make(map[int64]bool, len(b.mine))
+	for seq := range b.mine {
+		own[seq] = true
+		if seq <= ns[len(ns)-1].Seq { // followed past: never read again
+			delete(b.mine, seq)
+		}
+	}
+	b.mu.Unlock()
 	for _, n := range ns {
-		b.mu.Lock()
-		own := b.mine[n.Seq]
-		delete(b.mine, n.Seq)
-		b.mu.Unlock()
-		if own {
+		if own[n.Seq] {
 			continue
 		}
 		var r retrieval.InvalidateRequest
