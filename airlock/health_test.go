@@ -65,7 +65,8 @@ func TestHealthCheckerDisablesAfterThresholdAndEnableRestores(t *testing.T) {
 		t.Fatal(err)
 	}
 	tools := statusLog{}
-	notes := &NotificationLog{path: t.TempDir() + "/n.jsonl"}
+	store, _ := openShared(t)
+	notes := NewNotificationLog(store)
 	hc := &HealthChecker{Files: files, Prober: &Prober{}, Tools: tools, Notifier: notes, Threshold: 2}
 	for i := 0; i < 2; i++ {
 		rep, err := hc.CheckAll(ctx)
@@ -76,8 +77,8 @@ func TestHealthCheckerDisablesAfterThresholdAndEnableRestores(t *testing.T) {
 			t.Fatalf("round %d: %+v", i, rep)
 		}
 	}
-	if tools["pets.list_pets"] != "disabled" || len(notes.List(0)) != 1 {
-		t.Fatalf("after failures: %v notes=%v", tools, notes.List(0))
+	if listed, err := notes.List(ctx, 0); tools["pets.list_pets"] != "disabled" || len(listed) != 1 || err != nil {
+		t.Fatalf("after failures: %v notes=%v %v", tools, listed, err)
 	}
 	h, _ := files.Health(context.Background(), "pets")
 	if h.Consecutive != 2 || h.ErrorRate() != 1 {

@@ -10,8 +10,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
@@ -119,52 +119,104 @@ func ImportLedgerFile(ctx context.Context, path string, ledger graph.CallLedger)
 	return n, nil
 }
 
+// NotificationTopic is the store topic (graph.Notices) of the airlock's
+// notifications.
+const NotificationTopic = "airlock.notifications"
+
+// NotificationKeep is how many notifications the store keeps: the newest.
+const NotificationKeep = 1000
+
 // NotificationLog keeps notifications for people to read
-// (GET /api/v1/notifications), journalled to a JSON-lines file.
+// (GET /api/v1/notifications, the console's notifications page) in the
+// store, so a notification raised by any worker or API replica is listed
+// by every replica. The store keeps the newest NotificationKeep.
 type NotificationLog struct {
-	path  string
-	mu    sync.Mutex
-	items []Notification
+	store graph.Notices
 }
 
-// OpenNotificationLog loads the log at path.
-func OpenNotificationLog(path string) (*NotificationLog, error) {
-	n := &NotificationLog{path: path}
-	err := readLines(path, func(b []byte) error {
+// NewNotificationLog returns the log kept in store.
+func NewNotificationLog(store graph.Notices) *NotificationLog {
+	if store == nil {
+		panic("airlock: nil notices store")
+	}
+	return &NotificationLog{store: store}
+}
+
+// Notify implements Notifier.
+func (n *NotificationLog) Notify(ctx context.Context, x Notification) error {
+	if x.At.IsZero() {
+		x.At = time.Now().UTC()
+	}
+	b, err := json.Marshal(x)
+	if err != nil {
+		return fmt.Errorf("airlock: notify: %w", err)
+	}
+	if _, err := n.store.PostNotice(ctx, graph.Notice{Topic: NotificationTopic, At: x.At, Data: b}, NotificationKeep); err != nil {
+		return fmt.Errorf("airlock: notify: %w", err)
+	}
+	return nil
+}
+
+// List returns the newest notifications first, at most limit (<= 0: 100,
+// at most 10000).
+func (n *NotificationLog) List(ctx context.Context, limit int) ([]Notification, error) {
+	got, err := n.store.LatestNotices(ctx, NotificationTopic, limit)
+	if err != nil {
+		return nil, fmt.Errorf("airlock: list notifications: %w", err)
+	}
+	out := make([]Notification, 0, len(got))
+	for _, g := range got {
+		var x Notification
+		if err := json.Unmarshal(g.Data, &x); err != nil {
+			return nil, fmt.Errorf("airlock: list notifications: decode notice %d: %w", g.Seq, err)
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}
+
+// ImportNotificationFile moves the notifications of a file, the
+// JSON-lines journal each process kept before notifications moved into
+// the store, into notices (the newest NotificationKeep of them), keyed by
+// the file's content hash like ImportLedgerFile, and renames the file to
+// <path>.imported. A missing file imports nothing. It returns how many
+// notifications it imported.
+func ImportNotificationFile(ctx context.Context, path string, notices graph.Notices) (int, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("airlock: import notifications %s: %w", path, err)
+	}
+	var ns []graph.Notice
+	err = readLines(path, func(b []byte) error {
 		var x Notification
 		if err := json.Unmarshal(b, &x); err != nil {
 			return err
 		}
-		n.items = append(n.items, x)
+		ns = append(ns, graph.Notice{Topic: NotificationTopic, At: x.At, Data: slices.Clone(b)})
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("airlock: load notifications %s: %w", path, err)
+		return 0, fmt.Errorf("airlock: import notifications %s: %w", path, err)
+	}
+	if len(ns) > NotificationKeep {
+		ns = ns[len(ns)-NotificationKeep:]
+	}
+	sum := sha256.Sum256(data)
+	n := 0
+	if len(ns) > 0 {
+		fresh, err := notices.ImportNotices(ctx, "notifications.jsonl#"+hex.EncodeToString(sum[:]), ns, NotificationKeep)
+		if err != nil {
+			return 0, fmt.Errorf("airlock: import notifications %s: %w", path, err)
+		}
+		if fresh {
+			n = len(ns)
+		}
+	}
+	if err := os.Rename(path, path+".imported"); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return n, fmt.Errorf("airlock: import notifications %s: %w", path, err)
 	}
 	return n, nil
-}
-
-// Notify implements Notifier.
-func (n *NotificationLog) Notify(_ context.Context, x Notification) error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if x.At.IsZero() {
-		x.At = time.Now().UTC()
-	}
-	if err := appendLine(n.path, x); err != nil {
-		return fmt.Errorf("airlock: notify: %w", err)
-	}
-	n.items = append(n.items, x)
-	return nil
-}
-
-// List returns the newest notifications first, at most limit (0: all).
-func (n *NotificationLog) List(limit int) []Notification {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	out := make([]Notification, 0, len(n.items))
-	for i := len(n.items) - 1; i >= 0 && (limit <= 0 || len(out) < limit); i-- {
-		out = append(out, n.items[i])
-	}
-	return out
 }

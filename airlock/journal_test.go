@@ -114,15 +114,71 @@ func TestLedgerCountsAcrossProcesses(t *testing.T) {
 	}
 }
 
-func TestNotificationsSurviveRestarts(t *testing.T) {
+// TestNotificationsSharedByReplicas: a notification raised by one process
+// (a worker's health check) is listed by another over the same store (an
+// API replica), newest first, and only the newest NotificationKeep stay.
+func TestNotificationsSharedByReplicas(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	nl, _ := OpenNotificationLog(filepath.Join(dir, "n.jsonl"))
-	_ = nl.Notify(ctx, Notification{Kind: "soft_budget", Subject: "pets"})
-	_ = nl.Notify(ctx, Notification{Kind: "disabled", Subject: "pets"})
-	nl2, _ := OpenNotificationLog(filepath.Join(dir, "n.jsonl"))
-	if got := nl2.List(1); len(got) != 1 || got[0].Kind != "disabled" || got[0].At.IsZero() {
-		t.Fatalf("notifications after reopen: %+v", got)
+	worker, api := openShared(t)
+	w, a := NewNotificationLog(worker), NewNotificationLog(api)
+	if err := w.Notify(ctx, Notification{Kind: "soft_budget", Subject: "pets"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Notify(ctx, Notification{Kind: "disabled", Subject: "pets", Message: "3 failed probes"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := a.List(ctx, 0)
+	if err != nil || len(got) != 2 || got[0].Kind != "disabled" || got[0].Message != "3 failed probes" || got[0].At.IsZero() || got[1].Kind != "soft_budget" {
+		t.Fatalf("notifications listed by the other process: %+v, %v", got, err)
+	}
+	if got, _ := a.List(ctx, 1); len(got) != 1 || got[0].Kind != "disabled" {
+		t.Fatalf("newest notification: %+v", got)
+	}
+	for i := 0; i < NotificationKeep; i++ {
+		if err := a.Notify(ctx, Notification{Kind: "soft_budget", Subject: fmt.Sprintf("api%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err = w.List(ctx, 10000)
+	if err != nil || len(got) != NotificationKeep || got[0].Subject != fmt.Sprintf("api%d", NotificationKeep-1) || got[len(got)-1].Subject != "api0" {
+		t.Fatalf("after %d more: %d kept (%v), newest %+v", NotificationKeep, len(got), err, got[:min(1, len(got))])
+	}
+}
+
+// TestNotificationFileImportedOnce: the notifications file a process kept
+// before they moved into the store is imported once, then listed by every
+// process, and the file is renamed.
+func TestNotificationFileImportedOnce(t *testing.T) {
+	ctx := context.Background()
+	store, other := openShared(t)
+	path := filepath.Join(t.TempDir(), "notifications.jsonl")
+	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+	for i, kind := range []string{"soft_budget", "disabled"} {
+		if err := appendLine(path, Notification{Kind: kind, Subject: "pets", At: t0.Add(time.Duration(i) * time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, _ := os.ReadFile(path)
+	if n, err := ImportNotificationFile(ctx, path, store); err != nil || n != 2 {
+		t.Fatalf("import = %d, %v; want 2", n, err)
+	}
+	if _, err := os.Stat(path + ".imported"); err != nil {
+		t.Errorf("the file is not renamed: %v", err)
+	}
+	// A crash between the import and the rename leaves the file: the next
+	// start imports nothing twice.
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := ImportNotificationFile(ctx, path, other); err != nil || n != 0 {
+		t.Errorf("second import = %d, %v; want 0", n, err)
+	}
+	if n, err := ImportNotificationFile(ctx, path, other); err != nil || n != 0 {
+		t.Errorf("import without a file = %d, %v; want 0", n, err)
+	}
+	got, err := NewNotificationLog(other).List(ctx, 0)
+	if err != nil || len(got) != 2 || got[0].Kind != "disabled" || !got[0].At.Equal(t0.Add(time.Hour)) || got[1].Kind != "soft_budget" {
+		t.Fatalf("imported notifications = %+v, %v", got, err)
 	}
 }
 

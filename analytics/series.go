@@ -18,11 +18,17 @@ const (
 	SeriesFulfilPrefix = "fulfil:"
 )
 
-// SeriesStore is what the Sampler writes to and reads from.
+// SeriesStore is what the Sampler writes to and reads from, and where
+// samplers in several processes claim the minutes of their shared samples.
 type SeriesStore interface {
 	graph.Series
 	graph.Gaps
+	ClaimSpan(ctx context.Context, name string, until time.Time) (time.Time, bool, error)
 }
+
+// SharedSpan is the span name (graph.Notices.ClaimSpan) under which
+// samplers claim the minutes of the shared samples.
+const SharedSpan = "analytics.shared"
 
 // Sampler keeps the operations time series the console's dashboard draws:
 // it counts searches as they happen (it is a retrieval observer) and, at
@@ -31,7 +37,12 @@ type SeriesStore interface {
 // (graph.Series: bounded, downsampled as it ages). Run one Sampler a
 // process: searches add up across processes, while gaps and fulfilments
 // are read from shared state, so only a sampler told SampleShared(true)
-// writes those (cmd/toolsmith: the process that runs the worker).
+// writes those (cmd/toolsmith: the processes that run a worker). Several
+// such samplers split the work through the store: a flush claims the span
+// from the last claimed time to its own (SharedSpan) and counts the
+// fulfilments that closed in it, so spans never overlap and no fulfilment
+// is counted twice or skipped; the first claim of each minute also
+// samples the open gaps, one sample a minute system-wide.
 type Sampler struct {
 	store     SeriesStore
 	runs      RunLister
@@ -40,7 +51,6 @@ type Sampler struct {
 
 	mu       sync.Mutex
 	searches map[time.Time]graph.SeriesPoint
-	lastRuns time.Time
 	noShared bool
 }
 
@@ -93,47 +103,29 @@ func (s *Sampler) Search(_ string, d time.Duration, _ bool) {
 // Embedding implements retrieval.Observer (embeddings are not charted).
 func (s *Sampler) Embedding(time.Duration) {}
 
-// Flush writes what was counted since the last flush, samples the open
-// gaps and the fulfilments that closed, and compacts the series.
+// Flush writes what was counted since the last flush and compacts the
+// series. A sampler that writes the shared samples also counts the
+// fulfilments that closed since the last flush of any such sampler (at
+// most a day back; a minute on the first flush ever) and, on the first
+// flush of the minute system-wide, samples the open gaps.
 func (s *Sampler) Flush(ctx context.Context) error {
 	now := s.now().UTC()
-	minute := graph.Truncate(now, graph.ResMinute)
 	s.mu.Lock()
 	pts := make([]graph.SeriesPoint, 0, len(s.searches)+8)
 	for _, p := range s.searches {
 		pts = append(pts, p)
 	}
 	clear(s.searches)
-	since, lister, shared := s.lastRuns, s.runs, !s.noShared
+	lister, shared := s.runs, !s.noShared
 	s.mu.Unlock()
 
 	if shared {
-		gaps, err := s.store.ListGaps(ctx, graph.GapQuery{Status: graph.GapOpen, Limit: 100000})
+		more, err := s.sampleShared(ctx, lister, now)
 		if err != nil {
 			s.requeue(pts)
-			return fmt.Errorf("analytics: sample gaps: %w", err)
+			return err
 		}
-		pts = append(pts, graph.SeriesPoint{Series: SeriesGapsOpen, Res: graph.ResMinute, At: minute, Count: 1, Sum: float64(len(gaps))})
-	}
-	if shared && lister != nil {
-		if since.IsZero() {
-			since = now.Add(-time.Minute)
-		}
-		runs, err := lister.NovelVerbRuns(ctx, now.Add(-24*time.Hour), 5000)
-		if err == nil { // an unavailable run listing skips fulfilments this time
-			var closed []graph.SeriesPoint
-			for _, r := range runs {
-				if r.Close.IsZero() || r.Close.Before(since) || !r.Close.Before(now) {
-					continue
-				}
-				closed = append(closed, graph.SeriesPoint{Series: SeriesFulfilPrefix + r.Branch + ":" + r.Status, Res: graph.ResMinute,
-					At: graph.Truncate(r.Close, graph.ResMinute), Count: 1})
-			}
-			pts = append(pts, graph.RollUp(closed, graph.ResMinute)...)
-			s.mu.Lock()
-			s.lastRuns = now
-			s.mu.Unlock()
-		}
+		pts = append(pts, more...)
 	}
 	if err := s.store.AddSeriesPoints(ctx, pts); err != nil {
 		s.requeue(pts)
@@ -143,6 +135,56 @@ func (s *Sampler) Flush(ctx context.Context) error {
 		return fmt.Errorf("analytics: compact series: %w", err)
 	}
 	return nil
+}
+
+// sampleShared returns the shared samples of the span that ends at now
+// when this sampler claims it, and none when another claimed past now.
+// Everything is read before the claim, so a failed read leaves the span to
+// the next flush (here or in another process); an unavailable run listing
+// does too.
+func (s *Sampler) sampleShared(ctx context.Context, lister RunLister, now time.Time) ([]graph.SeriesPoint, error) {
+	minute := graph.Truncate(now, graph.ResMinute)
+	gaps, err := s.store.ListGaps(ctx, graph.GapQuery{Status: graph.GapOpen, Limit: 100000})
+	if err != nil {
+		return nil, fmt.Errorf("analytics: sample gaps: %w", err)
+	}
+	var runs []Run
+	if lister != nil {
+		if runs, err = lister.NovelVerbRuns(ctx, now.Add(-24*time.Hour), 5000); err != nil {
+			return nil, nil // fulfilments unavailable: leave the span unclaimed
+		}
+	}
+	since, ok, err := s.store.ClaimSpan(ctx, SharedSpan, now)
+	if err != nil {
+		return nil, fmt.Errorf("analytics: claim the shared samples: %w", err)
+	}
+	if !ok {
+		return nil, nil // another sampler claimed past now
+	}
+	var pts []graph.SeriesPoint
+	if since.Before(minute) { // the minute's first claim (or the first ever)
+		pts = append(pts, graph.SeriesPoint{Series: SeriesGapsOpen, Res: graph.ResMinute, At: minute, Count: 1, Sum: float64(len(gaps))})
+	}
+	if since.IsZero() {
+		since = now.Add(-time.Minute)
+	}
+	since = maxTime(since, now.Add(-24*time.Hour))
+	var closed []graph.SeriesPoint
+	for _, r := range runs {
+		if r.Close.IsZero() || r.Close.Before(since) || !r.Close.Before(now) {
+			continue
+		}
+		closed = append(closed, graph.SeriesPoint{Series: SeriesFulfilPrefix + r.Branch + ":" + r.Status, Res: graph.ResMinute,
+			At: graph.Truncate(r.Close, graph.ResMinute), Count: 1})
+	}
+	return append(pts, graph.RollUp(closed, graph.ResMinute)...), nil
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // requeue keeps unwritten search counts for the next flush.

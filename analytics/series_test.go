@@ -86,3 +86,68 @@ func TestSamplerSearchesOnly(t *testing.T) {
 		t.Fatalf("points: %+v %v", pts, err)
 	}
 }
+
+// Two workers' samplers over one store (two processes on one SQLite
+// file) write one shared sample a minute between them: the open gaps once
+// a minute and each fulfilment once, whichever flushes first; their
+// searches add up.
+func TestSamplersShareOneSamplePerMinute(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "g.db")
+	var st [2]*sqlite.Store
+	for i := range st {
+		s, err := sqlite.Open(path, sqlite.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		st[i] = s
+	}
+	now := time.Date(2026, 7, 1, 6, 0, 30, 0, time.UTC)
+	clock := func() time.Time { return now }
+	runs := fakeRuns{
+		{Verb: "A", Branch: "substitute", Status: "completed", Start: now.Add(-2 * time.Minute), Close: now.Add(-20 * time.Second)},
+		{Verb: "B", Branch: "decompose", Status: "failed", Start: now.Add(-time.Minute), Close: now.Add(40 * time.Second)},
+	}
+	if _, err := st[0].RecordGap(ctx, graph.GapEvent{Verb: "CARVE_PUMPKIN", At: now}); err != nil {
+		t.Fatal(err)
+	}
+	var samplers [2]*analytics.Sampler
+	for i := range samplers {
+		samplers[i] = analytics.NewSampler(st[i], runs, graph.DefaultRetention).WithClock(clock)
+	}
+	// Four minutes; both flush in each, in turn first, the second 10 s
+	// after the first, then once more at the same time as it.
+	for m := 0; m < 4; m++ {
+		start := now
+		for k := range 3 {
+			now = start.Add(time.Duration(min(k, 1)) * 10 * time.Second)
+			s := samplers[(m+k)%2]
+			s.Search("hybrid", 10*time.Millisecond, false)
+			if err := s.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		now = start.Add(time.Minute)
+	}
+	pts, err := analytics.SeriesAt(ctx, st[1], graph.SeriesQuery{Res: graph.ResHour, Since: graph.Truncate(now, graph.ResHour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]graph.SeriesPoint{}
+	for _, p := range pts {
+		got[p.Series] = p
+	}
+	if g := got[analytics.SeriesGapsOpen]; g.Count != 4 || g.Sum != 4 {
+		t.Errorf("open gaps: %+v; want one sample a minute for 4 minutes", g)
+	}
+	if f := got["fulfil:substitute:completed"]; f.Count != 1 {
+		t.Errorf("fulfilment A: %+v; want counted once", f)
+	}
+	if f := got["fulfil:decompose:failed"]; f.Count != 1 {
+		t.Errorf("fulfilment B: %+v; want counted once", f)
+	}
+	if s := got[analytics.SeriesSearch]; s.Count != 12 {
+		t.Errorf("searches: %+v; want the 12 of both processes", s)
+	}
+}

@@ -79,7 +79,7 @@ func (n noTemporal) ListWorkflow(context.Context, *workflowservice.ListWorkflowE
 
 type noNotes struct{}
 
-func (noNotes) List(int) []airlock.Notification { return nil }
+func (noNotes) List(context.Context, int) ([]airlock.Notification, error) { return nil, nil }
 
 type noEnabler struct{ t *testing.T }
 

@@ -288,6 +288,8 @@ func TestReplicas(t *testing.T) {
 		}
 		code, body = c.call(t, c.api[1], http.MethodPost, "/api/v1/tools/pending/"+review+"/approve?wait=120s", map[string]any{"policy": map[string]any{
 			"baseUrl": pets.URL + "/v1", "quotaPerDay": 10, "operations": []string{"listPets"},
+			// The first call reaches the soft budget: its notification.
+			"costPerCall": 1, "softBudget": 1, "hardBudget": 5,
 		}})
 		if err := json.Unmarshal(unwrapData(body), &approved); code != http.StatusOK || err != nil || approved.Outcome.Status != workflows.AirlockOnboarded {
 			t.Fatalf("approve on api-2: %d %s (%v)", code, body, err)
@@ -321,6 +323,18 @@ func TestReplicas(t *testing.T) {
 		// worker-3 rebuilt the wrapper from the approval in the store.
 		if built, _ := filepath.Glob(filepath.Join(c.dataDir, "airlock", "wrappers", "*")); len(built) != 1 {
 			t.Errorf("wrappers on worker-3's disk after the call: %v, want the one it rebuilt", built)
+		}
+		// The call's soft-budget notification, raised on worker-3, is
+		// listed by both APIs (notifications live in the store).
+		for _, api := range c.api {
+			var notes struct {
+				Notifications []struct{ Kind, Subject string } `json:"notifications"`
+			}
+			code, body := c.call(t, api, http.MethodGet, "/api/v1/notifications", nil)
+			if err := json.Unmarshal(unwrapData(body), &notes); code != http.StatusOK || err != nil ||
+				len(notes.Notifications) != 1 || notes.Notifications[0].Kind != "soft_budget" || notes.Notifications[0].Subject != "pet_clinic" {
+				t.Errorf("notifications listed by %s: %d %s (%v)", api, code, body, err)
+			}
 		}
 	})
 }

@@ -300,7 +300,8 @@ type Follower interface {
 //
 // Store includes every capability interface (Keys, Audit, Definitions, Gaps,
 // Pairings, Series, Snapshots, ModelVersions, Sessions, MeanVectorer,
-// VectorScorer, Follower, RateCounts, CallLedger, WrapperApprovals):
+// VectorScorer, Follower, RateCounts, CallLedger, WrapperApprovals,
+// Notices):
 // both stores implement them all, and each asserts so at compile time, so
 // no consumer discovers a capability at run time. A consumer that needs
 // only one takes that narrow interface.
@@ -320,6 +321,7 @@ type Store interface {
 	RateCounts
 	CallLedger
 	WrapperApprovals
+	Notices
 
 	// EnsureEmbedder records info on first call; later calls return
 	// ErrEmbedderMismatch (wrapped, naming both) when model or dimension differ.

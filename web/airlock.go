@@ -436,7 +436,7 @@ func (c *Console) notifications(w http.ResponseWriter, r *http.Request, s *sessi
 		err = notRunning("the airlock's notifications")
 	}
 	if err == nil {
-		items = c.d.Notes.List(100)
+		items, err = c.d.Notes.List(r.Context(), 100)
 	}
 	code, msg := 0, ""
 	if err != nil {

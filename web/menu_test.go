@@ -14,7 +14,7 @@ import (
 
 type noNotes struct{}
 
-func (noNotes) List(int) []airlock.Notification { return nil }
+func (noNotes) List(context.Context, int) ([]airlock.Notification, error) { return nil, nil }
 
 var navLinks = regexp.MustCompile(`<a href="(/ui/[^"]*)"`)
 

@@ -65,7 +65,7 @@ type Gate interface {
 
 // Notifications lists notifications, newest first.
 type Notifications interface {
-	List(limit int) []airlock.Notification
+	List(ctx context.Context, limit int) ([]airlock.Notification, error)
 }
 
 // Enabler re-enables the tools of an onboarded API.

@@ -21,7 +21,7 @@ import (
 
 // Notifications lists notifications, newest first.
 type Notifications interface {
-	List(limit int) []airlock.Notification
+	List(ctx context.Context, limit int) ([]airlock.Notification, error)
 }
 
 // Enabler re-enables the tools of an onboarded API.
@@ -76,7 +76,11 @@ func (h *Handler) notifications(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
-	items := h.notes.List(limit)
+	items, err := h.notes.List(c.Request.Context(), limit)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
 	httpx.OK(c, http.StatusOK, gin.H{"notifications": items, "count": len(items)})
 }
 

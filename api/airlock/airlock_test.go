@@ -283,8 +283,8 @@ func TestSecondDecisionConflicts(t *testing.T) {
 
 type fakeOps struct{ enabled []string }
 
-func (f *fakeOps) List(limit int) []airlock.Notification {
-	return []airlock.Notification{{Kind: "disabled", Subject: "pets"}}[:min(limit, 1)]
+func (f *fakeOps) List(_ context.Context, limit int) ([]airlock.Notification, error) {
+	return []airlock.Notification{{Kind: "disabled", Subject: "pets"}}[:min(limit, 1)], nil
 }
 func (f *fakeOps) Enable(_ context.Context, slug, _ string) ([]string, error) {
 	if slug != "pets" {

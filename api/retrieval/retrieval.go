@@ -19,9 +19,14 @@
 //	POST   /sessions/:id/events                 {"events":[{toolId, query, success, latencyMs, at}]}
 //	POST   /tools/usage/batch                   {"events":[{toolId, sessionId, userId, query, success, latencyMs, at}]}
 //	DELETE /tools/admin/cache/invalidate        (admin) {"scope":"all|user|tool|strategy", userId, toolId, strategy}
+//
+// A cache invalidation clears this replica's result cache at once and,
+// given a Broadcaster (WithBroadcast), every other replica's within the
+// broadcaster's bound.
 package retrieval
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -37,7 +42,21 @@ import (
 
 // Handlers serves the retrieval routes. Build it with New.
 type Handlers struct {
-	svc *retrieval.Service
+	svc       *retrieval.Service
+	broadcast Broadcaster
+}
+
+// Broadcaster hands a cache invalidation this replica has applied to
+// every other replica (through the store).
+type Broadcaster interface {
+	Broadcast(ctx context.Context, r retrieval.InvalidateRequest) error
+}
+
+// WithBroadcast makes cache invalidations reach the other replicas
+// through b.
+func (h *Handlers) WithBroadcast(b Broadcaster) *Handlers {
+	h.broadcast = b
+	return h
 }
 
 // New returns the retrieval routes as a Mounter.
@@ -314,7 +333,8 @@ func (h *Handlers) record(c *gin.Context, caller access.Caller, events []retriev
 	httpx.OK(c, http.StatusAccepted, EventsResponse{Recorded: len(events)})
 }
 
-// InvalidateResponse reports how many cache entries went.
+// InvalidateResponse reports how many cache entries went on the replica
+// that answered (the others clear theirs within the broadcaster's bound).
 type InvalidateResponse struct {
 	Scope       retrieval.Scope `json:"scope"`
 	Invalidated int             `json:"invalidated"`
@@ -332,10 +352,16 @@ func (h *Handlers) invalidate(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
-	n, err := h.svc.InvalidateCache(req)
+	n, err := h.svc.InvalidateCache(req) // also checks the request
 	if err != nil {
 		httpx.Error(c, err)
 		return
+	}
+	if h.broadcast != nil {
+		if err := h.broadcast.Broadcast(c.Request.Context(), req); err != nil {
+			httpx.Error(c, fmt.Errorf("cache cleared on this replica only, the others were not told: %w: %w", fault.ErrUnavailable, err))
+			return
+		}
 	}
 	httpx.OK(c, http.StatusOK, InvalidateResponse{Scope: req.Scope, Invalidated: n})
 }

@@ -2,7 +2,9 @@ package retrieval_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -437,5 +439,48 @@ func TestReservationDisambiguationDemoCatalogue(t *testing.T) {
 		if len(d.Entities) == 0 {
 			t.Fatalf("%q: no entities found", tc.context)
 		}
+	}
+}
+
+// broadcasts records what the route hands to the other replicas.
+type broadcasts struct {
+	got []retrieval.InvalidateRequest
+	err error
+}
+
+func (b *broadcasts) Broadcast(_ context.Context, r retrieval.InvalidateRequest) error {
+	b.got = append(b.got, r)
+	return b.err
+}
+
+// TestCacheInvalidateBroadcasts: a valid invalidation is handed to the
+// other replicas after it cleared this one's cache; a refused one is not;
+// a failed hand-over is a 503 that says the others were not told.
+func TestCacheInvalidateBroadcasts(t *testing.T) {
+	gin.SetMode(gin.TestMode)
+	st := retrievaltest.Store(t, emb)
+	retrievaltest.Register(t, st, emb, retrievaltest.Reservation()...)
+	svc := retrieval.New(st, emb, retrieval.Options{})
+	b := &broadcasts{}
+	e := gin.New()
+	e.Use(httpxtest.HeaderIdentity())
+	apiretrieval.New(svc).WithBroadcast(b).Mount(e.Group("/api/v1"))
+	srv := httptest.NewServer(e)
+	t.Cleanup(srv.Close)
+	admin := map[string]string{"X-Test-Level": "admin"}
+	const route = "/api/v1/tools/admin/cache/invalidate"
+	if code, env := do(t, srv, http.MethodDelete, route, admin, map[string]string{"scope": "tool", "toolId": "airline.book_seat"}); code != http.StatusOK {
+		t.Fatalf("invalidate: %d %+v", code, env.Error)
+	}
+	if len(b.got) != 1 || b.got[0].Scope != retrieval.ScopeTool || b.got[0].ToolID != "airline.book_seat" {
+		t.Fatalf("broadcast %+v", b.got)
+	}
+	if code, _ := do(t, srv, http.MethodDelete, route, admin, map[string]string{"scope": "nope"}); code != http.StatusBadRequest || len(b.got) != 1 {
+		t.Fatalf("a bad scope: %d, broadcasts %+v", code, b.got)
+	}
+	b.err = errors.New("store down")
+	code, env := do(t, srv, http.MethodDelete, route, admin, map[string]string{"scope": "all"})
+	if code != http.StatusServiceUnavailable || !strings.Contains(env.Error.Message, "this replica only") {
+		t.Fatalf("a failed broadcast: %d %+v", code, env.Error)
 	}
 }

@@ -56,6 +56,7 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"RateCounts", testRateCounts},
 		{"CallLedger", testCallLedger},
 		{"WrapperApprovals", testWrapperApprovals},
+		{"Notices", testNotices},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

@@ -425,6 +425,42 @@ func goldenCases() []goldenCase {
 			func(ctx context.Context, s *Store) (any, error) {
 				return s.ImportCalls(ctx, "ledger#ab12", []graph.CallRecord{{ID: 1, ApprovalID: "ap1", At: goldenNow, Cost: 1}})
 			}},
+		{"post_notice", func(t *testing.T, f *fakeRunner) { f.answer("noticeSeq", record{"last": int64(7)}) },
+			func(ctx context.Context, s *Store) (any, error) {
+				return s.PostNotice(ctx, graph.Notice{Topic: "airlock.notifications", Data: json.RawMessage(`{"kind":"disabled"}`)}, 0)
+			}},
+		{"import_notices", func(t *testing.T, f *fakeRunner) {
+			f.answer("noticeImport", record{"fresh": true})
+			f.answer("noticeSeq", record{"last": int64(2)})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return s.ImportNotices(ctx, "notifications.jsonl#ab12", []graph.Notice{
+				{Topic: "airlock.notifications", At: goldenNow, Data: json.RawMessage(`{"i":1}`)},
+				{Topic: "airlock.notifications", At: goldenNow, Data: json.RawMessage(`{"i":2}`)},
+			}, 50)
+		}},
+		{"import_notices_again", func(t *testing.T, f *fakeRunner) { f.answer("noticeImport", record{"fresh": false}) },
+			func(ctx context.Context, s *Store) (any, error) {
+				return s.ImportNotices(ctx, "notifications.jsonl#ab12", []graph.Notice{{Topic: "t", Data: json.RawMessage(`1`)}}, 0)
+			}},
+		{"latest_notices", func(t *testing.T, f *fakeRunner) {
+			f.answer("latestNotices", record{"seq": int64(3), "at": goldenNow.UnixNano(), "data": `{"i":3}`})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return s.LatestNotices(ctx, "airlock.notifications", 20)
+		}},
+		{"notices_after", func(t *testing.T, f *fakeRunner) {
+			f.answer("noticesAfter", record{"seq": int64(4), "at": goldenNow.UnixNano(), "data": `{"scope":"all"}`})
+		}, func(ctx context.Context, s *Store) (any, error) { return s.NoticesAfter(ctx, "cache.invalidate", 3, 0) }},
+		{"claim_span", func(t *testing.T, f *fakeRunner) {
+			f.answer("claimSpan", record{"prev": goldenNow.UnixNano(), "claimed": true})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			prev, ok, err := s.ClaimSpan(ctx, "analytics.shared", goldenNow.Add(time.Minute))
+			return map[string]any{"prev": prev, "claimed": ok}, err
+		}},
+		{"claim_span_first", func(t *testing.T, f *fakeRunner) { f.answer("claimSpan", record{"prev": nil, "claimed": true}) },
+			func(ctx context.Context, s *Store) (any, error) {
+				prev, ok, err := s.ClaimSpan(ctx, "analytics.shared", goldenNow)
+				return map[string]any{"prev": prev, "claimed": ok}, err
+			}},
 		{"put_wrapper_approval", nil, func(ctx context.Context, s *Store) (any, error) {
 			return nil, s.PutWrapperApproval(ctx, graph.WrapperApproval{Slug: "pets", ApprovalID: "ap1", SpecHash: "ab12", Spec: "openapi: 3.0.0", Record: json.RawMessage(`{"id":"ap1"}`)})
 		}},

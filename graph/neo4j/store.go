@@ -152,6 +152,7 @@ var schemaStatements = []string{
 	cypherConstraintCallLedger,
 	cypherIndexCallApproval,
 	cypherConstraintWrapperApproval,
+	cypherIndexNoticeTopic,
 	cypherIndexDefinitionSpec,
 	cypherIndexToolStatus,
 	cypherIndexToolUpdated,

@@ -393,3 +393,54 @@ func BenchmarkTextIndexGC(b *testing.B) {
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "MB")
 	runtime.KeepAlive(x)
 }
+
+// BenchmarkNoticesFollowIdle is what following a topic costs each process
+// every graph.FollowEvery when nothing was posted: one NoticesAfter over a
+// topic holding its full retention (1,000 notices) beside another topic.
+func BenchmarkNoticesFollowIdle(b *testing.B) {
+	s := openBenchNotices(b)
+	ctx := context.Background()
+	top, err := s.LatestNotices(ctx, "a", 1)
+	if err != nil || len(top) != 1 {
+		b.Fatalf("latest = %v, %v", top, err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if got, err := s.NoticesAfter(ctx, "a", top[0].Seq, 0); err != nil || len(got) != 0 {
+			b.Fatalf("NoticesAfter = %v, %v", got, err)
+		}
+	}
+}
+
+// BenchmarkPostNotice is one notification (or cache invalidation) written
+// to a topic at its retention: the insert and the trim, in one
+// transaction.
+func BenchmarkPostNotice(b *testing.B) {
+	s := openBenchNotices(b)
+	ctx := context.Background()
+	data := []byte(`{"kind":"soft_budget","subject":"pets","message":"pets has spent 1.00 of its 1.00 soft budget"}`)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := s.PostNotice(ctx, graph.Notice{Topic: "a", Data: data}, graph.DefaultNoticeKeep); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func openBenchNotices(b *testing.B) *Store {
+	b.Helper()
+	s, err := Open(filepath.Join(b.TempDir(), "n.db"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	ctx := context.Background()
+	ns := make([]graph.Notice, 0, 2*graph.DefaultNoticeKeep)
+	for i := 0; i < graph.DefaultNoticeKeep; i++ {
+		ns = append(ns, graph.Notice{Topic: "a", Data: []byte(`{"i":1}`)}, graph.Notice{Topic: "b", Data: []byte(`{"i":2}`)})
+	}
+	if _, err := s.ImportNotices(ctx, "bench", ns, graph.DefaultNoticeKeep); err != nil {
+		b.Fatal(err)
+	}
+	return s
+}

@@ -305,6 +305,26 @@ ALTER TABLE tools ADD COLUMN change_seq INTEGER NOT NULL DEFAULT 0;
 UPDATE tools SET change_seq = seq;
 CREATE INDEX tools_change_seq ON tools(change_seq);
 `,
+	// v15: short logs by topic shared by every process (graph.Notices: the
+	// airlock's notifications, cache invalidations), the imports of
+	// notification files, and the marks of claimed spans (ClaimSpan).
+	`CREATE TABLE notices (
+	seq   INTEGER PRIMARY KEY AUTOINCREMENT,
+	topic TEXT NOT NULL,
+	at    INTEGER NOT NULL,
+	data  TEXT NOT NULL
+);
+CREATE INDEX notices_topic_seq ON notices(topic, seq);
+CREATE TABLE notice_imports (
+	source  TEXT PRIMARY KEY,
+	at      INTEGER NOT NULL,
+	notices INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE span_marks (
+	name TEXT PRIMARY KEY,
+	at   INTEGER NOT NULL
+) WITHOUT ROWID;
+`,
 }
 
 // schemaVersion is the version a fully migrated store has.

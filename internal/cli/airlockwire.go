@@ -60,9 +60,13 @@ func newAirlock(ctx context.Context, cfg config.Config, sys *system, c client.Cl
 	} else if ob.Requires, err = codegen.BuildRequires(ctx, goCmd); err != nil {
 		log.Warn("airlock: wrapper dependencies unavailable; approved specs cannot be built", "err", err)
 	}
-	notes, err := airlock.OpenNotificationLog(filepath.Join(files.Root, "notifications.jsonl"))
-	if err != nil {
+	// Notifications live in the store, listed by every replica; a
+	// notifications file an earlier version kept moves into it once.
+	notes := airlock.NewNotificationLog(sys.store)
+	if n, err := airlock.ImportNotificationFile(ctx, filepath.Join(files.Root, "notifications.jsonl"), sys.store); err != nil {
 		return nil, err
+	} else if n > 0 {
+		log.Info("airlock: imported the notifications file into the store", "notifications", n)
 	}
 	// The ledger is the store, shared by every worker and API replica. A
 	// ledger file an earlier version kept in the data dir moves into it

@@ -60,6 +60,8 @@ type system struct {
 	trim *memtrim.Trimmer
 	// sampler keeps the operations time series in the store.
 	sampler *analytics.Sampler
+	// caches hands the admins' cache invalidations to every replica.
+	caches *cacheBroadcast
 
 	hooksMu sync.RWMutex
 	hooks   []func(toolID string)
@@ -145,6 +147,7 @@ func openSystem(ctx context.Context, cfg config.Config, log *slog.Logger, progre
 	sys.sampler = analytics.NewSampler(store, nil, graph.DefaultRetention)
 	rank := retrieval.Options{Observer: trimmingObserver{sys.metrics, sys.trim, sys.sampler}}
 	sys.retrieval = retrieval.New(store, model, rank)
+	sys.caches = newCacheBroadcast(store, sys.retrieval)
 	// The promoted ranking model (if any) applies from the first search:
 	// a restart keeps what was promoted.
 	if rs, err := retrain.New(store, model, sys.retrieval, rank); err == nil {
@@ -212,7 +215,7 @@ func (s *system) groupCounts(ctx context.Context) (map[string]int, error) {
 func (s *system) mounters() []httpx.Mounter {
 	return []httpx.Mounter{
 		tools.New(s.registry),
-		apiretrieval.New(s.retrieval),
+		apiretrieval.New(s.retrieval).WithBroadcast(s.caches),
 		admin.New(s.keys, s.audit),
 	}
 }
@@ -306,6 +309,14 @@ func followStore(ctx context.Context, g *group, sys *system, log *slog.Logger) {
 			}
 		}, onceAMinute(func(err error) {
 			log.Warn("following the store's writes failed; retrying every second", "err", err)
+		}))
+		return nil
+	})
+	// An admin's cache invalidation on another replica clears this one's
+	// cache within the same bound.
+	g.Go(ctx, "cache invalidation follower", func(ctx context.Context) error {
+		sys.caches.follow(ctx, graph.FollowEvery, onceAMinute(func(err error) {
+			log.Warn("following the cache invalidations failed; retrying every second", "err", err)
 		}))
 		return nil
 	})

@@ -359,8 +359,9 @@ func newFulfilment(ctx context.Context, cfg config.Config, sys *system, c client
 // registered without waiting for the first tick.
 func (f *fulfilment) start(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if f.sampler != nil {
-		// Every process counts its own searches; the one running the
-		// worker also samples the shared state (open gaps, fulfilments).
+		// Every process counts its own searches; those running a worker
+		// also sample the shared state (open gaps, fulfilments), splitting
+		// it through the store so several workers count it once.
 		f.sampler.SampleShared(f.worker != nil)
 		go f.sampler.Run(ctx, time.Minute, func(err error) { log.Warn("dashboard series not written", "err", err) })
 	}
