@@ -27,7 +27,9 @@ type Pair struct {
 
 // Options tune Train; zero values take the defaults.
 type Options struct {
-	// Epochs over the pairs (default 20).
+	// Epochs over the pairs (default: 20, or fewer when the pairs are
+	// many, so that training takes at most PairSteps pair visits; see
+	// DefaultEpochs).
 	Epochs int
 	// Batch is the number of pairs per step (default 64).
 	Batch int
@@ -55,9 +57,30 @@ type Options struct {
 	BothSides bool
 }
 
-func (o Options) withDefaults() Options {
+// MaxEpochs is the default epoch count of a small training set (chosen on
+// about 2,000 pairs); PairSteps bounds the default training's pair visits
+// (epochs × pairs), so a large catalogue with much use trains in minutes
+// on two cores: 10,000 tools and 100,000 events (about 150,000 pairs)
+// train 2 epochs, some 4,700 steps of a batch of 64, which is seven times
+// the steps of the small set's 20 epochs.
+const (
+	MaxEpochs = 20
+	PairSteps = 300_000
+)
+
+// DefaultEpochs is the epoch count Train takes for n pairs when
+// Options.Epochs is zero: MaxEpochs, or as many whole epochs as fit in
+// PairSteps pair visits, at least one.
+func DefaultEpochs(n int) int {
+	if n <= 0 {
+		return MaxEpochs
+	}
+	return min(MaxEpochs, max(1, PairSteps/n))
+}
+
+func (o Options) withDefaults(pairs int) Options {
 	if o.Epochs <= 0 {
-		o.Epochs = 20
+		o.Epochs = DefaultEpochs(pairs)
 	}
 	if o.Batch <= 0 {
 		o.Batch = 64
@@ -133,7 +156,7 @@ func (a *Adapter) forward(x, y []float32) {
 
 // Stats describe a training run.
 type Stats struct {
-	Pairs, Targets, Steps int
+	Pairs, Targets, Steps, Epochs int
 	// FirstLoss and LastLoss are the mean softmax loss of the first and
 	// the last epoch.
 	FirstLoss, LastLoss float64
@@ -142,7 +165,7 @@ type Stats struct {
 // Train learns an adapter that ranks each pair's target first among the
 // targets. Targets need not be unit vectors (they are normalised here).
 func Train(pairs []Pair, targets [][]float32, o Options) (*Adapter, Stats, error) {
-	o = o.withDefaults()
+	o = o.withDefaults(len(pairs))
 	if len(pairs) == 0 || len(targets) < 2 {
 		return nil, Stats{}, errors.New("adapter: need at least one pair and two targets")
 	}
@@ -174,7 +197,7 @@ func Train(pairs []Pair, targets [][]float32, o Options) (*Adapter, Stats, error
 		order[i] = i
 	}
 	tr := &trainer{a: a, o: o, m: make([]float64, d*d), v: make([]float64, d*d)}
-	st := Stats{Pairs: len(pairs), Targets: len(T)}
+	st := Stats{Pairs: len(pairs), Targets: len(T), Epochs: o.Epochs}
 	for ep := 0; ep < o.Epochs; ep++ {
 		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		var epochLoss float64

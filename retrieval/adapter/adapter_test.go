@@ -189,6 +189,61 @@ func BenchmarkTrain(b *testing.B) { benchmarkTrain(b, false) }
 // BenchmarkTrainBothSides maps the step's tool vectors too.
 func BenchmarkTrainBothSides(b *testing.B) { benchmarkTrain(b, true) }
 
+func TestDefaultEpochs(t *testing.T) {
+	for _, c := range []struct{ pairs, want int }{
+		{0, MaxEpochs}, {1, MaxEpochs}, {2_000, MaxEpochs}, {PairSteps / MaxEpochs, MaxEpochs},
+		{PairSteps/MaxEpochs + 1, MaxEpochs - 1}, {150_000, 2}, {PairSteps, 1}, {10 * PairSteps, 1},
+	} {
+		if got := DefaultEpochs(c.pairs); got != c.want {
+			t.Errorf("DefaultEpochs(%d) = %d, want %d", c.pairs, got, c.want)
+		}
+	}
+	// Train takes them: 3 pairs train MaxEpochs epochs unless told otherwise.
+	rng := rand.New(rand.NewSource(1))
+	targets := [][]float32{randUnit(rng, 8), randUnit(rng, 8)}
+	pairs := []Pair{{Query: randUnit(rng, 8), Target: 0}, {Query: randUnit(rng, 8), Target: 1}, {Query: randUnit(rng, 8), Target: 0}}
+	for _, c := range []struct{ epochs, want int }{{0, MaxEpochs}, {3, 3}} {
+		_, st, err := Train(pairs, targets, Options{Epochs: c.epochs, Batch: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Epochs != c.want || st.Steps != 2*c.want {
+			t.Errorf("Epochs %d: trained %d epochs in %d steps, want %d in %d", c.epochs, st.Epochs, st.Steps, c.want, 2*c.want)
+		}
+	}
+}
+
+// BenchmarkTrainDeployment trains with the default options on what a
+// large deployment's retraining reads: 10,000 tools with five catalogue
+// texts each and 100,000 usage events (150,000 pairs); b.N trainings.
+func BenchmarkTrainDeployment(b *testing.B) {
+	rng := rand.New(rand.NewSource(1))
+	const dim, tools, per, events = 512, 10000, 5, 100000
+	targets := make([][]float32, tools)
+	for i := range targets {
+		targets[i] = randUnit(rng, dim)
+	}
+	pairs := make([]Pair, 0, tools*per+events)
+	for t := range targets {
+		for j := 0; j < per; j++ {
+			pairs = append(pairs, Pair{Query: randUnit(rng, dim), Target: t})
+		}
+	}
+	for j := 0; j < events; j++ {
+		pairs = append(pairs, Pair{Query: randUnit(rng, dim), Target: rng.Intn(tools)})
+	}
+	b.ResetTimer()
+	var st Stats
+	for i := 0; i < b.N; i++ {
+		var err error
+		if _, st, err = Train(pairs, targets, Options{Seed: 1}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(st.Epochs), "epochs")
+	b.ReportMetric(float64(len(pairs)), "pairs")
+}
+
 func benchmarkTrain(b *testing.B, both bool) {
 	// One epoch at the catalogue scale the issue names: 10,000 tools with
 	// five texts each (50,000 pairs) at 512 dimensions; b.N epochs.

@@ -31,7 +31,8 @@ type Options struct {
 	// MaxEvents bounds how many recent served queries are read (default
 	// 20000).
 	MaxEvents int `json:"maxEvents,omitempty"`
-	// Epochs of adapter training (default: the adapter's, 20).
+	// Epochs of adapter training (default: the adapter's,
+	// adapter.DefaultEpochs: 20, fewer when the pairs are many).
 	Epochs int `json:"epochs,omitempty"`
 	// Scales are the factors tried on the learned signals' weights (usage,
 	// neighbours, query log); default 0.5, 1, 1.5, 2.
@@ -63,7 +64,7 @@ func (o Options) Validate() error {
 		return fault.Invalid("options.maxEvents", "must be between 0 and 1000000 (0 takes %d), got %d", DefaultMaxEvents, o.MaxEvents)
 	}
 	if o.Epochs < 0 || o.Epochs > 200 {
-		return fault.Invalid("options.epochs", "must be between 0 and 200 (0 takes 20), got %d", o.Epochs)
+		return fault.Invalid("options.epochs", "must be between 0 and 200 (0 takes 20, fewer for more than %d pairs), got %d", adapter.PairSteps/adapter.MaxEpochs, o.Epochs)
 	}
 	if len(o.Scales) > 10 {
 		return fault.Invalid("options.scales", "at most 10 scales, got %d", len(o.Scales))
