@@ -34,6 +34,7 @@ type Candidate struct {
 	Score       float64  `json:"score"`
 	Keyword     float64  `json:"keyword,omitempty"`
 	Subword     float64  `json:"subword,omitempty"`
+	Learned     float64  `json:"learned,omitempty"`
 	Required    []string `json:"required,omitempty"`
 	Optional    []string `json:"optional,omitempty"`
 }
@@ -69,7 +70,7 @@ func (g *Graph) SearchTools(ctx context.Context, in SearchInput) (SearchOutput, 
 	for _, h := range hits {
 		out.Candidates = append(out.Candidates, Candidate{
 			ToolID: h.Tool.ID, Verb: h.Tool.Verb, Name: h.Tool.Name, Description: h.Tool.ShortDescription,
-			Module: h.Tool.Module, Similarity: h.Similarity, Score: h.Score, Keyword: h.Keyword, Subword: h.Subword,
+			Module: h.Tool.Module, Similarity: h.Similarity, Score: h.Score, Keyword: h.Keyword, Subword: h.Subword, Learned: h.Learned,
 			Required: h.Tool.RequiredParams, Optional: h.Tool.OptionalParams,
 		})
 	}

@@ -34,7 +34,7 @@ func (r RetrievalSearcher) Search(ctx context.Context, req SearchRequest) ([]Sea
 	out := make([]SearchHit, 0, len(res.Hits))
 	for _, h := range res.Hits {
 		c := h.Candidate()
-		out = append(out, SearchHit{Tool: h.Tool, Similarity: c.Similarity, Score: c.Score, Keyword: c.Keyword, Subword: c.Subword})
+		out = append(out, SearchHit{Tool: h.Tool, Similarity: c.Similarity, Score: c.Score, Keyword: c.Keyword, Subword: c.Subword, Learned: c.Learned})
 	}
 	return out, nil
 }

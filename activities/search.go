@@ -34,6 +34,9 @@ type SearchHit struct {
 	// ranking's scale (0 when the searcher has none); the decision model
 	// reads them.
 	Keyword, Subword float64
+	// Learned is the part of Score the usage signals added
+	// (retrieval.Candidate.Learned; 0 when the searcher has none).
+	Learned float64
 }
 
 // Searcher finds candidate tools, best first, visible to the caller only.

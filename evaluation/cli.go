@@ -19,7 +19,7 @@ import (
 const Usage = `usage:
   toolsmith eval --tools F --queries F [--history F] [--strategy all|hybrid|semantic|keyword] [--k 5] [--json] [--limit N] [--vector-cache F]
   toolsmith eval ... [--adapter off|catalogue] [--adapter-train-tools F] [--adapter-both] [--adapter-epochs N] [--adapter-lr R] [--adapter-temp T] [--adapter-decay D]
-  toolsmith eval --protocol leave-one-out --tools F --queries F [--history F] [--confidence C] [--threshold 0] [--margin 0] [--score-margin 0] [--fit-samples F] [--calibrate] [--json]
+  toolsmith eval --protocol leave-one-out --tools F --queries F [--history F] [--confidence C] [--threshold 0] [--margin 0] [--score-margin 0] [--fit-samples F] [--evidence-shift D] [--cold-tools S] [--calibrate] [--json]
   toolsmith eval --protocol sparse-history --tools F --queries F --history F [--hot-tools 10] [--hot-queries 30] [--json]
   toolsmith eval --protocol threshold --tools F --queries F [--limit 1500]
   toolsmith eval split --queries F --history-out F --test-out F
@@ -48,7 +48,16 @@ leaveOneOut.nothingFits, leaveOneOut.recall, leaveOneOut.precision and the
 curve on the last line; --calibrate adds the rule with the most recall at
 precision ≥ 0.95 over thresholds and margins; --fit-samples F appends the
 run's samples to F and fits the decision model (retrieval.DecisionModel) on
-all of F, so a model is fitted on one part of the data and chosen on another.
+all of F, so a model is fitted on one part of the data and chosen on another
+(--evidence-shift D measures it, or the default model, with that shift of
+the searches with usage evidence).
+
+--cold-tools S (any protocol) leaves a hash-chosen share S of the tools
+without history while every other tool keeps its --history, and scores only
+the queries for those cold tools: a new tool among look-alikes that have
+served queries like its own (without --history, the same queries
+zero-shot). With leave-one-out, the share of
+substitutions that run a wrong tool is 1 − precision.
 
 --protocol sparse-history gives only a few tools history, as a young
 deployment has: --hot-tools tools (chosen by a hash of their ids among those
@@ -123,6 +132,14 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, model
 	fs.Float64Var(&o.Rule.Margin, "margin", def.Margin, "leave-one-out: how far a close match's similarity must stand above the others' (0: off)")
 	fs.Float64Var(&o.Rule.ScoreMargin, "score-margin", def.ScoreMargin, "leave-one-out: how far a close match's hybrid score must stand above the second's (0: off)")
 	fs.Float64Var(&o.Rule.EvidenceMargin, "evidence-margin", def.EvidenceMargin, "leave-one-out: a hybrid-score lead over the second that substitutes whatever the similarity (0: off)")
+	fs.Func("evidence-shift", "leave-one-out: the decision model's log-odds shift for searches with usage evidence (retrieval.DecisionModel.EvidenceShift), for the default or the fitted model (default: the default model's)", func(v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return err
+		}
+		o.EvidenceShift = &f
+		return nil
+	})
 	fs.StringVar(&o.FitSamples, "fit-samples", "", "leave-one-out: append this run's decision samples to the file and fit the decision model on all of them")
 	fs.IntVar(&o.HotTools, "hot-tools", DefaultHotTools, "sparse-history: how many tools have history")
 	fs.IntVar(&o.HotQueries, "hot-queries", DefaultHotQueries, "sparse-history: history queries per tool with history")
@@ -133,6 +150,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, model
 	fs.Float64Var(&o.AdapterOptions.LearningRate, "adapter-lr", 0, "adapter learning rate (default 1e-3)")
 	fs.Float64Var(&o.AdapterOptions.Temperature, "adapter-temp", 0, "adapter softmax temperature (default 0.05)")
 	fs.Float64Var(&o.AdapterOptions.Decay, "adapter-decay", 0, "adapter L2 pull towards the identity (default 0.1; <0: none)")
+	fs.Float64Var(&o.ColdTools, "cold-tools", 0, "share of tools (by id hash) left without history while every other tool has its --history; only their queries are scored (0: off)")
 	fs.BoolVar(&o.Calibrate, "calibrate", false, "leave-one-out: also sweep thresholds and margins for the most recall at precision ≥ 0.95")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -180,6 +198,9 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, model
 	}
 	if o.AdapterTrainTools < 0 || o.AdapterTrainTools >= 1 {
 		return fault.Malformed("adapter-train-tools", "must be in [0, 1); got %g", o.AdapterTrainTools)
+	}
+	if o.ColdTools < 0 || o.ColdTools >= 1 {
+		return fault.Malformed("cold-tools", "must be in [0, 1); got %g", o.ColdTools)
 	}
 	if o.Tools == "" || o.Queries == "" {
 		fs.Usage()

@@ -157,6 +157,11 @@ type Options struct {
 	// right) to the file, fits retrieval.DecisionModel on every sample in
 	// it, and measures and prints the fitted model.
 	FitSamples string
+	// EvidenceShift, when set, is the decision model's EvidenceShift for
+	// the run (of the default model, or of the fitted one, which otherwise
+	// takes the default's): the log-odds shift of searches with usage
+	// evidence that aligns both regimes' bars.
+	EvidenceShift *float64
 	// Calibrate, with leave-one-out, also sweeps thresholds and margins and
 	// reports the rule with the most "nothing fits" at precision ≥ 0.95.
 	Calibrate bool
@@ -181,6 +186,12 @@ type Options struct {
 	AdapterTrainTools float64
 	// AdapterOptions tune the adapter's training.
 	AdapterOptions adapter.Options
+	// ColdTools, in (0, 1), is the share of tools (by a hash of their ids)
+	// that get no history although every other tool has its history, and
+	// only the queries for those cold tools are scored (ColdTools): a new
+	// tool among look-alikes that have served queries like its own
+	// (without History, the same queries zero-shot). 0 is off.
+	ColdTools float64
 }
 
 // Metrics are one strategy's figures.
@@ -550,6 +561,12 @@ func Run(ctx context.Context, o Options, out io.Writer) (Report, error) {
 	}
 	if o.AdapterTrainTools > 0 {
 		queries = heldOut(queries, o.AdapterTrainTools)
+	}
+	if o.ColdTools > 0 {
+		history, queries = ColdTools(history, queries, o.ColdTools)
+		if o.Progress != nil {
+			fmt.Fprintf(o.Progress, "cold tools (share %g): %d history queries for the others, %d queries for the cold ones\n", o.ColdTools, len(history), len(queries))
+		}
 	}
 	hashOrder(queries)
 	if o.Limit > 0 {

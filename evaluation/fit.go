@@ -57,36 +57,71 @@ func fitDecision(path string, samples []looSample) (retrieval.DecisionModel, err
 	return fitLogistic(all), nil
 }
 
-// fitLogistic fits a logistic regression by Newton's method with a small
-// ridge penalty (λ = 1e-3 per sample, the bias unpenalised), which keeps
-// the fit finite when a feature separates the classes.
+// fitLogistic fits the decision model's two parts, each a logistic
+// regression: the samples none of whose candidates carries usage evidence
+// fit Bias and Weights over retrieval.Features, the others EvidenceBias
+// and EvidenceWeights over retrieval.EvidenceFeatures (with no such
+// samples that part stays empty, and the model reads every search with the
+// first). EvidenceShift is left 0: it is chosen on the runs, not fitted.
 func fitLogistic(data []decisionSample) retrieval.DecisionModel {
-	const d = fitDim // bias first
-	lambda := 1e-3 * float64(len(data))
-	var beta [d]float64
-	x := func(s decisionSample) [d]float64 {
-		var v [d]float64
-		v[0] = 1
-		f := retrieval.Features(s.Candidates)
-		copy(v[1:], f[:])
-		return v
+	var zx, ex [][]float64
+	var zy, ey []bool
+	for _, s := range data {
+		if retrieval.HasEvidence(s.Candidates) {
+			f := retrieval.EvidenceFeatures(s.Candidates)
+			ex, ey = append(ex, f[:]), append(ey, s.Right)
+		} else {
+			f := retrieval.Features(s.Candidates)
+			zx, zy = append(zx, f[:]), append(zy, s.Right)
+		}
 	}
+	var m retrieval.DecisionModel
+	if len(zx) > 0 {
+		b := logistic(zx, zy)
+		m.Bias = round6(b[0])
+		for i := range m.Weights {
+			m.Weights[i] = round6(b[i+1])
+		}
+	}
+	if len(ex) > 0 {
+		b := logistic(ex, ey)
+		m.EvidenceBias = round6(b[0])
+		for i := range m.EvidenceWeights {
+			m.EvidenceWeights[i] = round6(b[i+1])
+		}
+	}
+	return m
+}
+
+// logistic fits a logistic regression of y on x by Newton's method with a
+// small ridge penalty (λ = 1e-3 per sample, the bias unpenalised), which
+// keeps the fit finite when a feature separates the classes. It returns
+// the bias, then a weight per feature.
+func logistic(x [][]float64, y []bool) []float64 {
+	d := len(x[0]) + 1 // bias first
+	lambda := 1e-3 * float64(len(x))
+	beta := make([]float64, d)
+	v := make([]float64, d)
 	for iter := 0; iter < 50; iter++ {
-		var grad [d]float64
-		var hess [d][d]float64
-		for _, s := range data {
-			v := x(s)
+		grad := make([]float64, d)
+		hess := make([][]float64, d)
+		for i := range hess {
+			hess[i] = make([]float64, d)
+		}
+		for k, row := range x {
+			v[0] = 1
+			copy(v[1:], row)
 			z := 0.0
 			for i := range v {
 				z += beta[i] * v[i]
 			}
 			p := 1 / (1 + math.Exp(-z))
-			y := 0.0
-			if s.Right {
-				y = 1
+			t := 0.0
+			if y[k] {
+				t = 1
 			}
 			for i := range v {
-				grad[i] += (y - p) * v[i]
+				grad[i] += (t - p) * v[i]
 				for j := range v {
 					hess[i][j] += p * (1 - p) * v[i] * v[j]
 				}
@@ -106,45 +141,40 @@ func fitLogistic(data []decisionSample) retrieval.DecisionModel {
 			break
 		}
 	}
-	m := retrieval.DecisionModel{Bias: round6(beta[0])}
-	for i := range m.Weights {
-		m.Weights[i] = round6(beta[i+1])
-	}
-	return m
+	return beta
 }
 
 // solve solves a·x = b by Gaussian elimination with partial pivoting (a is
-// the positive-definite Hessian of a penalised fit, so it is regular).
-func solve(a [fitDim][fitDim]float64, b [fitDim]float64) [fitDim]float64 {
-	for c := 0; c < fitDim; c++ {
+// the positive-definite Hessian of a penalised fit, so it is regular); it
+// overwrites a and b.
+func solve(a [][]float64, b []float64) []float64 {
+	n := len(b)
+	for c := 0; c < n; c++ {
 		p := c
-		for r := c + 1; r < fitDim; r++ {
+		for r := c + 1; r < n; r++ {
 			if math.Abs(a[r][c]) > math.Abs(a[p][c]) {
 				p = r
 			}
 		}
 		a[c], a[p] = a[p], a[c]
 		b[c], b[p] = b[p], b[c]
-		for r := c + 1; r < fitDim; r++ {
+		for r := c + 1; r < n; r++ {
 			k := a[r][c] / a[c][c]
-			for j := c; j < fitDim; j++ {
+			for j := c; j < n; j++ {
 				a[r][j] -= k * a[c][j]
 			}
 			b[r] -= k * b[c]
 		}
 	}
-	var x [fitDim]float64
-	for r := fitDim - 1; r >= 0; r-- {
+	x := make([]float64, n)
+	for r := n - 1; r >= 0; r-- {
 		s := b[r]
-		for j := r + 1; j < fitDim; j++ {
+		for j := r + 1; j < n; j++ {
 			s -= a[r][j] * x[j]
 		}
 		x[r] = s / a[r][r]
 	}
 	return x
 }
-
-// fitDim is the fit's dimension: the bias and the features.
-const fitDim = retrieval.DecisionFeatures + 1
 
 func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }

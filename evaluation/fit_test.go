@@ -49,3 +49,39 @@ func TestFitLogistic(t *testing.T) {
 		t.Fatalf("fitted log-likelihood %.2f, hardly above knowing nothing's %.2f", got, none)
 	}
 }
+
+// Searches with usage evidence fit the model's evidence part, the others
+// its zero-shot part: each part learns its own regime.
+func TestFitLogisticRegimes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var data []decisionSample
+	for k := range 4000 {
+		used := k%2 == 0
+		cands := make([]retrieval.Candidate, retrieval.FulfilmentCandidates)
+		score := 0.0
+		for i := len(cands) - 1; i >= 0; i-- {
+			score += rng.ExpFloat64()
+			cands[i] = retrieval.Candidate{Similarity: 0.2 + 0.7*rng.Float64(), Score: score}
+			if used {
+				cands[i].Learned = 0.5
+			}
+		}
+		// Zero-shot the first is right when it is close; with usage
+		// evidence, a coin toss whatever its similarity.
+		right := rng.Float64() < 0.5
+		if !used {
+			right = rng.Float64() < cands[0].Similarity*cands[0].Similarity
+		}
+		data = append(data, decisionSample{Candidates: cands, Right: right})
+	}
+	m := fitLogistic(data)
+	if m.Weights[0] < 1 {
+		t.Errorf("zero-shot similarity weight %v, want a clear positive weight", m.Weights[0])
+	}
+	if w := m.EvidenceWeights[0]; math.Abs(w) > 0.5 {
+		t.Errorf("evidence part's similarity weight %v, want near 0", w)
+	}
+	if m.EvidenceShift != 0 {
+		t.Errorf("fitted shift %v, want 0 (chosen, not fitted)", m.EvidenceShift)
+	}
+}

@@ -116,7 +116,14 @@ func (o Options) leaveOneOut(ctx context.Context, svc *retrieval.Service, caller
 	}
 	model := retrieval.DefaultDecisionModel
 	if fitted != nil {
+		fitted.EvidenceShift = model.EvidenceShift
 		model = *fitted // the run measures the model it fitted
+	}
+	if o.EvidenceShift != nil {
+		model.EvidenceShift = *o.EvidenceShift
+		if fitted != nil {
+			fitted.EvidenceShift = *o.EvidenceShift
+		}
 	}
 	// Completed as the workflow completes a run's rule.
 	rule := o.Rule.Or(retrieval.DefaultSubstituteRule())

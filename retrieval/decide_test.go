@@ -1,6 +1,7 @@
 package retrieval
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -210,5 +211,74 @@ func TestSubstituteRuleRunnableAlternatives(t *testing.T) {
 	}
 	if got := runnable(cands); len(got) != 3 || got[0] != cands[0] || got[1] != cands[3] {
 		t.Fatalf("runnable = %v", got)
+	}
+}
+
+// A search where most candidates carry usage evidence is read by the
+// model's evidence part; one where a few do (a young deployment) by the
+// zero-shot part, as is every search of a model without an evidence part.
+func TestDecisionRegimes(t *testing.T) {
+	cands := make([]Candidate, FulfilmentCandidates)
+	for i := range cands {
+		cands[i] = Candidate{Similarity: 0.7 - 0.03*float64(i), Score: 10 - float64(i)}
+	}
+	if HasEvidence(cands) {
+		t.Fatal("zero-shot candidates read as having usage evidence")
+	}
+	few := slices.Clone(cands)
+	few[0].Learned = 3
+	if HasEvidence(few) {
+		t.Fatal("one used candidate of ten read as a search with usage evidence")
+	}
+	if HasEvidence(few[:2]) {
+		t.Fatal("a small catalogue's one used tool read as a search with usage evidence")
+	}
+	many := slices.Clone(cands)
+	for i := range many[:FulfilmentCandidates/2] {
+		many[i].Learned = 1
+	}
+	if !HasEvidence(many) {
+		t.Fatal("half the candidates used, not read as a search with usage evidence")
+	}
+	m := DecisionModel{Bias: -1, Weights: [DecisionFeatures]float64{1}, EvidenceBias: 2}
+	zeroShot := DecisionModel{Bias: m.Bias, Weights: m.Weights}
+	if got, want := m.Confidence(few), zeroShot.Confidence(few); got != want {
+		t.Errorf("few used: confidence %v, want the zero-shot part's %v", got, want)
+	}
+	if got, want := m.Confidence(many), 1/(1+math.Exp(-2)); math.Abs(got-want) > 1e-12 {
+		t.Errorf("many used: confidence %v, want the evidence part's %v", got, want)
+	}
+	m.EvidenceShift = -2
+	if got := m.Confidence(many); math.Abs(got-0.5) > 1e-12 {
+		t.Errorf("shifted by -2: confidence %v, want 0.5", got)
+	}
+	if got, want := zeroShot.Confidence(many), zeroShot.Confidence(cands); got == 0 || math.Abs(got-want) > 1e-12 {
+		t.Errorf("a model without an evidence part: %v with evidence, %v without; want the same", got, want)
+	}
+}
+
+// EvidenceFeatures say how much of the first's lead the usage signals
+// opened, and whether a cold candidate the query itself ranks best was
+// overtaken.
+func TestEvidenceFeatures(t *testing.T) {
+	// The query's own best (score 9 by its own signals) is the second, a
+	// cold tool; the first leads by 8 learned points.
+	cands := []Candidate{{Similarity: 0.5, Score: 14, Learned: 8}, {Similarity: 0.7, Score: 9}, {Similarity: 0.4, Score: 5, Learned: 1}}
+	f := EvidenceFeatures(cands)
+	base := Features(cands)
+	if !slices.Equal(f[:DecisionFeatures], base[:]) {
+		t.Fatalf("the first features %v, want Features %v", f[:DecisionFeatures], base)
+	}
+	if f[7] != 1 || f[9] != 1 || f[10] != 1 {
+		t.Fatalf("first used %v, cold own-best overtaken %v, first not own-best %v; want 1, 1, 1", f[7], f[9], f[10])
+	}
+	if want := math.Log1p(5) + math.Log1p(3); math.Abs(f[8]-want) > 1e-12 {
+		t.Fatalf("lead opened by use %v, want %v (log lead 5 less signed log of own lead −3)", f[8], want)
+	}
+	// The same scores earned by the query's own signals: nothing learned.
+	own := []Candidate{{Similarity: 0.5, Score: 14}, {Similarity: 0.7, Score: 9}, {Similarity: 0.4, Score: 5}}
+	g := EvidenceFeatures(own)
+	if g[7] != 0 || g[8] != 0 || g[9] != 0 || g[10] != 0 {
+		t.Fatalf("no usage evidence, evidence features %v", g[DecisionFeatures:])
 	}
 }

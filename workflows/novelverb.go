@@ -367,7 +367,7 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 	sameVerb := workflow.GetVersion(f.ctx, "decision-same-verb", workflow.DefaultVersion, 1) >= 1
 	cands := make([]retrieval.Candidate, len(search.Candidates))
 	for i, c := range search.Candidates {
-		cands[i] = retrieval.Candidate{Similarity: c.Similarity, Score: c.Score, Keyword: c.Keyword, Subword: c.Subword,
+		cands[i] = retrieval.Candidate{Similarity: c.Similarity, Score: c.Score, Keyword: c.Keyword, Subword: c.Subword, Learned: c.Learned,
 			InputFit: retrieval.InputFit(c.Required, inputs), SameVerb: sameVerb && c.Verb == in.Verb}
 	}
 	ok, why := in.Options.Rule().Decide(cands)
