@@ -24,6 +24,10 @@ const (
 type BatchOptions struct {
 	// Upsert replaces existing tools instead of failing them with a conflict.
 	Upsert bool
+	// Allow, when set, is the caller's visibility rule: an existing tool it
+	// refuses is never replaced; its item fails with the conflict a
+	// registration without Upsert gets, and nothing more is said of it.
+	Allow func(*graph.ToolSummary) bool
 	// Progress, when set, is called after each item is settled with the
 	// number of items settled so far and the batch size.
 	Progress func(done, total int)
@@ -126,7 +130,7 @@ func (s *Service) BatchRegister(ctx context.Context, reqs []Request, opts BatchO
 		case err != nil:
 			fail(i, m.ToolID, fmt.Errorf("registry: batch item %d %q: %w", i, m.ToolID, err))
 			continue
-		case !opts.Upsert:
+		case !opts.Upsert || (opts.Allow != nil && !opts.Allow(&old.ToolSummary)):
 			fail(i, m.ToolID, fmt.Errorf("registry: batch item %d: tool %q already exists: %w", i, m.ToolID, fault.ErrConflict))
 			continue
 		default:

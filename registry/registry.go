@@ -158,6 +158,13 @@ func (s *Service) Register(ctx context.Context, req Request) (Result, error) {
 // reuses the stored vector. Updating a deprecated tool with an active
 // manifest re-activates it.
 func (s *Service) Update(ctx context.Context, id string, req Request) (Result, error) {
+	return s.UpdateVisible(ctx, id, req, nil)
+}
+
+// UpdateVisible is Update for a caller: a tool allow refuses is answered
+// as an unknown id (fault.ErrNotFound), so a writer neither changes nor
+// learns of a tool it may not see. A nil allow allows every tool.
+func (s *Service) UpdateVisible(ctx context.Context, id string, req Request, allow func(*graph.ToolSummary) bool) (Result, error) {
 	m, err := prepare(req, id)
 	if err != nil {
 		return Result{}, fmt.Errorf("registry: update %q: %w", id, err)
@@ -165,6 +172,9 @@ func (s *Service) Update(ctx context.Context, id string, req Request) (Result, e
 	unlock := s.locks.lock(id)
 	defer unlock()
 	old, err := s.store.GetTool(ctx, id)
+	if err == nil && allow != nil && !allow(&old.ToolSummary) {
+		err = fault.ErrNotFound
+	}
 	if err != nil {
 		return Result{}, s.readErr("update", id, err)
 	}
@@ -197,8 +207,24 @@ func (s *Service) Update(ctx context.Context, id string, req Request) (Result, e
 // Deprecate marks a tool deprecated with a reason; the tool and its history
 // are kept and it can be re-activated by Update.
 func (s *Service) Deprecate(ctx context.Context, id, reason string) error {
+	return s.DeprecateVisible(ctx, id, reason, nil)
+}
+
+// DeprecateVisible is Deprecate for a caller: a tool allow refuses is
+// answered as an unknown id (fault.ErrNotFound). A nil allow allows every
+// tool.
+func (s *Service) DeprecateVisible(ctx context.Context, id, reason string, allow func(*graph.ToolSummary) bool) error {
 	unlock := s.locks.lock(id)
 	defer unlock()
+	if allow != nil {
+		old, err := s.store.GetTool(ctx, id)
+		if err == nil && !allow(&old.ToolSummary) {
+			err = fault.ErrNotFound
+		}
+		if err != nil {
+			return s.readErr("deprecate", id, err)
+		}
+	}
 	if err := s.store.SetStatus(ctx, id, graph.StatusDeprecated, reason); err != nil {
 		return s.readErr("deprecate", id, err)
 	}

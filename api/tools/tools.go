@@ -97,9 +97,15 @@ func (h *Handlers) update(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
-	res, err := h.svc.Update(c.Request.Context(), c.Param("toolId"), req)
+	caller, err := httpx.Caller(c)
 	if err != nil {
 		httpx.Error(c, err)
+		return
+	}
+	id := c.Param("toolId")
+	res, err := h.svc.UpdateVisible(c.Request.Context(), id, req, caller.Allows)
+	if err != nil {
+		httpx.Error(c, notFound(id, err))
 		return
 	}
 	httpx.OK(c, http.StatusOK, res)
@@ -144,8 +150,13 @@ func (h *Handlers) deprecate(c *gin.Context) {
 		httpx.Error(c, fault.Invalid("reason", "must be at most %d bytes, got %d", MaxReasonLen, len(reason)))
 		return
 	}
+	caller, err := httpx.Caller(c)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
 	ctx := c.Request.Context()
-	if err := h.svc.Deprecate(ctx, id, reason); err != nil {
+	if err := h.svc.DeprecateVisible(ctx, id, reason, caller.Allows); err != nil {
 		httpx.Error(c, notFound(id, err))
 		return
 	}
@@ -195,7 +206,12 @@ func (h *Handlers) batchRegister(c *gin.Context) {
 		httpx.Error(c, fault.Invalid("tools", "must hold at most %d items, got %d", MaxBatchItems, len(req.Tools)))
 		return
 	}
-	results := h.svc.BatchRegister(c.Request.Context(), req.Tools, registry.BatchOptions{Upsert: req.Upsert})
+	caller, err := httpx.Caller(c)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	results := h.svc.BatchRegister(c.Request.Context(), req.Tools, registry.BatchOptions{Upsert: req.Upsert, Allow: caller.Allows})
 	for i, r := range results {
 		id := r.ToolID
 		if id == "" && i < len(req.Tools) {

@@ -787,3 +787,44 @@ func TestUpdateKeepsOmittedUseCases(t *testing.T) {
 		t.Fatalf("use cases after clearing: %v", got)
 	}
 }
+
+// TestWritesFollowVisibility: an admin that may not see a tool (it needs
+// a role the key lacks) can neither change nor retire it, and learns no
+// more than it would of an unknown id; the tool is left as it was.
+func TestWritesFollowVisibility(t *testing.T) {
+	f := newFixture(t)
+	f.do(http.MethodPost, "/api/v1/tools/batch-register", map[string]any{"tools": []any{
+		reg(manifest("role.tool", func(m map[string]any) { m["permissionsRequired"] = []string{"role:ops"} })),
+	}})
+	admin := f.bearer(identity.NewKey{Level: "admin"})
+	ops := f.bearer(identity.NewKey{Level: "admin", Roles: []string{"ops"}})
+	open := manifest("role.tool") // no role: would make the tool public
+	for _, w := range []struct {
+		name, method, path string
+		body               any
+	}{
+		{"update", http.MethodPut, "/api/v1/tools/role.tool", reg(manifest("role.tool", func(m map[string]any) { delete(m, "toolId") }))},
+		{"deprecate", http.MethodDelete, "/api/v1/tools/role.tool?reason=probe", nil},
+	} {
+		hidden := f.do(w.method, w.path, w.body, "Authorization", admin)
+		unknown := f.do(w.method, strings.ReplaceAll(w.path, "role.tool", "zz.unknown"), w.body, "Authorization", admin)
+		if hidden.Code != http.StatusNotFound || unknown.Code != http.StatusNotFound {
+			t.Fatalf("%s of a hidden tool: %d %s (unknown: %d)", w.name, hidden.Code, hidden.Raw, unknown.Code)
+		}
+		if norm := strings.ReplaceAll(unknown.Body.Error.Message, "zz.unknown", "role.tool"); norm != hidden.Body.Error.Message {
+			t.Fatalf("%s: hidden and unknown differ: %q vs %q", w.name, hidden.Raw, unknown.Raw)
+		}
+	}
+	r := f.do(http.MethodPost, "/api/v1/tools/batch-register", map[string]any{"upsert": true, "tools": []any{reg(open)}}, "Authorization", admin)
+	if !strings.Contains(r.Raw, `"status":"failed"`) || !strings.Contains(r.Raw, "already exists") {
+		t.Fatalf("upsert over a hidden tool: %d %s", r.Code, r.Raw)
+	}
+	got := f.do(http.MethodGet, "/api/v1/tools/role.tool", nil, "Authorization", ops)
+	if got.Code != http.StatusOK || !strings.Contains(got.Raw, "role:ops") || !strings.Contains(got.Raw, `"status":"active"`) {
+		t.Fatalf("the tool changed: %d %s", got.Code, got.Raw)
+	}
+	// A caller that may see it still can change it.
+	if r := f.do(http.MethodDelete, "/api/v1/tools/role.tool?reason=retired", nil, "Authorization", ops); r.Code != http.StatusOK {
+		t.Fatalf("deprecate by a caller who sees it: %d %s", r.Code, r.Raw)
+	}
+}
