@@ -11,10 +11,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -123,18 +125,21 @@ func DecodeStrict(body []byte, dst any) error {
 func jsonFieldError(err error) error {
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
+	var timeErr *time.ParseError
 	switch {
 	case errors.As(err, &typeErr):
 		path := typeErr.Field
 		if path == "" {
 			path = "body"
 		}
-		return fault.Malformed(path, "must be %s, got JSON %s", typeErr.Type.String(), typeErr.Value)
+		return fault.Malformed(path, "must be %s, got JSON %s", jsonKind(typeErr.Type), typeErr.Value)
 	case errors.As(err, &syntaxErr):
 		return fault.Malformed("body", "invalid JSON at byte %d: %v", syntaxErr.Offset, err)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 		return fault.Malformed(name, "unknown field")
+	case errors.As(err, &timeErr):
+		return fault.Malformed("body", "a time must be RFC 3339, such as 2026-12-31T23:59:59Z, got %q", timeErr.Value)
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return fault.Malformed("body", "truncated JSON")
 	default:
@@ -294,4 +299,31 @@ func CheckPathIDs(c *gin.Context) bool {
 		}
 	}
 	return true
+}
+
+// jsonKind names what a Go type reads from JSON, in JSON's words rather
+// than the Go type's name ("an object", not "map[string]interface {}").
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return "a base64 string"
+		}
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	default:
+		return "a JSON value of another type"
+	}
 }
