@@ -43,10 +43,10 @@ type memIndex struct {
 	rowOf    []int32
 	statusOf []string
 	pos      map[string]int
-	dim     int       // vector length, fixed by the first vector stored
-	vecs    []float32 // len(rows) * dim
-	q8      []int8    // int8 form of vecs, len(rows) * dim
-	qrows   []qrow    // per row: scale and error-bound terms of q8
+	dim      int       // vector length, fixed by the first vector stored
+	vecs     []float32 // len(rows) * dim
+	q8       []int8    // int8 form of vecs, len(rows) * dim
+	qrows    []qrow    // per row: scale and error-bound terms of q8
 	// centre caches meanVector; put and setStatus clear it.
 	centre atomic.Pointer[[]float32]
 }
