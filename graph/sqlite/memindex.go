@@ -350,6 +350,7 @@ const (
 // scan returns the best k of entries (unordered). The caller holds m.mu.
 func (m *memIndex) scan(entries []*memEntry, q []float32, k int, f *matcher, useCentroid bool) []scored {
 	h := make(minHeap, 0, k+1)
+	var tmp graph.ToolSummary // Allow's copy, one per scan
 	for _, e := range entries {
 		var v []float32
 		if useCentroid {
@@ -364,7 +365,7 @@ func (m *memIndex) scan(entries []*memEntry, q []float32, k int, f *matcher, use
 		if len(h) == k && !better(c, h[0]) {
 			continue
 		}
-		if !f.allow(&e.sum) {
+		if !f.allowOn(&tmp, &e.sum) {
 			continue
 		}
 		heap.Push(&h, c)
