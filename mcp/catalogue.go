@@ -1,12 +1,15 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
+	"unique"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -24,11 +27,47 @@ import (
 // removes one tool, and the SDK then sends notifications/tools/list_changed
 // to the connected sessions. tools/list shows each caller only the tools
 // it may execute.
+//
+// A catalogue of 100,000 tools is held at once, so each tool is kept
+// compact: its SDK entry holds the short description (tools/list adds the
+// Toolsmith suffix to the page it answers, listOnlyCallable), an input
+// schema interned by content (a tool's versions and regional copies share
+// one), a _meta shared by the tools of one version, and one handler for
+// all; the visibility rule kept beside it is shared by the tools with the
+// same one.
 type catalogue struct {
 	mu     sync.RWMutex
-	byName map[string]graph.ToolSummary // MCP name -> the tool's summary
-	names  map[string]string            // tool id -> MCP name
+	byName map[string]exposure // MCP name -> the tool it exposes
+	// rules and metas intern the visibility rules and the _meta maps (few
+	// distinct ones, read-only once made); each stops growing at
+	// maxInterned and new values are then kept per tool.
+	rules map[string]*graph.ToolSummary
+	metas map[string]sdk.Meta
 }
+
+// exposure is one exposed tool: its id and its visibility rule (only the
+// fields access.Caller.Reason reads; shared, never modified).
+type exposure struct {
+	id   string
+	rule *graph.ToolSummary
+}
+
+// maxInterned bounds each intern map of the catalogue.
+const maxInterned = 4096
+
+func newCatalogue() catalogue {
+	return catalogue{byName: map[string]exposure{}, rules: map[string]*graph.ToolSummary{}, metas: map[string]sdk.Meta{}}
+}
+
+// schemaJSON is an input schema's JSON, interned: tools with the same
+// schema hold one copy, which the garbage collector frees with the last.
+type schemaJSON struct{ h unique.Handle[string] }
+
+// MarshalJSON returns the schema as it was registered (compacted).
+func (s schemaJSON) MarshalJSON() ([]byte, error) { return []byte(s.h.Value()), nil }
+
+// emptySchema is the input schema of a tool without an object schema.
+var emptySchema = schemaJSON{unique.Make(`{"type":"object","properties":{}}`)}
 
 // LoadCatalogue exposes every active tool of the store. Call it once at
 // start; ToolChanged keeps it current.
@@ -70,77 +109,111 @@ func (e *Edge) ToolChanged(ctx context.Context, id string) error {
 		e.withdraw(id)
 		return nil
 	}
-	var m tool.Manifest
+	var m struct {
+		Version     string          `json:"version"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}
 	if err := json.Unmarshal(t.Manifest, &m); err != nil {
 		e.withdraw(id)
 		return nil // a tool without a readable manifest cannot be called anyway
 	}
-	// The schema stays raw JSON (a decoded map costs several times its
-	// size, and 10,000 tools are held at once).
-	input := json.RawMessage(`{"type":"object","properties":{}}`)
+	input := emptySchema
 	var probe struct {
 		Type string `json:"type"`
 	}
 	if len(m.InputSchema) > 0 && json.Unmarshal(m.InputSchema, &probe) == nil && probe.Type == "object" {
-		input = m.InputSchema
+		var b bytes.Buffer
+		if json.Compact(&b, m.InputSchema) == nil {
+			input = schemaJSON{unique.Make(b.String())}
+		}
 	}
 	name := tool.FunctionName(id)
 	desc := t.ShortDescription // kb.get_document has the rest
 	if desc == "" {
 		desc = t.Description
 	}
-	mt := &sdk.Tool{Name: name, Title: t.Name, Description: desc + " (Toolsmith tool " + id + "; runs through call_tool.)",
-		InputSchema: input}
-	if m.Version != "" {
-		mt.Meta = sdk.Meta{"toolsmith/version": m.Version}
-	}
+	mt := &sdk.Tool{Name: name, Title: t.Name, Description: desc, InputSchema: input}
 	e.cat.mu.Lock()
-	if old, ok := e.cat.names[id]; ok && old != name {
-		delete(e.cat.byName, old)
+	if m.Version != "" {
+		mt.Meta = e.cat.meta(m.Version)
 	}
-	// Keep only what the visibility rule reads (access.Caller.Reason).
-	e.cat.byName[name] = graph.ToolSummary{ID: id, Status: t.Status, Groups: t.Groups, AvailableInStates: t.AvailableInStates,
-		Permissions: t.Permissions, RequiredLevel: t.RequiredLevel, Module: t.Module}
-	e.cat.names[id] = name
+	e.cat.byName[name] = exposure{id: id, rule: e.cat.rule(t.ToolSummary)}
 	e.cat.mu.Unlock()
-	e.server.AddTool(mt, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		var args map[string]any
-		if len(req.Params.Arguments) > 0 {
-			if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
-				return errorResult("arguments: must be a JSON object: " + err.Error()), nil
-			}
-		}
-		start := time.Now()
-		p, caller, err := e.caller(ctx, req)
-		if err == nil {
-			err = e.limit(ratelimit.Execute, p, req)
-		}
-		if err != nil {
-			e.record(ctx, p, name, id, err, time.Since(start))
-			return errorResult(clientMessage(err)), nil
-		}
-		ctx = identity.NewContext(ctx, p, caller)
-		if _, err := e.visibleTool(ctx, caller, id); err != nil {
-			// Not listed for this caller, so not there: as for an unknown name.
-			e.record(ctx, p, name, id, err, time.Since(start))
-			return errorResult("not found: unknown tool " + name), nil
-		}
-		out, err := e.callTool(ctx, caller, CallToolIn{ToolID: id, Arguments: args})
-		e.record(ctx, p, name, id, err, time.Since(start))
-		if err != nil {
-			return errorResult(clientMessage(err)), nil
-		}
-		b, _ := json.Marshal(out)
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}, StructuredContent: out}, nil
-	})
+	e.server.AddTool(mt, e.callExposed)
 	return nil
 }
 
+// meta returns the shared _meta of a version; the caller holds c.mu.
+func (c *catalogue) meta(version string) sdk.Meta {
+	if m, ok := c.metas[version]; ok {
+		return m
+	}
+	m := sdk.Meta{"toolsmith/version": version}
+	if len(c.metas) < maxInterned {
+		c.metas[version] = m
+	}
+	return m
+}
+
+// rule returns the shared visibility rule of a tool; the caller holds c.mu.
+func (c *catalogue) rule(t graph.ToolSummary) *graph.ToolSummary {
+	key := strings.Join([]string{strings.Join(t.Groups, "\x1f"), strings.Join(t.AvailableInStates, "\x1f"),
+		strings.Join(t.Permissions, "\x1f"), t.RequiredLevel, t.Module}, "\x1e")
+	if r, ok := c.rules[key]; ok {
+		return r
+	}
+	r := &graph.ToolSummary{Status: graph.StatusActive, Groups: t.Groups, AvailableInStates: t.AvailableInStates,
+		Permissions: t.Permissions, RequiredLevel: t.RequiredLevel, Module: t.Module}
+	if len(c.rules) < maxInterned {
+		c.rules[key] = r
+	}
+	return r
+}
+
+// callExposed runs a catalogue tool, called by its MCP name, like call_tool.
+func (e *Edge) callExposed(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	name := req.Params.Name
+	x, ok := e.exposed(name)
+	if !ok {
+		return errorResult("not found: unknown tool " + name), nil
+	}
+	id := x.id
+	var args map[string]any
+	if len(req.Params.Arguments) > 0 {
+		if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+			return errorResult("arguments: must be a JSON object: " + err.Error()), nil
+		}
+	}
+	start := time.Now()
+	p, caller, err := e.caller(ctx, req)
+	if err == nil {
+		err = e.limit(ratelimit.Execute, p, req)
+	}
+	if err != nil {
+		e.record(ctx, p, name, id, err, time.Since(start))
+		return errorResult(clientMessage(err)), nil
+	}
+	ctx = identity.NewContext(ctx, p, caller)
+	if _, err := e.visibleTool(ctx, caller, id); err != nil {
+		// Not listed for this caller, so not there: as for an unknown name.
+		e.record(ctx, p, name, id, err, time.Since(start))
+		return errorResult("not found: unknown tool " + name), nil
+	}
+	out, err := e.callTool(ctx, caller, CallToolIn{ToolID: id, Arguments: args})
+	e.record(ctx, p, name, id, err, time.Since(start))
+	if err != nil {
+		return errorResult(clientMessage(err)), nil
+	}
+	b, _ := json.Marshal(out)
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}, StructuredContent: out}, nil
+}
+
 func (e *Edge) withdraw(id string) {
+	name := tool.FunctionName(id)
 	e.cat.mu.Lock()
-	name, ok := e.cat.names[id]
+	x, ok := e.cat.byName[name]
+	ok = ok && x.id == id
 	if ok {
-		delete(e.cat.names, id)
 		delete(e.cat.byName, name)
 	}
 	e.cat.mu.Unlock()
@@ -149,12 +222,20 @@ func (e *Edge) withdraw(id string) {
 	}
 }
 
-// exposed returns the summary of a catalogue tool by its MCP name.
-func (e *Edge) exposed(name string) (graph.ToolSummary, bool) {
+// exposed returns the catalogue tool of an MCP name.
+func (e *Edge) exposed(name string) (exposure, bool) {
 	e.cat.mu.RLock()
 	defer e.cat.mu.RUnlock()
-	s, ok := e.cat.byName[name]
-	return s, ok
+	x, ok := e.cat.byName[name]
+	return x, ok
+}
+
+// listed is a catalogue tool as tools/list shows it: its description with
+// the Toolsmith suffix. The SDK's entry is shared, so it is copied.
+func listed(t *sdk.Tool, id string) *sdk.Tool {
+	c := *t
+	c.Description = t.Description + " (Toolsmith tool " + id + "; runs through call_tool.)"
+	return &c
 }
 
 func errorResult(msg string) *sdk.CallToolResult {

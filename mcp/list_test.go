@@ -2,14 +2,20 @@ package mcp_test
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/graph/sqlite"
 	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/mcp"
@@ -81,5 +87,87 @@ func TestToolsListIsTheActingCallers(t *testing.T) {
 		if !slices.Contains(guest, name) && name != "fulfil_verb" { // a gateway's end user is authenticated
 			t.Errorf("a gateway narrowed to guest lists %s, a guest does not (guest: %v)", name, guest)
 		}
+	}
+}
+
+// TestCatalogueToolsAsListed: a catalogue tool is listed with its title,
+// its description and the Toolsmith suffix, its version in _meta and its
+// input schema as registered, although the catalogue keeps them compact
+// (two tools with one schema share it); a tool without an object schema
+// gets the empty one, and a withdrawn tool is no longer listed.
+func TestCatalogueToolsAsListed(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "g.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.EnsureEmbedder(ctx, graph.EmbedderInfo{Model: "test", Dimension: 2}); err != nil {
+		t.Fatal(err)
+	}
+	schema := `{"type": "object", "properties": {"city": {"type": "string", "description": "the city"}}, "required": ["city"]}`
+	for i, id := range []string{"weather.now", "weather.now.eu-central", "weather.raw"} {
+		in := schema
+		if id == "weather.raw" {
+			in = `{"type": "string"}`
+		}
+		man := `{"toolId": "` + id + `", "version": "1.` + strconv.Itoa(i) + `.0", "inputSchema": ` + in + `}`
+		if _, err := st.UpsertTool(ctx, graph.Tool{ToolSummary: graph.ToolSummary{ID: id, Name: "Weather " + id,
+			ShortDescription: "Current weather of " + id, Status: graph.StatusActive}, Embedding: []float32{1, 0}, Manifest: json.RawMessage(man)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edge := mcp.New(mcp.Deps{Store: st})
+	if n, err := edge.LoadCatalogue(ctx); err != nil || n != 3 {
+		t.Fatalf("loaded %d: %v", n, err)
+	}
+	srv := httptest.NewServer(edge.Handler())
+	defer srv.Close()
+	listed := func() map[string]*sdk.Tool {
+		c := sdk.NewClient(&sdk.Implementation{Name: "list-test", Version: "test"}, nil)
+		cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		out := map[string]*sdk.Tool{}
+		for tool, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[tool.Name] = tool
+		}
+		return out
+	}
+	tools := listed()
+	var want any
+	_ = json.Unmarshal([]byte(schema), &want)
+	for i, id := range []string{"weather.now", "weather.now.eu-central"} {
+		name := strings.ReplaceAll(id, ".", "__")
+		got, ok := tools[name]
+		if !ok {
+			t.Fatalf("%s is not listed: %v", name, slices.Collect(maps.Keys(tools)))
+		}
+		if got.Title != "Weather "+id || got.Description != "Current weather of "+id+" (Toolsmith tool "+id+"; runs through call_tool.)" {
+			t.Errorf("%s: title %q, description %q", name, got.Title, got.Description)
+		}
+		if v := got.Meta["toolsmith/version"]; v != "1."+strconv.Itoa(i)+".0" {
+			t.Errorf("%s: _meta %v", name, got.Meta)
+		}
+		if !reflect.DeepEqual(got.InputSchema, want) {
+			t.Errorf("%s: input schema %v, want %v", name, got.InputSchema, want)
+		}
+	}
+	if got := tools["weather__raw"]; got == nil || !reflect.DeepEqual(got.InputSchema, map[string]any{"type": "object", "properties": map[string]any{}}) {
+		t.Errorf("a tool without an object schema: %+v", got)
+	}
+	if err := st.SetStatus(ctx, "weather.now", graph.StatusDeprecated, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := edge.ToolChanged(ctx, "weather.now"); err != nil {
+		t.Fatal(err)
+	}
+	if tools := listed(); tools["weather__now"] != nil || tools["weather__now__eu-central"] == nil {
+		t.Errorf("after deprecating weather.now: %v", slices.Collect(maps.Keys(tools)))
 	}
 }

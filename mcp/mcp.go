@@ -109,7 +109,7 @@ func New(d Deps) *Edge {
 			"then call_tool with one of the returned toolIds and arguments that fit its inputSchema. " +
 			"fulfil_verb asks Toolsmith to fulfil a capability it may not have yet.",
 	})
-	e := &Edge{d: d, server: s, cat: catalogue{byName: map[string]graph.ToolSummary{}, names: map[string]string{}}}
+	e := &Edge{d: d, server: s, cat: newCatalogue()}
 	e.register()
 	s.AddReceivingMiddleware(e.listOnlyCallable)
 	return e
@@ -142,8 +142,8 @@ func (e *Edge) listOnlyCallable(next sdk.MethodHandler) sdk.MethodHandler {
 				}
 				continue
 			}
-			if sum, ok := e.exposed(t.Name); ok && nerr == nil && caller.Allows(&sum) {
-				kept = append(kept, t)
+			if x, ok := e.exposed(t.Name); ok && nerr == nil && caller.Allows(x.rule) {
+				kept = append(kept, listed(t, x.id))
 			}
 		}
 		list.Tools = kept

@@ -125,9 +125,12 @@ type catalogue struct {
 }
 
 // catEntry is one visible tool with its manifest's estimated tokens, kept
-// so that a change can take the tool's old share out of the total.
+// so that a change can take the tool's old share out of the total. Only
+// the id is kept of the tool (at 100,000 tools their summaries were 85 MB
+// per cached catalogue): the lightweight index reads the summaries of the
+// few it shows (indexSummaries).
 type catEntry struct {
-	tool   *graph.ToolSummary
+	id     string
 	tokens int
 }
 
@@ -210,7 +213,7 @@ func (s *Service) listCatalogue(ctx context.Context, caller access.Caller, categ
 			if err != nil {
 				return catalogue{}, err
 			}
-			cat.tools = append(cat.tools, catEntry{tool: t, tokens: n})
+			cat.tools = append(cat.tools, catEntry{id: t.ID, tokens: n})
 			cat.tokens += n
 		}
 		if page.Next == "" {
@@ -238,23 +241,22 @@ func (s *Service) applyChanges(ctx context.Context, cat catalogue, caller access
 		if err != nil {
 			return catalogue{}, fmt.Errorf("retrieval: catalogue change %q: %w", id, err)
 		}
-		sum := t.ToolSummary
-		if inCatalogue(&sum, caller, category) {
-			add = append(add, catEntry{tool: &sum, tokens: EstimateTokens(string(t.Manifest))})
+		if inCatalogue(&t.ToolSummary, caller, category) {
+			add = append(add, catEntry{id: t.ID, tokens: EstimateTokens(string(t.Manifest))})
 		}
 	}
 	out := catalogue{tools: make([]catEntry, 0, len(cat.tools)+len(add))}
 	c := 0 // next of changed not yet passed
 	for _, e := range cat.tools {
-		for c < len(changed) && changed[c] < e.tool.ID {
+		for c < len(changed) && changed[c] < e.id {
 			c++
 		}
-		for len(add) > 0 && add[0].tool.ID < e.tool.ID {
+		for len(add) > 0 && add[0].id < e.id {
 			out.tools = append(out.tools, add[0])
 			out.tokens += add[0].tokens
 			add = add[1:]
 		}
-		if c < len(changed) && changed[c] == e.tool.ID {
+		if c < len(changed) && changed[c] == e.id {
 			continue // replaced by its entry in add, if it has one
 		}
 		out.tools = append(out.tools, e)
@@ -308,6 +310,30 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// indexChunk is how many catalogue tools the lightweight index reads
+// first (about what a plain search's budget shows beside its detailed
+// manifests); each further read takes twice as many.
+const indexChunk = 64
+
+// indexSummaries returns the summaries of a run of catalogue entries, in
+// their (id) order, from the store's id lookup (the SQLite store answers
+// it from memory). A tool that changed since the catalogue was made is
+// read as it is now and, if the caller no longer sees it, left out; the
+// change is applied to the catalogue on its next use.
+func (s *Service) indexSummaries(ctx context.Context, entries []catEntry, caller access.Caller) ([]graph.ToolSummary, error) {
+	ids := make([]string, len(entries))
+	for i, e := range entries {
+		ids[i] = e.id
+	}
+	f := caller.Filter()
+	f.IDs = ids
+	page, err := s.store.ListTools(ctx, graph.ListQuery{Limit: len(ids), Filter: f})
+	if err != nil {
+		return nil, fmt.Errorf("retrieval: index summaries: %w", err)
+	}
+	return page.Items, nil
 }
 
 // assemble fills res.Context and the token metadata for the phase.
@@ -370,8 +396,14 @@ func (s *Service) assemble(ctx context.Context, q Query, cfg PhaseConfig, res *R
 				break
 			}
 		}
-		for i := 0; full && i < len(cat.tools); i++ {
-			full = addEntry(*cat.tools[i].tool)
+		for lo, n := 0, indexChunk; full && lo < len(cat.tools); lo, n = lo+n, min(2*n, graph.MaxListLimit) {
+			sums, err := s.indexSummaries(ctx, cat.tools[lo:min(lo+n, len(cat.tools))], q.Caller)
+			if err != nil {
+				return err
+			}
+			for i := 0; full && i < len(sums); i++ {
+				full = addEntry(sums[i])
+			}
 		}
 	}
 	a.IndexTotal = len(cat.tools)

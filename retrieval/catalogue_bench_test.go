@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -105,4 +106,32 @@ func BenchmarkSearchAfterRegistration20k(b *testing.B) {
 			reportLatency(b, durs)
 		})
 	}
+}
+
+// BenchmarkCatalogueHeap measures what a warm catalogue holds over
+// 20,000 tools: the live heap after WarmCatalogue minus before (with the
+// store open and warm), in MB, and the time to list it once.
+//
+//	go test ./retrieval -run '^$' -bench CatalogueHeap -benchtime 3x
+func BenchmarkCatalogueHeap(b *testing.B) {
+	st := catBenchStore(b, catBenchTools)
+	ctx := context.Background()
+	caller := access.Caller{UserID: "u"}
+	var svc *retrieval.Service
+	var before, after runtime.MemStats
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		svc = nil
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		svc = retrieval.New(st, benchEmb, retrieval.Options{CacheSize: -1})
+		if err := svc.WarmCatalogue(ctx, caller); err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+	}
+	b.StopTimer()
+	runtime.KeepAlive(svc)
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "catalogue-MB")
 }

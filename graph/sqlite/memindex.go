@@ -35,11 +35,18 @@ type memEntry struct {
 type memIndex struct {
 	mu      sync.RWMutex
 	entries []*memEntry
-	pos     map[string]int
-	dim     int       // vector length, fixed by the first vector stored
-	vecs    []float32 // len(rows) * dim
-	q8      []int8    // int8 form of vecs, len(rows) * dim
-	qrows   []qrow    // per row: scale and error-bound terms of q8
+	// rowOf and statusOf mirror each entry's row and (interned) status in
+	// dense arrays, so that the scan tests them without reading the
+	// entry itself, a pointer to a summary of some hundred bytes that
+	// the allocator placed anywhere (at 100,000 tools, reading it was
+	// most of the scan).
+	rowOf    []int32
+	statusOf []string
+	pos      map[string]int
+	dim      int       // vector length, fixed by the first vector stored
+	vecs     []float32 // len(rows) * dim
+	q8       []int8    // int8 form of vecs, len(rows) * dim
+	qrows    []qrow    // per row: scale and error-bound terms of q8
 	// centre caches meanVector; put and setStatus clear it.
 	centre atomic.Pointer[[]float32]
 }
@@ -91,10 +98,13 @@ func (m *memIndex) put(sum graph.ToolSummary, vec []float32) {
 	}
 	if exists {
 		m.entries[i] = e
+		m.rowOf[i], m.statusOf[i] = int32(e.row), e.sum.Status
 		return
 	}
 	m.pos[sum.ID] = len(m.entries)
 	m.entries = append(m.entries, e)
+	m.rowOf = append(m.rowOf, int32(e.row))
+	m.statusOf = append(m.statusOf, e.sum.Status)
 }
 
 // internStatus returns the graph package's constant for a known status, so
@@ -188,6 +198,7 @@ func (m *memIndex) setStatus(sum graph.ToolSummary) {
 	if i, ok := m.pos[sum.ID]; ok {
 		old := m.entries[i]
 		m.entries[i] = &memEntry{sum: sum, row: old.row, centroid: old.centroid, usage: old.usage}
+		m.statusOf[i] = sum.Status
 	}
 }
 
@@ -268,13 +279,15 @@ func (m *memIndex) searchWith(q []float32, k int, f *matcher, useCentroid, quant
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	entries := m.entries
+	entries, rows, stats := m.entries, m.rowOf, m.statusOf
 	if f.ids != nil && len(f.ids) < len(entries)/8 {
 		// A short id list: visit those entries instead of every one.
 		sub := make([]*memEntry, 0, len(f.ids))
+		rows, stats = make([]int32, 0, len(f.ids)), make([]string, 0, len(f.ids))
 		for id := range f.ids {
 			if i, ok := m.pos[id]; ok {
 				sub = append(sub, m.entries[i])
+				rows, stats = append(rows, m.rowOf[i]), append(stats, m.statusOf[i])
 			}
 		}
 		entries = sub
@@ -283,16 +296,16 @@ func (m *memIndex) searchWith(q []float32, k int, f *matcher, useCentroid, quant
 	if !useCentroid && len(entries)*m.dim >= parallelMinFloats {
 		shards = min(runtime.GOMAXPROCS(0), maxShards)
 	}
-	scan := m.scan
+	scan := func(lo, hi int) []scored { return m.scan(entries[lo:hi], q, k, f, useCentroid) }
 	if quant && !useCentroid && len(q) == m.dim {
 		qq := newQuantQuery(q)
-		scan = func(entries []*memEntry, q []float32, k int, f *matcher, _ bool) []scored {
-			return m.scanQuant(entries, q, qq, k, f)
+		scan = func(lo, hi int) []scored {
+			return m.scanQuant(entries[lo:hi], rows[lo:hi], stats[lo:hi], q, qq, k, f)
 		}
 	}
 	var best []scored
 	if shards <= 1 {
-		best = scan(entries, q, k, f, useCentroid)
+		best = scan(0, len(entries))
 	} else {
 		// The scan is memory-bound (the matrix is far larger than the
 		// caches), so splitting it over cores raises the bandwidth used.
@@ -307,7 +320,7 @@ func (m *memIndex) searchWith(q []float32, k int, f *matcher, useCentroid, quant
 			wg.Add(1)
 			go func(i, lo, hi int) {
 				defer wg.Done()
-				parts[i] = scan(entries[lo:hi], q, k, f, useCentroid)
+				parts[i] = scan(lo, hi)
 			}(i, lo, hi)
 		}
 		wg.Wait()
@@ -337,6 +350,7 @@ const (
 // scan returns the best k of entries (unordered). The caller holds m.mu.
 func (m *memIndex) scan(entries []*memEntry, q []float32, k int, f *matcher, useCentroid bool) []scored {
 	h := make(minHeap, 0, k+1)
+	var tmp graph.ToolSummary // Allow's copy, one per scan
 	for _, e := range entries {
 		var v []float32
 		if useCentroid {
@@ -351,7 +365,7 @@ func (m *memIndex) scan(entries []*memEntry, q []float32, k int, f *matcher, use
 		if len(h) == k && !better(c, h[0]) {
 			continue
 		}
-		if !f.allow(&e.sum) {
+		if !f.allowOn(&tmp, &e.sum) {
 			continue
 		}
 		heap.Push(&h, c)
@@ -395,15 +409,25 @@ type quantCand struct {
 // ub < τ cannot enter the top k. Pass 2 scores the remaining candidates
 // exactly, best upper bound first, and stops once the next upper bound is
 // below the k-th exact score. The caller holds m.mu.
-func (m *memIndex) scanQuant(entries []*memEntry, q []float32, qq *quantQuery, k int, f *matcher) []scored {
+//
+// rows and stats are the entries' rows and statuses (memIndex.rowOf,
+// statusOf): an entry is read only when the filter needs more than its
+// status, or when its row may enter the top k.
+func (m *memIndex) scanQuant(entries []*memEntry, rows []int32, stats []string, q []float32, qq *quantQuery, k int, f *matcher) []scored {
 	dim := m.dim
 	lbs := make(floatMinHeap, 0, k+1) // best k lower bounds, worst on top
 	cands := make([]quantCand, 0, 4*k+16)
-	for _, e := range entries {
-		if e.row < 0 || !f.pushed(&e.sum) {
+	more := f.categories != nil || f.ids != nil || f.modules != nil
+	var tmp graph.ToolSummary // Allow's copy, one per scan
+	for i, r32 := range rows {
+		if r32 < 0 || !f.statusOK(stats[i]) {
 			continue
 		}
-		r := e.row
+		e := entries[i]
+		if more && !f.pushed(&e.sum) {
+			continue
+		}
+		r := int(r32)
 		qr := &m.qrows[r]
 		approx := qq.scale * qr.scale * float64(vec8.Dot(qq.q8, m.q8[r*dim:(r+1)*dim]))
 		b := vec8.Bound(qq.resid, qq.norm, qr.resid, qr.norm) + quantSlack
@@ -414,7 +438,7 @@ func (m *memIndex) scanQuant(entries []*memEntry, q []float32, qq *quantQuery, k
 		c := quantCand{e: e, ub: ub}
 		if lb := approx - b; len(lbs) < k || lb > lbs[0] {
 			// Only allowed rows may raise the floor.
-			if !f.allow(&e.sum) {
+			if !f.allowOn(&tmp, &e.sum) {
 				continue
 			}
 			c.allowed = true
@@ -448,7 +472,7 @@ func (m *memIndex) scanQuant(entries []*memEntry, q []float32, qq *quantQuery, k
 		if len(h) == k && !better(sc, h[0]) {
 			continue
 		}
-		if !c.allowed && !f.allow(&c.e.sum) {
+		if !c.allowed && !f.allowOn(&tmp, &c.e.sum) {
 			continue
 		}
 		heap.Push(&h, sc)
@@ -502,13 +526,17 @@ func newMatcher(f graph.Filter) *matcher {
 	return m
 }
 
+// statusOK reports whether the filter admits a status.
+func (m *matcher) statusOK(s string) bool {
+	if m.status != "" {
+		return s == m.status
+	}
+	return m.statuses[s]
+}
+
 // pushed applies the fields a query language would handle.
 func (m *matcher) pushed(s *graph.ToolSummary) bool {
-	if m.status != "" {
-		if s.Status != m.status {
-			return false
-		}
-	} else if !m.statuses[s.Status] {
+	if !m.statusOK(s.Status) {
 		return false
 	}
 	return (m.categories == nil || m.categories[s.Category]) &&
@@ -524,6 +552,21 @@ func (m *matcher) allow(s *graph.ToolSummary) bool {
 	}
 	c := graph.CloneSummary(*s)
 	return m.allowFn(&c)
+}
+
+// allowOn is allow with tmp as the copy: a shallow one, whose slices are
+// clipped so that an append cannot write into the index's arrays, and no
+// allocation per call (the scan calls it for every row that may enter the
+// top k). graph.Filter.Allow must not modify the summary's slices.
+func (m *matcher) allowOn(tmp, s *graph.ToolSummary) bool {
+	if m.allowFn == nil {
+		return true
+	}
+	*tmp = *s
+	clip := func(xs []string) []string { return xs[:len(xs):len(xs)] }
+	tmp.Tags, tmp.Groups, tmp.AvailableInStates = clip(s.Tags), clip(s.Groups), clip(s.AvailableInStates)
+	tmp.Permissions, tmp.RequiredParams, tmp.OptionalParams = clip(s.Permissions), clip(s.RequiredParams), clip(s.OptionalParams)
+	return m.allowFn(tmp)
 }
 
 // statuses returns the filter's statuses, defaulting to active.

@@ -3,8 +3,10 @@ package sqlite
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,7 +111,10 @@ func refSearch(m *memIndex, q []float32, k int, f *matcher) []scored {
 // BenchmarkMemIndexScan measures the in-memory k-NN alone at 10,000 × 512:
 // the quantised scan on random vectors and on clustered ones (closer to
 // text embeddings, where many scores crowd near the top), and the plain
-// float32 scan it replaced, for comparison.
+// float32 scan it replaced, for comparison. "allow" adds a caller's
+// visibility check (retrieval's searches always have one) on tools with
+// tags and parameters, whose entries were allocated among other objects,
+// as a server's are, at 10,000 and at 100,000 tools.
 //
 //	go test ./graph/sqlite -run '^$' -bench MemIndexScan -benchtime 1000x
 func BenchmarkMemIndexScan(b *testing.B) {
@@ -129,21 +134,38 @@ func BenchmarkMemIndexScan(b *testing.B) {
 	}
 	random := func() []float32 { return randUnit(r, dim) }
 	for _, tc := range []struct {
-		name string
-		gen  func() []float32
-		ref  bool
-	}{{"quantised/random", random, false}, {"quantised/clustered", clustered, false},
-		{"float32/random", random, true}, {"float32/clustered", clustered, true}} {
+		name  string
+		gen   func() []float32
+		ref   bool
+		allow bool
+	}{{"quantised/random", random, false, false}, {"quantised/clustered", clustered, false, false},
+		{"quantised/clustered-allow", clustered, false, true},
+		{"quantised/100k-clustered-allow", clustered, false, true},
+		{"float32/random", random, true, false}, {"float32/clustered", clustered, true, false}} {
 		b.Run(tc.name, func(b *testing.B) {
 			m := newMemIndex()
-			for i := 0; i < n; i++ {
-				m.put(graph.ToolSummary{ID: fmt.Sprintf("t%05d", i), Status: graph.StatusActive}, tc.gen())
+			var other [][]byte
+			n := n
+			if strings.HasPrefix(tc.name, "quantised/100k") {
+				n = 100000 // the catalogue size of the scale targets
 			}
+			for i := 0; i < n; i++ {
+				sum := graph.ToolSummary{ID: fmt.Sprintf("t%05d", i), Status: graph.StatusActive}
+				if tc.allow {
+					sum.Tags, sum.RequiredParams = []string{"alpha", "beta"}, []string{"id"}
+					other = append(other, make([]byte, 64+r.IntN(2048)))
+				}
+				m.put(sum, tc.gen())
+			}
+			runtime.KeepAlive(other)
 			queries := make([][]float32, 64)
 			for i := range queries {
 				queries[i] = tc.gen()
 			}
 			f := newMatcher(graph.Filter{})
+			if tc.allow {
+				f = newMatcher(graph.Filter{Allow: func(t *graph.ToolSummary) bool { return len(t.Permissions) == 0 }})
+			}
 			durs := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {

@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"container/heap"
 	"context"
 	"database/sql"
 	"errors"
@@ -318,9 +317,11 @@ func (x *textIndex) term(ctx context.Context, word string) (string, bool, error)
 // maxCachedWords bounds the query-word cache.
 const maxCachedWords = 1 << 16
 
-// textCandidate is a scored document.
+// textCandidate is a scored document, by its row (no pointer: the
+// selection moves candidates around, and pointers would cost a write
+// barrier each while the collector runs).
 type textCandidate struct {
-	id    string
+	row   int32
 	score float64
 }
 
@@ -363,21 +364,21 @@ func (x *textIndex) search(terms []string, keep func(id string, score float64) b
 			sc.score[p.row] += v * (w * (bm25K1 + 1)) / (w + norm)
 		}
 	}
-	cands := textHeap(sc.cands[:0])
+	cands := textHeap{c: sc.cands[:0], ids: x.ids}
 	for _, r := range sc.touched {
-		cands = append(cands, textCandidate{x.ids[r], sc.score[r]})
+		cands.c = append(cands.c, textCandidate{r, sc.score[r]})
 		sc.score[r] = 0
 	}
 	// Best first without sorting every match: heapify, then pop only as
 	// many as keep asks for.
-	heap.Init(&cands)
-	for cands.Len() > 0 {
-		c := heap.Pop(&cands).(textCandidate)
-		if !keep(c.id, c.score) {
+	cands.init()
+	for len(cands.c) > 0 {
+		c := cands.pop()
+		if !keep(x.ids[c.row], c.score) {
 			break
 		}
 	}
-	sc.cands = cands[:0]
+	sc.cands = cands.c[:0]
 	return nil
 }
 
@@ -385,26 +386,57 @@ func (x *textIndex) search(terms []string, keep func(id string, score float64) b
 type textScratch struct {
 	score   []float64
 	touched []int32
-	cands   textHeap
+	cands   []textCandidate
 }
 
-// textHeap orders candidates best first: higher score, then smaller id.
-type textHeap []textCandidate
+// textHeap orders candidates best first: higher score, then smaller id
+// (ids by row).
+type textHeap struct {
+	c   []textCandidate
+	ids []string
+}
 
-func (h textHeap) Len() int { return len(h) }
-func (h textHeap) Less(i, j int) bool {
-	if h[i].score != h[j].score {
-		return h[i].score > h[j].score
+func (h *textHeap) less(i, j int) bool {
+	a, b := h.c[i], h.c[j]
+	if a.score != b.score {
+		return a.score > b.score
 	}
-	return h[i].id < h[j].id
+	return h.ids[a.row] < h.ids[b.row]
 }
-func (h textHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *textHeap) Push(x any)   { *h = append(*h, x.(textCandidate)) }
-func (h *textHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+
+// down is container/heap's sift-down over the first n candidates.
+func (h *textHeap) down(i, n int) {
+	for {
+		l := 2*i + 1
+		if l >= n || l < 0 {
+			return
+		}
+		j := l
+		if r := l + 1; r < n && h.less(r, l) {
+			j = r
+		}
+		if !h.less(j, i) {
+			return
+		}
+		h.c[i], h.c[j] = h.c[j], h.c[i]
+		i = j
+	}
+}
+
+func (h *textHeap) init() {
+	for i := len(h.c)/2 - 1; i >= 0; i-- {
+		h.down(i, len(h.c))
+	}
+}
+
+// pop removes and returns the best candidate.
+func (h *textHeap) pop() textCandidate {
+	n := len(h.c) - 1
+	h.c[0], h.c[n] = h.c[n], h.c[0]
+	h.down(0, n)
+	c := h.c[n]
+	h.c = h.c[:n]
+	return c
 }
 
 // tokenizer runs FTS5's tokenizer on text outside tools_fts: an in-memory

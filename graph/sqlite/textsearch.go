@@ -132,9 +132,10 @@ func (s *Store) textSearchIndex(ctx context.Context, words []string, k int, f gr
 	}
 	m := newMatcher(f)
 	hits := make([]graph.Hit, 0, k)
+	var tmp graph.ToolSummary // Allow's copy
 	err := s.text.search(terms, func(id string, score float64) bool {
 		sum, ok := s.mem.summary(id)
-		if !ok || !m.pushed(&sum) || !m.allow(&sum) {
+		if !ok || !m.pushed(&sum) || !m.allowOn(&tmp, &sum) {
 			return true
 		}
 		hits = append(hits, graph.Hit{Tool: graph.CloneSummary(sum), Score: score})

@@ -444,14 +444,15 @@ func (s *Store) listFromMemory(q graph.ListQuery, limit int) graph.ToolPage {
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
 	m := newMatcher(q.Filter)
-	page := graph.ToolPage{Items: []graph.ToolSummary{}}
+	page := graph.ToolPage{Items: make([]graph.ToolSummary, 0, min(limit, len(ids)))}
+	var tmp graph.ToolSummary // Allow's copy
 	for _, id := range ids {
 		sum, ok := s.mem.summary(id)
 		if !ok || !m.pushed(&sum) {
 			continue
 		}
 		page.Total++
-		if id <= q.After || !m.allow(&sum) {
+		if id <= q.After || !m.allowOn(&tmp, &sum) {
 			continue
 		}
 		if len(page.Items) == limit {
