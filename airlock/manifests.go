@@ -92,8 +92,8 @@ func Manifests(n *codegen.Normalised, w *codegen.Wrapper, info SpecInfo, p Polic
 		m := tool.Manifest{
 			ToolID:              info.Slug + "." + t.Name,
 			Verb:                strings.ToUpper(t.Name),
-			Name:                displayName(op, t),
-			Description:         description(title, op, t),
+			Name:                tool.StripControl(displayName(op, t)),
+			Description:         tool.StripControl(description(title, op, t)),
 			Category:            category(op),
 			Tags:                tags(op, info.Slug),
 			Groups:              groups,

@@ -372,6 +372,13 @@ func Validate(m *Manifest) error {
 	case !verbRe.MatchString(m.Verb):
 		v.Add("verb", "must be UPPER_SNAKE_CASE (e.g. CONVERT_CURRENCY), got %q", m.Verb)
 	}
+	for _, f := range []struct{ path, text string }{
+		{"name", m.Name}, {"description", m.Description}, {"shortDescription", m.ShortDescription}, {"category", m.Category},
+	} {
+		if i := controlAt(f.text); i >= 0 {
+			v.Add(f.path, "must not contain control characters, got %U at byte %d", []rune(f.text[i:])[0], i)
+		}
+	}
 	if strings.TrimSpace(m.Name) == "" {
 		v.Add("name", "is required")
 	} else if n := utf8.RuneCountInString(m.Name); n > MaxNameLen {
@@ -535,4 +542,30 @@ func checkRef(v *fault.ValidationError, path, id, self string) {
 	case id == self:
 		v.Add(path, "must not refer to the tool itself")
 	}
+}
+
+// controlAt is the byte offset of the first control character of s other
+// than tab, newline and carriage return (NUL, escape, DEL, …), or -1.
+func controlAt(s string) int {
+	for i, r := range s {
+		if r != '\t' && r != '\n' && r != '\r' && unicode.IsControl(r) {
+			return i
+		}
+	}
+	return -1
+}
+
+// StripControl drops the control characters Validate refuses (all but
+// tab, newline and carriage return), for text taken from documents
+// Toolsmith did not write, such as an OpenAPI spec's summaries.
+func StripControl(s string) string {
+	if controlAt(s) < 0 {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if r != '\t' && r != '\n' && r != '\r' && unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, s)
 }

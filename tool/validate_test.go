@@ -306,3 +306,19 @@ func TestCompileSchemaAndValidateValue(t *testing.T) {
 		t.Fatalf("bad JSON schema: %v", err)
 	}
 }
+
+func TestValidateRefusesControlCharacters(t *testing.T) {
+	m := tool.Manifest{ToolID: "t.j", Verb: "DO_IT", Name: "bad\x00name", Description: "line one\nline two\x1b[2J", Category: "misc"}
+	err := tool.Validate(&m)
+	fields := fault.Fields(err)
+	var paths []string
+	for _, f := range fields {
+		paths = append(paths, f.Path)
+	}
+	if !slices.Equal(paths, []string{"name", "description"}) {
+		t.Fatalf("fields %v (%v), want name and description", paths, err)
+	}
+	if got := tool.StripControl("a\x00b\tc\nd\x7f"); got != "ab\tc\nd" {
+		t.Fatalf("StripControl = %q", got)
+	}
+}
