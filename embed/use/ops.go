@@ -158,7 +158,7 @@ const (
 	binGreater
 )
 
-func binaryOp(kind binKind, a, b *tensor) (*tensor, error) {
+func binaryOp(x *arena, kind binKind, a, b *tensor) (*tensor, error) {
 	if (a.dt == dtFloat) != (b.dt == dtFloat) {
 		return nil, fmt.Errorf("mixed dtypes %s and %s", a.dt, b.dt)
 	}
@@ -180,7 +180,7 @@ func binaryOp(kind binKind, a, b *tensor) (*tensor, error) {
 			}
 			return out, nil
 		}
-		out := newFloat(shape)
+		out := x.newFloat(shape)
 		if binFloatFast(kind, out.f, a.f, b.f, ia, ib) {
 			return out, nil
 		}
@@ -241,11 +241,11 @@ func binaryOp(kind binKind, a, b *tensor) (*tensor, error) {
 }
 
 // unaryFloat applies f element-wise in float64 and rounds to float32.
-func unaryFloat(a *tensor, f func(float64) float64) (*tensor, error) {
+func unaryFloat(x *arena, a *tensor, f func(float64) float64) (*tensor, error) {
 	if a.dt != dtFloat {
 		return nil, fmt.Errorf("want float32, got %s", a.dt)
 	}
-	out := newFloat(cloneInts(a.shape))
+	out := x.newFloat(cloneInts(a.shape))
 	for k, v := range a.f {
 		out.f[k] = float32(f(float64(v)))
 	}
@@ -277,7 +277,7 @@ func fold(kind reduceKind, acc *float64, v float64) {
 
 // reduce reduces a over axes (negative allowed). Empty reductions give the
 // identity (0 for sum, 1 for prod, the lowest value for max).
-func reduce(kind reduceKind, a *tensor, axes []int, keep bool) (*tensor, error) {
+func reduce(x *arena, kind reduceKind, a *tensor, axes []int, keep bool) (*tensor, error) {
 	r := a.rank()
 	red := make([]bool, r)
 	for _, ax := range axes {
@@ -362,7 +362,7 @@ func reduce(kind reduceKind, a *tensor, axes []int, keep bool) (*tensor, error) 
 		}
 	}
 	if a.dt == dtFloat {
-		out := newFloat(outShape)
+		out := x.newFloat(outShape)
 		for k, v := range acc {
 			if kind == redMean {
 				// TF.js divides the float32 sum by the float32 count.
@@ -429,7 +429,7 @@ func gemm(a, b []float64, batch, bBatch, m, n, k int, ta, tb bool) []float32 {
 }
 
 // transpose permutes the axes of a.
-func transpose(a *tensor, perm []int) (*tensor, error) {
+func transpose(x *arena, a *tensor, perm []int) (*tensor, error) {
 	r := a.rank()
 	if len(perm) != r {
 		return nil, fmt.Errorf("perm %v for rank %d", perm, r)
@@ -441,7 +441,7 @@ func transpose(a *tensor, perm []int) (*tensor, error) {
 		}
 		shape[k] = a.shape[p]
 	}
-	out := newOfType(a.dt, shape)
+	out := x.newOfType(a.dt, shape)
 	ist := strides(a.shape)
 	pst := make([]int, r) // input stride for each output axis
 	for k, p := range perm {
@@ -470,8 +470,8 @@ func transpose(a *tensor, perm []int) (*tensor, error) {
 }
 
 // sliceAxes copies the box begin[d] + j*step[d] for j < size[d] out of a.
-func sliceBox(a *tensor, begin, size, step []int) *tensor {
-	out := newOfType(a.dt, cloneInts(size))
+func sliceBox(x *arena, a *tensor, begin, size, step []int) *tensor {
+	out := x.newOfType(a.dt, cloneInts(size))
 	r := a.rank()
 	ist := strides(a.shape)
 	n := out.size()
@@ -507,7 +507,7 @@ func sliceBox(a *tensor, begin, size, step []int) *tensor {
 }
 
 // concat joins ts along axis.
-func concat(ts []*tensor, axis int) (*tensor, error) {
+func concat(x *arena, ts []*tensor, axis int) (*tensor, error) {
 	if len(ts) == 0 {
 		return nil, fmt.Errorf("concat of nothing")
 	}
@@ -529,7 +529,7 @@ func concat(ts []*tensor, axis int) (*tensor, error) {
 		}
 		shape[ax] += t.shape[ax]
 	}
-	out := newOfType(ts[0].dt, shape)
+	out := x.newOfType(ts[0].dt, shape)
 	outer := numElems(shape[:ax])
 	pos := 0
 	for o := 0; o < outer; o++ {
@@ -547,7 +547,7 @@ func concat(ts []*tensor, axis int) (*tensor, error) {
 }
 
 // gather takes slices of params along axis at indices (GatherV2, batch_dims 0).
-func gather(params, indices *tensor, axis int) (*tensor, error) {
+func gather(x *arena, params, indices *tensor, axis int) (*tensor, error) {
 	ax, err := normAxis(axis, params.rank())
 	if err != nil {
 		return nil, err
@@ -557,7 +557,7 @@ func gather(params, indices *tensor, axis int) (*tensor, error) {
 		return nil, err
 	}
 	shape := append(append(cloneInts(params.shape[:ax]), indices.shape...), params.shape[ax+1:]...)
-	out := newOfType(params.dt, shape)
+	out := x.newOfType(params.dt, shape)
 	outer := numElems(params.shape[:ax])
 	inner := numElems(params.shape[ax+1:])
 	dim := params.shape[ax]
@@ -614,14 +614,14 @@ func ndOffsets(indices *tensor, shape []int) ([]int, int, error) {
 	return offs, inner, nil
 }
 
-func gatherNd(params, indices *tensor) (*tensor, error) {
+func gatherNd(x *arena, params, indices *tensor) (*tensor, error) {
 	offs, inner, err := ndOffsets(indices, params.shape)
 	if err != nil {
 		return nil, err
 	}
 	depth := indices.shape[indices.rank()-1]
 	shape := append(cloneInts(indices.shape[:indices.rank()-1]), params.shape[depth:]...)
-	out := newOfType(params.dt, shape)
+	out := x.newOfType(params.dt, shape)
 	for k, o := range offs {
 		if params.dt == dtFloat {
 			copy(out.f[k*inner:(k+1)*inner], params.f[o:o+inner])
@@ -632,7 +632,7 @@ func gatherNd(params, indices *tensor) (*tensor, error) {
 	return out, nil
 }
 
-func scatterNd(indices, updates *tensor, shape []int) (*tensor, error) {
+func scatterNd(x *arena, indices, updates *tensor, shape []int) (*tensor, error) {
 	offs, inner, err := ndOffsets(indices, shape)
 	if err != nil {
 		return nil, err
@@ -640,7 +640,7 @@ func scatterNd(indices, updates *tensor, shape []int) (*tensor, error) {
 	if len(offs)*inner != updates.size() {
 		return nil, fmt.Errorf("scatter of %v updates into %v", updates.shape, shape)
 	}
-	out := newOfType(updates.dt, shape)
+	out := x.newOfType(updates.dt, shape)
 	for k, o := range offs {
 		if updates.dt == dtFloat {
 			for j := 0; j < inner; j++ {
@@ -656,11 +656,11 @@ func scatterNd(indices, updates *tensor, shape []int) (*tensor, error) {
 }
 
 // softmax normalises the last axis.
-func softmax(a *tensor) (*tensor, error) {
+func softmax(x *arena, a *tensor) (*tensor, error) {
 	if a.dt != dtFloat || a.rank() == 0 {
 		return nil, fmt.Errorf("softmax of %s %v", a.dt, a.shape)
 	}
-	out := newFloat(cloneInts(a.shape))
+	out := x.newFloat(cloneInts(a.shape))
 	n := a.shape[a.rank()-1]
 	if n == 0 {
 		return out, nil

@@ -90,12 +90,12 @@ func TestPackWeights(t *testing.T) {
 	}
 	a := &tensor{dt: dtFloat, shape: []int{5, 3}, f: []float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}}
 	w := &tensor{dt: dtFloat, shape: []int{3, 2}, f: []float32{1, -1, 0.5, 2, -3, 0}}
-	plain, err := dense(a, w)
+	plain, err := dense(nil, a, w)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.packed = packPanels(w.f, 3, 2)
-	fast, err := dense(a, w)
+	fast, err := dense(nil, a, w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestPackWeights(t *testing.T) {
 			t.Fatalf("element %d: packed %v, plain %v", i, fast.f[i], plain.f[i])
 		}
 	}
-	if _, err := dense(&tensor{dt: dtFloat, shape: []int{2, 4}, f: make([]float32, 8)}, w); err == nil {
+	if _, err := dense(nil, &tensor{dt: dtFloat, shape: []int{2, 4}, f: make([]float32, 8)}, w); err == nil {
 		t.Fatal("a mismatched inner dimension was multiplied")
 	}
 }
