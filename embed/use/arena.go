@@ -20,6 +20,8 @@ type arena struct {
 	free [bits.UintSize][][]float32
 	// held is the float32 capacity the free lists hold.
 	held int
+	// tables are two reusable broadcast index tables (newIndexer).
+	tables [2][]int
 }
 
 // arenaMaxHeld bounds what an idle arena keeps (in float32s, 64 MiB): a
@@ -55,6 +57,18 @@ func (x *arena) put(buf []float32) {
 	k := bits.TrailingZeros(uint(c))
 	x.free[k] = append(x.free[k], buf[:0])
 	x.held += c
+}
+
+// table returns x's index table number slot with n entries (fresh when x
+// is nil); its contents are undefined.
+func (x *arena) table(slot, n int) []int {
+	if x == nil {
+		return make([]int, n)
+	}
+	if cap(x.tables[slot]) < n {
+		x.tables[slot] = make([]int, n)
+	}
+	return x.tables[slot][:n]
 }
 
 func (x *arena) newFloat(shape []int) *tensor {

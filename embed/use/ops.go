@@ -64,7 +64,10 @@ func (x *indexer) at(k int) int {
 	return x.table[k]
 }
 
-func newIndexer(out, in []int) indexer {
+// newIndexer maps flat indices of out to flat indices of in, broadcast to
+// out. A lookup table, when one is needed, is x's table number slot (fresh
+// when x is nil), valid until the next newIndexer with that slot.
+func newIndexer(x *arena, slot int, out, in []int) indexer {
 	n, m := numElems(out), numElems(in)
 	switch {
 	case m == n:
@@ -113,13 +116,13 @@ func newIndexer(out, in []int) indexer {
 			return indexer{mode: 4, mod: n / m}
 		}
 	}
-	return indexer{mode: 3, table: broadcastIndex(out, in)}
+	return indexer{mode: 3, table: broadcastIndex(x.table(slot, n), out, in)}
 }
 
-// broadcastIndex maps every flat index of out to a flat index of in.
-func broadcastIndex(out, in []int) []int {
+// broadcastIndex maps every flat index of out to a flat index of in, in
+// idx (numElems(out) long), and returns idx.
+func broadcastIndex(idx []int, out, in []int) []int {
 	n := numElems(out)
-	idx := make([]int, n)
 	// Strides of in aligned to out, zero where in is broadcast.
 	st := make([]int, len(out))
 	ist := strides(in)
@@ -166,8 +169,8 @@ func binaryOp(x *arena, kind binKind, a, b *tensor) (*tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	ia := newIndexer(shape, a.shape)
-	ib := newIndexer(shape, b.shape)
+	ia := newIndexer(x, 0, shape, a.shape)
+	ib := newIndexer(x, 1, shape, b.shape)
 	cmp := kind == binLess || kind == binGreater
 	if a.dt == dtFloat {
 		if cmp {
