@@ -36,13 +36,18 @@ func (x *arena) floats(n int) []float32 {
 		return make([]float32, n)
 	}
 	c := bits.Len(uint(n - 1)) // 1<<c >= n
-	if l := x.free[c]; len(l) > 0 {
-		buf := l[len(l)-1]
-		x.free[c] = l[:len(l)-1]
-		x.held -= cap(buf)
-		buf = buf[:n]
-		clear(buf)
-		return buf
+	// The class itself, else the next one up (at most four times the
+	// floats asked for): a pass's shapes vary, and a free buffer of the
+	// next class serves better than a new one.
+	for d := c; d <= c+1 && d < len(x.free); d++ {
+		if l := x.free[d]; len(l) > 0 {
+			buf := l[len(l)-1]
+			x.free[d] = l[:len(l)-1]
+			x.held -= cap(buf)
+			buf = buf[:n]
+			clear(buf)
+			return buf
+		}
 	}
 	return make([]float32, n, 1<<c)
 }
