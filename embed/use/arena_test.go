@@ -3,6 +3,7 @@ package use
 import (
 	"context"
 	"fmt"
+	"math"
 	"testing"
 )
 
@@ -111,6 +112,50 @@ func TestArenaPassesAreExact(t *testing.T) {
 		for j := range q {
 			if q[j] != docs[k][j] {
 				t.Fatalf("document %d differs from its query embedding at %d", k, j)
+			}
+		}
+	}
+}
+
+// TestBinFastMatchesPlainLoops: the vectorised element-wise additions,
+// subtractions and multiplications give the plain float32 loops' bits,
+// including for infinities, NaNs, signed zeros and subnormals.
+func TestBinFastMatchesPlainLoops(t *testing.T) {
+	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1e-40, -3e38, 3e38, 1, -1}
+	for _, n := range []int{vecMin - 1, vecMin, 37, 100, 1027} {
+		x := make([]float32, n)
+		y := make([]float32, n)
+		for k := range x {
+			x[k] = float32(math.Sin(float64(k)*1.7)) * float32(k+1)
+			y[k] = float32(math.Cos(float64(k)*0.3)) / float32(k+1)
+			if k%7 == 0 {
+				x[k] = special[k%len(special)]
+			}
+			if k%5 == 0 {
+				y[k] = special[(k/5)%len(special)]
+			}
+		}
+		for _, kind := range []binKind{binAdd, binSub, binMul} {
+			got := make([]float32, n)
+			binSlices(kind, got, x, y)
+			gotS := make([]float32, n)
+			binScalar(kind, gotS, x, y[3], false)
+			for k := range x {
+				var want, wantS float32
+				switch kind {
+				case binAdd:
+					want, wantS = x[k]+y[k], x[k]+y[3]
+				case binSub:
+					want, wantS = x[k]-y[k], x[k]-y[3]
+				case binMul:
+					want, wantS = x[k]*y[k], x[k]*y[3]
+				}
+				if math.Float32bits(got[k]) != math.Float32bits(want) && !(want != want && got[k] != got[k]) {
+					t.Fatalf("n %d kind %d: element %d = %v, want %v", n, kind, k, got[k], want)
+				}
+				if math.Float32bits(gotS[k]) != math.Float32bits(wantS) && !(wantS != wantS && gotS[k] != gotS[k]) {
+					t.Fatalf("n %d kind %d scalar: element %d = %v, want %v", n, kind, k, gotS[k], wantS)
+				}
 			}
 		}
 	}

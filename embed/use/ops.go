@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/viterin/vek/vek32"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 )
@@ -335,13 +336,23 @@ func reduce(x *arena, kind reduceKind, a *tensor, axes []int, keep bool) (*tenso
 	for d := 1; d < r && trailing; d++ {
 		trailing = red[d] || !red[d-1]
 	}
-	if trailing {
+	switch {
+	case trailing && (kind == redSum || kind == redMean):
+		// The same sums as fold's, without its switch per element.
+		for o := range acc {
+			s := acc[o]
+			for _, x := range a.f[o*count : (o+1)*count] {
+				s += float64(x)
+			}
+			acc[o] = s
+		}
+	case trailing:
 		for o := range acc {
 			for _, x := range a.f[o*count : (o+1)*count] {
 				fold(kind, &acc[o], float64(x))
 			}
 		}
-	} else {
+	default:
 		ctr := make([]int, r)
 		for k := range a.size() {
 			o := 0
@@ -734,10 +745,28 @@ func maxNaN(x, y float32) float32 {
 	return x
 }
 
-// binSlices sets out[k] = x[k] op y[k].
+// vecMin is the length from which binSlices and binScalar hand additions,
+// subtractions and multiplications to vek's AVX2 loops: element-wise IEEE
+// float32 operations, so the same results as the plain loops.
+const vecMin = 32
+
+// binSlices sets out[k] = x[k] op y[k]. out must not overlap x or y.
 func binSlices(kind binKind, out, x, y []float32) {
 	y = y[:len(x)]
 	out = out[:len(x)]
+	if len(x) >= vecMin {
+		switch kind {
+		case binAdd:
+			vek32.Add_Into(out, x, y)
+			return
+		case binSub:
+			vek32.Sub_Into(out, x, y)
+			return
+		case binMul:
+			vek32.Mul_Into(out, x, y)
+			return
+		}
+	}
 	switch kind {
 	case binAdd:
 		for k := range x {
@@ -762,9 +791,23 @@ func binSlices(kind binKind, out, x, y []float32) {
 	}
 }
 
-// binScalar sets out[k] = x[k] op s, or s op x[k] when swapped.
+// binScalar sets out[k] = x[k] op s, or s op x[k] when swapped. out must
+// not overlap x.
 func binScalar(kind binKind, out, x []float32, s float32, swapped bool) {
 	out = out[:len(x)]
+	if len(x) >= vecMin {
+		switch {
+		case kind == binAdd:
+			vek32.AddNumber_Into(out, x, s)
+			return
+		case kind == binMul:
+			vek32.MulNumber_Into(out, x, s)
+			return
+		case kind == binSub && !swapped:
+			vek32.SubNumber_Into(out, x, s)
+			return
+		}
+	}
 	switch {
 	case kind == binAdd:
 		for k := range x {
