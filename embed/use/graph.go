@@ -339,14 +339,18 @@ func compile(defs []nodeDef, weights map[string]*tensor) (*graph, error) {
 }
 
 // run executes the graph for the given placeholder values and returns the
-// output tensor.
-func (g *graph) run(feeds map[string]*tensor) (*tensor, error) {
+// output tensor. Intermediate float buffers come from, and return to, x
+// (nil: fresh allocations); the output's buffer is x's too, so the caller
+// reads it before x serves another pass.
+func (g *graph) run(feeds map[string]*tensor, x *arena) (*tensor, error) {
 	vals := make([][]*tensor, len(g.nodes))
+	refs := bufRefs{}
 	for step, k := range g.order {
 		n := &g.nodes[k]
 		switch n.op {
 		case "Const":
 			vals[k] = []*tensor{n.konst}
+			refs.add(n.konst, pinned)
 			continue
 		case "Placeholder":
 			t, ok := feeds[n.name]
@@ -354,6 +358,7 @@ func (g *graph) run(feeds map[string]*tensor) (*tensor, error) {
 				return nil, fmt.Errorf("run: missing input %q", n.name)
 			}
 			vals[k] = []*tensor{t}
+			refs.add(t, pinned)
 			continue
 		}
 		args := make([]*tensor, len(n.inputs))
@@ -364,12 +369,18 @@ func (g *graph) run(feeds map[string]*tensor) (*tensor, error) {
 			}
 			args[j] = outs[in.out]
 		}
-		outs, err := kernels[n.op](n, args)
+		outs, err := kernels[n.op](x, n, args)
 		if err != nil {
 			return nil, fmt.Errorf("run: %s %q: %w", n.op, n.name, err)
 		}
 		vals[k] = outs
+		for _, t := range outs {
+			refs.add(t, 1)
+		}
 		for _, j := range g.release[step] {
+			for _, t := range vals[j] {
+				refs.drop(t, x)
+			}
 			vals[j] = nil
 		}
 	}

@@ -56,7 +56,7 @@ func TestGraphRunsTinyModel(t *testing.T) {
 	}
 	x := newFloat([]int{2, 3})
 	copy(x.f, []float32{1, 2, 3, 4, 5, 6})
-	out, err := g.run(map[string]*tensor{"x": x})
+	out, err := g.run(map[string]*tensor{"x": x}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestGraphRunsTinyModel(t *testing.T) {
 	if !reflect.DeepEqual(out.shape, []int{2, 1}) || !reflect.DeepEqual(out.f, []float32{4, 11}) {
 		t.Fatalf("got %v %v", out.shape, out.f)
 	}
-	if _, err := g.run(nil); err == nil {
+	if _, err := g.run(nil, nil); err == nil {
 		t.Fatal("run without inputs succeeded")
 	}
 }
@@ -174,7 +174,7 @@ func TestKernels(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			n := &node{name: tc.name, op: tc.op, attrs: tc.attrs, nOut: 1}
-			outs, err := kernels[tc.op](n, tc.in)
+			outs, err := kernels[tc.op](nil, n, tc.in)
 			if tc.shape == nil { // expected failure
 				if err == nil {
 					t.Fatalf("want an error, got %v", outs[0])

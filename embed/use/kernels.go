@@ -9,7 +9,7 @@ import (
 )
 
 // kernel runs one op on its inputs.
-type kernel func(n *node, in []*tensor) ([]*tensor, error)
+type kernel func(x *arena, n *node, in []*tensor) ([]*tensor, error)
 
 var errArity = errors.New("wrong number of inputs")
 
@@ -21,25 +21,25 @@ func one(t *tensor, err error) ([]*tensor, error) {
 }
 
 func binKernel(kind binKind) kernel {
-	return func(_ *node, in []*tensor) ([]*tensor, error) {
+	return func(x *arena, _ *node, in []*tensor) ([]*tensor, error) {
 		if len(in) != 2 {
 			return nil, errArity
 		}
-		return one(binaryOp(kind, in[0], in[1]))
+		return one(binaryOp(x, kind, in[0], in[1]))
 	}
 }
 
 func unaryKernel(f func(float64) float64) kernel {
-	return func(_ *node, in []*tensor) ([]*tensor, error) {
+	return func(x *arena, _ *node, in []*tensor) ([]*tensor, error) {
 		if len(in) != 1 {
 			return nil, errArity
 		}
-		return one(unaryFloat(in[0], f))
+		return one(unaryFloat(x, in[0], f))
 	}
 }
 
 func reduceKernel(kind reduceKind) kernel {
-	return func(n *node, in []*tensor) ([]*tensor, error) {
+	return func(x *arena, n *node, in []*tensor) ([]*tensor, error) {
 		if len(in) != 2 {
 			return nil, errArity
 		}
@@ -47,7 +47,7 @@ func reduceKernel(kind reduceKind) kernel {
 		if err != nil {
 			return nil, err
 		}
-		return one(reduce(kind, in[0], axes, n.boolAttr("keep_dims")))
+		return one(reduce(x, kind, in[0], axes, n.boolAttr("keep_dims")))
 	}
 }
 
@@ -75,7 +75,7 @@ func init() {
 		"Mean":          reduceKernel(redMean),
 		"Max":           reduceKernel(redMax),
 		"Prod":          reduceKernel(redProd),
-		"Softmax":       func(_ *node, in []*tensor) ([]*tensor, error) { return one(softmax(in[0])) },
+		"Softmax":       func(x *arena, _ *node, in []*tensor) ([]*tensor, error) { return one(softmax(x, in[0])) },
 		"LogicalNot":    kLogicalNot,
 		"Cast":          kCast,
 		"Shape":         kShape,
@@ -101,7 +101,7 @@ func init() {
 	}
 }
 
-func kLogicalNot(_ *node, in []*tensor) ([]*tensor, error) {
+func kLogicalNot(x *arena, _ *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 1 || in[0].dt != dtBool {
 		return nil, errors.New("want one bool input")
 	}
@@ -114,7 +114,7 @@ func kLogicalNot(_ *node, in []*tensor) ([]*tensor, error) {
 	return one(out, nil)
 }
 
-func kCast(n *node, in []*tensor) ([]*tensor, error) {
+func kCast(x *arena, n *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 1 {
 		return nil, errArity
 	}
@@ -123,7 +123,7 @@ func kCast(n *node, in []*tensor) ([]*tensor, error) {
 		return nil, err
 	}
 	a := in[0]
-	out := newOfType(dst, cloneInts(a.shape))
+	out := x.newOfType(dst, cloneInts(a.shape))
 	switch {
 	case dst == dtFloat && a.dt == dtFloat:
 		copy(out.f, a.f)
@@ -152,7 +152,7 @@ func kCast(n *node, in []*tensor) ([]*tensor, error) {
 	return one(out, nil)
 }
 
-func kShape(_ *node, in []*tensor) ([]*tensor, error) {
+func kShape(x *arena, _ *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 1 {
 		return nil, errArity
 	}
@@ -163,7 +163,7 @@ func kShape(_ *node, in []*tensor) ([]*tensor, error) {
 	return one(out, nil)
 }
 
-func kReshape(_ *node, in []*tensor) ([]*tensor, error) {
+func kReshape(x *arena, _ *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 2 {
 		return nil, errArity
 	}
@@ -195,7 +195,7 @@ func kReshape(_ *node, in []*tensor) ([]*tensor, error) {
 	return one(in[0].reshaped(shape), nil)
 }
 
-func kExpandDims(_ *node, in []*tensor) ([]*tensor, error) {
+func kExpandDims(x *arena, _ *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 2 {
 		return nil, errArity
 	}
@@ -214,7 +214,7 @@ func kExpandDims(_ *node, in []*tensor) ([]*tensor, error) {
 	return one(in[0].reshaped(shape), nil)
 }
 
-func kSqueeze(n *node, in []*tensor) ([]*tensor, error) {
+func kSqueeze(x *arena, n *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 1 {
 		return nil, errArity
 	}
@@ -244,7 +244,7 @@ func kSqueeze(n *node, in []*tensor) ([]*tensor, error) {
 	return one(a.reshaped(shape), nil)
 }
 
-func kTranspose(_ *node, in []*tensor) ([]*tensor, error) {
+func kTranspose(x *arena, _ *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 2 {
 		return nil, errArity
 	}
@@ -252,10 +252,10 @@ func kTranspose(_ *node, in []*tensor) ([]*tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return one(transpose(in[0], perm))
+	return one(transpose(x, in[0], perm))
 }
 
-func kConcat(_ *node, in []*tensor) ([]*tensor, error) {
+func kConcat(x *arena, _ *node, in []*tensor) ([]*tensor, error) {
 	if len(in) < 2 {
 		return nil, errArity
 	}
@@ -263,10 +263,10 @@ func kConcat(_ *node, in []*tensor) ([]*tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return one(concat(in[:len(in)-1], axis))
+	return one(concat(x, in[:len(in)-1], axis))
 }
 
-func kPack(n *node, in []*tensor) ([]*tensor, error) {
+func kPack(x *arena, n *node, in []*tensor) ([]*tensor, error) {
 	if len(in) == 0 {
 		return nil, errArity
 	}
@@ -291,10 +291,10 @@ func kPack(n *node, in []*tensor) ([]*tensor, error) {
 	if len(parts) == 1 {
 		return one(parts[0], nil)
 	}
-	return one(concat(parts, axis))
+	return one(concat(x, parts, axis))
 }
 
-func kSplitV(n *node, in []*tensor) ([]*tensor, error) {
+func kSplitV(x *arena, n *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 3 {
 		return nil, errArity
 	}
@@ -338,13 +338,13 @@ func kSplitV(n *node, in []*tensor) ([]*tensor, error) {
 	for k, s := range sizes {
 		size := cloneInts(a.shape)
 		size[ax] = s
-		outs[k] = sliceBox(a, begin, size, step)
+		outs[k] = sliceBox(x, a, begin, size, step)
 		begin[ax] += s
 	}
 	return outs, nil
 }
 
-func kSlice(_ *node, in []*tensor) ([]*tensor, error) {
+func kSlice(x *arena, _ *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 3 {
 		return nil, errArity
 	}
@@ -370,10 +370,10 @@ func kSlice(_ *node, in []*tensor) ([]*tensor, error) {
 			return nil, fmt.Errorf("slice begin %v size %v of %v", begin, size, a.shape)
 		}
 	}
-	return one(sliceBox(a, begin, size, step), nil)
+	return one(sliceBox(x, a, begin, size, step), nil)
 }
 
-func kStridedSlice(n *node, in []*tensor) ([]*tensor, error) {
+func kStridedSlice(x *arena, n *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 4 {
 		return nil, errArity
 	}
@@ -466,7 +466,7 @@ func kStridedSlice(n *node, in []*tensor) ([]*tensor, error) {
 		b0[d], size[d], step[d] = b, cnt, s
 		shape = append(shape, cnt)
 	}
-	out := sliceBox(a, b0, size, step)
+	out := sliceBox(x, a, b0, size, step)
 	if shape == nil {
 		shape = []int{}
 	}
@@ -480,7 +480,7 @@ func sign(v int) int {
 	return 1
 }
 
-func kGather(n *node, in []*tensor) ([]*tensor, error) {
+func kGather(x *arena, n *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 3 {
 		return nil, errArity
 	}
@@ -491,17 +491,17 @@ func kGather(n *node, in []*tensor) ([]*tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return one(gather(in[0], in[1], axis))
+	return one(gather(x, in[0], in[1], axis))
 }
 
-func kGatherNd(_ *node, in []*tensor) ([]*tensor, error) {
+func kGatherNd(x *arena, _ *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 2 {
 		return nil, errArity
 	}
-	return one(gatherNd(in[0], in[1]))
+	return one(gatherNd(x, in[0], in[1]))
 }
 
-func kScatterNd(_ *node, in []*tensor) ([]*tensor, error) {
+func kScatterNd(x *arena, _ *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 3 {
 		return nil, errArity
 	}
@@ -509,10 +509,10 @@ func kScatterNd(_ *node, in []*tensor) ([]*tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return one(scatterNd(in[0], in[1], shape))
+	return one(scatterNd(x, in[0], in[1], shape))
 }
 
-func kSparseToDense(_ *node, in []*tensor) ([]*tensor, error) {
+func kSparseToDense(x *arena, _ *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 4 {
 		return nil, errArity
 	}
@@ -540,7 +540,7 @@ func kSparseToDense(_ *node, in []*tensor) ([]*tensor, error) {
 	if inner != 1 {
 		return nil, fmt.Errorf("sparse indices of depth %d for dense rank %d", nd.shape[1], len(shape))
 	}
-	out := newOfType(vals.dt, shape)
+	out := x.newOfType(vals.dt, shape)
 	for k := range max(len(out.f), len(out.i)) {
 		if out.dt == dtFloat {
 			out.f[k] = def.f[0]
@@ -564,7 +564,7 @@ func kSparseToDense(_ *node, in []*tensor) ([]*tensor, error) {
 	return one(out, nil)
 }
 
-func kWhere(_ *node, in []*tensor) ([]*tensor, error) {
+func kWhere(x *arena, _ *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 1 {
 		return nil, errArity
 	}
@@ -598,7 +598,7 @@ func kWhere(_ *node, in []*tensor) ([]*tensor, error) {
 	return one(out, nil)
 }
 
-func kRange(_ *node, in []*tensor) ([]*tensor, error) {
+func kRange(x *arena, _ *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 3 {
 		return nil, errArity
 	}
@@ -626,7 +626,7 @@ func kRange(_ *node, in []*tensor) ([]*tensor, error) {
 	return one(out, nil)
 }
 
-func kMatMul(n *node, in []*tensor) ([]*tensor, error) {
+func kMatMul(x *arena, n *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 2 {
 		return nil, errArity
 	}
@@ -636,21 +636,21 @@ func kMatMul(n *node, in []*tensor) ([]*tensor, error) {
 	}
 	ta, tb := n.boolAttr("transpose_a"), n.boolAttr("transpose_b")
 	if !ta && !tb {
-		return one(dense(a, b))
+		return one(dense(x, a, b))
 	}
-	return one(batchMatMul(a, b, ta, tb))
+	return one(batchMatMul(x, a, b, ta, tb))
 }
 
-func kBatchMatMul(n *node, in []*tensor) ([]*tensor, error) {
+func kBatchMatMul(x *arena, n *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 2 {
 		return nil, errArity
 	}
-	return one(batchMatMul(in[0], in[1], n.boolAttr("adj_x"), n.boolAttr("adj_y")))
+	return one(batchMatMul(x, in[0], in[1], n.boolAttr("adj_x"), n.boolAttr("adj_y")))
 }
 
 // batchMatMul multiplies the last two axes; leading axes are batch axes that
 // must match, or b has none.
-func batchMatMul(a, b *tensor, ta, tb bool) (*tensor, error) {
+func batchMatMul(x *arena, a, b *tensor, ta, tb bool) (*tensor, error) {
 	ra, rb := a.rank(), b.rank()
 	if ra < 2 || rb < 2 || a.dt != dtFloat || b.dt != dtFloat {
 		return nil, fmt.Errorf("batch matmul of %v and %v", a.shape, b.shape)
@@ -674,7 +674,7 @@ func batchMatMul(a, b *tensor, ta, tb bool) (*tensor, error) {
 	shape := append(cloneInts(a.shape[:ra-2]), m, nn)
 	out := &tensor{dt: dtFloat, shape: shape}
 	if batch*m*nn == 0 || k == 0 {
-		out.f = make([]float32, batch*m*nn)
+		out.f = x.floats(batch * m * nn)
 		return out, nil
 	}
 	if !ta {
@@ -682,7 +682,7 @@ func batchMatMul(a, b *tensor, ta, tb bool) (*tensor, error) {
 		// attention products alike. The AVX2 float32 kernel is several
 		// times faster than float64 and stays within ~3e-7 of TF.js on the
 		// final vector.
-		out.f = make([]float32, batch*m*nn)
+		out.f = x.floats(batch * m * nn)
 		for bi := 0; bi < batch; bi++ {
 			bo := 0
 			if bBatch > 1 {
@@ -708,11 +708,11 @@ func batchMatMul(a, b *tensor, ta, tb bool) (*tensor, error) {
 
 // kConv2D supports the 1x1, stride-1 NHWC convolutions the Transformer uses
 // as dense layers.
-func kConv2D(n *node, in []*tensor) ([]*tensor, error) {
+func kConv2D(x *arena, n *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 2 {
 		return nil, errArity
 	}
-	x, w := in[0], in[1]
+	a, w := in[0], in[1]
 	if f := n.attrs["data_format"].S; len(f) > 0 && string(bytesOf(f)) != "NHWC" {
 		return nil, fmt.Errorf("data format %q is not supported", bytesOf(f))
 	}
@@ -725,17 +725,17 @@ func kConv2D(n *node, in []*tensor) ([]*tensor, error) {
 			return nil, fmt.Errorf("strides %v are not supported", st)
 		}
 	}
-	if x.rank() != 4 || w.rank() != 4 || w.shape[0] != 1 || w.shape[1] != 1 || w.shape[2] != x.shape[3] {
-		return nil, fmt.Errorf("only 1x1 convolutions are supported: input %v filter %v", x.shape, w.shape)
+	if a.rank() != 4 || w.rank() != 4 || w.shape[0] != 1 || w.shape[1] != 1 || w.shape[2] != a.shape[3] {
+		return nil, fmt.Errorf("only 1x1 convolutions are supported: input %v filter %v", a.shape, w.shape)
 	}
 	c, o := w.shape[2], w.shape[3]
-	rows := x.shape[0] * x.shape[1] * x.shape[2]
-	flat := x.reshaped([]int{rows, c})
-	res, err := dense(flat, w.reshaped([]int{c, o}))
+	rows := a.shape[0] * a.shape[1] * a.shape[2]
+	flat := a.reshaped([]int{rows, c})
+	res, err := dense(x, flat, w.reshaped([]int{c, o}))
 	if err != nil {
 		return nil, err
 	}
-	return one(res.reshaped([]int{x.shape[0], x.shape[1], x.shape[2], o}), nil)
+	return one(res.reshaped([]int{a.shape[0], a.shape[1], a.shape[2], o}), nil)
 }
 
 func bytesOf(s []int) []byte {
@@ -748,16 +748,16 @@ func bytesOf(s []int) []byte {
 
 // dense multiplies a [m, k] by w [k, n]: with the assembly kernel when w
 // is a packed weight matrix (graph.packWeights), else as batchMatMul does.
-func dense(a, w *tensor) (*tensor, error) {
+func dense(x *arena, a, w *tensor) (*tensor, error) {
 	p := w.packed
 	if p == nil {
-		return batchMatMul(a, w, false, false)
+		return batchMatMul(x, a, w, false, false)
 	}
 	if a.rank() != 2 || a.dt != dtFloat || a.shape[1] != p.k || w.rank() != 2 || w.shape[0] != p.k || w.shape[1] != p.n {
 		return nil, fmt.Errorf("matmul of %v and %v", a.shape, w.shape)
 	}
 	m := a.shape[0]
-	out := newFloat([]int{m, p.n})
+	out := x.newFloat([]int{m, p.n})
 	if m > 0 && p.k > 0 {
 		denseMatMul(out.f, a.f, m, p)
 	}
@@ -766,7 +766,7 @@ func dense(a, w *tensor) (*tensor, error) {
 
 // kRelu is max(x, 0) in float32, as unaryKernel(math.Max) would round it:
 // NaN stays NaN and -0 becomes 0.
-func kRelu(_ *node, in []*tensor) ([]*tensor, error) {
+func kRelu(x *arena, _ *node, in []*tensor) ([]*tensor, error) {
 	if len(in) != 1 {
 		return nil, errArity
 	}
@@ -774,7 +774,7 @@ func kRelu(_ *node, in []*tensor) ([]*tensor, error) {
 	if a.dt != dtFloat {
 		return nil, fmt.Errorf("want float32, got %s", a.dt)
 	}
-	out := newFloat(cloneInts(a.shape))
+	out := x.newFloat(cloneInts(a.shape))
 	for k, v := range a.f {
 		if v > 0 || v != v {
 			out.f[k] = v

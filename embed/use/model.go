@@ -189,6 +189,25 @@ func (m *Model) embed(text string) ([]float32, error) {
 // run embeds token sequences, none empty, in one pass of the graph: one
 // sparse row per sequence.
 func (m *Model) run(seqs [][]int) ([][]float32, error) {
+	x := arenaPool.Get().(*arena)
+	defer arenaPool.Put(x)
+	res, err := m.g.run(feedsFor(seqs), x)
+	if err != nil {
+		return nil, fmt.Errorf("use: embed: %w", err)
+	}
+	if res.dt != dtFloat || res.size() != Dimension*len(seqs) {
+		return nil, fmt.Errorf("use: embed: %w: output %s %v", ErrBadModel, res.dt, res.shape)
+	}
+	out := make([][]float32, len(seqs))
+	for s := range out {
+		out[s] = append([]float32(nil), res.f[s*Dimension:(s+1)*Dimension]...)
+	}
+	return out, nil
+}
+
+// feedsFor is the graph's input for token sequences: the sparse indices
+// (sequence, position) and values (token ids) of one row per sequence.
+func feedsFor(seqs [][]int) map[string]*tensor {
 	total := 0
 	for _, ids := range seqs {
 		total += len(ids)
@@ -204,16 +223,5 @@ func (m *Model) run(seqs [][]int) ([][]float32, error) {
 			at++
 		}
 	}
-	res, err := m.g.run(map[string]*tensor{"indices": indices, "values": values})
-	if err != nil {
-		return nil, fmt.Errorf("use: embed: %w", err)
-	}
-	if res.dt != dtFloat || res.size() != Dimension*len(seqs) {
-		return nil, fmt.Errorf("use: embed: %w: output %s %v", ErrBadModel, res.dt, res.shape)
-	}
-	out := make([][]float32, len(seqs))
-	for s := range out {
-		out[s] = append([]float32(nil), res.f[s*Dimension:(s+1)*Dimension]...)
-	}
-	return out, nil
+	return map[string]*tensor{"indices": indices, "values": values}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/viterin/vek/vek32"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 )
@@ -64,7 +65,10 @@ func (x *indexer) at(k int) int {
 	return x.table[k]
 }
 
-func newIndexer(out, in []int) indexer {
+// newIndexer maps flat indices of out to flat indices of in, broadcast to
+// out. A lookup table, when one is needed, is x's table number slot (fresh
+// when x is nil), valid until the next newIndexer with that slot.
+func newIndexer(x *arena, slot int, out, in []int) indexer {
 	n, m := numElems(out), numElems(in)
 	switch {
 	case m == n:
@@ -113,13 +117,13 @@ func newIndexer(out, in []int) indexer {
 			return indexer{mode: 4, mod: n / m}
 		}
 	}
-	return indexer{mode: 3, table: broadcastIndex(out, in)}
+	return indexer{mode: 3, table: broadcastIndex(x.table(slot, n), out, in)}
 }
 
-// broadcastIndex maps every flat index of out to a flat index of in.
-func broadcastIndex(out, in []int) []int {
+// broadcastIndex maps every flat index of out to a flat index of in, in
+// idx (numElems(out) long), and returns idx.
+func broadcastIndex(idx []int, out, in []int) []int {
 	n := numElems(out)
-	idx := make([]int, n)
 	// Strides of in aligned to out, zero where in is broadcast.
 	st := make([]int, len(out))
 	ist := strides(in)
@@ -158,7 +162,7 @@ const (
 	binGreater
 )
 
-func binaryOp(kind binKind, a, b *tensor) (*tensor, error) {
+func binaryOp(x *arena, kind binKind, a, b *tensor) (*tensor, error) {
 	if (a.dt == dtFloat) != (b.dt == dtFloat) {
 		return nil, fmt.Errorf("mixed dtypes %s and %s", a.dt, b.dt)
 	}
@@ -166,8 +170,8 @@ func binaryOp(kind binKind, a, b *tensor) (*tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	ia := newIndexer(shape, a.shape)
-	ib := newIndexer(shape, b.shape)
+	ia := newIndexer(x, 0, shape, a.shape)
+	ib := newIndexer(x, 1, shape, b.shape)
 	cmp := kind == binLess || kind == binGreater
 	if a.dt == dtFloat {
 		if cmp {
@@ -180,7 +184,7 @@ func binaryOp(kind binKind, a, b *tensor) (*tensor, error) {
 			}
 			return out, nil
 		}
-		out := newFloat(shape)
+		out := x.newFloat(shape)
 		if binFloatFast(kind, out.f, a.f, b.f, ia, ib) {
 			return out, nil
 		}
@@ -241,11 +245,11 @@ func binaryOp(kind binKind, a, b *tensor) (*tensor, error) {
 }
 
 // unaryFloat applies f element-wise in float64 and rounds to float32.
-func unaryFloat(a *tensor, f func(float64) float64) (*tensor, error) {
+func unaryFloat(x *arena, a *tensor, f func(float64) float64) (*tensor, error) {
 	if a.dt != dtFloat {
 		return nil, fmt.Errorf("want float32, got %s", a.dt)
 	}
-	out := newFloat(cloneInts(a.shape))
+	out := x.newFloat(cloneInts(a.shape))
 	for k, v := range a.f {
 		out.f[k] = float32(f(float64(v)))
 	}
@@ -277,7 +281,7 @@ func fold(kind reduceKind, acc *float64, v float64) {
 
 // reduce reduces a over axes (negative allowed). Empty reductions give the
 // identity (0 for sum, 1 for prod, the lowest value for max).
-func reduce(kind reduceKind, a *tensor, axes []int, keep bool) (*tensor, error) {
+func reduce(x *arena, kind reduceKind, a *tensor, axes []int, keep bool) (*tensor, error) {
 	r := a.rank()
 	red := make([]bool, r)
 	for _, ax := range axes {
@@ -332,13 +336,23 @@ func reduce(kind reduceKind, a *tensor, axes []int, keep bool) (*tensor, error) 
 	for d := 1; d < r && trailing; d++ {
 		trailing = red[d] || !red[d-1]
 	}
-	if trailing {
+	switch {
+	case trailing && (kind == redSum || kind == redMean):
+		// The same sums as fold's, without its switch per element.
+		for o := range acc {
+			s := acc[o]
+			for _, x := range a.f[o*count : (o+1)*count] {
+				s += float64(x)
+			}
+			acc[o] = s
+		}
+	case trailing:
 		for o := range acc {
 			for _, x := range a.f[o*count : (o+1)*count] {
 				fold(kind, &acc[o], float64(x))
 			}
 		}
-	} else {
+	default:
 		ctr := make([]int, r)
 		for k := range a.size() {
 			o := 0
@@ -362,7 +376,7 @@ func reduce(kind reduceKind, a *tensor, axes []int, keep bool) (*tensor, error) 
 		}
 	}
 	if a.dt == dtFloat {
-		out := newFloat(outShape)
+		out := x.newFloat(outShape)
 		for k, v := range acc {
 			if kind == redMean {
 				// TF.js divides the float32 sum by the float32 count.
@@ -429,7 +443,7 @@ func gemm(a, b []float64, batch, bBatch, m, n, k int, ta, tb bool) []float32 {
 }
 
 // transpose permutes the axes of a.
-func transpose(a *tensor, perm []int) (*tensor, error) {
+func transpose(x *arena, a *tensor, perm []int) (*tensor, error) {
 	r := a.rank()
 	if len(perm) != r {
 		return nil, fmt.Errorf("perm %v for rank %d", perm, r)
@@ -441,7 +455,7 @@ func transpose(a *tensor, perm []int) (*tensor, error) {
 		}
 		shape[k] = a.shape[p]
 	}
-	out := newOfType(a.dt, shape)
+	out := x.newOfType(a.dt, shape)
 	ist := strides(a.shape)
 	pst := make([]int, r) // input stride for each output axis
 	for k, p := range perm {
@@ -470,8 +484,8 @@ func transpose(a *tensor, perm []int) (*tensor, error) {
 }
 
 // sliceAxes copies the box begin[d] + j*step[d] for j < size[d] out of a.
-func sliceBox(a *tensor, begin, size, step []int) *tensor {
-	out := newOfType(a.dt, cloneInts(size))
+func sliceBox(x *arena, a *tensor, begin, size, step []int) *tensor {
+	out := x.newOfType(a.dt, cloneInts(size))
 	r := a.rank()
 	ist := strides(a.shape)
 	n := out.size()
@@ -507,7 +521,7 @@ func sliceBox(a *tensor, begin, size, step []int) *tensor {
 }
 
 // concat joins ts along axis.
-func concat(ts []*tensor, axis int) (*tensor, error) {
+func concat(x *arena, ts []*tensor, axis int) (*tensor, error) {
 	if len(ts) == 0 {
 		return nil, fmt.Errorf("concat of nothing")
 	}
@@ -529,7 +543,7 @@ func concat(ts []*tensor, axis int) (*tensor, error) {
 		}
 		shape[ax] += t.shape[ax]
 	}
-	out := newOfType(ts[0].dt, shape)
+	out := x.newOfType(ts[0].dt, shape)
 	outer := numElems(shape[:ax])
 	pos := 0
 	for o := 0; o < outer; o++ {
@@ -547,7 +561,7 @@ func concat(ts []*tensor, axis int) (*tensor, error) {
 }
 
 // gather takes slices of params along axis at indices (GatherV2, batch_dims 0).
-func gather(params, indices *tensor, axis int) (*tensor, error) {
+func gather(x *arena, params, indices *tensor, axis int) (*tensor, error) {
 	ax, err := normAxis(axis, params.rank())
 	if err != nil {
 		return nil, err
@@ -557,7 +571,7 @@ func gather(params, indices *tensor, axis int) (*tensor, error) {
 		return nil, err
 	}
 	shape := append(append(cloneInts(params.shape[:ax]), indices.shape...), params.shape[ax+1:]...)
-	out := newOfType(params.dt, shape)
+	out := x.newOfType(params.dt, shape)
 	outer := numElems(params.shape[:ax])
 	inner := numElems(params.shape[ax+1:])
 	dim := params.shape[ax]
@@ -614,14 +628,14 @@ func ndOffsets(indices *tensor, shape []int) ([]int, int, error) {
 	return offs, inner, nil
 }
 
-func gatherNd(params, indices *tensor) (*tensor, error) {
+func gatherNd(x *arena, params, indices *tensor) (*tensor, error) {
 	offs, inner, err := ndOffsets(indices, params.shape)
 	if err != nil {
 		return nil, err
 	}
 	depth := indices.shape[indices.rank()-1]
 	shape := append(cloneInts(indices.shape[:indices.rank()-1]), params.shape[depth:]...)
-	out := newOfType(params.dt, shape)
+	out := x.newOfType(params.dt, shape)
 	for k, o := range offs {
 		if params.dt == dtFloat {
 			copy(out.f[k*inner:(k+1)*inner], params.f[o:o+inner])
@@ -632,7 +646,7 @@ func gatherNd(params, indices *tensor) (*tensor, error) {
 	return out, nil
 }
 
-func scatterNd(indices, updates *tensor, shape []int) (*tensor, error) {
+func scatterNd(x *arena, indices, updates *tensor, shape []int) (*tensor, error) {
 	offs, inner, err := ndOffsets(indices, shape)
 	if err != nil {
 		return nil, err
@@ -640,7 +654,7 @@ func scatterNd(indices, updates *tensor, shape []int) (*tensor, error) {
 	if len(offs)*inner != updates.size() {
 		return nil, fmt.Errorf("scatter of %v updates into %v", updates.shape, shape)
 	}
-	out := newOfType(updates.dt, shape)
+	out := x.newOfType(updates.dt, shape)
 	for k, o := range offs {
 		if updates.dt == dtFloat {
 			for j := 0; j < inner; j++ {
@@ -656,11 +670,11 @@ func scatterNd(indices, updates *tensor, shape []int) (*tensor, error) {
 }
 
 // softmax normalises the last axis.
-func softmax(a *tensor) (*tensor, error) {
+func softmax(x *arena, a *tensor) (*tensor, error) {
 	if a.dt != dtFloat || a.rank() == 0 {
 		return nil, fmt.Errorf("softmax of %s %v", a.dt, a.shape)
 	}
-	out := newFloat(cloneInts(a.shape))
+	out := x.newFloat(cloneInts(a.shape))
 	n := a.shape[a.rank()-1]
 	if n == 0 {
 		return out, nil
@@ -731,10 +745,28 @@ func maxNaN(x, y float32) float32 {
 	return x
 }
 
-// binSlices sets out[k] = x[k] op y[k].
+// vecMin is the length from which binSlices and binScalar hand additions,
+// subtractions and multiplications to vek's AVX2 loops: element-wise IEEE
+// float32 operations, so the same results as the plain loops.
+const vecMin = 32
+
+// binSlices sets out[k] = x[k] op y[k]. out must not overlap x or y.
 func binSlices(kind binKind, out, x, y []float32) {
 	y = y[:len(x)]
 	out = out[:len(x)]
+	if len(x) >= vecMin {
+		switch kind {
+		case binAdd:
+			vek32.Add_Into(out, x, y)
+			return
+		case binSub:
+			vek32.Sub_Into(out, x, y)
+			return
+		case binMul:
+			vek32.Mul_Into(out, x, y)
+			return
+		}
+	}
 	switch kind {
 	case binAdd:
 		for k := range x {
@@ -759,9 +791,23 @@ func binSlices(kind binKind, out, x, y []float32) {
 	}
 }
 
-// binScalar sets out[k] = x[k] op s, or s op x[k] when swapped.
+// binScalar sets out[k] = x[k] op s, or s op x[k] when swapped. out must
+// not overlap x.
 func binScalar(kind binKind, out, x []float32, s float32, swapped bool) {
 	out = out[:len(x)]
+	if len(x) >= vecMin {
+		switch {
+		case kind == binAdd:
+			vek32.AddNumber_Into(out, x, s)
+			return
+		case kind == binMul:
+			vek32.MulNumber_Into(out, x, s)
+			return
+		case kind == binSub && !swapped:
+			vek32.SubNumber_Into(out, x, s)
+			return
+		}
+	}
 	switch {
 	case kind == binAdd:
 		for k := range x {

@@ -10,7 +10,7 @@ import (
 // the whole weight matrix once per token, so it is bound by memory, not by
 // arithmetic. Here the weights are packed once into 16-column panels and
 // sgemm4x16 multiplies four tokens at a time against a panel that stays in
-// cache, reading each weight once per four tokens.
+// cache, reading each weight once per four tokens (sgemm6x16: six).
 
 const panelWidth = 16
 
@@ -93,20 +93,32 @@ const parallelMACs = 1 << 22
 func denseMatMul(out, a []float32, m int, w *panels) {
 	k, n := w.k, w.n
 	np := (n + panelWidth - 1) / panelWidth
-	// The last m%4 rows run padded to four, from a copy.
-	full := m &^ 3
+	// Rows run six at a time, then four; the last m%6%4 rows run padded to
+	// four, from a copy.
+	six := m - m%6
+	full := six + (m-six)&^3
 	var tail []float32
 	if full < m {
 		tail = make([]float32, 4*k)
 		copy(tail, a[full*k:m*k])
 	}
 	run := func(p0, p1 int) {
-		var tmp [4 * panelWidth]float32
+		var tmp [6 * panelWidth]float32
 		for pi := p0; pi < p1; pi++ {
 			panel := &w.data[pi*k*panelWidth]
 			j0 := pi * panelWidth
 			cols := min(panelWidth, n-j0)
-			for i := 0; i < full; i += 4 {
+			for i := 0; i < six; i += 6 {
+				if cols == panelWidth {
+					sgemm6x16(k, &a[i*k], k, panel, &out[i*n+j0], n)
+					continue
+				}
+				sgemm6x16(k, &a[i*k], k, panel, &tmp[0], panelWidth)
+				for r := 0; r < 6; r++ {
+					copy(out[(i+r)*n+j0:(i+r)*n+j0+cols], tmp[r*panelWidth:])
+				}
+			}
+			for i := six; i < full; i += 4 {
 				if cols == panelWidth {
 					sgemm4x16(k, &a[i*k], k, panel, &out[i*n+j0], n)
 					continue

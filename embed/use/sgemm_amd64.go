@@ -11,3 +11,8 @@ var hasSgemmAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 //
 //go:noescape
 func sgemm4x16(k int, a *float32, lda int, b *float32, c *float32, ldc int)
+
+// sgemm6x16 is sgemm4x16 for six rows of a (sgemm_amd64.s).
+//
+//go:noescape
+func sgemm6x16(k int, a *float32, lda int, b *float32, c *float32, ldc int)
