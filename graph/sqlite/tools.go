@@ -534,3 +534,31 @@ func (s *Store) Stats(ctx context.Context) (graph.Stats, error) {
 	}
 	return st, nil
 }
+
+// ManifestRunes returns every tool's manifest size in runes, read from the
+// record in one statement. The manifest sits in the record as the JSON
+// encoder wrote it (compact), and SQLite returns an object or array as
+// compact text keeping its strings' escapes as they are, so length(),
+// which counts characters of TEXT, is the rune count of GetTool's
+// Manifest. A null manifest (GetTool's nil) counts 0.
+func (s *Store) ManifestRunes(ctx context.Context) (map[string]int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, CASE json_type(record, '$.manifest') WHEN 'null' THEN 0
+	ELSE coalesce(length(record -> '$.manifest'), 0) END FROM tools`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: manifest runes: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var id string
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, fmt.Errorf("sqlite: manifest runes: %w", err)
+		}
+		out[id] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: manifest runes: %w", err)
+	}
+	return out, nil
+}
