@@ -542,8 +542,7 @@ func (s *Store) Stats(ctx context.Context) (graph.Stats, error) {
 // which counts characters of TEXT, is the rune count of GetTool's
 // Manifest. A null manifest (GetTool's nil) counts 0.
 func (s *Store) ManifestRunes(ctx context.Context) (map[string]int, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, CASE json_type(record, '$.manifest') WHEN 'null' THEN 0
-	ELSE coalesce(length(record -> '$.manifest'), 0) END FROM tools`)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, coalesce(length(nullif(record -> '$.manifest', 'null')), 0) FROM tools`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: manifest runes: %w", err)
 	}
