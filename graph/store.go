@@ -338,6 +338,11 @@ type Store interface {
 	GetTool(ctx context.Context, id string) (Tool, error)
 	// ListTools pages through tool summaries ordered by id.
 	ListTools(ctx context.Context, q ListQuery) (ToolPage, error)
+	// ManifestRunes returns, for every tool whatever its status, the
+	// number of runes of its manifest as GetTool returns it (0 when it
+	// has none), in one read of the store: what sizing every manifest
+	// costs without reading each tool.
+	ManifestRunes(ctx context.Context) (map[string]int, error)
 	// SetStatus changes a tool's status (deprecate, disable, re-enable) and
 	// appends a Revision with the reason; the tool and its history are kept.
 	SetStatus(ctx context.Context, id, status, reason string) error

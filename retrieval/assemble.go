@@ -73,8 +73,11 @@ const TokenEstimator = "chars/4"
 // llms.CountTokens needs tiktoken's BPE files, which it downloads on first
 // use, so it cannot run offline.
 func EstimateTokens(text string) int {
-	return (utf8.RuneCountInString(text) + 3) / 4
+	return runeTokens(utf8.RuneCountInString(text))
 }
+
+// runeTokens is EstimateTokens of a text of n runes.
+func runeTokens(n int) int { return (n + 3) / 4 }
 
 // IndexEntry is one line of the lightweight index.
 type IndexEntry struct {
@@ -191,7 +194,10 @@ func (s *Service) catalogue(ctx context.Context, caller access.Caller, category 
 	return cat, nil
 }
 
-// listCatalogue lists caller's visible catalogue from the store.
+// listCatalogue lists caller's visible catalogue from the store. When
+// many of its tools have no memoised token estimate (the first listing
+// after a start), the estimates of every tool are read in one bulk read
+// (fillTokens) rather than one manifest at a time.
 func (s *Service) listCatalogue(ctx context.Context, caller access.Caller, category string) (catalogue, error) {
 	var cat catalogue
 	f := caller.Filter()
@@ -205,23 +211,88 @@ func (s *Service) listCatalogue(ctx context.Context, caller access.Caller, categ
 			return catalogue{}, fmt.Errorf("retrieval: list tools: %w", err)
 		}
 		for i := range page.Items {
-			t := &page.Items[i]
-			if !caller.Allows(t) {
-				continue
+			if t := &page.Items[i]; caller.Allows(t) {
+				cat.tools = append(cat.tools, catEntry{id: t.ID})
 			}
-			n, err := s.manifestTokens(ctx, t.ID)
-			if err != nil {
-				return catalogue{}, err
-			}
-			cat.tools = append(cat.tools, catEntry{id: t.ID, tokens: n})
-			cat.tokens += n
 		}
 		if page.Next == "" {
 			break
 		}
 		after = page.Next
 	}
+	if s.missingTokens(cat.tools) >= max(bulkTokensMin, len(cat.tools)/bulkTokensShare) {
+		if err := s.fillTokens(ctx); err != nil {
+			return catalogue{}, err
+		}
+	}
+	for i := range cat.tools {
+		n, err := s.manifestTokens(ctx, cat.tools[i].id)
+		if err != nil {
+			return catalogue{}, err
+		}
+		cat.tools[i].tokens = n
+		cat.tokens += n
+	}
 	return cat, nil
+}
+
+// A listing reads every tool's manifest size in one bulk read when at
+// least max(bulkTokensMin, 1/bulkTokensShare of its tools) lack an
+// estimate: a bulk read costs a little per tool of the store, a single
+// read (a whole record and its vector, decoded) many times that.
+const (
+	bulkTokensMin   = 64
+	bulkTokensShare = 16
+)
+
+// missingTokens counts the entries without a memoised estimate.
+func (s *Service) missingTokens(es []catEntry) int {
+	s.tokMu.Lock()
+	defer s.tokMu.Unlock()
+	n := 0
+	for _, e := range es {
+		if _, ok := s.tokens[e.id]; !ok {
+			n++
+		}
+	}
+	return n
+}
+
+// fillTokens memoises the token estimate of every tool from one bulk read
+// of the manifests' sizes (graph.Store.ManifestRunes): ⌈runes/4⌉, as
+// EstimateTokens counts. One fill runs at a time; the warm-up and a first
+// search that meet wait for one read. A tool changed (Invalidate) while
+// the read ran is left out, to be read alone, as is every tool if more
+// changes came than the change log keeps.
+func (s *Service) fillTokens(ctx context.Context) error {
+	s.tokFill.Lock()
+	defer s.tokFill.Unlock()
+	s.tokMu.Lock()
+	since := s.catBase + uint64(len(s.catLog))
+	filled := s.tokFilled == since+1
+	s.tokMu.Unlock()
+	if filled {
+		return nil // another caller just filled it, and nothing changed since
+	}
+	runes, err := s.store.ManifestRunes(ctx)
+	if err != nil {
+		return fmt.Errorf("retrieval: manifest sizes: %w", err)
+	}
+	s.tokMu.Lock()
+	defer s.tokMu.Unlock()
+	if since < s.catBase {
+		return nil
+	}
+	for _, id := range s.catLog[since-s.catBase:] {
+		delete(runes, id)
+	}
+	for id, n := range runes {
+		if _, ok := s.tokens[id]; !ok {
+			s.tokens[id] = runeTokens(n)
+		}
+	}
+	s.tokFilled = since + 1
+	return nil
 }
 
 // applyChanges returns cat with the changed tools re-read: each leaves the

@@ -135,3 +135,58 @@ func BenchmarkCatalogueHeap(b *testing.B) {
 	runtime.KeepAlive(svc)
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "catalogue-MB")
 }
+
+// readCounter counts the store reads a catalogue build makes.
+type readCounter struct {
+	graph.Store
+	gets, bulk int
+}
+
+func (c *readCounter) GetTool(ctx context.Context, id string) (graph.Tool, error) {
+	c.gets++
+	return c.Store.GetTool(ctx, id)
+}
+
+func (c *readCounter) ManifestRunes(ctx context.Context) (map[string]int, error) {
+	c.bulk++
+	return c.Store.ManifestRunes(ctx)
+}
+
+// BenchmarkFirstCatalogue20k measures what a restart costs the catalogue
+// over 20,000 tools: a fresh Service's WarmCatalogue ("warm-up"), and a
+// fresh Service's first search with no warm-up ("first-search", the
+// search also builds the vocabulary and ranks), with the store's reads
+// per operation (manifests read one by one, bulk reads).
+//
+//	go test ./retrieval -run '^$' -bench FirstCatalogue20k -benchtime 5x
+func BenchmarkFirstCatalogue20k(b *testing.B) {
+	st := catBenchStore(b, catBenchTools)
+	ctx := context.Background()
+	caller := access.Caller{UserID: "u", SessionID: "bench"}
+	q := benchQueries(1)[0]
+	for _, name := range []string{"warm-up", "first-search"} {
+		b.Run(name, func(b *testing.B) {
+			rc := &readCounter{Store: st}
+			durs := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				svc := retrieval.New(rc, benchEmb, retrieval.Options{CacheSize: -1})
+				start := time.Now()
+				var err error
+				if name == "warm-up" {
+					err = svc.WarmCatalogue(ctx, caller)
+				} else {
+					_, err = svc.Search(ctx, retrieval.Query{Text: q, Caller: caller})
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				durs = append(durs, time.Since(start))
+			}
+			b.StopTimer()
+			reportLatency(b, durs)
+			b.ReportMetric(float64(rc.gets)/float64(b.N), "gets/op")
+			b.ReportMetric(float64(rc.bulk)/float64(b.N), "bulk-reads/op")
+		})
+	}
+}

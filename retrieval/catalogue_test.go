@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/toolsmith/toolsmith/access"
@@ -129,4 +131,116 @@ func TestCatalogueAfterChangesEqualsFullRecompute(t *testing.T) {
 	retrievaltest.Register(t, st, emb, retrievaltest.Manifest("t.00a", "DO_THING", "misc", "does yet another thing"))
 	svc.Invalidate("t.00a")
 	compare("after a long change log")
+}
+
+// sizesStore answers ManifestRunes from the store, then runs after (a
+// change landing while the bulk read was under way); noBulk answers with
+// nothing, so every size is read one manifest at a time.
+type sizesStore struct {
+	graph.Store
+	noBulk bool
+	after  func()
+	gets   int
+	bulk   int
+}
+
+func (c *sizesStore) GetTool(ctx context.Context, id string) (graph.Tool, error) {
+	c.gets++
+	return c.Store.GetTool(ctx, id)
+}
+
+func (c *sizesStore) ManifestRunes(ctx context.Context) (map[string]int, error) {
+	c.bulk++
+	if c.noBulk {
+		return map[string]int{}, nil
+	}
+	m, err := c.Store.ManifestRunes(ctx)
+	if c.after != nil {
+		c.after()
+		c.after = nil
+	}
+	return m, err
+}
+
+// The first catalogue after a start takes every manifest's size from one
+// bulk read, whether the warm-up or a search lists it first, and gives
+// every caller, category and phase the same context and token figures
+// as sizes read one manifest at a time, with non-ASCII manifests and a
+// tool changed while the bulk read ran.
+func TestFirstCatalogueReadsSizesAtOnce(t *testing.T) {
+	ctx := context.Background()
+	var ms []tool.Manifest
+	for i := range 150 {
+		cat := []string{"misc", "voyage"}[i%2]
+		ms = append(ms, retrievaltest.Manifest(fmt.Sprintf("t.%03d", i), "DO_THING", cat,
+			fmt.Sprintf("réservez 预订 🛫 <b>&</b> does thing number %d for the user %s", i, strings.Repeat("ü", i%7))))
+	}
+	ms[3].PermissionsRequired = []string{access.AnyOf([]string{"vet"}, nil)}
+	st := retrievaltest.Store(t, emb)
+	retrievaltest.Register(t, st, emb, ms...)
+	var queries []retrieval.Query
+	for _, c := range []access.Caller{{UserID: "u", Level: "user"}, {UserID: "v", Level: "user", Roles: []string{"vet"}}, {Level: "owner", Groups: []string{access.Wildcard}}} {
+		for _, cat := range []string{"", "voyage"} {
+			for _, p := range []retrieval.Phase{retrieval.PhaseNone, retrieval.PhaseInitialPlanning} {
+				queries = append(queries, retrieval.Query{Text: "does thing number 7", Caller: c, Category: cat, Phase: p})
+			}
+		}
+	}
+	views := func(svc *retrieval.Service) []string {
+		var out []string
+		for _, q := range queries {
+			out = append(out, catalogueView(t, svc, q))
+		}
+		return out
+	}
+	one := &sizesStore{Store: st, noBulk: true}
+	want := views(retrieval.New(one, emb, retrieval.Options{CacheSize: -1}))
+	if one.gets < len(ms) {
+		t.Fatalf("sizes read one at a time: %d manifests read for %d tools; the test measures nothing", one.gets, len(ms))
+	}
+
+	for _, warm := range []bool{false, true} {
+		bs := &sizesStore{Store: st}
+		svc := retrieval.New(bs, emb, retrieval.Options{CacheSize: -1})
+		if warm {
+			if err := svc.WarmCatalogue(ctx, access.Caller{Level: "owner", Groups: []string{access.Wildcard}}); err != nil {
+				t.Fatal(err)
+			}
+			if bs.bulk != 1 || bs.gets != 0 {
+				t.Errorf("warm-up: %d bulk reads, %d manifests read; want 1 and 0", bs.bulk, bs.gets)
+			}
+		}
+		if _, err := svc.Search(ctx, queries[0]); err != nil {
+			t.Fatal(err)
+		}
+		if bs.bulk != 1 || bs.gets > 10 {
+			t.Errorf("warm-up %v, first search: %d bulk reads, %d manifests read; want 1 and only the detailed ones", warm, bs.bulk, bs.gets)
+		}
+		if got := views(svc); !slices.Equal(got, want) {
+			t.Errorf("warm-up %v: the catalogue from the bulk read differs from one read tool by tool:\n got %v\nwant %v", warm, got, want)
+		}
+	}
+
+	// A tool that changes while the bulk read runs keeps its new size.
+	bs := &sizesStore{Store: st}
+	svc := retrieval.New(bs, emb, retrieval.Options{CacheSize: -1})
+	bs.after = func() {
+		m := ms[8]
+		m.Description += strings.Repeat(" plus a much longer description ç", 20)
+		retrievaltest.Register(t, st, emb, m)
+		svc.Invalidate(m.ToolID)
+	}
+	if err := svc.WarmCatalogue(ctx, access.Caller{Level: "owner", Groups: []string{access.Wildcard}}); err != nil {
+		t.Fatal(err)
+	}
+	if bs.after != nil {
+		t.Fatal("the change did not land during the bulk read")
+	}
+	fresh := views(retrieval.New(&sizesStore{Store: st, noBulk: true}, emb, retrieval.Options{CacheSize: -1}))
+	if got := views(svc); !slices.Equal(got, fresh) {
+		t.Errorf("after a change during the bulk read:\n got %v\nwant %v", got, fresh)
+	}
+	if slices.Equal(fresh, want) {
+		t.Error("the change did not change the catalogue: the test measures nothing")
+	}
 }

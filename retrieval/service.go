@@ -288,6 +288,8 @@ type Service struct {
 
 	tokMu      sync.Mutex
 	tokens     map[string]int // tool id → estimated manifest tokens
+	tokFill    sync.Mutex     // one bulk fill of tokens at a time (fillTokens)
+	tokFilled  uint64         // 1 + the change seq (catBase+len(catLog)) of the last fill, 0: none; under tokMu
 	catalogues *lru[catalogue]
 	exemplars  *exemplars // nil when disabled
 	memMu      sync.Mutex // serialises loadMemory and followMemory

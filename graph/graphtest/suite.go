@@ -30,6 +30,7 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"ReplaceEdgesAndText", testReplace},
 		{"StatusAndHistory", testStatusAndHistory},
 		{"ListTools", testListTools},
+		{"ManifestRunes", testManifestRunes},
 		{"Filter", testFilter},
 		{"Related", testRelated},
 		{"VectorSearch", testVectorSearch},

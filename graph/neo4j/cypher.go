@@ -182,6 +182,14 @@ WHERE t.id > $after AND ` + filterWhere + `
 RETURN t.id AS id, t.summary AS summary
 ORDER BY t.id
 LIMIT $limit`
+	// cypherManifestRecords pages through every tool's record for
+	// ManifestRunes: core Cypher has no JSON parser, so the manifest's
+	// size is taken from the record on the client.
+	cypherManifestRecords = `MATCH (t:Tool)
+WHERE t.id > $after AND t.record IS NOT NULL
+RETURN t.id AS id, t.record AS record
+ORDER BY t.id
+LIMIT $limit`
 	// cypherSetStatusRead locks the tool (SET) before reading its record.
 	cypherSetStatusRead = `MATCH (t:Tool {id: $id})
 WHERE t.record IS NOT NULL
@@ -417,6 +425,7 @@ func Statements() []Statement {
 		"toolExists":             cypherToolExists,
 		"countTools":             cypherCountTools,
 		"listTools":              cypherListTools,
+		"manifestRecords":        cypherManifestRecords,
 		"setStatusRead":          cypherSetStatusRead,
 		"setStatus":              cypherSetStatus,
 		"history":                cypherHistory,

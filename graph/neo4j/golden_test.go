@@ -117,6 +117,11 @@ func goldenCases() []goldenCase {
 			f.answer("getTool", record{"record": string(rec), "embedding": list(0.5, 0.5, 0.5, 0.5)})
 		}, func(ctx context.Context, s *Store) (any, error) { return s.GetTool(ctx, "a") }},
 		{"get_tool_missing", nil, func(ctx context.Context, s *Store) (any, error) { return s.GetTool(ctx, "nope") }},
+		{"manifest_runes", func(t *testing.T, f *fakeRunner) {
+			a, _ := json.Marshal(graph.Tool{ToolSummary: graph.ToolSummary{ID: "a"}, Manifest: json.RawMessage(`{"d": "café <b> 😀"}`)})
+			b, _ := json.Marshal(graph.Tool{ToolSummary: graph.ToolSummary{ID: "b"}})
+			f.answer("manifestRecords", record{"id": "a", "record": string(a)}, record{"id": "b", "record": string(b)})
+		}, func(ctx context.Context, s *Store) (any, error) { return s.ManifestRunes(ctx) }},
 		{"list_tools_allow", func(t *testing.T, f *fakeRunner) {
 			f.answer("countTools", record{"total": int64(5)})
 			// limit 2 → batches of 3; Allow hides "b", so a second batch is needed.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/fault"
@@ -262,6 +263,58 @@ func (s *Store) GetTool(ctx context.Context, id string) (graph.Tool, error) {
 		t.Manifest = nil
 	}
 	return t, nil
+}
+
+// manifestPage is how many records one ManifestRunes statement returns.
+const manifestPage = 1000
+
+// ManifestRunes returns every tool's manifest size in runes, paging
+// through the records in one read transaction. Core Cypher cannot parse
+// the record, and the revision's copy of the manifest is the text as
+// registered, not as the record (and so GetTool) has it, so the manifest
+// is cut out of each record here: no embedding and no second round trip
+// per tool.
+func (s *Store) ManifestRunes(ctx context.Context) (map[string]int, error) {
+	out := map[string]int{}
+	err := s.r.read(ctx, func(tx txRunner) error {
+		clear(out) // a retried transaction starts again
+		after := ""
+		for {
+			recs, err := tx.run(ctx, cypherManifestRecords, map[string]any{"after": after, "limit": int64(manifestPage)})
+			if err != nil {
+				return err
+			}
+			for _, r := range recs {
+				id, err := getString(r, "id")
+				if err != nil {
+					return err
+				}
+				rec, err := getString(r, "record")
+				if err != nil {
+					return err
+				}
+				var t struct {
+					Manifest json.RawMessage `json:"manifest"`
+				}
+				if err := json.Unmarshal([]byte(rec), &t); err != nil {
+					return fmt.Errorf("decode %q: %w", id, err)
+				}
+				n := 0
+				if string(t.Manifest) != "null" {
+					n = utf8.RuneCount(t.Manifest)
+				}
+				out[id] = n
+				after = id
+			}
+			if len(recs) < manifestPage {
+				return nil
+			}
+		}
+	})
+	if err != nil {
+		return nil, wrapErr("manifest runes", err)
+	}
+	return out, nil
 }
 
 // ListTools pages through summaries ordered by id.

@@ -534,3 +534,32 @@ func (s *Store) Stats(ctx context.Context) (graph.Stats, error) {
 	}
 	return st, nil
 }
+
+// ManifestRunes returns every tool's manifest size in runes, read from the
+// record in one statement. The record is always written as a Go string,
+// so stored as TEXT, with the manifest as the JSON encoder wrote it
+// (compact); SQLite returns an object or array as compact text keeping
+// its strings' escapes as they are, so length(), which counts characters
+// of TEXT, is the rune count of GetTool's Manifest. (The revisions'
+// manifest column holds the text as registered, uncompacted: not the
+// same size.) A null manifest (GetTool's nil) counts 0.
+func (s *Store) ManifestRunes(ctx context.Context) (map[string]int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, coalesce(length(nullif(record -> '$.manifest', 'null')), 0) FROM tools`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: manifest runes: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var id string
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, fmt.Errorf("sqlite: manifest runes: %w", err)
+		}
+		out[id] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: manifest runes: %w", err)
+	}
+	return out, nil
+}
