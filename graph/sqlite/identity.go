@@ -258,6 +258,12 @@ func (s *Store) AuditEvents(ctx context.Context, q graph.AuditQuery) (graph.Audi
 	return page, nil
 }
 
+// isBusy reports SQLITE_BUSY (5) and its extended codes.
+func isBusy(err error) bool {
+	var coded interface{ Code() int }
+	return errors.As(err, &coded) && coded.Code()&0xff == 5
+}
+
 // isUniqueViolation reports a primary-key or unique constraint failure.
 func isUniqueViolation(err error) bool {
 	var coded interface{ Code() int }

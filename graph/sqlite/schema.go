@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 )
 
 // migrations are applied in order; migrations[i] moves the schema from
@@ -332,8 +333,19 @@ var schemaVersion = len(migrations)
 
 // migrate brings the schema to schemaVersion, one transaction per step.
 func migrate(ctx context.Context, db *sql.DB) error {
-	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
-		return fmt.Errorf("sqlite: create schema_version: %w", err)
+	// A fresh file is in rollback-journal mode until one connection turns
+	// it to WAL; there, processes creating the table at once can meet
+	// SQLite's deadlock rule, which answers SQLITE_BUSY at once instead of
+	// waiting for the busy timeout. Such a refusal is tried again.
+	for wait := 10 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		_, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`)
+		if err == nil {
+			break
+		}
+		if !isBusy(err) || wait >= time.Second {
+			return fmt.Errorf("sqlite: create schema_version: %w", err)
+		}
+		time.Sleep(wait)
 	}
 	v, err := currentVersion(ctx, db)
 	if err != nil {
