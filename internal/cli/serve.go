@@ -136,6 +136,7 @@ func warmUp(ctx context.Context, sys *system) error {
 		if err := sys.retrieval.WarmCatalogue(ctx, owner); err != nil && ctx.Err() == nil {
 			sys.log.Warn("search warm-up: the catalogue's token estimates", "err", err)
 		}
+		sys.trimSoon() // a burst of work like any other: its garbage's pages go back
 	}()
 	// Loading the model and the catalogue leaves garbage the size of the
 	// live heap; hand its pages back before reporting ready.

@@ -94,6 +94,14 @@ func (o trimmingObserver) Search(strategy string, d time.Duration, cacheHit bool
 	}
 }
 
+// trimSoon arms the memory trim after a burst of work that no search or
+// registration arms (the start-up's background loads); nil-safe.
+func (s *system) trimSoon() {
+	if s.trim != nil {
+		s.trim.Soon()
+	}
+}
+
 // toolChanged runs after every registry write: the retrieval caches that
 // may hold the tool are invalidated, then every hook (the MCP catalogue).
 func (s *system) toolChanged(id string) {

@@ -246,6 +246,7 @@ func (f *fulfilment) handlers(ctx context.Context, sys *system) []api.Handler {
 			sys.log.Info("mcp: catalogue exposed", "tools", n)
 		}
 		gate.done()
+		sys.trimSoon() // the load's garbage is the size of the catalogue
 	}()
 	f.console = web.New(f.consoleDeps(sys), web.Config{TemporalUI: f.uiURL, Namespace: f.namespace})
 	return []api.Handler{
