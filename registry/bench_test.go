@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolsmith/toolsmith/embed/use"
+	"github.com/toolsmith/toolsmith/internal/cputime"
 	"github.com/toolsmith/toolsmith/registry"
 )
 
@@ -100,7 +101,7 @@ func BenchmarkBatchRegisterUSELite(b *testing.B) {
 			const batch = 100
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			cpu0, _ := processCPU()
+			cpu0, _ := cputime.Process()
 			b.ResetTimer()
 			n := 0
 			for i := range b.N {
@@ -117,7 +118,7 @@ func BenchmarkBatchRegisterUSELite(b *testing.B) {
 				n += batch
 			}
 			b.StopTimer()
-			cpu1, _ := processCPU()
+			cpu1, _ := cputime.Process()
 			runtime.ReadMemStats(&after)
 			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "tools/s")
 			b.ReportMetric(float64(after.NumGC-before.NumGC)/float64(b.N), "GCs/op")

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/viterin/vek/vek32"
+
+	"github.com/toolsmith/toolsmith/internal/cputime"
 )
 
 // TestDenseMatMul checks the packed kernel against a float64 product for
@@ -133,7 +135,7 @@ func BenchmarkSgemmKernels(b *testing.B) {
 	out := make([]float32, m*n)
 	for _, rows := range []int{4, 6} {
 		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
-			cpu0, _ := processCPU()
+			cpu0, _ := cputime.Process()
 			for b.Loop() {
 				for pi := 0; pi < n/panelWidth; pi++ {
 					panel := &p.data[pi*k*panelWidth]
@@ -146,7 +148,7 @@ func BenchmarkSgemmKernels(b *testing.B) {
 					}
 				}
 			}
-			cpu1, _ := processCPU()
+			cpu1, _ := cputime.Process()
 			b.ReportMetric(2*m*k*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			b.ReportMetric(float64((cpu1-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 		})

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/cputime"
 )
 
 // Benchmarks run against one store of benchTools synthetic tools with
@@ -171,12 +172,12 @@ type cpuMeter struct {
 }
 
 func startCPU() cpuMeter {
-	d, ok := processCPU()
+	d, ok := cputime.Process()
 	return cpuMeter{start: d, ok: ok}
 }
 
 func (c cpuMeter) report(b *testing.B) {
-	end, ok := processCPU()
+	end, ok := cputime.Process()
 	if !c.ok || !ok || b.N == 0 {
 		return
 	}
