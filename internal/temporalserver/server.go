@@ -456,7 +456,22 @@ func resolveAddr(addr string) (string, int, error) {
 	return host, port, nil
 }
 
+// freePort picks a port for one of the server's listeners. A port the
+// kernel hands out for ":0" comes from the ephemeral range that outgoing
+// connections draw from too, so between this check and the service's own
+// listen another socket can take it; Temporal's service is then left
+// without a listener and crashes the process (its logger's Fatal does not
+// exit here). So ports are drawn at random from below the usual ephemeral
+// ranges (Linux 32768–60999, BSD and Windows 49152–65535), each checked
+// free, and ":0" is the fallback.
 func freePort(host string) (int, error) {
+	for range 64 {
+		p := freePortLow + rand.IntN(freePortSpan)
+		if ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(p))); err == nil {
+			_ = ln.Close()
+			return p, nil
+		}
+	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		return 0, fmt.Errorf("temporalserver: free port on %s: %w", host, err)
@@ -464,6 +479,12 @@ func freePort(host string) (int, error) {
 	defer func() { _ = ln.Close() }()
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
+
+// freePort's range: 20000 to 31999.
+const (
+	freePortLow  = 20000
+	freePortSpan = 12000
+)
 
 // Roles of the addresses the server listens on, in ListenError.
 const (
