@@ -142,11 +142,8 @@ func (m *Modules) executeTool(ctx context.Context, in ExecuteInput) (ExecuteOutp
 	if err := json.Unmarshal(t.Manifest, &man); err != nil {
 		return ExecuteOutput{}, Fail(ErrTypeNotExecutable, "tool %q has an unreadable manifest: %v", in.ToolID, err)
 	}
-	mapping, err := modules.MapInputs(man.InputSchema, in.Inputs)
+	mapping, err := modules.FitInputs(man.InputSchema, in.Inputs, m.Router.ValidateArguments)
 	if err != nil {
-		return ExecuteOutput{}, Fail(ErrTypeSchemaMismatch, "inputs do not fit %s: %v", in.ToolID, err)
-	}
-	if err := m.Router.ValidateArguments(man.InputSchema, mapping.Arguments); err != nil {
 		return ExecuteOutput{}, Fail(ErrTypeSchemaMismatch, "inputs do not fit %s: %v", in.ToolID, err)
 	}
 	out := ExecuteOutput{

@@ -307,14 +307,14 @@ func TestExecuteToolThroughWorkflow(t *testing.T) {
 	if code := e.do(http.MethodPost, "/api/v1/tools/currency.convert/execute", body, http.Header{"X-Tool-Groups": {"nobody"}}, nil); code != http.StatusNotFound {
 		t.Errorf("hidden tool: HTTP %d, want 404", code)
 	}
-	// Inputs that do not fit the schema: the workflow fails with SchemaMismatch.
-	var bad verbs.Run
+	// Inputs that do not fit the schema: a 422 before any run starts (the
+	// execution's own check, run early); the module is not called.
 	bodyBad := map[string]any{"inputs": map[string]any{"amount": "lots", "from": "USD", "to": "EUR"}}
-	if code := e.do(http.MethodPost, "/api/v1/tools/currency.convert/execute", bodyBad, nil, &bad); code != http.StatusOK || bad.Status != workflows.StatusFailed {
-		t.Fatalf("bad inputs: HTTP %d status %q", code, bad.Status)
+	if code := e.do(http.MethodPost, "/api/v1/tools/currency.convert/execute", bodyBad, nil, nil); code != http.StatusUnprocessableEntity {
+		t.Fatalf("bad inputs: HTTP %d, want 422", code)
 	}
-	if bad.ErrorType != activities.ErrTypeSchemaMismatch {
-		t.Errorf("bad inputs errorType = %q, want %s", bad.ErrorType, activities.ErrTypeSchemaMismatch)
+	if n := e.modules["currency"].Executions(""); n != 1 {
+		t.Errorf("after bad inputs the module executed %d times, want 1", n)
 	}
 }
 

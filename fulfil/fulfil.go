@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -28,6 +29,7 @@ import (
 	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/modules"
 	"github.com/toolsmith/toolsmith/retrieval"
 	"github.com/toolsmith/toolsmith/workflows"
 )
@@ -99,7 +101,7 @@ func (h *Service) StartExecute(ctx context.Context, caller access.Caller, toolID
 	if err := checkIdempotencyKey(caller, key); err != nil {
 		return nil, Run{}, err
 	}
-	if err := h.CheckTool(ctx, toolID, caller); err != nil {
+	if err := h.checkExecute(ctx, toolID, caller, req.Inputs); err != nil {
 		return nil, Run{}, err
 	}
 	opts := client.StartWorkflowOptions{
@@ -317,14 +319,44 @@ type ExecuteRequest struct {
 // all with access.ToolNotFound (404). The activity checks again: it is the authority, this is the
 // fast, clear answer.
 func (h *Service) CheckTool(ctx context.Context, id string, caller access.Caller) error {
+	_, err := h.visibleTool(ctx, id, caller)
+	return err
+}
+
+// visibleTool is CheckTool's read; a zero Tool and nil without a
+// ToolGetter.
+func (h *Service) visibleTool(ctx context.Context, id string, caller access.Caller) (graph.Tool, error) {
 	if h.tools == nil {
-		return nil
+		return graph.Tool{}, nil
 	}
 	// Missing, inactive and hidden answer alike (the reads use the same
 	// rule), so execute cannot be used to probe which ids exist.
 	t, err := h.tools.GetTool(ctx, id)
-	_, err = access.VisibleTool(id, t, err, caller)
-	return err
+	if _, err = access.VisibleTool(id, t, err, caller); err != nil {
+		return graph.Tool{}, err
+	}
+	return t, nil
+}
+
+// checkExecute is CheckTool, then the execution's own fit of inputs to the
+// tool's inputSchema (modules.FitInputs): inputs that cannot run are a 422
+// on "inputs" naming what does not fit, and no run starts. The activity
+// checks again (a tool may change in between); it stays the authority.
+func (h *Service) checkExecute(ctx context.Context, id string, caller access.Caller, inputs map[string]any) error {
+	t, err := h.visibleTool(ctx, id, caller)
+	if err != nil || len(t.Manifest) == 0 {
+		return err
+	}
+	var man struct {
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}
+	if json.Unmarshal(t.Manifest, &man) != nil {
+		return nil // the activity reports an unreadable manifest
+	}
+	if _, err := modules.FitInputs(man.InputSchema, inputs, modules.ValidateArguments); err != nil {
+		return fault.Invalid("inputs", "do not fit %s: %s", id, strings.TrimPrefix(err.Error(), modules.ErrSchemaMismatch.Error()+": "))
+	}
+	return nil
 }
 
 // Collect waits for run's outcome and fills out. It reports false when ctx

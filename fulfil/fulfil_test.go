@@ -109,3 +109,39 @@ func TestStartWritesAheadToTheAuditLog(t *testing.T) {
 		})
 	}
 }
+
+type oneTool struct{ t graph.Tool }
+
+func (o oneTool) GetTool(_ context.Context, id string) (graph.Tool, error) {
+	if id != o.t.ID {
+		return graph.Tool{}, fault.ErrNotFound
+	}
+	return o.t, nil
+}
+
+// Inputs the tool cannot run are refused before any run starts, naming
+// the input; inputs that fit start the run.
+func TestExecuteRefusesInputsThatDoNotFit(t *testing.T) {
+	tl := graph.Tool{ToolSummary: graph.ToolSummary{ID: "currency.convert", Status: graph.StatusActive},
+		Manifest: []byte(`{"inputSchema":{"type":"object","required":["amount","from"],"properties":{"amount":{"type":"number"},"from":{"type":"string"}}}}`)}
+	l := &log{}
+	f := &crashingTemporal{log: l}
+	svc := fulfil.New(f, oneTool{tl}, fulfil.Config{Audit: l})
+	owner := access.Caller{Level: "owner", Groups: []string{access.Wildcard}}
+	for _, bad := range []map[string]any{{"amount": "lots", "from": "USD"}, {"amount": 5}} {
+		_, _, err := svc.StartExecute(context.Background(), owner, tl.ID, fulfil.ExecuteRequest{Inputs: bad}, "")
+		fields := fault.Fields(err)
+		if !errors.Is(err, fault.ErrInvalid) || len(fields) != 1 || fields[0].Path != "inputs" {
+			t.Fatalf("%v: %v (fields %+v), want invalid on inputs", bad, err, fields)
+		}
+	}
+	if len(f.started) != 0 {
+		t.Fatalf("started %v for inputs that do not fit", f.started)
+	}
+	if _, _, err := svc.StartExecute(context.Background(), owner, tl.ID, fulfil.ExecuteRequest{Inputs: map[string]any{"amount": 5, "from": "USD"}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.started) != 1 {
+		t.Fatalf("started %v, want one run", f.started)
+	}
+}

@@ -131,3 +131,19 @@ func listOrNone(xs []string) string {
 	}
 	return strings.Join(xs, ", ")
 }
+
+// FitInputs maps inputs onto inputSchema (MapInputs) and checks the result
+// with validate: what an execution does before it calls a tool, so that
+// the same rule can answer a caller before a run starts. validate is a
+// Router's ValidateArguments (compiled schemas cached) or the package's
+// ValidateArguments. Errors wrap ErrSchemaMismatch.
+func FitInputs(inputSchema json.RawMessage, inputs map[string]any, validate func(json.RawMessage, map[string]any) error) (Mapping, error) {
+	mapping, err := MapInputs(inputSchema, inputs)
+	if err != nil {
+		return Mapping{}, err
+	}
+	if err := validate(inputSchema, mapping.Arguments); err != nil {
+		return Mapping{}, err
+	}
+	return mapping, nil
+}

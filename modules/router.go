@@ -126,14 +126,26 @@ func Split(toolName string) (module, method string, ok bool) {
 	return module, method, true
 }
 
+// ValidateArguments checks arguments against an inputSchema without a cache
+// of compiled schemas (for a caller that checks once, before a run); the
+// error wraps ErrSchemaMismatch.
+func ValidateArguments(schema json.RawMessage, args map[string]any) error {
+	var once schemaCache
+	return once.validateArgs(schema, args)
+}
+
 // ValidateArguments checks arguments against an inputSchema; the error wraps
 // ErrSchemaMismatch.
 func (r *Router) ValidateArguments(schema json.RawMessage, args map[string]any) error {
+	return r.schemas.validateArgs(schema, args)
+}
+
+func (c *schemaCache) validateArgs(schema json.RawMessage, args map[string]any) error {
 	doc, err := json.Marshal(args)
 	if err != nil {
 		return fmt.Errorf("%w: arguments are not JSON: %w", ErrSchemaMismatch, err)
 	}
-	return r.schemas.validate(schema, doc)
+	return c.validate(schema, doc)
 }
 
 // Execute routes one call and always returns a Result: failures are failed
