@@ -141,10 +141,6 @@ func (e *exemplars) vote(q []float32, k int, floor float64) map[string]vote {
 	if k <= 0 {
 		return nil
 	}
-	type nb struct {
-		i   int
-		sim float32
-	}
 	// The first pass ranks every entry on its int8 form, with an interval
 	// holding its float32 similarity; the k-th best lower bound is a floor
 	// under the k-th best similarity, so an entry whose upper bound is
@@ -178,24 +174,40 @@ func (e *exemplars) vote(q []float32, k int, floor float64) map[string]vote {
 		}
 		cands = append(cands, cand{i, approx + b})
 	}
-	top := make([]nb, 0, k+1)
+	top := make([]neighbour, 0, k+1)
 	for _, c := range cands {
 		if len(lbs) == k && c.ub < lbs[0] {
 			continue
 		}
-		i, v := c.i, e.vecs[c.i]
-		s := vek32.Dot(q, v)
-		if len(top) == k && s <= top[k-1].sim {
-			continue
-		}
-		j := sort.Search(len(top), func(j int) bool { return top[j].sim < s })
-		top = append(top, nb{})
-		copy(top[j+1:], top[j:])
-		top[j] = nb{i, s}
-		if len(top) > k {
-			top = top[:k]
-		}
+		top = keepNearest(top, neighbour{c.i, vek32.Dot(q, e.vecs[c.i])}, k)
 	}
+	return e.tally(top, floor)
+}
+
+// neighbour is an exemplar by index with its similarity to the query.
+type neighbour struct {
+	i   int
+	sim float32
+}
+
+// keepNearest adds n to top, the k most similar so far in descending
+// order (ties: the earlier first), and returns it.
+func keepNearest(top []neighbour, n neighbour, k int) []neighbour {
+	if len(top) == k && n.sim <= top[k-1].sim {
+		return top
+	}
+	j := sort.Search(len(top), func(j int) bool { return top[j].sim < n.sim })
+	top = append(top, neighbour{})
+	copy(top[j+1:], top[j:])
+	top[j] = n
+	if len(top) > k {
+		top = top[:k]
+	}
+	return top
+}
+
+// tally is vote's per-tool sum over the nearest exemplars top.
+func (e *exemplars) tally(top []neighbour, floor float64) map[string]vote {
 	out := map[string]vote{}
 	for _, n := range top {
 		if s := float64(n.sim); s > 0 {

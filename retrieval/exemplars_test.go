@@ -5,7 +5,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"testing"
 
 	"github.com/viterin/vek/vek32"
@@ -83,42 +82,13 @@ func TestExemplarsRingStillEvictsTheOldest(t *testing.T) {
 // voteExact is the kNN vote as a plain float32 scan: the reference the
 // quantised vote must match exactly.
 func voteExact(e *exemplars, q []float32, k int, floor float64) map[string]vote {
-	type nb struct {
-		i   int
-		sim float32
-	}
-	top := make([]nb, 0, k+1)
+	top := make([]neighbour, 0, k+1)
 	for i, v := range e.vecs {
-		if len(v) != len(q) {
-			continue
-		}
-		s := vek32.Dot(q, v)
-		if len(top) == k && s <= top[k-1].sim {
-			continue
-		}
-		j := sort.Search(len(top), func(j int) bool { return top[j].sim < s })
-		top = append(top, nb{})
-		copy(top[j+1:], top[j:])
-		top[j] = nb{i, s}
-		if len(top) > k {
-			top = top[:k]
+		if len(v) == len(q) {
+			top = keepNearest(top, neighbour{i, vek32.Dot(q, v)}, k)
 		}
 	}
-	out := map[string]vote{}
-	for _, n := range top {
-		if s := float64(n.sim); s > 0 {
-			v := out[e.tools[n.i]]
-			if s >= floor {
-				v.sum += s
-				v.excess += (s - floor) / (1 - floor)
-			} else {
-				v.below += s
-			}
-			v.best = max(v.best, s)
-			out[e.tools[n.i]] = v
-		}
-	}
-	return out
+	return e.tally(top, floor)
 }
 
 func unitVec(r *rand.Rand, dim int) []float32 {
