@@ -544,26 +544,27 @@ func checkRef(v *fault.ValidationError, path, id, self string) {
 	}
 }
 
-// controlAt is the byte offset of the first control character of s other
-// than tab, newline and carriage return (NUL, escape, DEL, …), or -1.
+// controlAt is the byte offset of the first control character of s that
+// Validate refuses (refusedControl), or -1.
 func controlAt(s string) int {
-	for i, r := range s {
-		if r != '\t' && r != '\n' && r != '\r' && unicode.IsControl(r) {
-			return i
-		}
-	}
-	return -1
+	return strings.IndexFunc(s, refusedControl)
 }
 
-// StripControl drops the control characters Validate refuses (all but
-// tab, newline and carriage return), for text taken from documents
-// Toolsmith did not write, such as an OpenAPI spec's summaries.
+// refusedControl reports a control character other than tab, newline and
+// carriage return (NUL, escape, DEL, …).
+func refusedControl(r rune) bool {
+	return r != '\t' && r != '\n' && r != '\r' && unicode.IsControl(r)
+}
+
+// StripControl drops the control characters Validate refuses, for text
+// taken from documents Toolsmith did not write, such as an OpenAPI spec's
+// summaries.
 func StripControl(s string) string {
 	if controlAt(s) < 0 {
 		return s
 	}
 	return strings.Map(func(r rune) rune {
-		if r != '\t' && r != '\n' && r != '\r' && unicode.IsControl(r) {
+		if refusedControl(r) {
 			return -1
 		}
 		return r
