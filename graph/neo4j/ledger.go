@@ -216,9 +216,20 @@ func (s *Store) ImportCalls(ctx context.Context, source string, recs []graph.Cal
 			return false, fmt.Errorf("neo4j: import calls: record %d: %w", i, err)
 		}
 	}
+	return s.importOnce(ctx, "import calls", cypherCallImport, "callImport:"+source, len(recs), func(tx txRunner) error {
+		_, err := insertCalls(ctx, tx, recs)
+		return err
+	})
+}
+
+// importOnce runs insert in the transaction that sets the import marker
+// key (cypher: MERGE it, answering whether it is new), only when it is new:
+// a source imported once is never imported again, and a failed insert
+// leaves no marker. It reports whether this call imported.
+func (s *Store) importOnce(ctx context.Context, what, cypher, key string, count int, insert func(tx txRunner) error) (bool, error) {
 	fresh := false
 	err := s.r.write(ctx, func(tx txRunner) error {
-		got, err := tx.run(ctx, cypherCallImport, map[string]any{"key": "callImport:" + source, "now": s.clock().UnixNano(), "count": int64(len(recs))})
+		got, err := tx.run(ctx, cypher, map[string]any{"key": key, "now": s.clock().UnixNano(), "count": int64(count)})
 		if err != nil {
 			return err
 		}
@@ -228,11 +239,10 @@ func (s *Store) ImportCalls(ctx context.Context, source string, recs []graph.Cal
 		if fresh, err = getBool(got[0], "fresh"); err != nil || !fresh {
 			return err
 		}
-		_, err = insertCalls(ctx, tx, recs)
-		return err
+		return insert(tx)
 	})
 	if err != nil {
-		return false, wrapErr("import calls", err)
+		return false, wrapErr(what, err)
 	}
 	return fresh, nil
 }

@@ -126,25 +126,10 @@ func (s *Store) ImportNotices(ctx context.Context, source string, ns []graph.Not
 			return false, fmt.Errorf("neo4j: import notices: notice %d: %w", i, err)
 		}
 	}
-	fresh := false
-	err := s.r.write(ctx, func(tx txRunner) error {
-		got, err := tx.run(ctx, cypherNoticeImport, map[string]any{"key": "noticeImport:" + source, "now": s.clock().UnixNano(), "count": int64(len(ns))})
-		if err != nil {
-			return err
-		}
-		if len(got) == 0 {
-			return fmt.Errorf("no import marker returned")
-		}
-		if fresh, err = getBool(got[0], "fresh"); err != nil || !fresh {
-			return err
-		}
-		_, err = s.insertNotices(ctx, tx, ns, keep)
+	return s.importOnce(ctx, "import notices", cypherNoticeImport, "noticeImport:"+source, len(ns), func(tx txRunner) error {
+		_, err := s.insertNotices(ctx, tx, ns, keep)
 		return err
 	})
-	if err != nil {
-		return false, wrapErr("import notices", err)
-	}
-	return fresh, nil
 }
 
 // LatestNotices implements graph.Notices.
