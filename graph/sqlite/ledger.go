@@ -151,29 +151,44 @@ func (s *Store) ImportCalls(ctx context.Context, source string, recs []graph.Cal
 			return false, fmt.Errorf("sqlite: import calls: record %d: %w", i, err)
 		}
 	}
+	return s.importOnce(ctx, "import calls",
+		`INSERT INTO call_imports(source, at, calls) VALUES (?, ?, ?) ON CONFLICT(source) DO NOTHING`, source, len(recs),
+		func(tx *sql.Tx) error {
+			for i := range recs {
+				r := recs[i]
+				if err := insertCall(ctx, tx, &r); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+}
+
+// importOnce inserts a source's import marker with marker (an INSERT of
+// source, time and count that does nothing when the source is there) and,
+// only when it is new, runs insert in the same transaction: a source is
+// imported once, and a failed insert leaves no marker. It reports whether
+// this call imported.
+func (s *Store) importOnce(ctx context.Context, what, marker, source string, count int, insert func(tx *sql.Tx) error) (bool, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return false, fmt.Errorf("sqlite: import calls: %w", err)
+		return false, fmt.Errorf("sqlite: %s: %w", what, err)
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `INSERT INTO call_imports(source, at, calls) VALUES (?, ?, ?) ON CONFLICT(source) DO NOTHING`,
-		source, graph.Nanos(s.now()), len(recs))
+	res, err := tx.ExecContext(ctx, marker, source, graph.Nanos(s.now()), count)
 	if err != nil {
-		return false, fmt.Errorf("sqlite: import calls: %w", err)
+		return false, fmt.Errorf("sqlite: %s: %w", what, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return false, nil
 	}
-	for i := range recs {
-		r := recs[i]
-		if err := insertCall(ctx, tx, &r); err != nil {
-			return false, fmt.Errorf("sqlite: import calls: %w", err)
-		}
+	if err := insert(tx); err != nil {
+		return false, fmt.Errorf("sqlite: %s: %w", what, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return false, fmt.Errorf("sqlite: import calls: %w", err)
+		return false, fmt.Errorf("sqlite: %s: %w", what, err)
 	}
 	return true, nil
 }

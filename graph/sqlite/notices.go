@@ -75,38 +75,24 @@ func (s *Store) ImportNotices(ctx context.Context, source string, ns []graph.Not
 			return false, fmt.Errorf("sqlite: import notices: notice %d: %w", i, err)
 		}
 	}
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return false, fmt.Errorf("sqlite: import notices: %w", err)
-	}
-	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `INSERT INTO notice_imports(source, at, notices) VALUES (?, ?, ?) ON CONFLICT(source) DO NOTHING`,
-		source, graph.Nanos(s.now()), len(ns))
-	if err != nil {
-		return false, fmt.Errorf("sqlite: import notices: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return false, nil
-	}
-	topics := map[string]bool{}
-	for i := range ns {
-		n := ns[i]
-		if err := insertNotice(ctx, tx, &n, s.now()); err != nil {
-			return false, fmt.Errorf("sqlite: import notices: %w", err)
-		}
-		topics[n.Topic] = true
-	}
-	for topic := range topics {
-		if err := trimNotices(ctx, tx, topic, keep); err != nil {
-			return false, fmt.Errorf("sqlite: import notices: %w", err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return false, fmt.Errorf("sqlite: import notices: %w", err)
-	}
-	return true, nil
+	return s.importOnce(ctx, "import notices",
+		`INSERT INTO notice_imports(source, at, notices) VALUES (?, ?, ?) ON CONFLICT(source) DO NOTHING`, source, len(ns),
+		func(tx *sql.Tx) error {
+			topics := map[string]bool{}
+			for i := range ns {
+				n := ns[i]
+				if err := insertNotice(ctx, tx, &n, s.now()); err != nil {
+					return err
+				}
+				topics[n.Topic] = true
+			}
+			for topic := range topics {
+				if err := trimNotices(ctx, tx, topic, keep); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 }
 
 // LatestNotices implements graph.Notices.
