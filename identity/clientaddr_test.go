@@ -2,7 +2,10 @@ package identity_test
 
 import (
 	"errors"
+	"net"
 	"net/http/httptest"
+	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/toolsmith/toolsmith/identity"
@@ -49,4 +52,51 @@ func TestParseProxiesRefusesJunk(t *testing.T) {
 	if !errors.Is(err, fault.ErrInvalid) {
 		t.Fatalf("err = %v, want fault.ErrInvalid", err)
 	}
+}
+
+// FuzzClientAddr: whatever the peer and X-Forwarded-For say, the address
+// is one of them, never a panic; without trusted proxies it is the peer's
+// host, and a header from an untrusted peer names no one.
+func FuzzClientAddr(f *testing.F) {
+	f.Add("10.0.0.5:80", "198.51.100.1", "10.0.0.0/8")
+	f.Add("10.0.0.5:80", "203.0.113.9, 198.51.100.1, 10.0.0.7", "10.0.0.5,10.0.0.7")
+	f.Add("[::ffff:10.0.0.5]:80", "2001:db8::1", "10.0.0.5")
+	f.Add("192.0.2.7:5555", "junk, ,,", "192.0.2.0/24")
+	f.Add("not an address", "198.51.100.1", "")
+	f.Fuzz(func(t *testing.T, peer, xff, trusted string) {
+		p, err := identity.ParseProxies(strings.Split(trusted, ","))
+		if err != nil {
+			if !errors.Is(err, fault.ErrInvalid) {
+				t.Fatalf("ParseProxies(%q): %v", trusted, err)
+			}
+			return
+		}
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = peer
+		r.Header.Set("X-Forwarded-For", xff)
+		got := p.ClientAddr(r)
+		host := peer
+		if h, _, err := net.SplitHostPort(peer); err == nil {
+			host = h
+		}
+		if plain := (identity.Proxies{}).ClientAddr(r); plain != host {
+			t.Fatalf("no proxies: %q, want the peer's host %q", plain, host)
+		}
+		a, err := netip.ParseAddr(host)
+		if err != nil || !p.Trusts(a) {
+			if got != host {
+				t.Fatalf("untrusted peer %q: %q", peer, got)
+			}
+			return
+		}
+		if got == a.Unmap().String() {
+			return
+		}
+		for _, h := range strings.Split(xff, ",") {
+			if hop, err := netip.ParseAddr(strings.TrimSpace(h)); err == nil && hop.Unmap().String() == got {
+				return
+			}
+		}
+		t.Fatalf("trusted peer %q, header %q: %q is neither the peer nor a hop", peer, xff, got)
+	})
 }
