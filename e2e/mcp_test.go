@@ -381,7 +381,7 @@ func TestMCPWithTheTypeScriptSDK(t *testing.T) {
 	if err == nil {
 		t.Fatalf("a made-up key connected: %s", out)
 	}
-	if msg := stderr.String(); !strings.Contains(msg, "API key k000000000000 is not known here") {
+	if msg := stderr.String(); !strings.Contains(msg, "API key k000000000000 is not valid here") {
 		t.Fatalf("a bad key's connection error lacks the server's reason (%v):\n%s%s", err, msg, out)
 	} else {
 		t.Logf("bad key: %s", strings.SplitN(msg, "\n", 2)[0])

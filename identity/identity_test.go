@@ -77,6 +77,15 @@ func TestKeysLifecycle(t *testing.T) {
 			t.Errorf("%s: the error echoes the secret", name)
 		}
 	}
+	// An unknown key id and a wrong secret read alike: guessing ids
+	// teaches nothing.
+	_, errWrong := auth.Authenticate(ctx, "Bearer "+wrong)
+	unknownID := "k0123456789ab"
+	_, errUnknown := auth.Authenticate(ctx, "Bearer tsk_"+unknownID+"_"+strings.Repeat("x", 43))
+	if errWrong == nil || errUnknown == nil ||
+		strings.Replace(errUnknown.Error(), unknownID, k.ID, 1) != errWrong.Error() {
+		t.Errorf("an unknown id and a wrong secret read differently:\n%v\n%v", errUnknown, errWrong)
+	}
 
 	// Expiry and revocation.
 	short, shortSecret, err := keys.Create(ctx, admin, identity.NewKey{Owner: "tmp", Level: "user", ExpiresAt: time.Now().Add(time.Hour)})

@@ -227,20 +227,27 @@ func (s *KeyService) Revoke(ctx context.Context, revoker Principal, id string) e
 
 // Verify returns the live key a secret belongs to. A malformed, unknown,
 // wrong, expired or revoked secret is fault.ErrUnauthenticated with a
-// message saying which (never echoing the secret).
+// message saying which (never echoing the secret), except that an unknown
+// key and a wrong secret read alike.
 func (s *KeyService) Verify(ctx context.Context, secret string) (graph.APIKey, error) {
 	id, ok := ParseSecret(secret)
 	if !ok {
 		return graph.APIKey{}, fmt.Errorf("malformed API key: want %s<id>_<secret> as printed by 'toolsmith keys create': %w", SecretPrefix, fault.ErrUnauthenticated)
 	}
+	// An unknown id and a wrong secret read the same, so that a caller
+	// cannot learn which key ids exist by guessing.
+	refused := fmt.Errorf("API key %s is not valid here (unknown key or wrong secret): %w", id, fault.ErrUnauthenticated)
 	k, err := s.lookup(ctx, id)
+	if errors.Is(err, fault.ErrUnauthenticated) {
+		return graph.APIKey{}, refused
+	}
 	if err != nil {
 		return graph.APIKey{}, err
 	}
 	want, err := hex.DecodeString(k.Hash)
 	got := sha256.Sum256([]byte(secret))
 	if err != nil || subtle.ConstantTimeCompare(want, got[:]) != 1 {
-		return graph.APIKey{}, fmt.Errorf("API key %s: wrong secret: %w", id, fault.ErrUnauthenticated)
+		return graph.APIKey{}, refused
 	}
 	return s.live(k)
 }
