@@ -77,7 +77,7 @@ func BenchmarkSearchThroughput(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					i := n.Add(1)
-					req := httptest.NewRequest(http.MethodGet, fmt.Sprintf("/api/v1/tools/retrieval/search?q=%s+%s+query+%d&limit=5", words[i%10], words[(i/7)%10], i), nil)
+					req := httptest.NewRequest(http.MethodGet, fmt.Sprintf("/api/v1/tools/retrieval/search?q=%s+%s+query+%d&maxTools=5", words[i%10], words[(i/7)%10], i), nil)
 					if header != "" {
 						req.Header.Set("Authorization", header)
 					}

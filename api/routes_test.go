@@ -302,3 +302,41 @@ func TestMetricsScrape(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryRouteRefusesUnknownQuery: a query parameter a route does not
+// read is a 400 naming it, on every route but the few that parse their
+// own, and the table of parameters names only served routes.
+func TestEveryRouteRefusesUnknownQuery(t *testing.T) {
+	srv, keys, st := fullServer(t)
+	owner := identitytest.Bearer(t, keys, identity.NewKey{Owner: "root", Level: "owner", Groups: []string{"*"}})
+	h := srv.Handler()
+	served := map[string]bool{}
+	for _, rt := range srv.Routes() {
+		k := rt.Method + " " + rt.Path
+		served[k] = true
+		if api.AnyQuery[k] {
+			continue
+		}
+		r := send(t, h, rt.Method, concrete(rt.Path)+"?limt=5", owner, "{}")
+		if r.code != http.StatusBadRequest || !strings.Contains(r.raw, `limt`) {
+			t.Errorf("%s?limt=5: %d %s, want 400 naming limt", k, r.code, r.raw)
+		}
+	}
+	for k := range api.Queries {
+		if !served[k] {
+			t.Errorf("api.Queries lists %s, which no feature serves", k)
+		}
+	}
+	for k := range api.AnyQuery {
+		if !served[k] {
+			t.Errorf("api.AnyQuery lists %s, which no feature serves", k)
+		}
+	}
+	if n, _ := st.Stats(context.Background()); n.Tools != 0 {
+		t.Errorf("refused requests wrote %d tools", n.Tools)
+	}
+	// A parameter the route reads passes the check.
+	if r := send(t, h, http.MethodGet, "/api/v1/tools?limit=5", owner, ""); r.code != http.StatusOK {
+		t.Errorf("GET /api/v1/tools?limit=5: %d %s", r.code, r.raw)
+	}
+}

@@ -1,6 +1,9 @@
 package api
 
 import (
+	"slices"
+	"sort"
+
 	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/ratelimit"
 )
@@ -118,6 +121,62 @@ var Rules = []RouteRule{
 	{"POST", "/ui/*path", identity.RulePublic, "", false},
 	// The console's icon, where browsers look for it.
 	{"GET", "/favicon.ico", identity.RulePublic, "", false},
+}
+
+// Queries lists the query parameters each route reads, by "METHOD path".
+// A route not listed reads none: the security middleware answers any
+// other parameter with a 400 naming it, so that a misspelt ?limt=5 or a
+// parameter the route does not have is never silently ignored. The routes
+// in AnyQuery parse their own (the console's pages, MCP, metrics).
+var Queries = map[string][]string{
+	"GET /api/v1/tools":                            {"limit", "cursor", "category", "status", "module", "sort"},
+	"DELETE /api/v1/tools/:toolId":                 {"reason"},
+	"GET /api/v1/tools/retrieval/search":           {"q", "context", "category", "strategy", "phase", "maxTools", "includeExamples", "format"},
+	"GET /api/v1/tools/retrieval/manifest/:toolId": {"includeExamples", "includeRelationships", "includeAnalytics"},
+	"GET /api/v1/tools/retrieval/related/:toolId":  {"relationshipType", "maxResults"},
+	"GET /api/v1/tools/admin/analytics":            {"source", "top", "since"},
+	"GET /api/v1/tools/admin/series":               {"prefix", "res", "since", "series"},
+	"GET /api/v1/gaps":                             {"status", "limit"},
+	"POST /api/v1/tools/:toolId/execute":           {"wait"},
+	"POST /api/v1/verbs":                           {"wait"},
+	"GET /api/v1/verbs/:id":                        {"runId"},
+	"POST /api/v1/modules/refresh":                 {"wait"},
+	"POST /api/v1/tools/sources":                   {"wait"},
+	"GET /api/v1/tools/reviews":                    {"limit", "cursor"},
+	"POST /api/v1/tools/pending/:id/approve":       {"wait"},
+	"POST /api/v1/tools/pending/:id/reject":        {"wait"},
+	"GET /api/v1/notifications":                    {"limit"},
+	"GET /api/v1/admin/audit":                      {"limit", "actor", "action", "tool", "before", "since", "until"},
+	"GET /api/v1/admin/ranking/versions":           {"limit"},
+}
+
+// AnyQuery are the routes whose query parameters the middleware leaves to
+// the handler.
+var AnyQuery = map[string]bool{
+	"GET /metrics": true,
+	"GET /mcp":     true, "POST /mcp": true, "DELETE /mcp": true,
+	"GET /ui": true, "GET /ui/*path": true, "POST /ui/*path": true,
+}
+
+// unknownQuery names the first query parameter of the request that route
+// does not read, "" when there is none.
+func unknownQuery(method, route string, query map[string][]string) string {
+	key := method + " " + route
+	if AnyQuery[key] || len(query) == 0 {
+		return ""
+	}
+	known := Queries[key]
+	names := make([]string, 0, len(query))
+	for name := range query {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if !slices.Contains(known, name) {
+			return name
+		}
+	}
+	return ""
 }
 
 // ruleIndex maps "METHOD path" to its row.

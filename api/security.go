@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -105,7 +106,17 @@ func (s *Server) secure(c *gin.Context) {
 	}
 	p, caller := call.Principal, d.Caller
 	c.Request = c.Request.WithContext(audit.WithRequestID(identity.NewContext(c.Request.Context(), p, caller), rid))
-	c.Next()
+	if name := unknownQuery(call.Method, route, c.Request.URL.Query()); name != "" {
+		known := Queries[call.Method+" "+route]
+		takes := "takes no query parameters"
+		if len(known) > 0 {
+			takes = "takes " + strings.Join(known, ", ")
+		}
+		httpx.Error(c, fault.Malformed(name, "is not a query parameter of %s %s, which %s", call.Method, route, takes))
+		c.Abort()
+	} else {
+		c.Next()
+	}
 	if d.Row.Audit {
 		detail := ""
 		if len(c.Errors) > 0 {

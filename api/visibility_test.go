@@ -116,10 +116,10 @@ func TestNoReadPathShowsWhatExecuteRefuses(t *testing.T) {
 		}
 		paths := []struct{ method, path, body string }{
 			{"GET", "/api/v1/tools?limit=1000", ""},
-			{"GET", "/api/v1/tools?limit=1000&q=trip", ""},
-			{"GET", "/api/v1/tools/retrieval/search?limit=50&q=" + url.QueryEscape("book a trip"), ""},
-			{"GET", "/api/v1/tools/retrieval/search?limit=50&format=openai&q=" + url.QueryEscape("book a trip"), ""},
-			{"GET", "/api/v1/tools/retrieval/search?limit=50&format=anthropic&q=" + url.QueryEscape("book a trip"), ""},
+			{"GET", "/api/v1/tools?limit=1000&sort=uses", ""},
+			{"GET", "/api/v1/tools/retrieval/search?maxTools=20&q=" + url.QueryEscape("book a trip"), ""},
+			{"GET", "/api/v1/tools/retrieval/search?maxTools=20&format=openai&q=" + url.QueryEscape("book a trip"), ""},
+			{"GET", "/api/v1/tools/retrieval/search?maxTools=20&format=markdown&q=" + url.QueryEscape("book a trip"), ""},
 			{"POST", "/api/v1/tools/search", `{"query":"book a trip","limit":50}`},
 			{"GET", "/api/v1/tools/retrieval/related/" + probe + "?relationshipType=pairings", ""},
 			{"GET", "/api/v1/tools/retrieval/related/" + probe, ""},
