@@ -203,7 +203,10 @@ func (l *Limiter) fromLease(key string, window int64) bool {
 	return true
 }
 
-// lease keeps the unused calls of a lease for this window.
+// lease keeps the unused calls of a lease for this window, beside what
+// is left of the caller's earlier lease: concurrent calls of one caller
+// may each have taken one, and every call counted in the store must stay
+// usable, or the caller is refused before its limit.
 func (l *Limiter) lease(key string, window int64, left int) {
 	if left <= 0 {
 		return
@@ -212,6 +215,9 @@ func (l *Limiter) lease(key string, window int64, left int) {
 	defer l.mu.Unlock()
 	if l.leases == nil {
 		l.leases = map[string]leased{}
+	}
+	if ls, ok := l.leases[key]; ok && ls.window == window {
+		left += ls.left
 	}
 	l.leases[key] = leased{window: window, left: left}
 }

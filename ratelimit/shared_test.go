@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -223,5 +224,36 @@ func BenchmarkTake(b *testing.B) {
 				_ = l.Take(Search, identity.Principal{Subject: fmt.Sprintf("key:bench%d", i/perCaller)}, "")
 			}
 		})
+	}
+}
+
+// TestConcurrentCallsGetTheWholeLimit: eight goroutines of one caller on
+// one replica over a shared store are admitted the whole limit, no more
+// and no fewer: the leases concurrent calls take add up rather than
+// replace each other (which left calls counted in the store that no one
+// could use, so the caller was refused before its limit).
+func TestConcurrentCallsGetTheWholeLimit(t *testing.T) {
+	now := windowStart.Add(20 * time.Second)
+	a, _, _ := twoReplicas(t, Config{}, &now)
+	p := identity.Principal{Subject: "key:parallel"}
+	var mu sync.Mutex
+	allowed := 0
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 100; i++ {
+				if a.Take(Search, p, "") == nil {
+					mu.Lock()
+					allowed++
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if allowed != DefaultSearchPerMinute {
+		t.Errorf("8 concurrent callers were admitted %d calls under a limit of %d", allowed, DefaultSearchPerMinute)
 	}
 }
