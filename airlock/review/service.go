@@ -431,8 +431,8 @@ func (s *Service) Decided(ctx context.Context, limit int, cursor string) (Decide
 	limit = max(1, min(limit, 100))
 	var token []byte
 	if cursor != "" {
-		var err error
-		if token, err = base64.RawURLEncoding.DecodeString(cursor); err != nil {
+		var ok bool
+		if token, ok = openCursor(cursor); !ok {
 			return DecidedPage{}, fault.Malformed("cursor", "must be the nextCursor of the previous page")
 		}
 	}
@@ -460,7 +460,33 @@ func (s *Service) Decided(ctx context.Context, limit int, cursor string) (Decide
 	}
 	page := DecidedPage{Reviews: items}
 	if t := resp.GetNextPageToken(); len(t) > 0 {
-		page.Next = base64.RawURLEncoding.EncodeToString(t)
+		page.Next = sealCursor(t)
 	}
 	return page, nil
+}
+
+// cursorCheck is how many bytes of a digest seal a page token into a
+// cursor: enough that a made-up or mistyped cursor is refused at once
+// instead of reaching Temporal, which retries on a token it cannot read
+// until the request's deadline. The digest is a checksum, not a secret:
+// every replica reads every other's cursors.
+const cursorCheck = 8
+
+// sealCursor is the cursor of Temporal's page token t.
+func sealCursor(t []byte) string {
+	sum := sha256.Sum256(append([]byte("toolsmith decided reviews\x00"), t...))
+	return base64.RawURLEncoding.EncodeToString(append(append([]byte{}, t...), sum[:cursorCheck]...))
+}
+
+// openCursor is the page token a cursor sealed, false when it is not one.
+func openCursor(cursor string) ([]byte, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil || len(raw) <= cursorCheck {
+		return nil, false
+	}
+	t := raw[:len(raw)-cursorCheck]
+	if sealCursor(t) != cursor {
+		return nil, false
+	}
+	return t, true
 }

@@ -119,8 +119,16 @@ func TestDecisions(t *testing.T) {
 	if err != nil || len(pending) != 2 {
 		t.Fatalf("pending: %+v %v", pending, err)
 	}
-	if _, err := s.Decided(ctx, 10, "%%%"); !errors.Is(err, fault.ErrMalformed) {
-		t.Fatalf("bad cursor: %v", err)
+	// Not base64, base64 but made up, and a real cursor cut short: each is
+	// refused before Temporal sees it (which retries on a token it cannot
+	// read until the deadline).
+	for _, bad := range []string{"%%%", "bad", sealCursor([]byte(`{"page":2}`))[:12]} {
+		if _, err := s.Decided(ctx, 10, bad); !errors.Is(err, fault.ErrMalformed) {
+			t.Fatalf("bad cursor %q: %v", bad, err)
+		}
+	}
+	if tok, ok := openCursor(sealCursor([]byte(`{"page":2}`))); !ok || string(tok) != `{"page":2}` {
+		t.Fatalf("a sealed cursor does not open to its token: %q %v", tok, ok)
 	}
 }
 
