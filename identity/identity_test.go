@@ -20,7 +20,10 @@ func TestKeysLifecycle(t *testing.T) {
 	mem := identitytest.NewMem()
 	keys := identity.NewKeyService(mem)
 	auth := &identity.Authenticator{Keys: keys}
-	admin := identity.Principal{Subject: "key:kadmin", Method: identity.MethodAPIKey, Level: "admin"}
+	admin := identity.Principal{Subject: "key:kadmin", Method: identity.MethodAPIKey, Level: "admin", Roles: []string{"vet"}, Groups: []string{"clinic", "default"}}
+	// An admin of the default group only, restricted to one module.
+	narrow := identity.Principal{Subject: "key:knarrow", Method: identity.MethodAPIKey, Level: "admin", Modules: []string{"currency"}}
+	owner := identity.Principal{Subject: "key:kowner", Method: identity.MethodAPIKey, Level: "owner"}
 
 	k, secret, err := keys.Create(ctx, admin, identity.NewKey{Owner: "ana", Level: "user", Roles: []string{"vet"}, Groups: []string{"clinic"}})
 	if err != nil {
@@ -50,10 +53,35 @@ func TestKeysLifecycle(t *testing.T) {
 		{admin, identity.NewKey{Owner: "x", Level: "owner"}, fault.ErrForbidden, "level"},
 		{admin, identity.NewKey{Owner: "x", Level: "user", TrustedGateway: true}, fault.ErrForbidden, "trustedGateway"},
 		{admin, identity.NewKey{Owner: "x", Level: "user", ExpiresAt: time.Now().Add(-time.Hour)}, fault.ErrInvalid, "expiresAt"},
+		{admin, identity.NewKey{Owner: "x\x1b[2Jfake", Level: "user"}, fault.ErrInvalid, "owner"},
+		{admin, identity.NewKey{Owner: "x", Description: "a\rb", Level: "user"}, fault.ErrInvalid, "description"},
+		// Delegation: below owner, a key grants only what its creator holds.
+		{admin, identity.NewKey{Owner: "x", Level: "user", Roles: []string{"trader"}}, fault.ErrForbidden, "roles"},
+		{admin, identity.NewKey{Owner: "x", Level: "user", Permissions: []string{"health.read"}}, fault.ErrForbidden, "permissions"},
+		{admin, identity.NewKey{Owner: "x", Level: "user", Groups: []string{"*"}}, fault.ErrForbidden, "groups"},
+		{admin, identity.NewKey{Owner: "x", Level: "user", Groups: []string{"finance"}}, fault.ErrForbidden, "groups"},
+		{narrow, identity.NewKey{Owner: "x", Level: "user", Groups: []string{"clinic"}}, fault.ErrForbidden, "groups"},
+		{narrow, identity.NewKey{Owner: "x", Level: "user"}, fault.ErrForbidden, "modules"},
+		{narrow, identity.NewKey{Owner: "x", Level: "user", Modules: []string{"currency", "text"}}, fault.ErrForbidden, "modules"},
 	} {
 		_, _, err := keys.Create(ctx, c.creator, c.req)
 		if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.field) {
 			t.Errorf("Create(%+v) = %v, want %v naming %s", c.req, err, c.want, c.field)
+		}
+	}
+
+	// What the creator's level carries on the shared rules, and anything for
+	// an owner, may be granted.
+	for _, c := range []struct {
+		creator identity.Principal
+		req     identity.NewKey
+	}{
+		{admin, identity.NewKey{Owner: "x", Level: "user", Roles: []string{"approver", "vet"}, Permissions: []string{"tools:write", "metrics:read"}, Groups: []string{"clinic"}}},
+		{narrow, identity.NewKey{Owner: "x", Level: "user", Modules: []string{"currency"}}},
+		{owner, identity.NewKey{Owner: "x", Level: "admin", Roles: []string{"trader"}, Permissions: []string{"health.read"}, Groups: []string{"*"}}},
+	} {
+		if _, _, err := keys.Create(ctx, c.creator, c.req); err != nil {
+			t.Errorf("%s creating %+v: %v", c.creator.Subject, c.req, err)
 		}
 	}
 

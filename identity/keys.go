@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/graph"
@@ -64,9 +66,13 @@ func (k NewKey) Validate() error {
 		v.Add("owner", "is required: say whom the key is for")
 	} else if len(k.Owner) > 200 {
 		v.Add("owner", "must be at most 200 characters")
+	} else if !printable(k.Owner) {
+		v.Add("owner", "must be printable UTF-8 text without control characters (it is shown in terminals and logs), got %q", k.Owner)
 	}
 	if len(k.Description) > 1000 {
 		v.Add("description", "must be at most 1000 characters")
+	} else if !printable(k.Description) {
+		v.Add("description", "must be printable UTF-8 text without control characters, got %q", k.Description)
 	}
 	if !slices.Contains(access.Levels, k.Level) {
 		v.Add("level", "must be one of %s, got %q", strings.Join(access.Levels, ", "), k.Level)
@@ -152,6 +158,9 @@ func (s *KeyService) Create(ctx context.Context, creator Principal, req NewKey) 
 		if req.TrustedGateway && !creator.AtLeast("owner") {
 			return graph.APIKey{}, "", fmt.Errorf("trustedGateway: only an owner may create a trusted gateway key: %w", fault.ErrForbidden)
 		}
+		if err := mayGrant(creator, req); err != nil {
+			return graph.APIKey{}, "", err
+		}
 	}
 	id, secret, err := newSecret()
 	if err != nil {
@@ -169,6 +178,50 @@ func (s *KeyService) Create(ctx context.Context, creator Principal, req NewKey) 
 		return graph.APIKey{}, "", fmt.Errorf("identity: create key: %w", err)
 	}
 	return k, secret, nil
+}
+
+// mayGrant is the delegation rule of creating keys: below owner, a creator
+// grants only what it holds itself, so that no key it makes sees or does
+// more than it does. Roles and permissions: its own, and those its level
+// already carries on the shared route rules (an admin passes the approver
+// and tools:write rules, so it may make approver keys). Tool groups: its
+// own ("*" when it has every group). Modules: within its own when it is
+// restricted to some.
+func mayGrant(creator Principal, req NewKey) error {
+	if creator.AtLeast("owner") {
+		return nil
+	}
+	roles, perms := slices.Clone(creator.Roles), slices.Clone(creator.Permissions)
+	for _, r := range sharedRules {
+		if r.MinLevel != "" && creator.AtLeast(r.MinLevel) {
+			roles = append(roles, r.Roles...)
+			perms = append(perms, r.Permissions...)
+		}
+	}
+	if err := subset("roles", req.Roles, roles, false); err != nil {
+		return err
+	}
+	if err := subset("permissions", req.Permissions, perms, false); err != nil {
+		return err
+	}
+	if err := subset("groups", access.Caller{Groups: req.Groups}.EffectiveGroups(), creator.Caller().EffectiveGroups(), true); err != nil {
+		return err
+	}
+	if creator.Modules != nil {
+		if req.Modules == nil {
+			return fmt.Errorf("modules: this credential is restricted to modules %s, so the keys it makes must be too: %w",
+				strings.Join(creator.Modules, ", "), fault.ErrForbidden)
+		}
+		if err := subset("modules", req.Modules, creator.Modules, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// printable reports whether s is valid UTF-8 without control characters.
+func printable(s string) bool {
+	return utf8.ValidString(s) && strings.IndexFunc(s, unicode.IsControl) < 0
 }
 
 // MayManage is the level rule of creating and revoking keys: a principal

@@ -42,6 +42,10 @@ var (
 	RuleMetrics = Rule{Name: "metrics:read", MinLevel: "admin", Permissions: []string{"metrics:read"}}
 )
 
+// sharedRules are the rules above that a level passes by itself, read by
+// the delegation rule of key creation.
+var sharedRules = []Rule{RuleAdmin, RuleOwner, RuleToolsWrite, RuleApprover, RuleMetrics}
+
 // Check returns nil when p may pass, fault.ErrUnauthenticated when a
 // credential is needed and p has none, and fault.ErrForbidden when p's
 // credential is not enough; both errors say what the rule asks for.

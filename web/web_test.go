@@ -797,7 +797,7 @@ func TestAuditPages(t *testing.T) {
 func TestKeysPage(t *testing.T) {
 	b, e := newBrowser(t)
 	b.signIn(e.admin)
-	got := b.submit("/ui/keys/create", url.Values{"csrf": {b.formToken("/ui/keys")}, "owner": {"cy"}, "level": {"user"}, "roles": {"vet"}}).Body.String()
+	got := b.submit("/ui/keys/create", url.Values{"csrf": {b.formToken("/ui/keys")}, "owner": {"cy"}, "level": {"user"}, "roles": {"approver"}}).Body.String()
 	m := regexp.MustCompile(`tsk_[A-Za-z0-9_-]+`).FindString(got)
 	if m == "" {
 		t.Fatalf("no secret shown:\n%s", got)
