@@ -273,6 +273,11 @@ var verbRe = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`)
 
 const maxVerbLen = 64
 
+// MaxVerbTextBytes bounds a verb's description and its context, each: half
+// of retrieval.MaxQueryBytes, so the verb's words and description together
+// always fit one search.
+const MaxVerbTextBytes = retrieval.MaxQueryBytes / 2
+
 // Validate checks the request, naming every offending field.
 func (r VerbRequest) Validate() error {
 	v := &fault.ValidationError{}
@@ -283,6 +288,14 @@ func (r VerbRequest) Validate() error {
 		v.Add("verb", "must be at most %d characters", maxVerbLen)
 	case !verbRe.MatchString(r.Verb):
 		v.Add("verb", "must be UPPER_SNAKE_CASE (e.g. CONVERT_CURRENCY), got %q", r.Verb)
+	}
+	// The fulfilment query is the verb's words, its description and its
+	// context: each bounded so that together they fit a search.
+	if len(r.Description) > MaxVerbTextBytes {
+		v.Add("description", "must be at most %d bytes, got %d", MaxVerbTextBytes, len(r.Description))
+	}
+	if len(r.Context) > MaxVerbTextBytes {
+		v.Add("context", "must be at most %d bytes, got %d", MaxVerbTextBytes, len(r.Context))
 	}
 	if c := r.Options.Confidence; c < 0 || c >= 1 {
 		v.Add("options.confidence", "must be in [0, 1), got %g", c)

@@ -51,6 +51,13 @@ func ParseStrategy(s string) (Strategy, error) {
 // MaxTools bounds Query.MaxTools.
 const MaxTools = 20
 
+// MaxQueryBytes bounds a query's text and its context, each. Ranking costs
+// time in proportion to the text's length (embedding, phrases, entities), so
+// an unbounded query let one anonymous request hold a core for seconds; a
+// verb's description and context are bounded below it (fulfil), so every
+// verb's fulfilment query fits.
+const MaxQueryBytes = 8192
+
 // MaxRelated bounds Related's max.
 const MaxRelated = 10
 
@@ -488,6 +495,12 @@ func normaliseQuery(q *Query) error {
 	q.Context = strings.TrimSpace(q.Context)
 	if q.Text == "" {
 		return fault.Malformed("q", "is required")
+	}
+	if len(q.Text) > MaxQueryBytes {
+		return fault.Malformed("q", "must be at most %d bytes, got %d: a search is for an intent, not a document", MaxQueryBytes, len(q.Text))
+	}
+	if len(q.Context) > MaxQueryBytes {
+		return fault.Malformed("context", "must be at most %d bytes, got %d", MaxQueryBytes, len(q.Context))
 	}
 	st, err := ParseStrategy(string(q.Strategy))
 	if err != nil {

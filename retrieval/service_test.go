@@ -119,6 +119,8 @@ func TestSearchRejectsBadParams(t *testing.T) {
 		{"strategy", retrieval.Query{Text: "x", Strategy: "magic"}, "strategy"},
 		{"phase", retrieval.Query{Text: "x", Phase: "later"}, "phase"},
 		{"category required", retrieval.Query{Text: "x", Strategy: retrieval.StrategyCategory}, "category"},
+		{"q too long", retrieval.Query{Text: strings.Repeat("word ", retrieval.MaxQueryBytes/5+1)}, "q"},
+		{"context too long", retrieval.Query{Text: "x", Context: strings.Repeat("c", retrieval.MaxQueryBytes+1)}, "context"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

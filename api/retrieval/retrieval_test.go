@@ -221,6 +221,9 @@ func TestBestEventsAndSessionStrategy(t *testing.T) {
 	if code, env := do(t, srv, http.MethodPost, "/api/v1/tools/search", nil, map[string]string{}); code != http.StatusBadRequest || env.Error.Fields[0].Path != "queryText" {
 		t.Fatalf("empty queryText: %d", code)
 	}
+	if code, env := do(t, srv, http.MethodPost, "/api/v1/tools/search", nil, map[string]string{"queryText": strings.Repeat("long ", retrieval.MaxQueryBytes/5+1)}); code != http.StatusBadRequest || env.Error.Fields[0].Path != "queryText" {
+		t.Fatalf("a queryText over %d bytes: %d", retrieval.MaxQueryBytes, code)
+	}
 
 	h := map[string]string{"X-Session-ID": "s1", "X-Test-User": "u1"}
 	code, env = do(t, srv, http.MethodPost, "/api/v1/sessions/s1/events", h, map[string]any{"events": []map[string]any{{"toolId": "restaurant.reserve_table", "query": "make a reservation", "success": true}}})

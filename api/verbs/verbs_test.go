@@ -262,6 +262,8 @@ func TestStartVerbValidation(t *testing.T) {
 		{"evidence margin", "/api/v1/verbs", `{"verb":"A_B","options":{"evidenceMargin":-1}}`, 422, "options.evidenceMargin"},
 		{"depth", "/api/v1/verbs", `{"verb":"A_B","options":{"maxDepth":11}}`, 422, "options.maxDepth"},
 		{"limit", "/api/v1/verbs", `{"verb":"A_B","options":{"searchLimit":101}}`, 422, "options.searchLimit"},
+		{"long description", "/api/v1/verbs", `{"verb":"A_B","description":"` + strings.Repeat("d", fulfil.MaxVerbTextBytes+1) + `"}`, 422, "description"},
+		{"long context", "/api/v1/verbs", `{"verb":"A_B","context":"` + strings.Repeat("c", fulfil.MaxVerbTextBytes+1) + `"}`, 422, "context"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
