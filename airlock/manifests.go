@@ -167,7 +167,7 @@ func tags(op *openapi3.Operation, slug string) []string {
 
 func useCases(op *openapi3.Operation) []string {
 	var out []string
-	if s := strings.TrimSpace(op.Summary); s != "" {
+	if s := strings.TrimSpace(tool.StripControl(op.Summary)); s != "" {
 		out = append(out, s)
 	}
 	return out

@@ -49,7 +49,12 @@ const (
 	MaxToolIDLen           = 128
 	MaxShortDescriptionLen = 100 // in characters (runes)
 	MaxNameLen             = 200
-	maxVerbLen             = 64
+	// MaxDescriptionLen bounds a description (in runes): a search that
+	// finds the tool sends it to the planner, and registration embeds it.
+	MaxDescriptionLen = 16000
+	// MaxListItemLen bounds one tag, group, state or use case (in runes).
+	MaxListItemLen = 1000
+	maxVerbLen     = 64
 	// MaxSchemaBytes bounds inputSchema and outputSchema. Compiling a JSON
 	// Schema costs more than linear time in its subschemas (a 3 MB one
 	// took nearly a minute), and a planner has to read it.
@@ -386,6 +391,8 @@ func Validate(m *Manifest) error {
 	}
 	if strings.TrimSpace(m.Description) == "" {
 		v.Add("description", "is required")
+	} else if n := utf8.RuneCountInString(m.Description); n > MaxDescriptionLen {
+		v.Add("description", "must be at most %d characters, got %d: every search that finds the tool carries it", MaxDescriptionLen, n)
 	}
 	if n := utf8.RuneCountInString(m.ShortDescription); n > MaxShortDescriptionLen {
 		v.Add("shortDescription", "must be at most %d characters, got %d", MaxShortDescriptionLen, n)
@@ -529,6 +536,10 @@ func checkStrings(v *fault.ValidationError, path string, vals []string) {
 	for i, s := range vals {
 		if strings.TrimSpace(s) == "" {
 			v.Add(fmt.Sprintf("%s[%d]", path, i), "must be a non-empty string")
+		} else if j := controlAt(s); j >= 0 {
+			v.Add(fmt.Sprintf("%s[%d]", path, i), "must not contain control characters, got %U at byte %d", []rune(s[j:])[0], j)
+		} else if n := utf8.RuneCountInString(s); n > MaxListItemLen {
+			v.Add(fmt.Sprintf("%s[%d]", path, i), "must be at most %d characters, got %d", MaxListItemLen, n)
 		}
 	}
 }

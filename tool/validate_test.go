@@ -96,6 +96,8 @@ func TestValidateRules(t *testing.T) {
 		{"description required", func(m *tool.Manifest) { m.Description = "" }, []string{"description"}, "required"},
 		{"category required", func(m *tool.Manifest) { m.Category = "" }, []string{"category"}, "required"},
 		{"shortDescription too long", func(m *tool.Manifest) { m.ShortDescription = strings.Repeat("é", 101) }, []string{"shortDescription"}, "at most 100"},
+		{"description too long", func(m *tool.Manifest) { m.Description = strings.Repeat("é", tool.MaxDescriptionLen+1) }, []string{"description"}, "at most 16000"},
+		{"use case too long", func(m *tool.Manifest) { m.UseCases = []string{strings.Repeat("u", tool.MaxListItemLen+1)} }, []string{"useCases[0]"}, "at most 1000"},
 		{"complexity enum", func(m *tool.Manifest) { m.Complexity = "extreme" }, []string{"complexity"}, "one of low, medium, high"},
 		{"requiredPermission enum", func(m *tool.Manifest) { m.RequiredPermission = "root" }, []string{"requiredPermission"}, "guest, user, admin, owner"},
 		{"status enum", func(m *tool.Manifest) { m.Status = "retired" }, []string{"status"}, "active, deprecated, disabled"},
@@ -308,15 +310,17 @@ func TestCompileSchemaAndValidateValue(t *testing.T) {
 }
 
 func TestValidateRefusesControlCharacters(t *testing.T) {
-	m := tool.Manifest{ToolID: "t.j", Verb: "DO_IT", Name: "bad\x00name", Description: "line one\nline two\x1b[2J", Category: "misc"}
+	m := tool.Manifest{ToolID: "t.j", Verb: "DO_IT", Name: "bad\x00name", Description: "line one\nline two\x1b[2J", Category: "misc",
+		UseCases: []string{"fine", "use\x1b[31m red"}, Tags: []string{"ok\x07"}}
 	err := tool.Validate(&m)
 	fields := fault.Fields(err)
 	var paths []string
 	for _, f := range fields {
 		paths = append(paths, f.Path)
 	}
-	if !slices.Equal(paths, []string{"name", "description"}) {
-		t.Fatalf("fields %v (%v), want name and description", paths, err)
+	slices.Sort(paths)
+	if !slices.Equal(paths, []string{"description", "name", "tags[0]", "useCases[1]"}) {
+		t.Fatalf("fields %v (%v), want name, description, tags[0] and useCases[1]", paths, err)
 	}
 	if got := tool.StripControl("a\x00b\tc\nd\x7f"); got != "ab\tc\nd" {
 		t.Fatalf("StripControl = %q", got)
