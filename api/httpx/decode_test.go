@@ -17,6 +17,15 @@ type body struct {
 	Count   int            `json:"count"`
 	Tags    []string       `json:"tags"`
 	Expires *time.Time     `json:"expiresAt"`
+	Options struct {
+		Depth int `json:"depth"`
+	} `json:"options"`
+	Events []struct {
+		At time.Time `json:"at"`
+	} `json:"events"`
+	Limits map[string]struct {
+		PerMinute int `json:"perMinute"`
+	} `json:"limits"`
 }
 
 // TestDecodeErrorsSpeakJSON: a wrongly typed field is named, in JSON's
@@ -28,7 +37,13 @@ func TestDecodeErrorsSpeakJSON(t *testing.T) {
 		{`{"count":"x"}`, "count", "must be an integer"},
 		{`{"tags":{}}`, "tags", "must be an array"},
 		{`[]`, "body", "must be an object"},
-		{`{"expiresAt":"yesterday"}`, "body", "RFC 3339"},
+		{`{"expiresAt":"yesterday"}`, "expiresAt", "RFC 3339"},
+		{`{"events":[{"at":"2026-01-01T00:00:00Z"},{"at":"noon"}]}`, "events[1].at", "RFC 3339"},
+		// Unknown fields are named by their whole path.
+		{`{"bogus":1}`, "bogus", "unknown field"},
+		{`{"options":{"depth":1,"bogus":1}}`, "options.bogus", "unknown field"},
+		{`{"events":[{"at":"2026-01-01T00:00:00Z"},{"At":"2026-01-01T00:00:00Z","bogus":1}]}`, "events[1].bogus", "unknown field"},
+		{`{"limits":{"search":{"perMinute":1,"bogus":2}}}`, "limits.search.bogus", "unknown field"},
 	} {
 		var b body
 		err := httpx.DecodeStrict([]byte(c.in), &b)

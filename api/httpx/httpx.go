@@ -114,7 +114,7 @@ func DecodeStrict(body []byte, dst any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
-		return jsonFieldError(err)
+		return jsonFieldError(body, dst, err)
 	}
 	if dec.More() {
 		return fault.Malformed("body", "unexpected data after the JSON value")
@@ -122,7 +122,7 @@ func DecodeStrict(body []byte, dst any) error {
 	return nil
 }
 
-func jsonFieldError(err error) error {
+func jsonFieldError(body []byte, dst any, err error) error {
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
 	var timeErr *time.ParseError
@@ -137,9 +137,17 @@ func jsonFieldError(err error) error {
 		return fault.Malformed("body", "invalid JSON at byte %d: %v", syntaxErr.Offset, err)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return fault.Malformed(name, "unknown field")
+		path := unknownFieldPath(body, dst, name)
+		if path == "" {
+			path = name
+		}
+		return fault.Malformed(path, "unknown field")
 	case errors.As(err, &timeErr):
-		return fault.Malformed("body", "a time must be RFC 3339, such as 2026-12-31T23:59:59Z, got %q", timeErr.Value)
+		path := timePath(body, dst, timeErr.Value)
+		if path == "" {
+			path = "body"
+		}
+		return fault.Malformed(path, "a time must be RFC 3339, such as 2026-12-31T23:59:59Z, got %q", timeErr.Value)
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return fault.Malformed("body", "truncated JSON")
 	default:

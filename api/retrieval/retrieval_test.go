@@ -240,7 +240,7 @@ func TestBestEventsAndSessionStrategy(t *testing.T) {
 		t.Fatalf("unknown tool in batch: %d %+v", code, env.Error)
 	}
 	code, env = do(t, srv, http.MethodPost, "/api/v1/tools/usage/batch", user, map[string]any{"events": []map[string]any{{"toolId": "airline.book_seat", "sessionId": "s2", "query": "fly", "success": true, "bogus": 1}}})
-	if code != http.StatusBadRequest || env.Error.Fields[0].Path != "bogus" {
+	if code != http.StatusBadRequest || env.Error.Fields[0].Path != "events[0].bogus" {
 		t.Fatalf("unknown field: %d %+v", code, env.Error)
 	}
 	code, _ = do(t, srv, http.MethodPost, "/api/v1/tools/usage/batch", user, map[string]any{"events": []map[string]any{{"toolId": "airline.book_seat", "sessionId": "s2", "query": "fly", "success": true}}})

@@ -1,0 +1,145 @@
+package httpx
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// jsonPath finds where in body a decoding error of dst happened, as a
+// field path ("options.bogus", "events[2].at"), for the two errors
+// encoding/json reports without one: an unknown field (named alone) and a
+// time that does not parse (not named at all). bad reports whether a value
+// at a place of type t under key is the one; "" when none is found.
+func jsonPath(body []byte, dst any, bad func(key string, known bool, t reflect.Type, v any) bool) string {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil {
+		return ""
+	}
+	t := reflect.TypeOf(dst)
+	p, _ := walkJSON(v, t, "", bad)
+	return p
+}
+
+var timeType = reflect.TypeOf(time.Time{})
+
+func walkJSON(v any, t reflect.Type, path string, bad func(string, bool, reflect.Type, any) bool) (string, bool) {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return "", false
+	}
+	switch val := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(val))
+		for k := range val {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var fields map[string]reflect.Type
+		if t.Kind() == reflect.Struct && t != timeType {
+			fields = jsonFields(t)
+		}
+		for _, k := range keys {
+			child := k
+			if path != "" {
+				child = path + "." + k
+			}
+			var ft reflect.Type
+			known := true
+			switch {
+			case fields != nil:
+				ft, known = fields[strings.ToLower(k)]
+			case t.Kind() == reflect.Map:
+				ft = t.Elem()
+			default:
+				continue
+			}
+			if bad(k, known, ft, val[k]) {
+				return child, true
+			}
+			if known {
+				if p, ok := walkJSON(val[k], ft, child, bad); ok {
+					return p, true
+				}
+			}
+		}
+	case []any:
+		if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
+			return "", false
+		}
+		for i, e := range val {
+			child := path + "[" + strconv.Itoa(i) + "]"
+			if bad("", true, t.Elem(), e) {
+				return child, true
+			}
+			if p, ok := walkJSON(e, t.Elem(), child, bad); ok {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}
+
+// jsonFields maps a struct's JSON names, lower-cased as encoding/json
+// matches them, to their types, with embedded structs' fields promoted.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			et := f.Type
+			if et.Kind() == reflect.Pointer {
+				et = et.Elem()
+			}
+			if et.Kind() == reflect.Struct {
+				for k, v := range jsonFields(et) {
+					if _, ok := out[k]; !ok {
+						out[k] = v
+					}
+				}
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[strings.ToLower(name)] = f.Type
+	}
+	return out
+}
+
+// unknownFieldPath is the path of the first field named name that dst has
+// no place for.
+func unknownFieldPath(body []byte, dst any, name string) string {
+	return jsonPath(body, dst, func(key string, known bool, _ reflect.Type, _ any) bool {
+		return !known && key == name
+	})
+}
+
+// timePath is the path of the first time field holding raw, a text that
+// does not parse as RFC 3339.
+func timePath(body []byte, dst any, raw string) string {
+	return jsonPath(body, dst, func(_ string, known bool, t reflect.Type, v any) bool {
+		for t != nil && t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		s, ok := v.(string)
+		return known && t == timeType && ok && s == raw
+	})
+}
