@@ -11,6 +11,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -219,6 +220,9 @@ func (l *Log) Query(ctx context.Context, q graph.AuditQuery) (graph.AuditPage, e
 	if !q.Since.IsZero() && !q.Until.IsZero() && !q.Until.After(q.Since) {
 		return graph.AuditPage{}, fault.Malformed("until", "must be after since")
 	}
+	if q.Before != "" && !idRe.MatchString(q.Before) {
+		return graph.AuditPage{}, fault.Malformed("before", "must be the next cursor of a previous page (an event id such as 1764115200000000000-1a2b3c4d), got %q", q.Before)
+	}
 	l.Flush(ctx)
 	if q.Limit <= 0 {
 		q.Limit = 100
@@ -232,6 +236,9 @@ func (l *Log) Query(ctx context.Context, q graph.AuditQuery) (graph.AuditPage, e
 	}
 	return page, nil
 }
+
+// idRe is the form of NewID's ids.
+var idRe = regexp.MustCompile(`^[0-9]{19}-[0-9a-f]{8}$`)
 
 // NewID returns an event id that sorts by time: 19 zero-padded digits of
 // Unix nanoseconds, a dash and 8 random hex digits.

@@ -2,14 +2,17 @@ package audit_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/toolsmith/toolsmith/audit"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/graph/sqlite"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // TestRecordLaterLosesNothing queues events from many goroutines, then
@@ -88,5 +91,24 @@ func TestRecordOutlivesTheCaller(t *testing.T) {
 	}
 	if len(page.Items) != 1 || page.Items[0].RequestID != "req-7" {
 		t.Fatalf("events = %+v", page.Items)
+	}
+}
+
+// TestQueryRefusesAMadeUpCursor: a before cursor that is not an event id
+// is a 400 naming it, not the first page.
+func TestQueryRefusesAMadeUpCursor(t *testing.T) {
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "a.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	l := audit.New(st)
+	for _, bad := range []string{"garbage", "1764115200000000000", "1764115200000000000-XYZ"} {
+		if _, err := l.Query(context.Background(), graph.AuditQuery{Before: bad}); !errors.Is(err, fault.ErrMalformed) || fault.Fields(err)[0].Path != "before" {
+			t.Errorf("before=%q: %v", bad, err)
+		}
+	}
+	if _, err := l.Query(context.Background(), graph.AuditQuery{Before: audit.NewID(time.Now())}); err != nil {
+		t.Errorf("a real id as cursor: %v", err)
 	}
 }
