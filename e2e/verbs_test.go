@@ -297,6 +297,15 @@ func TestExecuteToolThroughWorkflow(t *testing.T) {
 	if n := e.modules["currency"].Executions(""); n != 1 {
 		t.Errorf("module executed %d times, want 1", n)
 	}
+	// The same key with other inputs is refused (422 naming the key), not
+	// answered with the first run as if it were this request's.
+	other := map[string]any{"inputs": map[string]any{"amount": 5, "from": "USD", "to": "EUR"}}
+	if code := e.do(http.MethodPost, "/api/v1/tools/currency.convert/execute", other, hdr, nil); code != http.StatusUnprocessableEntity {
+		t.Errorf("a reused key with other inputs: HTTP %d, want 422", code)
+	}
+	if n := e.modules["currency"].Executions(""); n != 1 {
+		t.Errorf("after a reused key the module executed %d times, want 1", n)
+	}
 	assertVisible(t, e, `ToolsmithToolId = "currency.convert" AND ToolsmithBranch = "execute"`, first.WorkflowID)
 
 	// Unknown tool: 404 without a workflow.

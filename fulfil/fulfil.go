@@ -110,6 +110,7 @@ func (h *Service) StartExecute(ctx context.Context, caller access.Caller, toolID
 		TypedSearchAttributes: temporal.NewSearchAttributes(workflows.SAToolID.ValueSet(toolID)),
 		Memo:                  ownerMemo(caller),
 	}
+	fingerprint := ""
 	if key != "" {
 		// Same caller and key, same workflow ID: ExecuteWorkflow returns the
 		// existing run (WorkflowExecutionErrorWhenAlreadyStarted is false)
@@ -118,6 +119,12 @@ func (h *Service) StartExecute(ctx context.Context, caller access.Caller, toolID
 		// another workflow: it can neither read this run nor claim the key.
 		opts.ID = "tool-" + toolID + "-" + idempotencyScope(caller, key)
 		opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
+		// The request's fingerprint rides in the memo: a repeat with the
+		// same key and another request is refused, not answered with the
+		// first run as if it were this one's.
+		fingerprint = requestFingerprint(req)
+		opts.Memo[MemoRequest] = fingerprint
+		opts.WorkflowExecutionErrorWhenAlreadyStarted = true // a repeat is told apart, and compared
 	}
 	if err := h.intend(ctx, caller, "tools.execute.start", toolID, opts.ID, "tool "+toolID); err != nil {
 		return nil, Run{}, err
@@ -129,9 +136,47 @@ func (h *Service) StartExecute(ctx context.Context, caller access.Caller, toolID
 		if !errors.As(err, &started) {
 			return nil, Run{}, TemporalError("execute "+toolID, err)
 		}
+		if err := h.sameRequest(ctx, opts.ID, fingerprint); err != nil {
+			return nil, Run{}, err
+		}
 		run = h.temporal.GetWorkflow(ctx, opts.ID, "")
 	}
 	return run, h.running(run), nil
+}
+
+// MemoRequest is the memo field holding the fingerprint of an execute
+// request made with an idempotency key.
+const MemoRequest = "toolsmithRequest"
+
+// requestFingerprint is a digest of what an execute request asks: its
+// inputs (encoding/json writes a map's keys sorted) and whether it is a
+// dry run.
+func requestFingerprint(req ExecuteRequest) string {
+	b, _ := json.Marshal(struct {
+		Inputs map[string]any `json:"inputs"`
+		DryRun bool           `json:"dryRun"`
+	}{req.Inputs, req.DryRun})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
+}
+
+// sameRequest refuses a run that an idempotency key started for another
+// request (fault.ErrInvalid on the key, 422): the key stands for one
+// request, as the IETF's Idempotency-Key draft has it.
+func (h *Service) sameRequest(ctx context.Context, id, fingerprint string) error {
+	desc, err := h.temporal.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return TemporalError("read the run of "+IdempotencyKeyField, err)
+	}
+	p := desc.GetWorkflowExecutionInfo().GetMemo().GetFields()[MemoRequest]
+	if p == nil {
+		return nil // a run started before requests were fingerprinted
+	}
+	var got string
+	if converter.GetDefaultDataConverter().FromPayload(p, &got) != nil || got != fingerprint {
+		return fault.Invalid(IdempotencyKeyField, "was used before for another request (other inputs or dryRun): send a new key for a new request")
+	}
+	return nil
 }
 
 // intend writes the write-ahead audit record of a run about to start
