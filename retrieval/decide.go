@@ -325,7 +325,9 @@ func signedLog(x float64) float64 {
 //	  crowd of near-duplicates?
 //
 // A missing candidate counts as similarity, score and signals 0: nothing
-// competes.
+// competes. Further features (the look-alikes among the candidates, the
+// query's words in the name, the signals' agreement) were tried and left
+// out: evaluation/TUNING.md, nineteenth round.
 func Features(cands []Candidate) [DecisionFeatures]float64 {
 	var f [DecisionFeatures]float64
 	if len(cands) == 0 {

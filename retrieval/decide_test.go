@@ -214,6 +214,45 @@ func TestSubstituteRuleRunnableAlternatives(t *testing.T) {
 	}
 }
 
+// The evaluation sets carry no inputs, so the decision model was fitted
+// without them: inputs unknown (InputFit 0) or filling every candidate
+// (+1) must leave the confidence and the verdict as the fitted model
+// gives them, in both regimes, so that the measured figures are the
+// behaviour shipped. Only a candidate the inputs cannot fill changes them.
+func TestInputFitNeutralWhereItCannotDiscriminate(t *testing.T) {
+	base := make([]Candidate, FulfilmentCandidates)
+	for i := range base {
+		base[i] = Candidate{Similarity: 0.72 - 0.04*float64(i), Score: 9 - 0.8*float64(i), Keyword: 2 - 0.3*float64(i)}
+	}
+	used := slices.Clone(base)
+	for i := range used {
+		used[i].Learned = 0.5
+	}
+	for name, cands := range map[string][]Candidate{"zero-shot": base, "with usage evidence": used} {
+		fill := slices.Clone(cands)
+		for i := range fill {
+			fill[i].InputFit = 1
+		}
+		m := DefaultDecisionModel
+		if got, want := m.Confidence(fill), m.Confidence(cands); got != want {
+			t.Errorf("%s: inputs filling every candidate: confidence %v, want %v as without inputs", name, got, want)
+		}
+		for _, bar := range []float64{0.2, DefaultSubstituteConfidence, 0.6} {
+			r := SubstituteRule{Confidence: bar}
+			ok, _ := r.Decide(cands)
+			okFill, _ := r.Decide(fill)
+			if ok != okFill {
+				t.Errorf("%s, bar %.3f: %v without inputs, %v with inputs filling every candidate", name, bar, ok, okFill)
+			}
+		}
+		second := slices.Clone(cands)
+		second[1].InputFit = -1
+		if m.Confidence(runnable(second)) == m.Confidence(cands) {
+			t.Errorf("%s: a runner-up the inputs cannot fill left the confidence unchanged", name)
+		}
+	}
+}
+
 // A search where most candidates carry usage evidence is read by the
 // model's evidence part; one where a few do (a young deployment) by the
 // zero-shot part, as is every search of a model without an evidence part.
