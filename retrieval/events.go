@@ -233,10 +233,10 @@ func unbackedMessage(n int, tools []string) string {
 	if len(tools) > len(named) {
 		more = fmt.Sprintf(" and %d more", len(tools)-len(named))
 	}
-	return fmt.Sprintf("%d reported uses were not learned (not stored) because no run backs them (%s%s): "+
+	return fmt.Sprintf("%d reported use(s) not learned (not stored), as no run backs them (%s%s): "+
 		"a report teaches the shared ranking only when the caller ran that tool through Toolsmith "+
-		"(execute, a verb, MCP call_tool) within the last %s, one report per run, and a reported success needs a successful run",
-		n, strings.Join(named, ", "), more, ReportWindow)
+		"(execute, a verb, MCP call_tool) within the last %g h, one report per run, and a reported success needs a successful run",
+		n, strings.Join(named, ", "), more, ReportWindow.Hours())
 }
 
 // RecordUsage is the learning path of the tool runs Toolsmith makes itself
