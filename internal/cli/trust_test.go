@@ -82,9 +82,10 @@ func TestMadeUpReportsDev(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("find_tools: %v %+v", err, res)
 	}
-	if doc, _ := json.Marshal(res.StructuredContent); !strings.Contains(string(doc), "restaurant.reserve_table") ||
-		strings.Index(string(doc), "restaurant.cancel_reservation") >= 0 && strings.Index(string(doc), "restaurant.cancel_reservation") < strings.Index(string(doc), "restaurant.reserve_table") {
-		t.Fatalf("find_tools %q after made-up reports: %s", table, doc)
+	doc, _ := json.Marshal(res.StructuredContent)
+	var found mcp.FindToolsOut
+	if err := json.Unmarshal(doc, &found); err != nil || len(found.Tools) == 0 || found.Tools[0].ToolID != "restaurant.reserve_table" {
+		t.Fatalf("find_tools %q after made-up reports: %s (%v); want restaurant.reserve_table first", table, doc, err)
 	}
 
 	// A real run backs one report: mallory converts currency once, then
