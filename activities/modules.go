@@ -236,7 +236,7 @@ func (m *Modules) recordUsage(ctx context.Context, in ExecuteInput, ok bool, ms 
 	now := time.Now().UTC()
 	if m.Usage != nil {
 		ev := graph.UsageEvent{ToolID: in.ToolID, SessionID: in.Caller.SessionID, UserID: in.Caller.UserID,
-			Query: in.Query, Success: ok, LatencyMs: ms, At: now}
+			Query: in.Query, Success: ok, LatencyMs: ms, At: now, Origin: graph.OriginObserved}
 		if err := m.Usage.RecordUsage(ctx, []graph.UsageEvent{ev}); err != nil {
 			// Usage is evidence for ranking, not part of the execution: a failed
 			// write must not fail (and so repeat) a call that already happened.

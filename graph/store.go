@@ -216,7 +216,8 @@ type Stats struct {
 
 // UsageEvent records one use of a tool: a query (or verb text) it served,
 // from a session, and whether it succeeded. QueryEmbedding, when set, feeds
-// the tool's usage centroid and is kept with a successful event.
+// the tool's usage centroid and is kept with a successful event. Origin is
+// OriginObserved or OriginReported (see RunClaims); stores keep it.
 type UsageEvent struct {
 	ToolID         string    `json:"toolId"`
 	SessionID      string    `json:"sessionId,omitempty"`
@@ -226,6 +227,7 @@ type UsageEvent struct {
 	Success        bool      `json:"success"`
 	LatencyMs      int64     `json:"latencyMs,omitempty"`
 	At             time.Time `json:"at"`
+	Origin         string    `json:"origin,omitempty"`
 }
 
 // Usage is the evidence a tool has accumulated from UsageEvents.
@@ -301,7 +303,7 @@ type Follower interface {
 // Store includes every capability interface (Keys, Audit, Definitions, Gaps,
 // Pairings, Series, Snapshots, ModelVersions, Sessions, MeanVectorer,
 // VectorScorer, Follower, RateCounts, CallLedger, WrapperApprovals,
-// Notices):
+// Notices, RunClaims):
 // both stores implement them all, and each asserts so at compile time, so
 // no consumer discovers a capability at run time. A consumer that needs
 // only one takes that narrow interface.
@@ -322,6 +324,7 @@ type Store interface {
 	CallLedger
 	WrapperApprovals
 	Notices
+	RunClaims
 
 	// EnsureEmbedder records info on first call; later calls return
 	// ErrEmbedderMismatch (wrapped, naming both) when model or dimension differ.

@@ -37,7 +37,12 @@
 // tool) into graph.UsageEvents with the query's embedding, so the store keeps
 // a running centroid per tool; success rates, session history, learned
 // pairings and the query log come from the same events. RecordUsage is the
-// same path for the tools Toolsmith runs itself (the execute activity). The neighbours' exemplars and the query log
+// same path for the tools Toolsmith runs itself (the execute activity),
+// recorded as graph.OriginObserved. A report (Report, RecordEvents) of a
+// caller below admin is learned only when one of the user's own observed
+// runs of that tool within ReportWindow backs it, one report per run
+// (graph.RunClaims); an unbacked report is not stored, so nothing is
+// learned just by saying so. The neighbours' exemplars and the query log
 // live in process memory and are rebuilt from the store's served queries and
 // their embeddings (graph.Store.ServedQueries) on first use after a start.
 // From then on they follow the store (graph.Store.ServedQueriesAfter, at

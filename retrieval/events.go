@@ -39,26 +39,62 @@ const (
 // (clocks differ); a later one is refused.
 const FutureSkew = 5 * time.Minute
 
-// RecordEvents validates events, checks that the caller may see every tool
-// named, embeds the queries of successful events in one batch (they feed the
-// tools' usage centroids) and writes them atomically (record). Ranking
-// evidence changed, so the result cache is cleared.
+// ReportWindow is how long an observed run can back a report: a
+// non-admin caller's reported use is learned only if the caller ran that
+// tool through Toolsmith within ReportWindow before the report.
+const ReportWindow = 24 * time.Hour
+
+// Tally is what a report call taught. Recorded counts the events the call
+// accepted, Learned those written and learned from, Unbacked those left
+// out (not stored) because no observed run backed them; Message says why
+// when Unbacked > 0.
+type Tally struct {
+	Recorded int    `json:"recorded"`
+	Learned  int    `json:"learned"`
+	Unbacked int    `json:"unbacked"`
+	Message  string `json:"message,omitempty"`
+}
+
+// RecordEvents is Report without the tally.
 func (s *Service) RecordEvents(ctx context.Context, caller access.Caller, events []Event) error {
+	_, err := s.Report(ctx, caller, events)
+	return err
+}
+
+// Report records the uses a caller reports (the session events and usage
+// batch routes, `toolsmith eval --history`). It validates the events,
+// checks that the caller may see every tool named, keeps the reports it
+// can trust (backed), embeds the queries of successful ones in one batch
+// (they feed the tools' usage centroids) and writes them atomically
+// (record). Ranking evidence changed, so the result cache is cleared.
+//
+// Nobody becomes someone by saying so, and nothing is learned just by
+// saying so: everyone's ranking learns from a report only when Toolsmith
+// saw the use. An admin's import (level admin and above) is trusted, as an
+// operator importing history; anyone else's report is learned only when
+// one of the caller's own observed runs of that tool within ReportWindow
+// backs it, each run backing at most one report (a reported success needs
+// a successful run). The other reports are accepted but not stored, so
+// nothing the ranking learns from (usage counts and centroid, query log,
+// neighbours, popularity, success rate, pairings, session history,
+// retraining) sees them; the tally says how many.
+func (s *Service) Report(ctx context.Context, caller access.Caller, events []Event) (Tally, error) {
 	if len(events) == 0 {
-		return fault.Malformed("events", "must not be empty")
+		return Tally{}, fault.Malformed("events", "must not be empty")
 	}
 	// What teaches the shared ranking is a signed-in user's own use: a
 	// guest's word is not evidence.
 	if access.LevelRank(caller.Level) < access.LevelRank("user") {
-		return fmt.Errorf("events: recording uses needs level user or above (this caller is %s): %w",
+		return Tally{}, fmt.Errorf("events: recording uses needs level user or above (this caller is %s): %w",
 			access.Levels[access.LevelRank(caller.Level)], fault.ErrForbidden)
 	}
+	trusted := access.LevelRank(caller.Level) >= access.LevelRank("admin")
 	limit := MaxCallerEvents
-	if access.LevelRank(caller.Level) >= access.LevelRank("admin") {
+	if trusted {
 		limit = MaxEvents
 	}
 	if len(events) > limit {
-		return fault.Malformed("events", "at most %d events per call for level %s, got %d", limit, caller.Level, len(events))
+		return Tally{}, fault.Malformed("events", "at most %d events per call for level %s, got %d", limit, caller.Level, len(events))
 	}
 	verr := &fault.ValidationError{}
 	now := s.opts.Now()
@@ -87,11 +123,11 @@ func (s *Service) RecordEvents(ctx context.Context, caller access.Caller, events
 			checked[id] = false
 			verr.Add(fmt.Sprintf("events[%d].toolId", i), "unknown tool %q", id)
 		default:
-			return fmt.Errorf("retrieval: record events: %w", err)
+			return Tally{}, fmt.Errorf("retrieval: record events: %w", err)
 		}
 	}
 	if err := verr.Err(); err != nil {
-		return fmt.Errorf("retrieval: record events: %w", err)
+		return Tally{}, fmt.Errorf("retrieval: record events: %w", err)
 	}
 	out := make([]graph.UsageEvent, len(events))
 	for i, e := range events {
@@ -102,18 +138,112 @@ func (s *Service) RecordEvents(ctx context.Context, caller access.Caller, events
 		out[i] = graph.UsageEvent{
 			ToolID: strings.TrimSpace(e.ToolID), SessionID: e.SessionID, UserID: e.UserID,
 			Query: strings.TrimSpace(e.Query), Success: e.Success, LatencyMs: e.LatencyMs, At: at,
+			Origin: graph.OriginReported,
 		}
 	}
-	if err := s.embedQueries(ctx, out); err != nil {
-		return err
+	tally := Tally{Recorded: len(out)}
+	if !trusted {
+		var unbacked []string
+		var err error
+		if out, unbacked, err = s.backed(ctx, caller.UserID, out, now); err != nil {
+			return Tally{}, err
+		}
+		if len(unbacked) > 0 {
+			tally.Message = unbackedMessage(len(events)-len(out), unbacked)
+		}
 	}
-	return s.record(ctx, out)
+	tally.Learned, tally.Unbacked = len(out), len(events)-len(out)
+	if len(out) == 0 {
+		return tally, nil
+	}
+	if err := s.embedQueries(ctx, out); err != nil {
+		return Tally{}, err
+	}
+	if err := s.record(ctx, out); err != nil {
+		return Tally{}, err
+	}
+	return tally, nil
+}
+
+// backed returns the reports of userID that its observed runs back, in
+// their order, and the tools of the others (each once, in order): per
+// tool, each success claims one of the user's unclaimed successful runs
+// of it within ReportWindow, then each failure one of its remaining runs
+// (graph.RunClaims). A run claimed for a report whose write then fails is
+// not given back: the store never learns more than it saw.
+func (s *Service) backed(ctx context.Context, userID string, events []graph.UsageEvent, now time.Time) ([]graph.UsageEvent, []string, error) {
+	type need struct{ ok, failed []int }
+	byTool := map[string]*need{}
+	var tools []string
+	for i, e := range events {
+		n := byTool[e.ToolID]
+		if n == nil {
+			n = &need{}
+			byTool[e.ToolID] = n
+			tools = append(tools, e.ToolID)
+		}
+		if e.Success {
+			n.ok = append(n.ok, i)
+		} else {
+			n.failed = append(n.failed, i)
+		}
+	}
+	keep := make([]bool, len(events))
+	var unbacked []string
+	since := now.Add(-ReportWindow)
+	for _, id := range tools {
+		n := byTool[id]
+		short := false
+		for _, group := range []struct {
+			idx        []int
+			successful bool
+		}{{n.ok, true}, {n.failed, false}} {
+			if len(group.idx) == 0 {
+				continue
+			}
+			got, err := s.store.ClaimRuns(ctx, graph.RunClaim{UserID: userID, ToolID: id, Since: since, N: len(group.idx), Successful: group.successful})
+			if err != nil {
+				return nil, nil, fmt.Errorf("retrieval: back reports of %q: %w", id, err)
+			}
+			for _, i := range group.idx[:got] {
+				keep[i] = true
+			}
+			short = short || got < len(group.idx)
+		}
+		if short {
+			unbacked = append(unbacked, id)
+		}
+	}
+	out := events[:0:0]
+	for i, e := range events {
+		if keep[i] {
+			out = append(out, e)
+		}
+	}
+	return out, unbacked, nil
+}
+
+// unbackedMessage tells a planner why n reports were not learned.
+func unbackedMessage(n int, tools []string) string {
+	named := tools
+	if len(named) > 3 {
+		named = named[:3]
+	}
+	more := ""
+	if len(tools) > len(named) {
+		more = fmt.Sprintf(" and %d more", len(tools)-len(named))
+	}
+	return fmt.Sprintf("%d reported use(s) not learned (not stored), as no run backs them (%s%s): "+
+		"a report teaches the shared ranking only when the caller ran that tool through Toolsmith "+
+		"(execute, a verb, MCP call_tool) within the last %g h, one report per run, and a reported success needs a successful run",
+		n, strings.Join(named, ", "), more, ReportWindow.Hours())
 }
 
 // RecordUsage is the learning path of the tool runs Toolsmith makes itself
 // (activities.Modules records each execution through it, and so satisfies
 // activities.UsageRecorder): what RecordEvents does, without the caller's
-// checks, which the execution already passed. A run recorded this way
+// checks, which the execution already passed. An event without an origin
+// is graph.OriginObserved: it can back one report of its user. A run recorded this way
 // teaches the ranking as a planner's event does: its query feeds the
 // usage centroid, the neighbours and the query log, and its session's
 // other recent tools pair with it. If the queries cannot be embedded, the
@@ -128,6 +258,9 @@ func (s *Service) RecordUsage(ctx context.Context, events []graph.UsageEvent) er
 		e.ToolID, e.Query = strings.TrimSpace(e.ToolID), strings.TrimSpace(e.Query)
 		if e.At.IsZero() {
 			e.At = now
+		}
+		if e.Origin == "" {
+			e.Origin = graph.OriginObserved
 		}
 		out[i] = e
 	}

@@ -257,10 +257,10 @@ type EventsRequest struct {
 	Events []retrieval.Event `json:"events"`
 }
 
-// EventsResponse reports how many events were recorded.
-type EventsResponse struct {
-	Recorded int `json:"recorded"`
-}
+// EventsResponse reports how many events the call accepted (recorded),
+// how many the ranking learned from, and how many it did not because no
+// observed run backed them, with why (retrieval.Tally).
+type EventsResponse = retrieval.Tally
 
 func (h *Handlers) sessionEvents(c *gin.Context) {
 	caller, err := httpx.Caller(c)
@@ -330,11 +330,12 @@ func ownEvents(caller access.Caller, events []retrieval.Event) error {
 }
 
 func (h *Handlers) record(c *gin.Context, caller access.Caller, events []retrieval.Event) {
-	if err := h.svc.RecordEvents(c.Request.Context(), caller, events); err != nil {
+	tally, err := h.svc.Report(c.Request.Context(), caller, events)
+	if err != nil {
 		httpx.Error(c, err)
 		return
 	}
-	httpx.OK(c, http.StatusAccepted, EventsResponse{Recorded: len(events)})
+	httpx.OK(c, http.StatusAccepted, tally)
 }
 
 // InvalidateResponse reports how many cache entries went on the replica

@@ -18,6 +18,7 @@ import (
 	"github.com/toolsmith/toolsmith/api/httpx/httpxtest"
 	apiretrieval "github.com/toolsmith/toolsmith/api/retrieval"
 	"github.com/toolsmith/toolsmith/demo"
+	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/retrieval"
 	"github.com/toolsmith/toolsmith/retrieval/retrievaltest"
 	"github.com/toolsmith/toolsmith/tool"
@@ -200,7 +201,7 @@ func TestSearchFormatsAndParams(t *testing.T) {
 }
 
 func TestBestEventsAndSessionStrategy(t *testing.T) {
-	srv, _ := server(t, retrievaltest.Reservation()...)
+	srv, svc := server(t, retrievaltest.Reservation()...)
 	code, env := do(t, srv, http.MethodPost, "/api/v1/tools/search", nil, map[string]string{"queryText": "look up flight status"})
 	if code != http.StatusOK {
 		t.Fatalf("best: %d %+v", code, env.Error)
@@ -225,6 +226,11 @@ func TestBestEventsAndSessionStrategy(t *testing.T) {
 		t.Fatalf("a queryText over %d bytes: %d", retrieval.MaxQueryBytes, code)
 	}
 
+	// u1 ran the tool through Toolsmith (outside the session), so its
+	// report of that use in the session is learned.
+	if err := svc.RecordUsage(context.Background(), []graph.UsageEvent{{ToolID: "restaurant.reserve_table", UserID: "u1", Success: true, Origin: graph.OriginObserved}}); err != nil {
+		t.Fatal(err)
+	}
 	h := map[string]string{"X-Session-ID": "s1", "X-Test-User": "u1"}
 	code, env = do(t, srv, http.MethodPost, "/api/v1/sessions/s1/events", h, map[string]any{"events": []map[string]any{{"toolId": "restaurant.reserve_table", "query": "make a reservation", "success": true}}})
 	if code != http.StatusAccepted {

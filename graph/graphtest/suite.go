@@ -43,6 +43,7 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"Neighbourhood", testNeighbourhood},
 		{"Usage", testUsage},
 		{"ServedQueriesAfter", testServedQueriesAfter},
+		{"RunClaims", testRunClaims},
 		{"Stats", testStats},
 		{"Concurrency", testConcurrency},
 		{"Definitions", testDefinitions},

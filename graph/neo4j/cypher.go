@@ -26,7 +26,7 @@ import (
 //	(:Tool)-[:DEPENDS_ON|ALTERNATIVE_TO]->(:Tool)
 //	(:Tool)-[:PAIRS_WITH {score, sequence}]->(:Tool)
 //	(:Tool)-[:HAS_REVISION]->(:Revision {toolId, revision, status, reason, manifest, at})
-//	(:UsageEvent {toolId, sessionId, userId, query, success, latencyMs, at, ordinal})
+//	(:UsageEvent {toolId, sessionId, userId, query, success, latencyMs, at, ordinal, origin, claimed})
 //	(:ToolsmithMeta {key: 'embedder', model, dimension})
 //
 // summary and record hold the JSON ToolSummary and Tool (without embedding),
@@ -53,6 +53,7 @@ const (
 	cypherIndexUsageSession  = `CREATE INDEX usage_event_session IF NOT EXISTS FOR (e:UsageEvent) ON (e.sessionId)`
 	cypherIndexUsageAt       = `CREATE INDEX usage_event_at IF NOT EXISTS FOR (e:UsageEvent) ON (e.at)`
 	cypherIndexUsageOrdinal  = `CREATE INDEX usage_event_ordinal IF NOT EXISTS FOR (e:UsageEvent) ON (e.ordinal)`
+	cypherIndexUsageUser     = `CREATE INDEX usage_event_user IF NOT EXISTS FOR (e:UsageEvent) ON (e.userId, e.toolId)`
 	// The english analyzer stems ("reservations" finds "reservation"), as the
 	// SQLite store's porter tokenizer does.
 	cypherIndexToolText = `CREATE FULLTEXT INDEX tool_text IF NOT EXISTS
@@ -334,7 +335,18 @@ SET m.next = coalesce(m.next, 0) + $n
 RETURN m.next - $n AS first`
 	cypherUsageEvents = `UNWIND $events AS ev
 CREATE (:UsageEvent {toolId: ev.toolId, sessionId: ev.sessionId, userId: ev.userId, query: ev.query,
-  queryEmbedding: ev.queryEmbedding, success: ev.success, latencyMs: ev.latencyMs, at: ev.at, ordinal: ev.ordinal})`
+  queryEmbedding: ev.queryEmbedding, success: ev.success, latencyMs: ev.latencyMs, at: ev.at, ordinal: ev.ordinal,
+  origin: ev.origin})`
+	// cypherClaimRunsLock takes the write lock of the user's claim node, so
+	// that concurrent claims of one user run one after the other and each
+	// reads what the one before it marked.
+	cypherClaimRunsLock = `MERGE (m:ToolsmithMeta {key: $key})
+SET m.claims = coalesce(m.claims, 0) + 1`
+	cypherClaimRuns = `MATCH (e:UsageEvent {userId: $user, toolId: $tool})
+WHERE e.origin = 'observed' AND e.at >= $since AND e.claimed IS NULL AND (e.success OR NOT $successful)
+WITH e ORDER BY e.at, e.ordinal LIMIT $n
+SET e.claimed = true
+RETURN count(e) AS claimed`
 	cypherUsage = `MATCH (t:Tool)
 WHERE t.id IN $ids AND t.record IS NOT NULL AND coalesce(t.uses, 0) > 0
 RETURN t.id AS id, t.uses AS uses, coalesce(t.successes, 0) AS successes, coalesce(t.lastUsed, 0) AS lastUsed,
@@ -406,6 +418,7 @@ func Statements() []Statement {
 		"indexUsageSession":      cypherIndexUsageSession,
 		"indexUsageAt":           cypherIndexUsageAt,
 		"indexUsageOrdinal":      cypherIndexUsageOrdinal,
+		"indexUsageUser":         cypherIndexUsageUser,
 		"indexToolText":          cypherIndexToolText,
 		"awaitIndexes":           cypherAwaitIndexes,
 		"indexToolVector":        fmt.Sprintf(cypherIndexToolVectorFmt, 384),
@@ -449,6 +462,8 @@ func Statements() []Statement {
 		"usageUpdate":            cypherUsageUpdate,
 		"usageEvents":            cypherUsageEvents,
 		"usageSequence":          cypherUsageSequence,
+		"claimRunsLock":          cypherClaimRunsLock,
+		"claimRuns":              cypherClaimRuns,
 		"usage":                  cypherUsage,
 		"sessionHistory":         cypherSessionHistory,
 		"servedQueries":          cypherServedQueries,

@@ -300,6 +300,11 @@ func goldenCases() []goldenCase {
 				{ToolID: "a", SessionID: "s2", Success: true},
 			})
 		}},
+		{"claim_runs", func(t *testing.T, f *fakeRunner) {
+			f.answer("claimRuns", record{"claimed": int64(2)})
+		}, func(ctx context.Context, s *Store) (any, error) {
+			return s.ClaimRuns(ctx, graph.RunClaim{UserID: "u", ToolID: "a", Since: goldenNow.Add(-24 * time.Hour), N: 3, Successful: true})
+		}},
 		{"record_usage_unknown_tool", func(t *testing.T, f *fakeRunner) {
 			f.answer("usageLock", record{"id": "a", "usageSum": nil, "centroidN": int64(0)})
 		}, func(ctx context.Context, s *Store) (any, error) {

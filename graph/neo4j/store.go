@@ -160,6 +160,7 @@ var schemaStatements = []string{
 	cypherIndexUsageSession,
 	cypherIndexUsageAt,
 	cypherIndexUsageOrdinal,
+	cypherIndexUsageUser,
 	cypherIndexToolText,
 }
 

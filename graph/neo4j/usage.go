@@ -17,6 +17,8 @@ type toolUsage struct {
 	n               int64
 }
 
+var _ graph.RunClaims = (*Store)(nil)
+
 // RecordUsage applies events in one write transaction: counts, session
 // history and usage centroids. An unknown tool or a wrong embedding
 // dimension rejects the whole batch.
@@ -109,7 +111,7 @@ func (s *Store) RecordUsage(ctx context.Context, events []graph.UsageEvent) erro
 			}
 			evs[i] = map[string]any{
 				"toolId": e.ToolID, "sessionId": e.SessionID, "userId": e.UserID, "query": e.Query, "queryEmbedding": vectorParam(qvec),
-				"success": e.Success, "latencyMs": e.LatencyMs, "at": at, "ordinal": first + int64(i),
+				"success": e.Success, "latencyMs": e.LatencyMs, "at": at, "ordinal": first + int64(i), "origin": e.Origin,
 			}
 		}
 		tools := make([]map[string]any, len(ids))
@@ -324,4 +326,36 @@ func (s *Store) Stats(ctx context.Context) (graph.Stats, error) {
 		st.Embedder = info
 	}
 	return st, nil
+}
+
+// ClaimRuns marks up to c.N of the user's unclaimed observed runs of the
+// tool since c.Since as backing a report, oldest first (see
+// graph.RunClaims). The user's claim node is locked first, so concurrent
+// claims of one user never share a run.
+func (s *Store) ClaimRuns(ctx context.Context, c graph.RunClaim) (int, error) {
+	if c.UserID == "" || c.ToolID == "" || c.N <= 0 {
+		return 0, nil
+	}
+	claimed := 0
+	err := s.r.write(ctx, func(tx txRunner) error {
+		if _, err := tx.run(ctx, cypherClaimRunsLock, map[string]any{"key": "runClaims:" + c.UserID}); err != nil {
+			return err
+		}
+		recs, err := tx.run(ctx, cypherClaimRuns, map[string]any{
+			"user": c.UserID, "tool": c.ToolID, "since": graph.Nanos(c.Since), "successful": c.Successful, "n": int64(c.N),
+		})
+		if err != nil {
+			return err
+		}
+		if len(recs) != 1 {
+			return fmt.Errorf("claim runs: %d records", len(recs))
+		}
+		n, err := getInt(recs[0], "claimed")
+		claimed = int(n)
+		return err
+	})
+	if err != nil {
+		return 0, wrapErr(fmt.Sprintf("claim runs of %q by %q", c.ToolID, c.UserID), err)
+	}
+	return claimed, nil
 }

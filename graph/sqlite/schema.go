@@ -326,6 +326,16 @@ CREATE TABLE span_marks (
 	at   INTEGER NOT NULL
 ) WITHOUT ROWID;
 `,
+	// v16: where a usage event came from (graph.OriginObserved, a run
+	// Toolsmith made; graph.OriginReported, a caller's report; '' for the
+	// events written before), and whether an observed run already backs a
+	// report (graph.RunClaims). The index serves the claims: a user's
+	// observed runs of one tool, by time.
+	`
+ALTER TABLE usage_events ADD COLUMN origin TEXT NOT NULL DEFAULT '';
+ALTER TABLE usage_events ADD COLUMN claimed INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX usage_events_observed ON usage_events(user_id, tool_id, at) WHERE origin = 'observed';
+`,
 }
 
 // schemaVersion is the version a fully migrated store has.

@@ -11,6 +11,8 @@ import (
 	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
+var _ graph.RunClaims = (*Store)(nil)
+
 // RecordUsage applies events in one transaction: counts, session history and
 // usage centroids. An unknown tool or a wrong embedding dimension rejects the
 // whole batch.
@@ -65,8 +67,8 @@ func (s *Store) RecordUsage(ctx context.Context, events []graph.UsageEvent) erro
 		if e.Success && e.QueryEmbedding != nil {
 			qvec = encodeVec(e.QueryEmbedding)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO usage_events(tool_id, session_id, user_id, query, success, latency_ms, at, query_vec) VALUES (?,?,?,?,?,?,?,?)`,
-			e.ToolID, e.SessionID, e.UserID, e.Query, succ, e.LatencyMs, graph.Nanos(at), qvec); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO usage_events(tool_id, session_id, user_id, query, success, latency_ms, at, query_vec, origin) VALUES (?,?,?,?,?,?,?,?,?)`,
+			e.ToolID, e.SessionID, e.UserID, e.Query, succ, e.LatencyMs, graph.Nanos(at), qvec, e.Origin); err != nil {
 			return fmt.Errorf("sqlite: record usage of %q: %w", e.ToolID, err)
 		}
 		c := centroids[e.ToolID]
@@ -233,4 +235,36 @@ func (s *Store) SessionHistory(ctx context.Context, sessionID string, limit int)
 		return nil, fmt.Errorf("sqlite: session history %q: %w", sessionID, err)
 	}
 	return out, nil
+}
+
+// ClaimRuns marks up to c.N of the user's unclaimed observed runs of the
+// tool since c.Since as backing a report, oldest first (see
+// graph.RunClaims). The select and the update run in one transaction under
+// the store's writer lock, so concurrent claims never share a run.
+func (s *Store) ClaimRuns(ctx context.Context, c graph.RunClaim) (int, error) {
+	if c.UserID == "" || c.ToolID == "" || c.N <= 0 {
+		return 0, nil
+	}
+	if err := s.writable("claim runs"); err != nil {
+		return 0, err
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	minSuccess := 0
+	if c.Successful {
+		minSuccess = 1
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE usage_events SET claimed = 1 WHERE id IN (
+		SELECT id FROM usage_events
+		WHERE origin = 'observed' AND user_id = ? AND tool_id = ? AND at >= ? AND claimed = 0 AND success >= ?
+		ORDER BY at, id LIMIT ?)`,
+		c.UserID, c.ToolID, graph.Nanos(c.Since), minSuccess, c.N)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: claim runs of %q by %q: %w", c.ToolID, c.UserID, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: claim runs of %q by %q: %w", c.ToolID, c.UserID, err)
+	}
+	return int(n), nil
 }
