@@ -254,7 +254,27 @@ func (h *Handlers) best(c *gin.Context) {
 
 // EventsRequest is the body of both event endpoints.
 type EventsRequest struct {
-	Events []retrieval.Event `json:"events"`
+	Events []EventIn `json:"events"`
+}
+
+// EventIn is one event as sent: a retrieval.Event whose success must be
+// said, since a missing one would otherwise read as a failure.
+type EventIn struct {
+	retrieval.Event
+	Success *bool `json:"success"`
+}
+
+// events are the request's events, each saying whether it succeeded.
+func (r EventsRequest) events() ([]retrieval.Event, error) {
+	out := make([]retrieval.Event, len(r.Events))
+	for i, e := range r.Events {
+		if e.Success == nil {
+			return nil, fault.Malformed(fmt.Sprintf("events[%d].success", i), "is required: true when the tool served the query, false when it failed")
+		}
+		out[i] = e.Event
+		out[i].Success = *e.Success
+	}
+	return out, nil
 }
 
 // EventsResponse reports how many events the call accepted (recorded),
@@ -273,21 +293,26 @@ func (h *Handlers) sessionEvents(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
+	events, err := req.events()
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
 	sid := c.Param("id")
-	for i := range req.Events {
-		if s := req.Events[i].SessionID; s != "" && s != sid {
-			httpx.Error(c, fault.Malformed("events", "event %d names session %q, not %q", i, s, sid))
+	for i := range events {
+		if s := events[i].SessionID; s != "" && s != sid {
+			httpx.Error(c, fault.Malformed(fmt.Sprintf("events[%d].sessionId", i), "names session %q, not the path's %q", s, sid))
 			return
 		}
 		// Session ids are scoped to the caller, so no caller can feed
 		// another's session history by naming its id.
-		req.Events[i].SessionID = identity.SessionKey(caller.UserID, sid)
+		events[i].SessionID = identity.SessionKey(caller.UserID, sid)
 	}
-	if err := ownEvents(caller, req.Events); err != nil {
+	if err := ownEvents(caller, events); err != nil {
 		httpx.Error(c, err)
 		return
 	}
-	h.record(c, caller, req.Events)
+	h.record(c, caller, events)
 }
 
 func (h *Handlers) usageBatch(c *gin.Context) {
@@ -301,17 +326,22 @@ func (h *Handlers) usageBatch(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
+	events, err := req.events()
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
 	if access.LevelRank(caller.Level) < access.LevelRank("admin") {
 		// Only an admin imports events as given; anyone else records its own.
-		for i := range req.Events {
-			req.Events[i].SessionID = identity.SessionKey(caller.UserID, req.Events[i].SessionID)
+		for i := range events {
+			events[i].SessionID = identity.SessionKey(caller.UserID, events[i].SessionID)
 		}
-		if err := ownEvents(caller, req.Events); err != nil {
+		if err := ownEvents(caller, events); err != nil {
 			httpx.Error(c, err)
 			return
 		}
 	}
-	h.record(c, caller, req.Events)
+	h.record(c, caller, events)
 }
 
 // ownEvents makes every event the caller's: an empty userId becomes the

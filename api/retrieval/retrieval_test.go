@@ -249,6 +249,15 @@ func TestBestEventsAndSessionStrategy(t *testing.T) {
 	if code != http.StatusBadRequest || env.Error.Fields[0].Path != "events[0].bogus" {
 		t.Fatalf("unknown field: %d %+v", code, env.Error)
 	}
+	// success must be said: a missing one is not read as a failure.
+	code, env = do(t, srv, http.MethodPost, "/api/v1/tools/usage/batch", user, map[string]any{"events": []map[string]any{{"toolId": "airline.book_seat", "success": true}, {"toolId": "airline.book_seat", "query": "fly"}}})
+	if code != http.StatusBadRequest || env.Error.Fields[0].Path != "events[1].success" {
+		t.Fatalf("no success: %d %+v", code, env.Error)
+	}
+	code, env = do(t, srv, http.MethodPost, "/api/v1/sessions/s1/events", user, map[string]any{"events": []map[string]any{{"toolId": "airline.book_seat", "success": true, "sessionId": "s9"}}})
+	if code != http.StatusBadRequest || env.Error.Fields[0].Path != "events[0].sessionId" {
+		t.Fatalf("another session: %d %+v", code, env.Error)
+	}
 	code, _ = do(t, srv, http.MethodPost, "/api/v1/tools/usage/batch", user, map[string]any{"events": []map[string]any{{"toolId": "airline.book_seat", "sessionId": "s2", "query": "fly", "success": true}}})
 	if code != http.StatusAccepted {
 		t.Fatalf("batch: %d", code)
