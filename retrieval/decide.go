@@ -202,6 +202,13 @@ type DecisionModel struct {
 	// lowest bar at which substitutions are right at the target precision
 	// is the same in both regimes.
 	EvidenceShift float64 `json:"evidenceShift,omitempty"`
+	// ZeroShotFloor, when > 0, is the similarity below which the zero-shot
+	// part gives a first candidate no confidence at all. Its fit saw
+	// catalogues of look-alikes, where a wide lead takes a close match; in a
+	// small catalogue of unlike tools one shared word ("dollars") opens as
+	// wide a lead for a verb that is nothing like the tool. With usage
+	// evidence the evidence part reads the lead, so the floor stays off there.
+	ZeroShotFloor float64 `json:"zeroShotFloor,omitempty"`
 }
 
 // hasEvidencePart reports whether m reads searches with usage evidence by
@@ -229,7 +236,14 @@ var DefaultDecisionModel = DecisionModel{
 	EvidenceWeights: [DecisionEvidenceFeatures]float64{-1.063242, -0.278706, 0.109827, -0.026977, 0.096562, 0.086313, 0.670643,
 		0, 0.310156, -0.462021, -0.181994},
 	EvidenceShift: 0.15,
+	// Chosen on the tune and choose parts, zero-shot: at .30 the default
+	// bar's recall is unchanged on tune (.1791) and loses .0002 on choose
+	// (evaluation/TUNING.md, twenty-first round).
+	ZeroShotFloor: DefaultZeroShotFloor,
 }
+
+// DefaultZeroShotFloor is DefaultDecisionModel's ZeroShotFloor.
+const DefaultZeroShotFloor = 0.30
 
 // HasEvidence reports whether at least half the candidates, and at least
 // half of a full search's FulfilmentCandidates, carry usage evidence
@@ -383,6 +397,9 @@ func (m DecisionModel) Confidence(cands []Candidate) float64 {
 			z += w * f[i]
 		}
 	} else {
+		if m.ZeroShotFloor > 0 && cands[0].Similarity < m.ZeroShotFloor {
+			return 0
+		}
 		f := Features(cands)
 		z = m.Bias
 		for i, w := range m.Weights {
@@ -407,7 +424,13 @@ func (r SubstituteRule) SubstituteWith(m DecisionModel, cands []Candidate) bool 
 // Decide is Substitute with the reason, for the workflow's record: which
 // bars held, or which one the first candidate missed.
 func (r SubstituteRule) Decide(cands []Candidate) (bool, string) {
-	v := r.verdict(DefaultDecisionModel, cands)
+	return r.DecideWith(DefaultDecisionModel, cands)
+}
+
+// DecideWith is Decide with the decision model m (a workflow replaying a
+// run started under an earlier model passes that one).
+func (r SubstituteRule) DecideWith(m DecisionModel, cands []Candidate) (bool, string) {
+	v := r.verdict(m, cands)
 	var why string
 	switch v.kind {
 	case noCandidates:
@@ -420,6 +443,10 @@ func (r SubstituteRule) Decide(cands []Candidate) (bool, string) {
 		why = fmt.Sprintf("confidence %.3f < %.3f, but it ranks first, is close (similarity %.3f) and is the only candidate that provides the verb itself", v.conf, r.Confidence, cands[0].Similarity)
 	case lowConfidence:
 		why = fmt.Sprintf("confidence %.3f < %.3f (similarity %.3f, score lead %.2f)", v.conf, r.Confidence, cands[0].Similarity, v.lead)
+		if m.ZeroShotFloor > 0 && cands[0].Similarity < m.ZeroShotFloor && !HasEvidence(cands) {
+			why = fmt.Sprintf("similarity %.3f is below %.2f, under which a search without usage evidence never substitutes, whatever its score lead",
+				cands[0].Similarity, m.ZeroShotFloor)
+		}
 	case belowThreshold:
 		why = fmt.Sprintf("similarity %.3f < threshold %.3f", cands[0].Similarity, r.Threshold)
 	case nearSimilarity:

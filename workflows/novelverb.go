@@ -370,7 +370,14 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 		cands[i] = retrieval.Candidate{Similarity: c.Similarity, Score: c.Score, Keyword: c.Keyword, Subword: c.Subword, Learned: c.Learned,
 			InputFit: retrieval.InputFit(c.Required, inputs), SameVerb: sameVerb && c.Verb == in.Verb}
 	}
-	ok, why := in.Options.Rule().Decide(cands)
+	// The zero-shot part's similarity floor holds from version
+	// "decision-zero-shot-floor" 1 on; runs started before it replay
+	// without it.
+	model := retrieval.DefaultDecisionModel
+	if workflow.GetVersion(f.ctx, "decision-zero-shot-floor", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		model.ZeroShotFloor = 0
+	}
+	ok, why := in.Options.Rule().DecideWith(model, cands)
 	pick := -1
 	if ok {
 		pick = 0

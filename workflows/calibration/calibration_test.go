@@ -133,6 +133,11 @@ func TestDemoVerbsDecision(t *testing.T) {
 		{"ORDER_PIZZA", "order a large pizza for delivery", nil, ""}, // no tool does this
 		{"ORDER_PIZZA", "", nil, ""},
 		{"ORDER_PIZZA", "order a large pizza for delivery", []string{"size", "toppings", "address"}, ""},
+		// Money moves that are no conversion: the description shares a word
+		// with the currency tool, which opens a wide lead among unlike tools,
+		// but the verb is nothing like it (similarity under the zero-shot floor).
+		{"DONATE_MONEY", "donate 20 dollars to charity", nil, ""},
+		{"DONATE_MONEY", "donate 20 dollars to charity", money, ""},
 	}
 	for _, c := range cases {
 		hits, err := searcher.Search(ctx, activities.SearchRequest{Query: activities.VerbQuery(c.verb, c.desc), Limit: workflows.DefaultSearchLimit, Caller: caller})
