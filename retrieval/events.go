@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,13 +48,17 @@ const ReportWindow = 24 * time.Hour
 
 // Tally is what a report call taught. Recorded counts the events the call
 // accepted, Learned those written and learned from, Unbacked those left
-// out (not stored) because no observed run backed them; Message says why
-// when Unbacked > 0.
+// out (not stored) because no observed run backed them, Unrelated those
+// left out because their query is nothing like the tool; Message says why
+// when any was left out.
 type Tally struct {
-	Recorded int    `json:"recorded"`
-	Learned  int    `json:"learned"`
-	Unbacked int    `json:"unbacked"`
-	Message  string `json:"message,omitempty"`
+	Recorded int `json:"recorded"`
+	Learned  int `json:"learned"`
+	Unbacked int `json:"unbacked"`
+	// Unrelated counts the successes left out (not stored) because their
+	// query is nothing like the tool (ReportFloor).
+	Unrelated int    `json:"unrelated"`
+	Message   string `json:"message,omitempty"`
 }
 
 // RecordEvents is Report without the tally.
@@ -99,6 +105,7 @@ func (s *Service) Report(ctx context.Context, caller access.Caller, events []Eve
 	verr := &fault.ValidationError{}
 	now := s.opts.Now()
 	checked := map[string]bool{}
+	toolVecs := map[string][]float32{}
 	for i, e := range events {
 		id := strings.TrimSpace(e.ToolID)
 		if id == "" {
@@ -119,6 +126,7 @@ func (s *Service) Report(ctx context.Context, caller access.Caller, events []Eve
 		switch {
 		case err == nil && caller.Allows(&t.ToolSummary):
 			checked[id] = true
+			toolVecs[id] = t.Embedding
 		case err == nil || isNotFound(err):
 			checked[id] = false
 			verr.Add(fmt.Sprintf("events[%d].toolId", i), "unknown tool %q", id)
@@ -142,22 +150,36 @@ func (s *Service) Report(ctx context.Context, caller access.Caller, events []Eve
 		}
 	}
 	tally := Tally{Recorded: len(out)}
+	if err := s.embedQueries(ctx, out); err != nil {
+		return Tally{}, err
+	}
 	if !trusted {
+		// A reported success teaches what its query says only when the
+		// query is like the tool at all: a real run of a harmless tool must
+		// not carry an unrelated query ("book a table" on a currency tool)
+		// into everyone's ranking. It is left out before backing, so it
+		// spends no run.
+		var far []string
+		out, far = s.nearReports(out, toolVecs)
+		tally.Unrelated = len(events) - len(out)
 		var unbacked []string
 		var err error
+		n := len(out)
 		if out, unbacked, err = s.backed(ctx, caller.UserID, out, now); err != nil {
 			return Tally{}, err
 		}
-		if len(unbacked) > 0 {
-			tally.Message = unbackedMessage(len(events)-len(out), unbacked)
+		var msgs []string
+		if len(far) > 0 {
+			msgs = append(msgs, unrelatedMessage(tally.Unrelated, far))
 		}
+		if len(unbacked) > 0 {
+			msgs = append(msgs, unbackedMessage(n-len(out), unbacked))
+		}
+		tally.Message = strings.Join(msgs, "; ")
 	}
-	tally.Learned, tally.Unbacked = len(out), len(events)-len(out)
+	tally.Learned, tally.Unbacked = len(out), len(events)-len(out)-tally.Unrelated
 	if len(out) == 0 {
 		return tally, nil
-	}
-	if err := s.embedQueries(ctx, out); err != nil {
-		return Tally{}, err
 	}
 	if err := s.record(ctx, out); err != nil {
 		return Tally{}, err
@@ -221,6 +243,62 @@ func (s *Service) backed(ctx context.Context, userID string, events []graph.Usag
 		}
 	}
 	return out, unbacked, nil
+}
+
+// ReportFloor is the similarity (cosine of the query's vector, through the
+// promoted adapter, and the tool's) a non-admin's reported success needs
+// for its query to be learned: the zero-shot decision's floor, under which
+// the tool is no match for the query whatever else they share.
+const ReportFloor = DefaultZeroShotFloor
+
+// nearReports drops the successful reports whose query is less like their
+// tool than ReportFloor, and returns the tools of those dropped (each once,
+// in order). Reports without a query or a query vector, and failures, are
+// kept: they teach nothing about which queries the tool serves.
+func (s *Service) nearReports(events []graph.UsageEvent, toolVecs map[string][]float32) ([]graph.UsageEvent, []string) {
+	model := s.model.Load()
+	var far []string
+	out := events[:0:0]
+	for _, e := range events {
+		tv := toolVecs[e.ToolID]
+		if e.Success && e.QueryEmbedding != nil && tv != nil {
+			qv := model.semanticVector(e.QueryEmbedding)
+			if cosine(qv, tv) < ReportFloor {
+				if !slices.Contains(far, e.ToolID) {
+					far = append(far, e.ToolID)
+				}
+				continue
+			}
+		}
+		out = append(out, e)
+	}
+	return out, far
+}
+
+func cosine(a, b []float32) float64 {
+	if len(a) != len(b) {
+		return 0
+	}
+	d, na, nb := dot64(a, b), dot64(a, a), dot64(b, b)
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return d / math.Sqrt(na*nb)
+}
+
+// unrelatedMessage tells a planner why n reports were not learned.
+func unrelatedMessage(n int, tools []string) string {
+	named := tools
+	if len(named) > 3 {
+		named = named[:3]
+	}
+	more := ""
+	if len(tools) > len(named) {
+		more = fmt.Sprintf(" and %d more", len(tools)-len(named))
+	}
+	return fmt.Sprintf("%d reported use(s) not learned (not stored), as their query is nothing like the tool (%s%s): "+
+		"a reported success teaches its query only when the query's similarity to the tool is at least %.2f",
+		n, strings.Join(named, ", "), more, ReportFloor)
 }
 
 // unbackedMessage tells a planner why n reports were not learned.

@@ -17,10 +17,11 @@ import (
 
 // reportTally is the 202 answer of the report routes.
 type reportTally struct {
-	Recorded int    `json:"recorded"`
-	Learned  int    `json:"learned"`
-	Unbacked int    `json:"unbacked"`
-	Message  string `json:"message"`
+	Recorded  int    `json:"recorded"`
+	Learned   int    `json:"learned"`
+	Unbacked  int    `json:"unbacked"`
+	Unrelated int    `json:"unrelated"`
+	Message   string `json:"message"`
 }
 
 // TestReportsCannotSteerOthersRanking: nothing is learned just by saying
@@ -65,9 +66,9 @@ func TestReportsCannotSteerOthersRanking(t *testing.T) {
 			path = "/api/v1/sessions/m1/events"
 		}
 		got := reportOK(t, srv, path, mallory, evs)
-		if got.Recorded != 100 || got.Learned != 0 || got.Unbacked != 100 ||
+		if got.Recorded != 100 || got.Learned != 0 || got.Unbacked+got.Unrelated != 100 ||
 			!strings.Contains(got.Message, "restaurant.cancel_reservation") || !strings.Contains(got.Message, "not learned") {
-			t.Fatalf("report %d answered %+v; want 100 recorded, none learned, 100 unbacked, and why", i, got)
+			t.Fatalf("report %d answered %+v; want 100 recorded, none learned, 100 unbacked or unrelated, and why", i, got)
 		}
 	}
 	for _, q := range []string{table, paraphrase} {
@@ -97,7 +98,7 @@ func TestReportsBackedByRunsAreLearned(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv, svc := server(t, ms...)
-	const tool, q = "restaurant.cancel_reservation", "drop my dinner booking for friday"
+	const tool, q = "restaurant.cancel_reservation", "cancel my restaurant table reservation for friday"
 	bob := map[string]string{"X-Tool-Groups": "*", "X-Test-User": "bob", "X-Test-Level": "user"}
 	learnt := func() float64 {
 		t.Helper()
@@ -123,7 +124,13 @@ func TestReportsBackedByRunsAreLearned(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := map[string]any{"toolId": tool, "query": q, "success": true}
-	got := reportOK(t, srv, "/api/v1/tools/usage/batch", bob, []any{ev, ev, ev, ev})
+	// A query nothing like the tool is not learned, backed or not, and
+	// spends no run.
+	got := reportOK(t, srv, "/api/v1/tools/usage/batch", bob, []any{map[string]any{"toolId": tool, "query": "convert 100 dollars into euros", "success": true}})
+	if got.Learned != 0 || got.Unrelated != 1 || !strings.Contains(got.Message, "nothing like the tool") {
+		t.Fatalf("a backed report whose query is nothing like the tool answered %+v; want it unrelated", got)
+	}
+	got = reportOK(t, srv, "/api/v1/tools/usage/batch", bob, []any{ev, ev, ev, ev})
 	if got.Recorded != 4 || got.Learned != 3 || got.Unbacked != 1 || got.Message == "" {
 		t.Fatalf("4 reports after 3 successful runs answered %+v; want 3 learned, 1 unbacked", got)
 	}

@@ -67,7 +67,7 @@ func TestMadeUpReportsDev(t *testing.T) {
 		if code != http.StatusAccepted || json.Unmarshal(env.Data, &tally) != nil {
 			t.Fatalf("report %d: %d %s", i, code, env.Data)
 		}
-		if tally.Learned != 0 || tally.Unbacked != len(evs) || tally.Message == "" {
+		if tally.Learned != 0 || tally.Unbacked+tally.Unrelated != len(evs) || tally.Message == "" {
 			t.Fatalf("report %d answered %+v; want nothing learned, and why", i, tally)
 		}
 	}
@@ -100,5 +100,35 @@ func TestMadeUpReportsDev(t *testing.T) {
 	code, env = in.call(t, http.MethodPost, "/api/v1/tools/usage/batch", map[string]any{"events": []any{conv, conv}}, "Authorization", mallory)
 	if code != http.StatusAccepted || json.Unmarshal(env.Data, &tally) != nil || tally.Learned != 1 || tally.Unbacked != 1 {
 		t.Fatalf("two reports after one run: %d %s; want one learned, one unbacked", code, env.Data)
+	}
+
+	// Real runs of a harmless tool do not carry an unrelated query: mallory
+	// converts currency ten more times, then reports ten uses of it for
+	// the table query. Nothing is learned, no run is spent, and alice's
+	// search is as it was.
+	for i := range 10 {
+		code, env := in.call(t, http.MethodPost, "/api/v1/tools/currency.convert/execute?wait=60s",
+			map[string]any{"inputs": map[string]any{"amount": 10 + i, "from": "USD", "to": "EUR"}}, "Authorization", mallory)
+		if code != http.StatusOK {
+			t.Fatalf("execute currency.convert: %d %s", code, env.Data)
+		}
+	}
+	far := map[string]any{"toolId": "currency.convert", "query": table, "success": true}
+	tally = retrieval.Tally{}
+	code, env = in.call(t, http.MethodPost, "/api/v1/tools/usage/batch", map[string]any{"events": []any{far, far, far, far, far, far, far, far, far, far}}, "Authorization", mallory)
+	if code != http.StatusAccepted || json.Unmarshal(env.Data, &tally) != nil || tally.Learned != 0 || tally.Unrelated != 10 {
+		t.Fatalf("ten backed reports of currency.convert for %q: %d %s; want none learned, ten unrelated", table, code, env.Data)
+	}
+	first("alice, after backed reports of an unrelated query", alice)
+	hits, _ := in.search(t, table, alice)
+	for _, h := range hits {
+		if h.Tool.ID == "currency.convert" && h.Breakdown.Neighbours.Weighted+h.Breakdown.QueryLog.Weighted > 0 {
+			t.Errorf("currency.convert has usage evidence for %q: %+v", table, h.Breakdown)
+		}
+	}
+	// The runs were not spent: a related report is still learned.
+	code, env = in.call(t, http.MethodPost, "/api/v1/tools/usage/batch", map[string]any{"events": []any{conv}}, "Authorization", mallory)
+	if code != http.StatusAccepted || json.Unmarshal(env.Data, &tally) != nil || tally.Learned != 1 {
+		t.Fatalf("a related report after the unrelated ones: %d %s; want it learned", code, env.Data)
 	}
 }
