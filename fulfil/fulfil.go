@@ -318,6 +318,26 @@ var verbRe = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`)
 
 const maxVerbLen = 64
 
+// MaxInputsBytes bounds a run's inputs, as JSON: they travel in the
+// workflow's history, whose payloads Temporal caps at a few MB, so larger
+// inputs would fail deep inside the start with an opaque error.
+const MaxInputsBytes = 1 << 20
+
+// checkInputsSize refuses inputs over MaxInputsBytes.
+func checkInputsSize(inputs map[string]any) error {
+	if len(inputs) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(inputs)
+	if err != nil {
+		return fmt.Errorf("cannot be encoded as JSON: %v", err)
+	}
+	if len(b) > MaxInputsBytes {
+		return fmt.Errorf("must be at most %d bytes of JSON, got %d", MaxInputsBytes, len(b))
+	}
+	return nil
+}
+
 // MaxVerbTextBytes bounds a verb's description and its context, each: half
 // of retrieval.MaxQueryBytes, so the verb's words and description together
 // always fit one search.
@@ -341,6 +361,9 @@ func (r VerbRequest) Validate() error {
 	}
 	if len(r.Context) > MaxVerbTextBytes {
 		v.Add("context", "must be at most %d bytes, got %d", MaxVerbTextBytes, len(r.Context))
+	}
+	if err := checkInputsSize(r.Inputs); err != nil {
+		v.Add("inputs", "%s", err.Error())
 	}
 	if c := r.Options.Confidence; c < 0 || c >= 1 {
 		v.Add("options.confidence", "must be in [0, 1), got %g", c)
@@ -401,6 +424,9 @@ func (h *Service) visibleTool(ctx context.Context, id string, caller access.Call
 // on "inputs" naming what does not fit, and no run starts. The activity
 // checks again (a tool may change in between); it stays the authority.
 func (h *Service) checkExecute(ctx context.Context, id string, caller access.Caller, inputs map[string]any) error {
+	if err := checkInputsSize(inputs); err != nil {
+		return fault.Invalid("inputs", "%s", err.Error())
+	}
 	t, err := h.visibleTool(ctx, id, caller)
 	if err != nil || len(t.Manifest) == 0 {
 		return err

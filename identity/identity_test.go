@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/identity/identitytest"
 	"github.com/toolsmith/toolsmith/internal/fault"
@@ -63,6 +64,7 @@ func TestKeysLifecycle(t *testing.T) {
 		{narrow, identity.NewKey{Owner: "x", Level: "user", Groups: []string{"clinic"}}, fault.ErrForbidden, "groups"},
 		{narrow, identity.NewKey{Owner: "x", Level: "user"}, fault.ErrForbidden, "modules"},
 		{narrow, identity.NewKey{Owner: "x", Level: "user", Modules: []string{"currency", "text"}}, fault.ErrForbidden, "modules"},
+		{admin, identity.NewKey{Owner: "x", Level: "user", Limits: graph.KeyLimits{SearchPerMinute: -1}}, fault.ErrForbidden, "limits.searchPerMinute"},
 	} {
 		_, _, err := keys.Create(ctx, c.creator, c.req)
 		if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.field) {

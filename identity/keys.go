@@ -186,7 +186,8 @@ func (s *KeyService) Create(ctx context.Context, creator Principal, req NewKey) 
 // already carries on the shared route rules (an admin passes the approver
 // and tools:write rules, so it may make approver keys). Tool groups: its
 // own ("*" when it has every group). Modules: within its own when it is
-// restricted to some.
+// restricted to some. Rate limits: no unlimited key from a limited creator,
+// and no more a minute than the creator's own limit where it has one.
 func mayGrant(creator Principal, req NewKey) error {
 	if creator.AtLeast("owner") {
 		return nil
@@ -206,6 +207,22 @@ func mayGrant(creator Principal, req NewKey) error {
 	}
 	if err := subset("groups", access.Caller{Groups: req.Groups}.EffectiveGroups(), creator.Caller().EffectiveGroups(), true); err != nil {
 		return err
+	}
+	for _, l := range []struct {
+		field       string
+		want, holds int
+	}{
+		{"limits.searchPerMinute", req.Limits.SearchPerMinute, creator.Limits.Search},
+		{"limits.executePerMinute", req.Limits.ExecutePerMinute, creator.Limits.Execute},
+		{"limits.verbsPerMinute", req.Limits.VerbsPerMinute, creator.Limits.Verbs},
+	} {
+		// Negative is unlimited: only a creator without a limit grants none.
+		if l.want < 0 && l.holds >= 0 {
+			return fmt.Errorf("%s: unlimited is more than this credential holds: %w", l.field, fault.ErrForbidden)
+		}
+		if l.want > 0 && l.holds > 0 && l.want > l.holds {
+			return fmt.Errorf("%s: %d a minute is more than this credential's own %d: %w", l.field, l.want, l.holds, fault.ErrForbidden)
+		}
 	}
 	if creator.Modules != nil {
 		if req.Modules == nil {

@@ -264,6 +264,7 @@ func TestStartVerbValidation(t *testing.T) {
 		{"limit", "/api/v1/verbs", `{"verb":"A_B","options":{"searchLimit":101}}`, 422, "options.searchLimit"},
 		{"long description", "/api/v1/verbs", `{"verb":"A_B","description":"` + strings.Repeat("d", fulfil.MaxVerbTextBytes+1) + `"}`, 422, "description"},
 		{"long context", "/api/v1/verbs", `{"verb":"A_B","context":"` + strings.Repeat("c", fulfil.MaxVerbTextBytes+1) + `"}`, 422, "context"},
+		{"huge inputs", "/api/v1/verbs", `{"verb":"A_B","inputs":{"x":"` + strings.Repeat("i", fulfil.MaxInputsBytes) + `"}}`, 422, "inputs"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
