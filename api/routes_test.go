@@ -335,8 +335,12 @@ func TestEveryRouteRefusesUnknownQuery(t *testing.T) {
 	if n, _ := st.Stats(context.Background()); n.Tools != 0 {
 		t.Errorf("refused requests wrote %d tools", n.Tools)
 	}
-	// A parameter the route reads passes the check.
-	if r := send(t, h, http.MethodGet, "/api/v1/tools?limit=5", owner, ""); r.code != http.StatusOK {
-		t.Errorf("GET /api/v1/tools?limit=5: %d %s", r.code, r.raw)
+	// A parameter the route reads passes the check; a list parameter may
+	// repeat, any other may not.
+	if r := send(t, h, http.MethodGet, "/api/v1/tools?limit=5&status=active&status=deprecated", owner, ""); r.code != http.StatusOK {
+		t.Errorf("GET /api/v1/tools?limit=5&status=…&status=…: %d %s", r.code, r.raw)
+	}
+	if r := send(t, h, http.MethodGet, "/api/v1/tools?limit=5&limit=7", owner, ""); r.code != http.StatusBadRequest || !strings.Contains(r.raw, "more than once") {
+		t.Errorf("GET /api/v1/tools?limit=5&limit=7: %d %s, want 400", r.code, r.raw)
 	}
 }

@@ -179,6 +179,31 @@ func unknownQuery(method, route string, query map[string][]string) string {
 	return ""
 }
 
+// Repeatable are the query parameters a route may take more than once
+// (each value a list item); any other given twice is a 400, not silently
+// its first value.
+var Repeatable = map[string][]string{"GET /api/v1/tools": {"category", "status", "module"}}
+
+// repeatedQuery names the first parameter given more than once that may
+// not be, "" when there is none.
+func repeatedQuery(method, route string, query map[string][]string) string {
+	key := method + " " + route
+	if AnyQuery[key] {
+		return ""
+	}
+	names := make([]string, 0, len(query))
+	for name, vals := range query {
+		if len(vals) > 1 && !slices.Contains(Repeatable[key], name) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	if len(names) > 0 {
+		return names[0]
+	}
+	return ""
+}
+
 // ruleIndex maps "METHOD path" to its row.
 func ruleIndex(rules []RouteRule) map[string]RouteRule {
 	idx := make(map[string]RouteRule, len(rules))

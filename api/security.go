@@ -114,6 +114,9 @@ func (s *Server) secure(c *gin.Context) {
 		}
 		httpx.Error(c, fault.Malformed(name, "is not a query parameter of %s %s, which %s", call.Method, route, takes))
 		c.Abort()
+	} else if name := repeatedQuery(call.Method, route, c.Request.URL.Query()); name != "" {
+		httpx.Error(c, fault.Malformed(name, "is given more than once; give it once"))
+		c.Abort()
 	} else {
 		c.Next()
 	}
