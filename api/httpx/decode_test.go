@@ -22,6 +22,7 @@ type body struct {
 	} `json:"options"`
 	Events []struct {
 		At time.Time `json:"at"`
+		N  int       `json:"n"`
 	} `json:"events"`
 	Limits map[string]struct {
 		PerMinute int `json:"perMinute"`
@@ -44,6 +45,8 @@ func TestDecodeErrorsSpeakJSON(t *testing.T) {
 		{`{"options":{"depth":1,"bogus":1}}`, "options.bogus", "unknown field"},
 		{`{"events":[{"at":"2026-01-01T00:00:00Z"},{"At":"2026-01-01T00:00:00Z","bogus":1}]}`, "events[1].bogus", "unknown field"},
 		{`{"limits":{"search":{"perMinute":1,"bogus":2}}}`, "limits.search.bogus", "unknown field"},
+		// A wrong type inside a list is named with its index.
+		{`{"events":[{"n":1},{"n":"x"}]}`, "events[1].n", "must be an integer"},
 	} {
 		var b body
 		err := httpx.DecodeStrict([]byte(c.in), &b)

@@ -131,6 +131,8 @@ func jsonFieldError(body []byte, dst any, err error) error {
 		path := typeErr.Field
 		if path == "" {
 			path = "body"
+		} else if p := typePath(body, dst, typeErr.Field, typeErr.Value); p != "" {
+			path = p // with the indices encoding/json leaves out
 		}
 		return fault.Malformed(path, "must be %s, got JSON %s", jsonKind(typeErr.Type), typeErr.Value)
 	case errors.As(err, &syntaxErr):

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,7 +16,7 @@ import (
 // encoding/json reports without one: an unknown field (named alone) and a
 // time that does not parse (not named at all). bad reports whether a value
 // at a place of type t under key is the one; "" when none is found.
-func jsonPath(body []byte, dst any, bad func(key string, known bool, t reflect.Type, v any) bool) string {
+func jsonPath(body []byte, dst any, bad func(path, key string, known bool, t reflect.Type, v any) bool) string {
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -29,7 +30,7 @@ func jsonPath(body []byte, dst any, bad func(key string, known bool, t reflect.T
 
 var timeType = reflect.TypeOf(time.Time{})
 
-func walkJSON(v any, t reflect.Type, path string, bad func(string, bool, reflect.Type, any) bool) (string, bool) {
+func walkJSON(v any, t reflect.Type, path string, bad func(string, string, bool, reflect.Type, any) bool) (string, bool) {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -62,7 +63,7 @@ func walkJSON(v any, t reflect.Type, path string, bad func(string, bool, reflect
 			default:
 				continue
 			}
-			if bad(k, known, ft, val[k]) {
+			if bad(child, k, known, ft, val[k]) {
 				return child, true
 			}
 			if known {
@@ -77,7 +78,7 @@ func walkJSON(v any, t reflect.Type, path string, bad func(string, bool, reflect
 		}
 		for i, e := range val {
 			child := path + "[" + strconv.Itoa(i) + "]"
-			if bad("", true, t.Elem(), e) {
+			if bad(child, "", true, t.Elem(), e) {
 				return child, true
 			}
 			if p, ok := walkJSON(e, t.Elem(), child, bad); ok {
@@ -127,7 +128,7 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 // unknownFieldPath is the path of the first field named name that dst has
 // no place for.
 func unknownFieldPath(body []byte, dst any, name string) string {
-	return jsonPath(body, dst, func(key string, known bool, _ reflect.Type, _ any) bool {
+	return jsonPath(body, dst, func(_, key string, known bool, _ reflect.Type, _ any) bool {
 		return !known && key == name
 	})
 }
@@ -135,11 +136,45 @@ func unknownFieldPath(body []byte, dst any, name string) string {
 // timePath is the path of the first time field holding raw, a text that
 // does not parse as RFC 3339.
 func timePath(body []byte, dst any, raw string) string {
-	return jsonPath(body, dst, func(_ string, known bool, t reflect.Type, v any) bool {
+	return jsonPath(body, dst, func(_, _ string, known bool, t reflect.Type, v any) bool {
 		for t != nil && t.Kind() == reflect.Pointer {
 			t = t.Elem()
 		}
 		s, ok := v.(string)
 		return known && t == timeType && ok && s == raw
 	})
+}
+
+// typePath is the path, with its indices, of the first value of JSON kind
+// kind ("string", "number", …) at field, a dotted path without indices as
+// encoding/json names a type error ("events.success").
+func typePath(body []byte, dst any, field, kind string) string {
+	return jsonPath(body, dst, func(path, _ string, known bool, _ reflect.Type, v any) bool {
+		return known && indexRe.ReplaceAllString(path, "") == field && jsonKindOf(v) == kind
+	})
+}
+
+var indexRe = regexp.MustCompile(`\[[0-9]+\]`)
+
+// jsonKindOf names a decoded JSON value's kind as encoding/json's type
+// errors do.
+func jsonKindOf(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "bool"
+	case string:
+		return "string"
+	case json.Number:
+		if strings.ContainsAny(v.String(), ".eE") {
+			return "number " + v.String()
+		}
+		return "number"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return ""
 }
