@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -550,4 +551,36 @@ func openFixture(b *testing.B) string {
 		b.Fatal(err)
 	}
 	return path
+}
+
+// BenchmarkListAll pages through the 100,000-tool store of BenchmarkOpen
+// as a search's first catalogue listing does (pages of 1,000, a visibility
+// test in Go), once per op.
+func BenchmarkListAll(b *testing.B) {
+	s, err := Open(openFixture(b), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	s.text.wait()
+	ctx := context.Background()
+	allow := func(t *graph.ToolSummary) bool { return !slices.Contains(t.Permissions, "secret") }
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		n, after := 0, ""
+		for {
+			page, err := s.ListTools(ctx, graph.ListQuery{After: after, Limit: 1000, Filter: graph.Filter{Allow: allow}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			n += len(page.Items)
+			if page.Next == "" {
+				break
+			}
+			after = page.Next
+		}
+		if n != openTools {
+			b.Fatalf("listed %d tools, want %d", n, openTools)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -49,6 +50,11 @@ type memIndex struct {
 	qrows    []qrow    // per row: scale and error-bound terms of q8
 	// centre caches meanVector; put and setStatus clear it.
 	centre atomic.Pointer[[]float32]
+	// byID is every entry's index in id order, for listings; entries
+	// added since it was made are merged in on the next listing. A made
+	// slice is never modified (listings read it without orderMu).
+	orderMu sync.Mutex
+	byID    []int32
 }
 
 // qrow is the quantisation of one row: v ≈ scale·q8, with the lengths of
@@ -207,6 +213,77 @@ func (m *memIndex) summary(id string) (graph.ToolSummary, bool) {
 		return graph.ToolSummary{}, false
 	}
 	return m.entries[i].sum, true
+}
+
+// idOrder returns every entry's index in id order (bytewise, as SQLite's
+// BINARY collation orders them). The entries added since the last call
+// are sorted and merged into the previous order, so a listing after a
+// registration does not sort the whole catalogue again.
+func (m *memIndex) idOrder() []int32 {
+	m.orderMu.Lock()
+	defer m.orderMu.Unlock()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	n := len(m.entries)
+	if len(m.byID) == n {
+		return m.byID
+	}
+	id := func(i int32) string { return m.entries[i].sum.ID }
+	fresh := make([]int32, 0, n-len(m.byID))
+	for i := len(m.byID); i < n; i++ {
+		fresh = append(fresh, int32(i))
+	}
+	slices.SortFunc(fresh, func(a, b int32) int { return strings.Compare(id(a), id(b)) })
+	merged := make([]int32, 0, n)
+	old := m.byID
+	for len(old) > 0 && len(fresh) > 0 {
+		if id(fresh[0]) < id(old[0]) {
+			merged, fresh = append(merged, fresh[0]), fresh[1:]
+		} else {
+			merged, old = append(merged, old[0]), old[1:]
+		}
+	}
+	merged = append(append(merged, old...), fresh...)
+	m.byID = merged
+	return merged
+}
+
+// list is graph.Store.ListTools over the memory index: the summaries f
+// admits with ids after after, in id order, at most limit, with the count
+// of those the pushed fields admit (Total) and the next page's cursor.
+func (m *memIndex) list(after string, limit int, f *matcher) graph.ToolPage {
+	order := m.idOrder()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	page := graph.ToolPage{Items: make([]graph.ToolSummary, 0, min(limit, len(order)))}
+	if f.categories == nil && f.modules == nil && f.ids == nil {
+		// Statuses only: the dense array, without reading each entry.
+		for _, st := range m.statusOf {
+			if f.statusOK(st) {
+				page.Total++
+			}
+		}
+	} else {
+		for _, e := range m.entries {
+			if f.pushed(&e.sum) {
+				page.Total++
+			}
+		}
+	}
+	start := sort.Search(len(order), func(k int) bool { return m.entries[order[k]].sum.ID > after })
+	var tmp graph.ToolSummary // Allow's copy
+	for _, i := range order[start:] {
+		sum := &m.entries[i].sum
+		if !f.pushed(sum) || !f.allowOn(&tmp, sum) {
+			continue
+		}
+		if len(page.Items) == limit {
+			page.Next = page.Items[len(page.Items)-1].ID
+			break
+		}
+		page.Items = append(page.Items, graph.CloneSummary(*sum))
+	}
+	return page
 }
 
 // len returns the number of tools.
