@@ -231,6 +231,13 @@ func (s *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, er
 	return st.QueryContext(ctx, args...)
 }
 
+// Loaded is closed once the indexes that Open leaves loading in the
+// background (the text index) have loaded: the server hands that load's
+// garbage back to the OS then.
+func (s *Store) Loaded() <-chan struct{} {
+	return s.text.done()
+}
+
 // Close releases the database.
 func (s *Store) Close() error {
 	if s.text != nil {

@@ -121,6 +121,17 @@ func (x *textIndex) wait() {
 	}
 }
 
+// done is closed once a background load has ended (at once when none
+// ran).
+func (x *textIndex) done() <-chan struct{} {
+	if x.loaded != nil {
+		return x.loaded
+	}
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
 // loadLocked fills the index from tools_fts through a temporary fts5vocab
 // table on one connection of db. ids maps every tools_fts rowid to its tool
 // id. The caller holds x.mu for writing.

@@ -136,6 +136,14 @@ func warmUp(ctx context.Context, sys *system) error {
 		if err := sys.retrieval.WarmCatalogue(ctx, owner); err != nil && ctx.Err() == nil {
 			sys.log.Warn("search warm-up: the catalogue's token estimates", "err", err)
 		}
+		// So is the store's background load (the SQLite text index): its
+		// garbage goes back once it ends, not at the next search.
+		if l, ok := sys.store.(interface{ Loaded() <-chan struct{} }); ok {
+			select {
+			case <-l.Loaded():
+			case <-ctx.Done():
+			}
+		}
 		sys.trimSoon() // a burst of work like any other: its garbage's pages go back
 	}()
 	// Loading the model and the catalogue leaves garbage the size of the
