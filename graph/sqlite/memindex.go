@@ -55,6 +55,74 @@ type memIndex struct {
 	// slice is never modified (listings read it without orderMu).
 	orderMu sync.Mutex
 	byID    []int32
+	// in shares the summaries' repeated values (under mu).
+	in interner
+}
+
+// interner shares equal strings and string lists between the summaries
+// the index holds: every tool decodes its own copy of its category,
+// verb, permissions, groups and parameter names, and a catalogue's
+// versions and regional copies repeat them (at 100,000 tools most lists
+// have an equal one elsewhere). Shared values are never modified: the
+// index replaces a summary whole, and hands out copies (graph.CloneSummary)
+// or clipped slices. Each table stops growing at maxInterned values; later
+// new values stay the tool's own.
+type interner struct {
+	strs  map[string]string
+	lists map[string][]string
+	key   []byte
+}
+
+// maxInterned bounds each table of an interner.
+const maxInterned = 1 << 16
+
+func (in *interner) str(s string) string {
+	if s == "" {
+		return ""
+	}
+	if c, ok := in.strs[s]; ok {
+		return c
+	}
+	if in.strs == nil {
+		in.strs = map[string]string{}
+	}
+	if len(in.strs) < maxInterned {
+		in.strs[s] = s
+	}
+	return s
+}
+
+func (in *interner) list(xs []string) []string {
+	if len(xs) == 0 {
+		return xs
+	}
+	in.key = in.key[:0]
+	for _, x := range xs {
+		in.key = append(append(in.key, x...), 0)
+	}
+	if c, ok := in.lists[string(in.key)]; ok {
+		return c
+	}
+	if in.lists == nil {
+		in.lists = map[string][]string{}
+	}
+	c := make([]string, len(xs)) // not xs's array, which the caller may still read
+	for i, x := range xs {
+		c[i] = in.str(x)
+	}
+	if len(in.lists) < maxInterned {
+		in.lists[string(in.key)] = c
+	}
+	return c
+}
+
+// summary shares sum's repeated values with the summaries already held.
+func (in *interner) summary(sum *graph.ToolSummary) {
+	sum.Status = internStatus(sum.Status)
+	sum.Verb, sum.Category, sum.State = in.str(sum.Verb), in.str(sum.Category), in.str(sum.State)
+	sum.RequiredLevel, sum.Module, sum.Complexity, sum.Version = in.str(sum.RequiredLevel), in.str(sum.Module), in.str(sum.Complexity), in.str(sum.Version)
+	sum.Tags, sum.Groups, sum.AvailableInStates = in.list(sum.Tags), in.list(sum.Groups), in.list(sum.AvailableInStates)
+	sum.Permissions, sum.RequiredParams, sum.OptionalParams = in.list(sum.Permissions), in.list(sum.RequiredParams), in.list(sum.OptionalParams)
 }
 
 // qrow is the quantisation of one row: v ≈ scale·q8, with the lengths of
@@ -99,7 +167,7 @@ func (m *memIndex) put(sum graph.ToolSummary, vec []float32) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.centre.Store(nil)
-	sum.Status = internStatus(sum.Status)
+	m.in.summary(&sum)
 	e := &memEntry{sum: sum, row: -1}
 	i, exists := m.pos[sum.ID]
 	if exists {
@@ -298,7 +366,7 @@ func (m *memIndex) setStatus(sum graph.ToolSummary) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.centre.Store(nil)
-	sum.Status = internStatus(sum.Status)
+	m.in.summary(&sum)
 	if i, ok := m.pos[sum.ID]; ok {
 		old := m.entries[i]
 		m.entries[i] = &memEntry{sum: sum, row: old.row, centroid: old.centroid, usage: old.usage}

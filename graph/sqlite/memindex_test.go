@@ -142,3 +142,29 @@ func TestMemIndexListMergesNewIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestMemIndexInternsSummaries: equal lists of two tools share one array
+// in the index, with their values intact, and a listed copy changed by
+// the caller changes neither tool.
+func TestMemIndexInternsSummaries(t *testing.T) {
+	m := newMemIndex()
+	mk := func(id string) graph.ToolSummary {
+		return graph.ToolSummary{ID: id, Status: graph.StatusActive, Category: "api",
+			Permissions: []string{"public"}, RequiredParams: []string{"city", "date"}, Tags: []string{}}
+	}
+	m.put(mk("a"), nil)
+	m.put(mk("b"), nil)
+	a, _ := m.summary("a")
+	b, _ := m.summary("b")
+	if &a.RequiredParams[0] != &b.RequiredParams[0] || &a.Permissions[0] != &b.Permissions[0] {
+		t.Errorf("equal lists are not shared: %p %p", a.RequiredParams, b.RequiredParams)
+	}
+	if !slices.Equal(b.RequiredParams, []string{"city", "date"}) || b.Tags == nil || len(b.Tags) != 0 {
+		t.Errorf("interned summary = %+v", b)
+	}
+	p := m.list("", 10, newMatcher(graph.Filter{}))
+	p.Items[0].RequiredParams[0] = "changed"
+	if b, _ := m.summary("b"); b.RequiredParams[0] != "city" {
+		t.Errorf("a listed copy's change reached the index: %v", b.RequiredParams)
+	}
+}
