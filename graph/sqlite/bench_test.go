@@ -8,6 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -444,4 +447,140 @@ func openBenchNotices(b *testing.B) *Store {
 		b.Fatal(err)
 	}
 	return s
+}
+
+// openTools is the catalogue BenchmarkOpen opens: the size the scale-out
+// targets are set at.
+const openTools = 100000
+
+// BenchmarkOpen is a restart at 100,000 tools: Open (the summaries and
+// vectors into the memory index) and the text index's background load,
+// to its end. It reports the live heap after the load (MB-live), the most
+// the Go runtime held from the OS meanwhile (MB-peak: what the resident
+// set follows) and allocations per restart (-benchmem). The store is built
+// once, into TOOLSMITH_BENCH_OPEN_DIR when set (and kept there for the
+// next run), else into a temporary folder.
+func BenchmarkOpen(b *testing.B) {
+	path := openFixture(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		runtime.GC()
+		debug.FreeOSMemory()
+		stop := make(chan struct{})
+		peak := make(chan uint64)
+		go func() { peak <- heldPeak(stop) }()
+		s, err := Open(path, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.text.wait()
+		close(stop)
+		held := <-peak
+		b.StopTimer()
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		b.ReportMetric(float64(m.HeapAlloc)/(1<<20), "MB-live")
+		b.ReportMetric(float64(held)/(1<<20), "MB-peak")
+		if s.mem.len() != openTools {
+			b.Fatalf("opened %d tools, want %d", s.mem.len(), openTools)
+		}
+		s.Close()
+		b.StartTimer()
+	}
+}
+
+// heldPeak samples the memory the Go runtime holds from the OS (mapped and
+// not released) every millisecond until stop, and returns the most seen.
+func heldPeak(stop <-chan struct{}) uint64 {
+	samples := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	var most uint64
+	t := time.NewTicker(time.Millisecond)
+	defer t.Stop()
+	for {
+		metrics.Read(samples)
+		most = max(most, samples[0].Value.Uint64()-samples[1].Value.Uint64())
+		select {
+		case <-stop:
+			return most
+		case <-t.C:
+		}
+	}
+}
+
+// openFixture returns the path of a store of openTools synthetic tools,
+// building it when it does not exist yet.
+func openFixture(b *testing.B) string {
+	b.Helper()
+	dir := os.Getenv("TOOLSMITH_BENCH_OPEN_DIR")
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	path := filepath.Join(dir, fmt.Sprintf("open%d.db", openTools))
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	tmp := path + ".building"
+	os.Remove(tmp)
+	s, err := Open(tmp, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.EnsureEmbedder(ctx, graph.EmbedderInfo{Model: "bench-random", Dimension: benchDim}); err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	batch := make([]graph.Tool, 0, 500)
+	for i := 0; i < openTools; i++ {
+		batch = append(batch, benchTool(r, fmt.Sprintf("bench.%06d", i)))
+		if len(batch) == cap(batch) {
+			if _, err := s.UpsertTools(ctx, batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	for _, ext := range []string{"-wal", "-shm"} {
+		os.Remove(tmp + ext)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// BenchmarkListAll pages through the 100,000-tool store of BenchmarkOpen
+// as a search's first catalogue listing does (pages of 1,000, a visibility
+// test in Go), once per op.
+func BenchmarkListAll(b *testing.B) {
+	s, err := Open(openFixture(b), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	s.text.wait()
+	ctx := context.Background()
+	allow := func(t *graph.ToolSummary) bool { return !slices.Contains(t.Permissions, "secret") }
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		n, after := 0, ""
+		for {
+			page, err := s.ListTools(ctx, graph.ListQuery{After: after, Limit: 1000, Filter: graph.Filter{Allow: allow}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			n += len(page.Items)
+			if page.Next == "" {
+				break
+			}
+			after = page.Next
+		}
+		if n != openTools {
+			b.Fatalf("listed %d tools, want %d", n, openTools)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -49,6 +50,79 @@ type memIndex struct {
 	qrows    []qrow    // per row: scale and error-bound terms of q8
 	// centre caches meanVector; put and setStatus clear it.
 	centre atomic.Pointer[[]float32]
+	// byID is every entry's index in id order, for listings; entries
+	// added since it was made are merged in on the next listing. A made
+	// slice is never modified (listings read it without orderMu).
+	orderMu sync.Mutex
+	byID    []int32
+	// in shares the summaries' repeated values (under mu).
+	in interner
+}
+
+// interner shares equal strings and string lists between the summaries
+// the index holds: every tool decodes its own copy of its category,
+// verb, permissions, groups and parameter names, and a catalogue's
+// versions and regional copies repeat them (at 100,000 tools most lists
+// have an equal one elsewhere). Shared values are never modified: the
+// index replaces a summary whole, and hands out copies (graph.CloneSummary)
+// or clipped slices. Each table stops growing at maxInterned values; later
+// new values stay the tool's own.
+type interner struct {
+	strs  map[string]string
+	lists map[string][]string
+	key   []byte
+}
+
+// maxInterned bounds each table of an interner.
+const maxInterned = 1 << 16
+
+func (in *interner) str(s string) string {
+	if s == "" {
+		return ""
+	}
+	if c, ok := in.strs[s]; ok {
+		return c
+	}
+	if in.strs == nil {
+		in.strs = map[string]string{}
+	}
+	if len(in.strs) < maxInterned {
+		in.strs[s] = s
+	}
+	return s
+}
+
+func (in *interner) list(xs []string) []string {
+	if len(xs) == 0 {
+		return xs
+	}
+	in.key = in.key[:0]
+	for _, x := range xs {
+		in.key = append(append(in.key, x...), 0)
+	}
+	if c, ok := in.lists[string(in.key)]; ok {
+		return c
+	}
+	if in.lists == nil {
+		in.lists = map[string][]string{}
+	}
+	c := make([]string, len(xs)) // not xs's array, which the caller may still read
+	for i, x := range xs {
+		c[i] = in.str(x)
+	}
+	if len(in.lists) < maxInterned {
+		in.lists[string(in.key)] = c
+	}
+	return c
+}
+
+// summary shares sum's repeated values with the summaries already held.
+func (in *interner) summary(sum *graph.ToolSummary) {
+	sum.Status = internStatus(sum.Status)
+	sum.Verb, sum.Category, sum.State = in.str(sum.Verb), in.str(sum.Category), in.str(sum.State)
+	sum.RequiredLevel, sum.Module, sum.Complexity, sum.Version = in.str(sum.RequiredLevel), in.str(sum.Module), in.str(sum.Complexity), in.str(sum.Version)
+	sum.Tags, sum.Groups, sum.AvailableInStates = in.list(sum.Tags), in.list(sum.Groups), in.list(sum.AvailableInStates)
+	sum.Permissions, sum.RequiredParams, sum.OptionalParams = in.list(sum.Permissions), in.list(sum.RequiredParams), in.list(sum.OptionalParams)
 }
 
 // qrow is the quantisation of one row: v ≈ scale·q8, with the lengths of
@@ -61,12 +135,39 @@ func newMemIndex() *memIndex {
 	return &memIndex{pos: map[string]int{}}
 }
 
-// put inserts or replaces a tool. vec must already be normalised (or nil).
+// reserve sizes the index for n tools of dim-dimensional vectors, so that
+// loading a catalogue appends into place: grown by append, the vector
+// matrix of 100,000 tools was reallocated dozens of times on a start
+// (1.5 GB allocated for 250 MB kept, and the old and new arrays alive
+// together at each step), and kept up to a quarter more capacity than
+// rows.
+func (m *memIndex) reserve(n, dim int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n <= 0 {
+		return
+	}
+	m.entries = slices.Grow(m.entries, n)
+	m.rowOf = slices.Grow(m.rowOf, n)
+	m.statusOf = slices.Grow(m.statusOf, n)
+	if len(m.pos) == 0 {
+		m.pos = make(map[string]int, n)
+	}
+	if dim > 0 && (m.dim == 0 || m.dim == dim) {
+		m.dim = dim
+		m.vecs = slices.Grow(m.vecs, n*dim)
+		m.q8 = slices.Grow(m.q8, n*dim)
+		m.qrows = slices.Grow(m.qrows, n)
+	}
+}
+
+// put inserts or replaces a tool. vec must already be normalised (or nil);
+// put copies it, so the caller may reuse it.
 func (m *memIndex) put(sum graph.ToolSummary, vec []float32) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.centre.Store(nil)
-	sum.Status = internStatus(sum.Status)
+	m.in.summary(&sum)
 	e := &memEntry{sum: sum, row: -1}
 	i, exists := m.pos[sum.ID]
 	if exists {
@@ -182,6 +283,77 @@ func (m *memIndex) summary(id string) (graph.ToolSummary, bool) {
 	return m.entries[i].sum, true
 }
 
+// idOrder returns every entry's index in id order (bytewise, as SQLite's
+// BINARY collation orders them). The entries added since the last call
+// are sorted and merged into the previous order, so a listing after a
+// registration does not sort the whole catalogue again.
+func (m *memIndex) idOrder() []int32 {
+	m.orderMu.Lock()
+	defer m.orderMu.Unlock()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	n := len(m.entries)
+	if len(m.byID) == n {
+		return m.byID
+	}
+	id := func(i int32) string { return m.entries[i].sum.ID }
+	fresh := make([]int32, 0, n-len(m.byID))
+	for i := len(m.byID); i < n; i++ {
+		fresh = append(fresh, int32(i))
+	}
+	slices.SortFunc(fresh, func(a, b int32) int { return strings.Compare(id(a), id(b)) })
+	merged := make([]int32, 0, n)
+	old := m.byID
+	for len(old) > 0 && len(fresh) > 0 {
+		if id(fresh[0]) < id(old[0]) {
+			merged, fresh = append(merged, fresh[0]), fresh[1:]
+		} else {
+			merged, old = append(merged, old[0]), old[1:]
+		}
+	}
+	merged = append(append(merged, old...), fresh...)
+	m.byID = merged
+	return merged
+}
+
+// list is graph.Store.ListTools over the memory index: the summaries f
+// admits with ids after after, in id order, at most limit, with the count
+// of those the pushed fields admit (Total) and the next page's cursor.
+func (m *memIndex) list(after string, limit int, f *matcher) graph.ToolPage {
+	order := m.idOrder()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	page := graph.ToolPage{Items: make([]graph.ToolSummary, 0, min(limit, len(order)))}
+	if f.categories == nil && f.modules == nil && f.ids == nil {
+		// Statuses only: the dense array, without reading each entry.
+		for _, st := range m.statusOf {
+			if f.statusOK(st) {
+				page.Total++
+			}
+		}
+	} else {
+		for _, e := range m.entries {
+			if f.pushed(&e.sum) {
+				page.Total++
+			}
+		}
+	}
+	start := sort.Search(len(order), func(k int) bool { return m.entries[order[k]].sum.ID > after })
+	var tmp graph.ToolSummary // Allow's copy
+	for _, i := range order[start:] {
+		sum := &m.entries[i].sum
+		if !f.pushed(sum) || !f.allowOn(&tmp, sum) {
+			continue
+		}
+		if len(page.Items) == limit {
+			page.Next = page.Items[len(page.Items)-1].ID
+			break
+		}
+		page.Items = append(page.Items, graph.CloneSummary(*sum))
+	}
+	return page
+}
+
 // len returns the number of tools.
 func (m *memIndex) len() int {
 	m.mu.RLock()
@@ -194,7 +366,7 @@ func (m *memIndex) setStatus(sum graph.ToolSummary) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.centre.Store(nil)
-	sum.Status = internStatus(sum.Status)
+	m.in.summary(&sum)
 	if i, ok := m.pos[sum.ID]; ok {
 		old := m.entries[i]
 		m.entries[i] = &memEntry{sum: sum, row: old.row, centroid: old.centroid, usage: old.usage}

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 
@@ -104,5 +105,66 @@ func TestMeanVector(t *testing.T) {
 	m.put(graph.ToolSummary{ID: "a", Status: graph.StatusActive}, []float32{0, -1})
 	if v := m.meanVector(); v[0] != 0 || v[1] != -1 {
 		t.Fatalf("after replacing a's vector: mean = %v, want [0 -1]", v)
+	}
+}
+
+// TestMemIndexListMergesNewIDs: tools added after a listing, in any id
+// order, take their places in the next listing's id order, and paging by
+// cursor visits each once.
+func TestMemIndexListMergesNewIDs(t *testing.T) {
+	m := newMemIndex()
+	r := rand.New(rand.NewPCG(9, 10))
+	var all []string
+	for round := 0; round < 4; round++ {
+		for _, k := range r.Perm(50) {
+			id := fmt.Sprintf("t.%d.%02d", k%7, round*50+k)
+			m.put(graph.ToolSummary{ID: id, Status: graph.StatusActive}, nil)
+			all = append(all, id)
+		}
+		slices.Sort(all)
+		var got []string
+		after := ""
+		for {
+			p := m.list(after, 17, newMatcher(graph.Filter{}))
+			if p.Total != len(all) {
+				t.Fatalf("round %d: Total = %d, want %d", round, p.Total, len(all))
+			}
+			for _, s := range p.Items {
+				got = append(got, s.ID)
+			}
+			if p.Next == "" {
+				break
+			}
+			after = p.Next
+		}
+		if !slices.Equal(got, all) {
+			t.Fatalf("round %d: listed %v, want %v", round, got, all)
+		}
+	}
+}
+
+// TestMemIndexInternsSummaries: equal lists of two tools share one array
+// in the index, with their values intact, and a listed copy changed by
+// the caller changes neither tool.
+func TestMemIndexInternsSummaries(t *testing.T) {
+	m := newMemIndex()
+	mk := func(id string) graph.ToolSummary {
+		return graph.ToolSummary{ID: id, Status: graph.StatusActive, Category: "api",
+			Permissions: []string{"public"}, RequiredParams: []string{"city", "date"}, Tags: []string{}}
+	}
+	m.put(mk("a"), nil)
+	m.put(mk("b"), nil)
+	a, _ := m.summary("a")
+	b, _ := m.summary("b")
+	if &a.RequiredParams[0] != &b.RequiredParams[0] || &a.Permissions[0] != &b.Permissions[0] {
+		t.Errorf("equal lists are not shared: %p %p", a.RequiredParams, b.RequiredParams)
+	}
+	if !slices.Equal(b.RequiredParams, []string{"city", "date"}) || b.Tags == nil || len(b.Tags) != 0 {
+		t.Errorf("interned summary = %+v", b)
+	}
+	p := m.list("", 10, newMatcher(graph.Filter{}))
+	p.Items[0].RequiredParams[0] = "changed"
+	if b, _ := m.summary("b"); b.RequiredParams[0] != "city" {
+		t.Errorf("a listed copy's change reached the index: %v", b.RequiredParams)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -162,28 +163,34 @@ func (s *Store) load(ctx context.Context) error {
 	if s.marks, err = readMarks(ctx, s.db); err != nil {
 		return fmt.Errorf("sqlite: load: %w", err)
 	}
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM tools`).Scan(&n); err != nil {
+		return fmt.Errorf("sqlite: load tools: %w", err)
+	}
+	s.mem.reserve(n, info.Dimension)
 	rows, err := s.db.QueryContext(ctx, `SELECT seq, summary, embedding FROM tools ORDER BY seq`)
 	if err != nil {
 		return fmt.Errorf("sqlite: load tools: %w", err)
 	}
 	defer rows.Close()
-	ids := map[int64]string{}
+	ids := make(map[int64]string, n)
+	var vec []float32 // one buffer for every row: the index copies it
 	for rows.Next() {
 		var seq int64
-		var sumJSON string
-		var blob []byte
+		var sumJSON, blob sql.RawBytes
 		if err := rows.Scan(&seq, &sumJSON, &blob); err != nil {
 			return fmt.Errorf("sqlite: load tools: %w", err)
 		}
 		var sum graph.ToolSummary
-		if err := json.Unmarshal([]byte(sumJSON), &sum); err != nil {
+		if err := json.Unmarshal(sumJSON, &sum); err != nil {
 			return fmt.Errorf("sqlite: load tools: %w", err)
 		}
-		var vec []float32
+		var unit []float32
 		if blob != nil {
-			vec = graph.Normalize(decodeVec(blob))
+			vec = decodeVecInto(vec, blob)
+			unit = normalizeInPlace(vec)
 		}
-		s.mem.put(sum, vec)
+		s.mem.put(sum, unit)
 		ids[seq] = sum.ID
 	}
 	if err := rows.Err(); err != nil {
@@ -222,6 +229,13 @@ func (s *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, er
 		return s.db.QueryContext(ctx, q, args...)
 	}
 	return st.QueryContext(ctx, args...)
+}
+
+// Loaded is closed once the indexes that Open leaves loading in the
+// background (the text index) have loaded: the server hands that load's
+// garbage back to the OS then.
+func (s *Store) Loaded() <-chan struct{} {
+	return s.text.done()
 }
 
 // Close releases the database.
@@ -381,9 +395,31 @@ func encodeVec(v []float32) []byte {
 }
 
 func decodeVec(b []byte) []float32 {
-	v := make([]float32, len(b)/4)
+	return decodeVecInto(nil, b)
+}
+
+// decodeVecInto decodes b into buf's array when it is large enough.
+func decodeVecInto(buf []float32, b []byte) []float32 {
+	v := slices.Grow(buf[:0], len(b)/4)[:len(b)/4]
 	for i := range v {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+// normalizeInPlace scales v to unit length as graph.Normalize does (a zero
+// vector stays zero), without a copy.
+func normalizeInPlace(v []float32) []float32 {
+	var ss float64
+	for _, x := range v {
+		ss += float64(x) * float64(x)
+	}
+	if ss == 0 {
+		return v
+	}
+	inv := 1 / math.Sqrt(ss)
+	for i, x := range v {
+		v[i] = float32(float64(x) * inv)
 	}
 	return v
 }

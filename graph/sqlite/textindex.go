@@ -121,6 +121,17 @@ func (x *textIndex) wait() {
 	}
 }
 
+// done is closed once a background load has ended (at once when none
+// ran).
+func (x *textIndex) done() <-chan struct{} {
+	if x.loaded != nil {
+		return x.loaded
+	}
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
 // loadLocked fills the index from tools_fts through a temporary fts5vocab
 // table on one connection of db. ids maps every tools_fts rowid to its tool
 // id. The caller holds x.mu for writing.
@@ -134,16 +145,39 @@ func (x *textIndex) loadLocked(ctx context.Context, db *sql.DB, ids map[int64]st
 		return fmt.Errorf("sqlite: load text index: %w", err)
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS temp.tools_fts_instances`) //nolint:errcheck // best effort; the table is per connection
-	counts, err := scanCounts(ctx, conn, `SELECT doc, term, col, count(*) FROM temp.tools_fts_instances GROUP BY doc, term, col`)
-	if err != nil {
-		return fmt.Errorf("sqlite: load text index: %w", err)
-	}
 	x.ids, x.lengths, x.docTerms, x.docs, x.terms, x.post, x.totalTokens, x.maxRowid, x.broken = nil, nil, nil, 0, map[string]int32{}, nil, 0, 0, nil
 	for rowid, id := range ids {
 		x.addDoc(rowid, id)
 	}
-	x.addCounts(counts)
+	// The counts stream into the index row by row: collected first (with a
+	// map of every document's terms to merge the columns), they were
+	// about a gigabyte at 100,000 tools, all alive at once on a start.
+	a := x.adder()
+	if err := scanCounts(ctx, conn, countsQuery("temp.tools_fts_instances"), a.add); err != nil {
+		return fmt.Errorf("sqlite: load text index: %w", err)
+	}
+	a.flush()
+	x.compact()
 	return nil
+}
+
+// countsQuery reads a fts5vocab instance table's term counts per document
+// and column, ordered so that a document's counts, and a term's columns
+// within it, are consecutive (countAdder relies on it).
+func countsQuery(table string) string {
+	return `SELECT doc, term, col, count(*) FROM ` + table + ` GROUP BY doc, term, col ORDER BY doc, term, col`
+}
+
+// compact trims the postings lists that append left with spare capacity
+// (a list grown by append holds up to twice its length): after a load,
+// the index is read far more than it grows. The caller holds x.mu.
+func (x *textIndex) compact() {
+	for t, ps := range x.post {
+		if cap(ps)-len(ps) > len(ps)/8 {
+			x.post[t] = slices.Clone(ps)
+		}
+	}
+	x.post = slices.Clip(x.post)
 }
 
 // querier is what scanCounts reads through: a connection or a transaction.
@@ -151,32 +185,32 @@ type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// scanCounts reads (rowid, term, column name, count) rows.
-func scanCounts(ctx context.Context, conn querier, query string, args ...any) ([]termCount, error) {
+// scanCounts reads (rowid, term, column name, count) rows and hands each
+// to fn.
+func scanCounts(ctx context.Context, conn querier, query string, fn func(termCount)) error {
 	colIndex := map[string]int{}
 	for i, c := range ftsColumns {
 		colIndex[c] = i
 	}
-	rows, err := conn.QueryContext(ctx, query, args...)
+	rows, err := conn.QueryContext(ctx, query)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
-	var out []termCount
 	for rows.Next() {
 		var tc termCount
 		var col string
 		if err := rows.Scan(&tc.rowid, &tc.term, &col, &tc.n); err != nil {
-			return nil, err
+			return err
 		}
 		i, ok := colIndex[col]
 		if !ok {
-			return nil, fmt.Errorf("unknown full-text column %q", col)
+			return fmt.Errorf("unknown full-text column %q", col)
 		}
 		tc.col = i
-		out = append(out, tc)
+		fn(tc)
 	}
-	return out, rows.Err()
+	return rows.Err()
 }
 
 // has reports whether rowid is a document. The caller holds x.mu.
@@ -213,30 +247,70 @@ func (x *textIndex) termNumber(term string) int32 {
 }
 
 // addCounts adds term counts to documents already present (which must
-// hold none of these terms yet). The caller holds x.mu.
+// hold none of these terms yet), in countsQuery's order. The caller holds
+// x.mu.
 func (x *textIndex) addCounts(counts []termCount) {
-	type key struct {
-		rowid int64
-		term  int32
-	}
-	w := map[key]float64{}
-	var order []key
+	a := x.adder()
 	for _, c := range counts {
-		if !x.has(c.rowid) {
-			continue
-		}
-		k := key{c.rowid, x.termNumber(c.term)}
-		if _, ok := w[k]; !ok {
-			order = append(order, k)
-		}
-		w[k] += ftsColumnWeights[c.col] * float64(c.n)
-		x.lengths[c.rowid] += int32(c.n)
-		x.totalTokens += int64(c.n)
+		a.add(c)
 	}
-	for _, k := range order {
-		x.docTerms[k.rowid] = append(x.docTerms[k.rowid], k.term)
-		x.post[k.term] = append(x.post[k.term], posting{row: int32(k.rowid), w: float32(w[k])})
+	a.flush()
+}
+
+// countAdder adds a stream of term counts in countsQuery's order (by
+// document, then term, then column) to the index: the columns of one
+// (document, term) pair are consecutive, so their weights merge without a
+// map, and a document's term list is complete, and sized, at its last
+// count. The caller holds x.mu.
+type countAdder struct {
+	x     *textIndex
+	rowid int64   // the document being read; -1 before the first
+	term  int32   // the pending (rowid, term) pair's term; -1 for none
+	w     float64 // and its column-weighted frequency so far
+	terms []int32 // the document's terms so far
+}
+
+func (x *textIndex) adder() *countAdder {
+	return &countAdder{x: x, rowid: -1, term: -1}
+}
+
+func (a *countAdder) add(c termCount) {
+	x := a.x
+	if !x.has(c.rowid) {
+		return
 	}
+	if c.rowid != a.rowid {
+		a.flush()
+		a.rowid = c.rowid
+	}
+	t := x.termNumber(c.term)
+	if t != a.term {
+		a.pair()
+		a.term = t
+	}
+	a.w += ftsColumnWeights[c.col] * float64(c.n)
+	x.lengths[c.rowid] += int32(c.n)
+	x.totalTokens += int64(c.n)
+}
+
+// pair posts the pending (document, term) pair.
+func (a *countAdder) pair() {
+	if a.term < 0 {
+		return
+	}
+	a.x.post[a.term] = append(a.x.post[a.term], posting{row: int32(a.rowid), w: float32(a.w)})
+	a.terms = append(a.terms, a.term)
+	a.term, a.w = -1, 0
+}
+
+// flush ends the current document.
+func (a *countAdder) flush() {
+	a.pair()
+	if a.rowid >= 0 && len(a.terms) > 0 {
+		x := a.x
+		x.docTerms[a.rowid] = append(x.docTerms[a.rowid], a.terms...)
+	}
+	a.terms = a.terms[:0]
 }
 
 // remove drops a document and its postings. The caller holds x.mu.
@@ -496,7 +570,9 @@ func (t *tokenizer) documents(ctx context.Context, docs []docText) ([]termCount,
 		}
 	}
 	// The rollback empties the probe.
-	return scanCounts(ctx, tx, `SELECT doc, term, col, count(*) FROM probe_instances GROUP BY doc, term, col`)
+	var out []termCount
+	err = scanCounts(ctx, tx, countsQuery("probe_instances"), func(c termCount) { out = append(out, c) })
+	return out, err
 }
 
 // words tokenises each word, returning its tokens in order.

@@ -132,11 +132,20 @@ func warmUp(ctx context.Context, sys *system) error {
 	}
 	// The manifests' token estimates, which a search's context assembly
 	// needs for every visible tool, fill after ready, not before.
+	end := sys.loads.Begin()
 	go func() {
+		defer end() // a burst of work like any other: its garbage's pages go back
 		if err := sys.retrieval.WarmCatalogue(ctx, owner); err != nil && ctx.Err() == nil {
 			sys.log.Warn("search warm-up: the catalogue's token estimates", "err", err)
 		}
-		sys.trimSoon() // a burst of work like any other: its garbage's pages go back
+		// So is the store's background load (the SQLite text index): its
+		// garbage goes back once it ends, not at the next search.
+		if l, ok := sys.store.(interface{ Loaded() <-chan struct{} }); ok {
+			select {
+			case <-l.Loaded():
+			case <-ctx.Done():
+			}
+		}
 	}()
 	// Loading the model and the catalogue leaves garbage the size of the
 	// live heap; hand its pages back before reporting ready.

@@ -58,6 +58,10 @@ type system struct {
 	// trim returns freed heap pages to the OS once work has gone quiet
 	// (after batch registrations, query embeddings and rankings).
 	trim *memtrim.Trimmer
+	// loads lowers the collector's target while the start-up's background
+	// loads run (the text index, the MCP catalogue, the token estimates),
+	// then arms the trim.
+	loads *memtrim.Loads
 	// sampler keeps the operations time series in the store.
 	sampler *analytics.Sampler
 	// caches hands the admins' cache invalidations to every replica.
@@ -94,13 +98,10 @@ func (o trimmingObserver) Search(strategy string, d time.Duration, cacheHit bool
 	}
 }
 
-// trimSoon arms the memory trim after a burst of work that no search or
-// registration arms (the start-up's background loads); nil-safe.
-func (s *system) trimSoon() {
-	if s.trim != nil {
-		s.trim.Soon()
-	}
-}
+// startupGCPercent is GOGC while the start-up's background loads run (see
+// memtrim.Loads): at 100,000 tools the heap then peaks near 1.5 times the
+// live heap instead of at the soft memory limit.
+const startupGCPercent = 50
 
 // toolChanged runs after every registry write: the retrieval caches that
 // may hold the tool are invalidated, then every hook (the MCP catalogue).
@@ -151,6 +152,7 @@ func openSystem(ctx context.Context, cfg config.Config, log *slog.Logger, progre
 		return nil, err
 	}
 	sys.trim = memtrim.New(2 * time.Second)
+	sys.loads = memtrim.NewLoads(startupGCPercent, sys.trim.Soon)
 	sys.metrics.WatchTrims(sys.trim.Runs)
 	sys.sampler = analytics.NewSampler(store, nil, graph.DefaultRetention)
 	rank := retrieval.Options{Observer: trimmingObserver{sys.metrics, sys.trim, sys.sampler}}

@@ -239,6 +239,7 @@ func (f *fulfilment) handlers(ctx context.Context, sys *system) []api.Handler {
 	// by the load's older read.
 	gate := &loadGate{loading: true, apply: changed}
 	sys.onToolChange(gate.changed)
+	end := sys.loads.Begin()
 	go func() {
 		if n, err := edge.LoadCatalogue(ctx); err != nil {
 			sys.log.Warn("mcp: catalogue not loaded", "err", err)
@@ -246,7 +247,7 @@ func (f *fulfilment) handlers(ctx context.Context, sys *system) []api.Handler {
 			sys.log.Info("mcp: catalogue exposed", "tools", n)
 		}
 		gate.done()
-		sys.trimSoon() // the load's garbage is the size of the catalogue
+		end() // the load's garbage is the size of the catalogue: the trim follows
 	}()
 	f.console = web.New(f.consoleDeps(sys), web.Config{TemporalUI: f.uiURL, Namespace: f.namespace})
 	return []api.Handler{

@@ -86,3 +86,36 @@ func TestStopCancels(t *testing.T) {
 		none.Stop()
 	})
 }
+
+// TestLoadsLowerGCWhileRunning: the target drops at the first load, stays
+// down while any runs (an end called twice counts once), returns to what
+// it was at the last end, which calls ended once; a lower GOGC is kept.
+func TestLoadsLowerGCWhileRunning(t *testing.T) {
+	gc, ended := 100, 0
+	l := &Loads{pct: 50, setGC: func(p int) int { old := gc; gc = p; return old }, ended: func() { ended++ }}
+	endA := l.Begin()
+	endB := l.Begin()
+	if gc != 50 {
+		t.Fatalf("GOGC while loading = %d, want 50", gc)
+	}
+	endA()
+	endA()
+	if gc != 50 || ended != 0 {
+		t.Fatalf("after one of two ends (twice): GOGC %d, ended %d; want 50, 0", gc, ended)
+	}
+	endB()
+	if gc != 100 || ended != 1 {
+		t.Fatalf("after the last end: GOGC %d, ended %d; want 100, 1", gc, ended)
+	}
+	gc = 30
+	end := l.Begin()
+	if gc != 30 {
+		t.Errorf("GOGC 30 became %d while loading; a lower target is kept", gc)
+	}
+	end()
+	if gc != 30 || ended != 2 {
+		t.Errorf("after a load under GOGC 30: GOGC %d, ended %d; want 30, 2", gc, ended)
+	}
+	var none *Loads
+	none.Begin()()
+}
