@@ -526,6 +526,18 @@ func prepare(req Request, pathID string) (tool.Manifest, error) {
 	if err != nil {
 		return tool.Manifest{}, prefixed(err, -1)
 	}
+	// The request's own lists are bounded before they are merged (the
+	// merge compares every use case with the manifest's).
+	reqErr := &fault.ValidationError{}
+	if len(req.Examples) > tool.MaxExamples {
+		reqErr.Add("examples", "must have at most %d items, got %d", tool.MaxExamples, len(req.Examples))
+	}
+	if len(req.UseCases) > tool.MaxListItems {
+		reqErr.Add("useCases", "must have at most %d items, got %d", tool.MaxListItems, len(req.UseCases))
+	}
+	if err := reqErr.Err(); err != nil {
+		return tool.Manifest{}, err
+	}
 	own := len(m.Examples)
 	m.Examples = append(m.Examples, req.Examples...)
 	for _, u := range req.UseCases {

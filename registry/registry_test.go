@@ -141,6 +141,15 @@ func TestRegisterRejectsWithoutWriting(t *testing.T) {
 			Examples: []tool.Example{{Input: json.RawMessage(`{"amount":1,"from":"USD","to":"EUR"}`)}, {Input: json.RawMessage(`{"amount":"x","from":"USD","to":"EUR"}`)}},
 		}, fault.ErrInvalid, []string{"examples[1].input.amount"}},
 		{"top-level use case", registry.Request{Manifest: manifest("currency.convert"), UseCases: []string{" "}}, fault.ErrInvalid, []string{"manifest.useCases[0]"}},
+		{"schema nested 1000 deep", registry.Request{Manifest: manifest("currency.convert",
+			`"inputSchema":{"type":"object","properties":{"a":`+strings.Repeat(`{"type":"array","items":`, 1000)+`{}`+strings.Repeat(`}`, 1000)+`}}`)},
+			fault.ErrInvalid, []string{"manifest.inputSchema"}},
+		{"too many use cases", registry.Request{Manifest: manifest("currency.convert",
+			`"useCases":["a"`+strings.Repeat(`,"a"`, tool.MaxListItems)+`]`)}, fault.ErrInvalid, []string{"manifest.useCases"}},
+		{"too many top-level use cases", registry.Request{Manifest: manifest("currency.convert"),
+			UseCases: slices.Repeat([]string{"a"}, tool.MaxListItems+1)}, fault.ErrInvalid, []string{"useCases"}},
+		{"too many top-level examples", registry.Request{Manifest: manifest("currency.convert"),
+			Examples: make([]tool.Example, tool.MaxExamples+1)}, fault.ErrInvalid, []string{"examples"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
