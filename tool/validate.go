@@ -378,7 +378,13 @@ func lastSpace(r []rune) int {
 //   - inputSchema and outputSchema compile as JSON Schema (2020-12 default),
 //     inputSchema is `type: object`; examples need an input, which must
 //     validate against inputSchema, and their output against outputSchema;
-//   - commonErrors need their error text; source.specUrl is an absolute URL.
+//   - commonErrors need their error text; source.specUrl is an absolute URL;
+//   - bounds: every list at most MaxListItems items (examples MaxExamples),
+//     the shorter texts MaxTextLen runes, schemas MaxSchemaBytes and example
+//     JSON MaxExampleBytes, free-form JSON nested at most MaxJSONDepth deep
+//     (checked on the raw bytes, before any compile); free text, a schema's
+//     member names, titles and descriptions among it, refuses control
+//     characters other than tab, newline and carriage return.
 func Validate(m *Manifest) error {
 	v := &fault.ValidationError{}
 
