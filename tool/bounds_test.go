@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -112,6 +113,16 @@ func TestValidateBoundsLists(t *testing.T) {
 		}},
 		{"commonErrors", func(m *tool.Manifest) { m.CommonErrors = make([]tool.CommonError, over) }},
 		{"examples", func(m *tool.Manifest) { m.Examples = make([]tool.Example, tool.MaxExamples+1) }},
+		{"inputSchema.properties", func(m *tool.Manifest) {
+			props := many(over, func(i int) string { return `"p` + strconv.Itoa(i) + `":{}` })
+			m.InputSchema = json.RawMessage(`{"type":"object","properties":{` + strings.Join(props, ",") + `}}`)
+			m.Examples = nil
+		}},
+		{"inputSchema.required", func(m *tool.Manifest) {
+			req := many(over, func(i int) string { return `"p` + strconv.Itoa(i) + `"` })
+			m.InputSchema = json.RawMessage(`{"type":"object","required":[` + strings.Join(req, ",") + `]}`)
+			m.Examples = nil
+		}},
 	}
 	for _, tc := range tests {
 		m := valid(t)

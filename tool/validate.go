@@ -379,7 +379,8 @@ func lastSpace(r []rune) int {
 //     inputSchema is `type: object`; examples need an input, which must
 //     validate against inputSchema, and their output against outputSchema;
 //   - commonErrors need their error text; source.specUrl is an absolute URL;
-//   - bounds: every list at most MaxListItems items (examples MaxExamples),
+//   - bounds: every list, inputSchema's top-level properties and required
+//     among them, at most MaxListItems items (examples MaxExamples),
 //     the shorter texts MaxTextLen runes, schemas MaxSchemaBytes and example
 //     JSON MaxExampleBytes, free-form JSON nested at most MaxJSONDepth deep
 //     (checked on the raw bytes, before any compile); free text, a schema's
@@ -650,14 +651,28 @@ func compileField(v *fault.ValidationError, path string, raw json.RawMessage, mu
 	}
 	if mustBeObject {
 		var head struct {
-			Type any `json:"type"`
+			Type       any                        `json:"type"`
+			Properties map[string]json.RawMessage `json:"properties"`
+			Required   []any                      `json:"required"`
 		}
 		if err := json.Unmarshal(raw, &head); err != nil {
-			v.Add(path, "must be a JSON Schema object, got %s", strings.TrimSpace(string(raw)))
-			return nil
+			// A schema that is not an object, or whose properties or
+			// required are not, is for the compiler to name below.
+			var probe any
+			if json.Unmarshal(raw, &probe) == nil {
+				if _, ok := probe.(map[string]any); !ok {
+					v.Add(path, "must be a JSON Schema object, got %s", strings.TrimSpace(string(raw)))
+					return nil
+				}
+			}
 		}
 		if head.Type != "object" {
 			v.Add(path+".type", `must be "object" (tool inputs are named parameters), got %s`, typeText(head.Type))
+		}
+		// The parameters are indexed and listed with the tool.
+		if !checkCount(v, path+".properties", len(head.Properties), MaxListItems) ||
+			!checkCount(v, path+".required", len(head.Required), MaxListItems) {
+			return nil
 		}
 	}
 	s, err := CompileSchema(path, raw)
