@@ -495,3 +495,32 @@ func TestBatchRegisterUsesOneTransactionAndIsolatesStoreFailures(t *testing.T) {
 		t.Fatalf("batches %v, tools %d", mem.batches, mem.count())
 	}
 }
+
+// TestUpdateRechecksKeptLists: an update that omits useCases keeps the
+// stored ones, and those are held to today's bounds: a tool stored with
+// more use cases than the bound (before it) is refused naming them, not
+// rewritten with them; clearing them explicitly is accepted.
+func TestUpdateRechecksKeptLists(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t)
+	legacy, err := tool.Parse(manifest("currency.convert"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool.Normalize(&legacy)
+	legacy.UseCases = slices.Repeat([]string{"convert money"}, tool.MaxListItems+50)
+	if _, err := h.store.UpsertTool(ctx, tool.ToGraph(legacy, h.emb.vec(tool.EmbeddingText(legacy)))); err != nil {
+		t.Fatal(err)
+	}
+	before := h.store.count()
+	_, err = h.svc.Update(ctx, "currency.convert", registry.Request{Manifest: manifest("currency.convert", `"name":"Renamed"`)})
+	if !errors.Is(err, fault.ErrInvalid) || !slices.Equal(fieldPaths(err), []string{"manifest.useCases"}) {
+		t.Fatalf("Update keeping %d use cases = %v, want 422 on manifest.useCases", len(legacy.UseCases), err)
+	}
+	if got, _ := h.store.GetTool(ctx, "currency.convert"); got.Name == "Renamed" || h.store.count() != before || len(h.changed) != 0 {
+		t.Fatalf("the refused update wrote: name %q, changed %v", got.Name, h.changed)
+	}
+	if _, err := h.svc.Update(ctx, "currency.convert", registry.Request{Manifest: manifest("currency.convert", `"name":"Renamed"`, `"useCases":[]`)}); err != nil {
+		t.Fatalf("Update clearing the use cases = %v", err)
+	}
+}
