@@ -70,7 +70,9 @@ func (s schemaJSON) MarshalJSON() ([]byte, error) { return []byte(s.h.Value()), 
 var emptySchema = schemaJSON{unique.Make(`{"type":"object","properties":{}}`)}
 
 // LoadCatalogue exposes every active tool of the store. Call it once at
-// start; ToolChanged keeps it current.
+// start; ToolChanged keeps it current. A stored tool that cannot be exposed
+// (see ToolChanged) is skipped with a warning and not counted: one bad
+// record must not keep the others, or the server, from starting.
 func (e *Edge) LoadCatalogue(ctx context.Context) (int, error) {
 	after, n := "", 0
 	for {
@@ -83,7 +85,11 @@ func (e *Edge) LoadCatalogue(ctx context.Context) (int, error) {
 			ids = append(ids, s.ID)
 		}
 		for _, id := range ids {
-			if err := e.ToolChanged(ctx, id); err != nil {
+			err := e.ToolChanged(ctx, id)
+			switch {
+			case errors.Is(err, ErrNotExposed):
+				continue // ToolChanged warned
+			case err != nil:
 				return n, err
 			}
 			n++
@@ -97,6 +103,9 @@ func (e *Edge) LoadCatalogue(ctx context.Context) (int, error) {
 
 // ToolChanged re-reads one tool after the registry changed it: an active
 // tool is (re)exposed, any other status or a deleted tool is withdrawn.
+// An active tool the catalogue cannot expose (an input schema nested
+// deeper than registration allows, stored before that bound, or one the
+// SDK refuses) is withdrawn with a logged warning and ErrNotExposed.
 func (e *Edge) ToolChanged(ctx context.Context, id string) error {
 	t, err := e.d.Store.GetTool(ctx, id)
 	switch {
@@ -121,6 +130,11 @@ func (e *Edge) ToolChanged(ctx context.Context, id string) error {
 	var probe struct {
 		Type string `json:"type"`
 	}
+	if tool.DeeperThan(m.InputSchema, tool.MaxJSONDepth) {
+		e.withdraw(id)
+		e.d.Log.Warn("mcp: catalogue skips a tool whose input schema nests too deeply", "tool", id, "maxDepth", tool.MaxJSONDepth)
+		return fmt.Errorf("mcp: tool %q: input schema nests deeper than %d: %w", id, tool.MaxJSONDepth, ErrNotExposed)
+	}
 	if len(m.InputSchema) > 0 && json.Unmarshal(m.InputSchema, &probe) == nil && probe.Type == "object" {
 		var b bytes.Buffer
 		if json.Compact(&b, m.InputSchema) == nil {
@@ -139,6 +153,27 @@ func (e *Edge) ToolChanged(ctx context.Context, id string) error {
 	}
 	e.cat.byName[name] = exposure{id: id, rule: e.cat.rule(t.ToolSummary)}
 	e.cat.mu.Unlock()
+	if err := e.addTool(mt); err != nil {
+		e.withdraw(id)
+		e.d.Log.Warn("mcp: catalogue skips a tool the MCP server refuses", "tool", id, "err", err)
+		return fmt.Errorf("mcp: tool %q: %w: %w", id, ErrNotExposed, err)
+	}
+	return nil
+}
+
+// ErrNotExposed is a stored active tool the catalogue cannot expose.
+var ErrNotExposed = errors.New("tool not exposed over MCP")
+
+// addTool adds a catalogue tool to the SDK server, which panics on a tool
+// it cannot take (a schema it cannot marshal): the panic becomes an error,
+// so that one stored record can neither fail the registry write that
+// announced it nor stop the server from starting.
+func (e *Edge) addTool(mt *sdk.Tool) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
 	e.server.AddTool(mt, e.callExposed)
 	return nil
 }

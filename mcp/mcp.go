@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"sort"
 	"strings"
@@ -81,6 +82,10 @@ type Deps struct {
 	// client of a call over Streamable HTTP; none by default.
 	Proxies identity.Proxies
 	Version string
+	// Log receives the warnings of the catalogue (a stored tool it cannot
+	// expose) and of find_tools (a found tool it cannot return); nil
+	// discards them.
+	Log *slog.Logger
 	// CallTimeout bounds how long call_tool and fulfil_verb wait for an
 	// outcome before answering with the run to poll (default 60s).
 	CallTimeout time.Duration
@@ -100,6 +105,9 @@ func New(d Deps) *Edge {
 	}
 	if d.Version == "" {
 		d.Version = "dev"
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
 	}
 	if d.Limiter == nil {
 		d.Limiter = ratelimit.New(ratelimit.Config{}, d.Metrics.RateLimited)
@@ -420,6 +428,14 @@ func (e *Edge) findTools(ctx context.Context, caller access.Caller, in FindTools
 		if mv, err := e.d.Retrieval.Manifest(ctx, h.Tool.ID, caller, retrieval.ManifestOptions{}); err == nil {
 			ft.InputSchema, _ = mv.Manifest["inputSchema"].(map[string]any)
 			ft.OutputSchema, _ = mv.Manifest["outputSchema"].(map[string]any)
+		}
+		// A schema nested deeper than registration allows (a tool stored
+		// before the bound) would make the whole answer fail the SDK's
+		// output check, for every caller whose intent reaches the tool:
+		// the tool is left out instead.
+		if tool.ValueDeeperThan(ft.InputSchema, tool.MaxJSONDepth) || tool.ValueDeeperThan(ft.OutputSchema, tool.MaxJSONDepth) {
+			e.d.Log.Warn("mcp: find_tools leaves out a tool whose schema nests too deeply", "tool", h.Tool.ID, "maxDepth", tool.MaxJSONDepth)
+			continue
 		}
 		out.Tools = append(out.Tools, ft)
 	}

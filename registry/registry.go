@@ -178,7 +178,13 @@ func (s *Service) UpdateVisible(ctx context.Context, id string, req Request, all
 	if err != nil {
 		return Result{}, s.readErr("update", id, err)
 	}
-	keepOmitted(req, old, &m)
+	if keepOmitted(req, old, &m) {
+		// What is kept was valid under the bounds of its day, which may
+		// have tightened since (a stored list longer than today's bound).
+		if err := tool.Validate(&m); err != nil {
+			return Result{}, fmt.Errorf("registry: update %q: the use cases or examples kept from the stored tool: %w", id, prefixed(err, -1))
+		}
+	}
 	plan := planUpdate(old, m, req.ForceReindex, s.dim)
 	if plan.unchanged {
 		rev, err := s.revision(ctx, id)
@@ -497,22 +503,24 @@ func planUpdate(old graph.Tool, m tool.Manifest, force bool, dim int) updatePlan
 // keepOmitted carries the stored tool's use cases and examples into an
 // update that does not mention them (neither in the manifest nor beside
 // it), so a PUT of only the manifest does not silently drop them. An
-// explicit empty list ("useCases": []) still clears them.
-func keepOmitted(req Request, old graph.Tool, m *tool.Manifest) {
+// explicit empty list ("useCases": []) still clears them. It reports
+// whether it kept any.
+func keepOmitted(req Request, old graph.Tool, m *tool.Manifest) (kept bool) {
 	var keys map[string]json.RawMessage
 	if json.Unmarshal(req.Manifest, &keys) != nil {
-		return
+		return false
 	}
 	prev, err := tool.Parse(old.Manifest)
 	if err != nil {
-		return
+		return false
 	}
-	if _, ok := keys["useCases"]; !ok && req.UseCases == nil {
-		m.UseCases = prev.UseCases
+	if _, ok := keys["useCases"]; !ok && req.UseCases == nil && len(prev.UseCases) > 0 {
+		m.UseCases, kept = prev.UseCases, true
 	}
-	if _, ok := keys["examples"]; !ok && req.Examples == nil {
-		m.Examples = prev.Examples
+	if _, ok := keys["examples"]; !ok && req.Examples == nil && len(prev.Examples) > 0 {
+		m.Examples, kept = prev.Examples, true
 	}
+	return kept
 }
 
 // prepare turns a request into a normalized, valid manifest. pathID, when
@@ -525,6 +533,18 @@ func prepare(req Request, pathID string) (tool.Manifest, error) {
 	m, err := tool.Parse(req.Manifest)
 	if err != nil {
 		return tool.Manifest{}, prefixed(err, -1)
+	}
+	// The request's own lists are bounded before they are merged (the
+	// merge compares every use case with the manifest's).
+	reqErr := &fault.ValidationError{}
+	if len(req.Examples) > tool.MaxExamples {
+		reqErr.Add("examples", "must have at most %d items, got %d", tool.MaxExamples, len(req.Examples))
+	}
+	if len(req.UseCases) > tool.MaxListItems {
+		reqErr.Add("useCases", "must have at most %d items, got %d", tool.MaxListItems, len(req.UseCases))
+	}
+	if err := reqErr.Err(); err != nil {
+		return tool.Manifest{}, err
 	}
 	own := len(m.Examples)
 	m.Examples = append(m.Examples, req.Examples...)

@@ -141,6 +141,15 @@ func TestRegisterRejectsWithoutWriting(t *testing.T) {
 			Examples: []tool.Example{{Input: json.RawMessage(`{"amount":1,"from":"USD","to":"EUR"}`)}, {Input: json.RawMessage(`{"amount":"x","from":"USD","to":"EUR"}`)}},
 		}, fault.ErrInvalid, []string{"examples[1].input.amount"}},
 		{"top-level use case", registry.Request{Manifest: manifest("currency.convert"), UseCases: []string{" "}}, fault.ErrInvalid, []string{"manifest.useCases[0]"}},
+		{"schema nested 1000 deep", registry.Request{Manifest: manifest("currency.convert",
+			`"inputSchema":{"type":"object","properties":{"a":`+strings.Repeat(`{"type":"array","items":`, 1000)+`{}`+strings.Repeat(`}`, 1000)+`}}`)},
+			fault.ErrInvalid, []string{"manifest.inputSchema"}},
+		{"too many use cases", registry.Request{Manifest: manifest("currency.convert",
+			`"useCases":["a"`+strings.Repeat(`,"a"`, tool.MaxListItems)+`]`)}, fault.ErrInvalid, []string{"manifest.useCases"}},
+		{"too many top-level use cases", registry.Request{Manifest: manifest("currency.convert"),
+			UseCases: slices.Repeat([]string{"a"}, tool.MaxListItems+1)}, fault.ErrInvalid, []string{"useCases"}},
+		{"too many top-level examples", registry.Request{Manifest: manifest("currency.convert"),
+			Examples: make([]tool.Example, tool.MaxExamples+1)}, fault.ErrInvalid, []string{"examples"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -484,5 +493,34 @@ func TestBatchRegisterUsesOneTransactionAndIsolatesStoreFailures(t *testing.T) {
 	}
 	if !slices.Equal(mem.batches, []int{4}) || mem.count() != 73 {
 		t.Fatalf("batches %v, tools %d", mem.batches, mem.count())
+	}
+}
+
+// TestUpdateRechecksKeptLists: an update that omits useCases keeps the
+// stored ones, and those are held to today's bounds: a tool stored with
+// more use cases than the bound (before it) is refused naming them, not
+// rewritten with them; clearing them explicitly is accepted.
+func TestUpdateRechecksKeptLists(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t)
+	legacy, err := tool.Parse(manifest("currency.convert"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool.Normalize(&legacy)
+	legacy.UseCases = slices.Repeat([]string{"convert money"}, tool.MaxListItems+50)
+	if _, err := h.store.UpsertTool(ctx, tool.ToGraph(legacy, h.emb.vec(tool.EmbeddingText(legacy)))); err != nil {
+		t.Fatal(err)
+	}
+	before := h.store.count()
+	_, err = h.svc.Update(ctx, "currency.convert", registry.Request{Manifest: manifest("currency.convert", `"name":"Renamed"`)})
+	if !errors.Is(err, fault.ErrInvalid) || !slices.Equal(fieldPaths(err), []string{"manifest.useCases"}) {
+		t.Fatalf("Update keeping %d use cases = %v, want 422 on manifest.useCases", len(legacy.UseCases), err)
+	}
+	if got, _ := h.store.GetTool(ctx, "currency.convert"); got.Name == "Renamed" || h.store.count() != before || len(h.changed) != 0 {
+		t.Fatalf("the refused update wrote: name %q, changed %v", got.Name, h.changed)
+	}
+	if _, err := h.svc.Update(ctx, "currency.convert", registry.Request{Manifest: manifest("currency.convert", `"name":"Renamed"`, `"useCases":[]`)}); err != nil {
+		t.Fatalf("Update clearing the use cases = %v", err)
 	}
 }

@@ -59,6 +59,27 @@ const (
 	// Schema costs more than linear time in its subschemas (a 3 MB one
 	// took nearly a minute), and a planner has to read it.
 	MaxSchemaBytes = 512 << 10
+	// MaxJSONDepth bounds how deeply the free-form JSON of a manifest
+	// (inputSchema, outputSchema, examples' input and output) nests
+	// objects and arrays. It is counted on the raw bytes before anything
+	// decodes or compiles them: compiling a schema nested thousands deep
+	// ran for minutes, and the MCP SDK refuses JSON nested 1000 deep, so
+	// such a tool could be neither listed nor found over MCP.
+	MaxJSONDepth = 32
+	// MaxListItems bounds every list of a manifest (tags, groups,
+	// availableInStates, useCases, permissionsRequired, entities and their
+	// aliases, relationships, commonErrors): each item is indexed and
+	// searched, so a list of 200,000 made every search slow for everyone.
+	MaxListItems = 100
+	// MaxExamples bounds examples: each is validated against the schemas
+	// and carried by every manifest read.
+	MaxExamples = 20
+	// MaxTextLen bounds one of the shorter free texts (in runes): an
+	// example's scenario or explanation, an entity's name or type, a
+	// common error or its resolution, each field of source.
+	MaxTextLen = 2000
+	// MaxExampleBytes bounds an example's input or output JSON.
+	MaxExampleBytes = 64 << 10
 )
 
 var (
@@ -357,7 +378,14 @@ func lastSpace(r []rune) int {
 //   - inputSchema and outputSchema compile as JSON Schema (2020-12 default),
 //     inputSchema is `type: object`; examples need an input, which must
 //     validate against inputSchema, and their output against outputSchema;
-//   - commonErrors need their error text; source.specUrl is an absolute URL.
+//   - commonErrors need their error text; source.specUrl is an absolute URL;
+//   - bounds: every list, inputSchema's top-level properties and required
+//     among them, at most MaxListItems items (examples MaxExamples),
+//     the shorter texts MaxTextLen runes, schemas MaxSchemaBytes and example
+//     JSON MaxExampleBytes, free-form JSON nested at most MaxJSONDepth deep
+//     (checked on the raw bytes, before any compile); free text, a schema's
+//     member names, titles and descriptions among it, refuses control
+//     characters other than tab, newline and carriage return.
 func Validate(m *Manifest) error {
 	v := &fault.ValidationError{}
 
@@ -379,11 +407,14 @@ func Validate(m *Manifest) error {
 	}
 	for _, f := range []struct{ path, text string }{
 		{"name", m.Name}, {"description", m.Description}, {"shortDescription", m.ShortDescription}, {"category", m.Category},
+		{"state", m.State},
 	} {
 		if i := controlAt(f.text); i >= 0 {
 			v.Add(f.path, "must not contain control characters, got %U at byte %d", []rune(f.text[i:])[0], i)
 		}
 	}
+	checkText(v, "explanation", m.Explanation, MaxDescriptionLen)
+	checkText(v, "inputGuidance", m.InputGuidance, MaxDescriptionLen)
 	if strings.TrimSpace(m.Name) == "" {
 		v.Add("name", "is required")
 	} else if n := utf8.RuneCountInString(m.Name); n > MaxNameLen {
@@ -413,7 +444,11 @@ func Validate(m *Manifest) error {
 	if m.State != "" && strings.TrimSpace(m.State) == "" {
 		v.Add("state", "must not be blank")
 	}
-	for i, p := range m.PermissionsRequired {
+	perms := m.PermissionsRequired
+	if !checkCount(v, "permissionsRequired", len(perms), MaxListItems) {
+		perms = nil // one error for the list, not one per item
+	}
+	for i, p := range perms {
 		if !permissionRe.MatchString(p) {
 			v.Add(fmt.Sprintf("permissionsRequired[%d]", i), "must be public, authenticated, role:NAME, permission:NAME or any:role:NAME|user:ID…, got %q", p)
 		}
@@ -431,21 +466,38 @@ func Validate(m *Manifest) error {
 			v.Add("module", "must equal the toolId prefix %q (calls are routed by the id's prefix), got %q", prefix, m.Module)
 		}
 	}
-	for i, e := range m.Entities {
+	entities := m.Entities
+	if !checkCount(v, "entities", len(entities), MaxListItems) {
+		entities = nil
+	}
+	for i, e := range entities {
 		p := fmt.Sprintf("entities[%d]", i)
 		if strings.TrimSpace(e.Name) == "" {
 			v.Add(p+".name", "is required")
+		} else {
+			checkText(v, p+".name", e.Name, MaxNameLen)
 		}
+		checkText(v, p+".type", e.Type, MaxNameLen)
 		checkStrings(v, p+".aliases", e.Aliases)
 	}
 	if r := m.Relationships; r != nil {
-		for i, id := range r.Dependencies {
+		deps, alts, pairs := r.Dependencies, r.Alternatives, r.Pairings
+		if !checkCount(v, "relationships.dependencies", len(deps), MaxListItems) {
+			deps = nil
+		}
+		if !checkCount(v, "relationships.alternatives", len(alts), MaxListItems) {
+			alts = nil
+		}
+		if !checkCount(v, "relationships.commonPairings", len(pairs), MaxListItems) {
+			pairs = nil
+		}
+		for i, id := range deps {
 			checkRef(v, fmt.Sprintf("relationships.dependencies[%d]", i), id, m.ToolID)
 		}
-		for i, id := range r.Alternatives {
+		for i, id := range alts {
 			checkRef(v, fmt.Sprintf("relationships.alternatives[%d]", i), id, m.ToolID)
 		}
-		for i, pr := range r.Pairings {
+		for i, pr := range pairs {
 			p := fmt.Sprintf("relationships.commonPairings[%d]", i)
 			checkRef(v, p+".toolId", pr.ToolID, m.ToolID)
 			if pr.Score < 0 || pr.Score > 1 {
@@ -454,12 +506,26 @@ func Validate(m *Manifest) error {
 			checkEnum(v, p+".typicalSequence", pr.Sequence, sequences)
 		}
 	}
-	for i, ce := range m.CommonErrors {
-		if strings.TrimSpace(ce.Error) == "" {
-			v.Add(fmt.Sprintf("commonErrors[%d].error", i), "is required")
-		}
+	commonErrors := m.CommonErrors
+	if !checkCount(v, "commonErrors", len(commonErrors), MaxListItems) {
+		commonErrors = nil
 	}
-	if m.Source != nil && m.Source.SpecURL != "" {
+	for i, ce := range commonErrors {
+		p := fmt.Sprintf("commonErrors[%d]", i)
+		if strings.TrimSpace(ce.Error) == "" {
+			v.Add(p+".error", "is required")
+		} else {
+			checkText(v, p+".error", ce.Error, MaxTextLen)
+		}
+		checkText(v, p+".resolution", ce.Resolution, MaxTextLen)
+	}
+	if src := m.Source; src != nil {
+		checkText(v, "source.origin", src.Origin, MaxTextLen)
+		checkText(v, "source.specUrl", src.SpecURL, MaxTextLen)
+		checkText(v, "source.license", src.License, MaxTextLen)
+		checkText(v, "source.version", src.Version, MaxTextLen)
+	}
+	if m.Source != nil && m.Source.SpecURL != "" && controlAt(m.Source.SpecURL) < 0 {
 		if u, err := url.Parse(m.Source.SpecURL); err != nil || !u.IsAbs() || u.Host == "" && u.Scheme != "file" {
 			v.Add("source.specUrl", "must be an absolute URL, got %q", m.Source.SpecURL)
 		}
@@ -467,20 +533,102 @@ func Validate(m *Manifest) error {
 
 	in := compileField(v, "inputSchema", m.InputSchema, true)
 	out := compileField(v, "outputSchema", m.OutputSchema, false)
-	for i, ex := range m.Examples {
+	examples := m.Examples
+	if !checkCount(v, "examples", len(examples), MaxExamples) {
+		examples = nil
+	}
+	for i, ex := range examples {
 		p := fmt.Sprintf("examples[%d]", i)
-		if isEmptyJSON(ex.Input) {
+		checkText(v, p+".scenario", ex.Scenario, MaxTextLen)
+		checkText(v, p+".explanation", ex.Explanation, MaxTextLen)
+		switch {
+		case isEmptyJSON(ex.Input):
 			v.Add(p+".input", "is required")
-		} else if in != nil {
+		case !checkJSONSize(v, p+".input", ex.Input, MaxExampleBytes):
+		case in != nil:
 			v.Fields = append(v.Fields, ValidateJSON(in, p+".input", ex.Input)...)
-		} else if !json.Valid(ex.Input) {
+		case !json.Valid(ex.Input):
 			v.Add(p+".input", "is not valid JSON")
 		}
-		if !isEmptyJSON(ex.Output) && out != nil {
+		if !isEmptyJSON(ex.Output) && checkJSONSize(v, p+".output", ex.Output, MaxExampleBytes) && out != nil {
 			v.Fields = append(v.Fields, ValidateJSON(out, p+".output", ex.Output)...)
 		}
 	}
 	return v.Err()
+}
+
+// checkJSONSize records in v a free-form JSON field over max bytes or
+// nested deeper than MaxJSONDepth, and reports whether it is within both.
+func checkJSONSize(v *fault.ValidationError, path string, raw json.RawMessage, max int) bool {
+	if len(raw) > max {
+		v.Add(path, "must be at most %d bytes of JSON, got %d", max, len(raw))
+		return false
+	}
+	if DeeperThan(raw, MaxJSONDepth) {
+		v.Add(path, "must nest objects and arrays at most %d deep", MaxJSONDepth)
+		return false
+	}
+	return true
+}
+
+// DeeperThan reports whether the JSON text raw nests objects and arrays
+// more than max levels deep. It scans the bytes once, skipping strings,
+// and stops at the first level past max, so a document nested thousands
+// deep is refused before anything decodes it; it does not check that raw
+// is valid JSON.
+func DeeperThan(raw []byte, max int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, b := range raw {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+			continue
+		}
+		switch b {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			if depth > max {
+				return true
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return false
+}
+
+// ValueDeeperThan is DeeperThan for a decoded JSON value (maps, slices
+// and scalars as encoding/json decodes them into an any).
+func ValueDeeperThan(v any, max int) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		if max <= 0 {
+			return true
+		}
+		for _, e := range x {
+			if ValueDeeperThan(e, max-1) {
+				return true
+			}
+		}
+	case []any:
+		if max <= 0 {
+			return true
+		}
+		for _, e := range x {
+			if ValueDeeperThan(e, max-1) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // compileField compiles one schema field, recording its problems in v. It
@@ -493,16 +641,38 @@ func compileField(v *fault.ValidationError, path string, raw json.RawMessage, mu
 		v.Add(path, "must be at most %d bytes of JSON, got %d; refer to fewer or shallower subschemas", MaxSchemaBytes, len(raw))
 		return nil
 	}
+	if DeeperThan(raw, MaxJSONDepth) {
+		v.Add(path, "must nest objects and arrays at most %d deep; use $defs and $ref for deep or recursive structures", MaxJSONDepth)
+		return nil
+	}
+	before := len(v.Fields)
+	if checkSchemaText(v, path, raw); len(v.Fields) > before {
+		return nil
+	}
 	if mustBeObject {
 		var head struct {
-			Type any `json:"type"`
+			Type       any                        `json:"type"`
+			Properties map[string]json.RawMessage `json:"properties"`
+			Required   []any                      `json:"required"`
 		}
 		if err := json.Unmarshal(raw, &head); err != nil {
-			v.Add(path, "must be a JSON Schema object, got %s", strings.TrimSpace(string(raw)))
-			return nil
+			// A schema that is not an object, or whose properties or
+			// required are not, is for the compiler to name below.
+			var probe any
+			if json.Unmarshal(raw, &probe) == nil {
+				if _, ok := probe.(map[string]any); !ok {
+					v.Add(path, "must be a JSON Schema object, got %s", strings.TrimSpace(string(raw)))
+					return nil
+				}
+			}
 		}
 		if head.Type != "object" {
 			v.Add(path+".type", `must be "object" (tool inputs are named parameters), got %s`, typeText(head.Type))
+		}
+		// The parameters are indexed and listed with the tool.
+		if !checkCount(v, path+".properties", len(head.Properties), MaxListItems) ||
+			!checkCount(v, path+".required", len(head.Required), MaxListItems) {
+			return nil
 		}
 	}
 	s, err := CompileSchema(path, raw)
@@ -532,7 +702,74 @@ func checkEnum(v *fault.ValidationError, path, val string, allowed []string) {
 	}
 }
 
+// checkCount records in v a list of more than max items and reports
+// whether the list is within the bound (its items are then checked one by
+// one; an overlong list is one error, not one per item).
+func checkCount(v *fault.ValidationError, path string, n, max int) bool {
+	if n > max {
+		v.Add(path, "must have at most %d items, got %d", max, n)
+		return false
+	}
+	return true
+}
+
+// checkText records in v an optional free text with a refused control
+// character or more than max runes.
+func checkText(v *fault.ValidationError, path, s string, max int) {
+	if j := controlAt(s); j >= 0 {
+		v.Add(path, "must not contain control characters, got %U at byte %d", []rune(s[j:])[0], j)
+	} else if n := utf8.RuneCountInString(s); n > max {
+		v.Add(path, "must be at most %d characters, got %d", max, n)
+	}
+}
+
+// schemaTextKeywords are the schema keywords whose values are prose a
+// planner or a person reads.
+var schemaTextKeywords = []string{"title", "description", "$comment"}
+
+// checkSchemaText records in v the control characters of a schema's
+// member names (property names among them) and of its titles,
+// descriptions and comments, with the path of each. raw is already known
+// to nest at most MaxJSONDepth deep; JSON that does not decode is left to
+// the compiler to report.
+func checkSchemaText(v *fault.ValidationError, path string, raw json.RawMessage) {
+	var doc any
+	if json.Unmarshal(raw, &doc) != nil {
+		return
+	}
+	var walk func(p string, x any)
+	walk = func(p string, x any) {
+		switch x := x.(type) {
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				if j := controlAt(k); j >= 0 {
+					v.Add(p, "member name %q must not contain control characters, got %U at byte %d", k, []rune(k[j:])[0], j)
+					continue
+				}
+				if s, ok := x[k].(string); ok && slices.Contains(schemaTextKeywords, k) {
+					checkText(v, joinKey(p, k), s, MaxDescriptionLen)
+					continue
+				}
+				walk(joinKey(p, k), x[k])
+			}
+		case []any:
+			for i, e := range x {
+				walk(p+"["+strconv.Itoa(i)+"]", e)
+			}
+		}
+	}
+	walk(path, doc)
+}
+
 func checkStrings(v *fault.ValidationError, path string, vals []string) {
+	if !checkCount(v, path, len(vals), MaxListItems) {
+		return
+	}
 	for i, s := range vals {
 		if strings.TrimSpace(s) == "" {
 			v.Add(fmt.Sprintf("%s[%d]", path, i), "must be a non-empty string")

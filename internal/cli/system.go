@@ -110,8 +110,20 @@ func (s *system) toolChanged(id string) {
 	s.hooksMu.RLock()
 	defer s.hooksMu.RUnlock()
 	for _, h := range s.hooks {
-		h(id)
+		s.runHook(h, id)
 	}
+}
+
+// runHook runs one hook, logging a panic instead of passing it on: the
+// write the hook follows is already stored, so failing the request (or a
+// batch) that made it would report a stored tool as not stored.
+func (s *system) runHook(h func(string), id string) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("a hook after a registry write failed", "tool", id, "panic", r)
+		}
+	}()
+	h(id)
 }
 
 // onToolChange adds a hook toolChanged runs.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -228,7 +229,7 @@ func (g *loadGate) done() {
 func (f *fulfilment) handlers(ctx context.Context, sys *system) []api.Handler {
 	edge := f.mcp
 	changed := func(id string) {
-		if err := edge.ToolChanged(context.WithoutCancel(ctx), id); err != nil {
+		if err := edge.ToolChanged(context.WithoutCancel(ctx), id); err != nil && !errors.Is(err, mcp.ErrNotExposed) {
 			sys.log.Warn("mcp: catalogue not updated", "tool", id, "err", err)
 		}
 	}
@@ -319,7 +320,7 @@ func newFulfilment(ctx context.Context, cfg config.Config, sys *system, c client
 		docs.files = al.files
 	}
 	f.mcp = mcp.New(mcp.Deps{Auth: sys.auth, Retrieval: sys.retrieval, Store: sys.store, Fulfil: f.verbs.Service(), Sources: docs,
-		LLM: model, Audit: sys.audit, Metrics: sys.metrics, Limiter: sys.limiter, Proxies: sys.proxies, Version: version})
+		LLM: model, Audit: sys.audit, Metrics: sys.metrics, Limiter: sys.limiter, Proxies: sys.proxies, Version: version, Log: sys.log})
 	if !runWorker {
 		return f, nil
 	}
