@@ -165,10 +165,14 @@ func tags(op *openapi3.Operation, slug string) []string {
 	return out
 }
 
+// maxUseCase clips a use case taken from an operation's summary, which
+// some specs fill with a paragraph (tool.MaxListItemLen bounds one).
+const maxUseCase = 300
+
 func useCases(op *openapi3.Operation) []string {
 	var out []string
 	if s := strings.TrimSpace(tool.StripControl(op.Summary)); s != "" {
-		out = append(out, s)
+		out = append(out, clip(strings.Join(strings.Fields(s), " "), maxUseCase))
 	}
 	return out
 }

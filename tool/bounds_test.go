@@ -114,12 +114,12 @@ func TestValidateBoundsLists(t *testing.T) {
 		{"commonErrors", func(m *tool.Manifest) { m.CommonErrors = make([]tool.CommonError, over) }},
 		{"examples", func(m *tool.Manifest) { m.Examples = make([]tool.Example, tool.MaxExamples+1) }},
 		{"inputSchema.properties", func(m *tool.Manifest) {
-			props := many(over, func(i int) string { return `"p` + strconv.Itoa(i) + `":{}` })
+			props := many(tool.MaxParameters+1, func(i int) string { return `"p` + strconv.Itoa(i) + `":{}` })
 			m.InputSchema = json.RawMessage(`{"type":"object","properties":{` + strings.Join(props, ",") + `}}`)
 			m.Examples = nil
 		}},
 		{"inputSchema.required", func(m *tool.Manifest) {
-			req := many(over, func(i int) string { return `"p` + strconv.Itoa(i) + `"` })
+			req := many(tool.MaxParameters+1, func(i int) string { return `"p` + strconv.Itoa(i) + `"` })
 			m.InputSchema = json.RawMessage(`{"type":"object","required":[` + strings.Join(req, ",") + `]}`)
 			m.Examples = nil
 		}},

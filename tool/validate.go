@@ -71,6 +71,11 @@ const (
 	// aliases, relationships, commonErrors): each item is indexed and
 	// searched, so a list of 200,000 made every search slow for everyone.
 	MaxListItems = 100
+	// MaxParameters bounds an inputSchema's parameters (its top-level
+	// properties and required): they are indexed and listed with the tool.
+	// Real APIs take more than a hundred (an environmental agency's
+	// facility search takes 113), so it is wider than MaxListItems.
+	MaxParameters = 500
 	// MaxExamples bounds examples: each is validated against the schemas
 	// and carried by every manifest read.
 	MaxExamples = 20
@@ -670,8 +675,8 @@ func compileField(v *fault.ValidationError, path string, raw json.RawMessage, mu
 			v.Add(path+".type", `must be "object" (tool inputs are named parameters), got %s`, typeText(head.Type))
 		}
 		// The parameters are indexed and listed with the tool.
-		if !checkCount(v, path+".properties", len(head.Properties), MaxListItems) ||
-			!checkCount(v, path+".required", len(head.Required), MaxListItems) {
+		if !checkCount(v, path+".properties", len(head.Properties), MaxParameters) ||
+			!checkCount(v, path+".required", len(head.Required), MaxParameters) {
 			return nil
 		}
 	}
