@@ -5,19 +5,24 @@ import "math"
 // Normalize returns a unit-length copy of v. A zero or empty vector is
 // returned as a zero vector of the same length (its cosine with anything is 0).
 func Normalize(v []float32) []float32 {
-	out := make([]float32, len(v))
+	return NormalizeInPlace(append(make([]float32, 0, len(v)), v...))
+}
+
+// NormalizeInPlace scales v to unit length as Normalize does (a zero
+// vector stays zero), without a copy, and returns it.
+func NormalizeInPlace(v []float32) []float32 {
 	var ss float64
 	for _, x := range v {
 		ss += float64(x) * float64(x)
 	}
 	if ss == 0 {
-		return out
+		return v
 	}
 	inv := 1 / math.Sqrt(ss)
 	for i, x := range v {
-		out[i] = float32(float64(x) * inv)
+		v[i] = float32(float64(x) * inv)
 	}
-	return out
+	return v
 }
 
 // Cosine returns the cosine similarity of a and b, accumulated in float64.

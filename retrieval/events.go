@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -263,7 +262,7 @@ func (s *Service) nearReports(events []graph.UsageEvent, toolVecs map[string][]f
 		tv := toolVecs[e.ToolID]
 		if e.Success && e.QueryEmbedding != nil && tv != nil {
 			qv := model.semanticVector(e.QueryEmbedding)
-			if cosine(qv, tv) < ReportFloor {
+			if graph.Cosine(qv, tv) < ReportFloor {
 				if !slices.Contains(far, e.ToolID) {
 					far = append(far, e.ToolID)
 				}
@@ -275,34 +274,23 @@ func (s *Service) nearReports(events []graph.UsageEvent, toolVecs map[string][]f
 	return out, far
 }
 
-func cosine(a, b []float32) float64 {
-	if len(a) != len(b) {
-		return 0
-	}
-	d, na, nb := dot64(a, b), dot64(a, a), dot64(b, b)
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return d / math.Sqrt(na*nb)
-}
-
 // unrelatedMessage tells a planner why n reports were not learned.
 func unrelatedMessage(n int, tools []string) string {
-	named := tools
-	if len(named) > 3 {
-		named = named[:3]
-	}
-	more := ""
-	if len(tools) > len(named) {
-		more = fmt.Sprintf(" and %d more", len(tools)-len(named))
-	}
-	return fmt.Sprintf("%d reported use(s) not learned (not stored), as their query is nothing like the tool (%s%s): "+
+	return fmt.Sprintf("%d reported use(s) not learned (not stored), as their query is nothing like the tool (%s): "+
 		"a reported success teaches its query only when the query's similarity to the tool is at least %.2f",
-		n, strings.Join(named, ", "), more, ReportFloor)
+		n, namedTools(tools), ReportFloor)
 }
 
 // unbackedMessage tells a planner why n reports were not learned.
 func unbackedMessage(n int, tools []string) string {
+	return fmt.Sprintf("%d reported use(s) not learned (not stored), as no run backs them (%s): "+
+		"a report teaches the shared ranking only when the caller ran that tool through Toolsmith "+
+		"(execute, a verb, MCP call_tool) within the last %g h, one report per run, and a reported success needs a successful run",
+		n, namedTools(tools), ReportWindow.Hours())
+}
+
+// namedTools names the first three tools and counts the rest.
+func namedTools(tools []string) string {
 	named := tools
 	if len(named) > 3 {
 		named = named[:3]
@@ -311,10 +299,7 @@ func unbackedMessage(n int, tools []string) string {
 	if len(tools) > len(named) {
 		more = fmt.Sprintf(" and %d more", len(tools)-len(named))
 	}
-	return fmt.Sprintf("%d reported use(s) not learned (not stored), as no run backs them (%s%s): "+
-		"a report teaches the shared ranking only when the caller ran that tool through Toolsmith "+
-		"(execute, a verb, MCP call_tool) within the last %g h, one report per run, and a reported success needs a successful run",
-		n, strings.Join(named, ", "), more, ReportWindow.Hours())
+	return strings.Join(named, ", ") + more
 }
 
 // RecordUsage is the learning path of the tool runs Toolsmith makes itself

@@ -565,12 +565,17 @@ func Validate(m *Manifest) error {
 // checkJSONSize records in v a free-form JSON field over max bytes or
 // nested deeper than MaxJSONDepth, and reports whether it is within both.
 func checkJSONSize(v *fault.ValidationError, path string, raw json.RawMessage, max int) bool {
+	return checkJSONBounds(v, path, raw, max, "", "")
+}
+
+// checkJSONBounds is checkJSONSize with a hint after each message.
+func checkJSONBounds(v *fault.ValidationError, path string, raw json.RawMessage, max int, sizeHint, depthHint string) bool {
 	if len(raw) > max {
-		v.Add(path, "must be at most %d bytes of JSON, got %d", max, len(raw))
+		v.Add(path, "must be at most %d bytes of JSON, got %d%s", max, len(raw), sizeHint)
 		return false
 	}
 	if DeeperThan(raw, MaxJSONDepth) {
-		v.Add(path, "must nest objects and arrays at most %d deep", MaxJSONDepth)
+		v.Add(path, "must nest objects and arrays at most %d deep%s", MaxJSONDepth, depthHint)
 		return false
 	}
 	return true
@@ -642,12 +647,8 @@ func compileField(v *fault.ValidationError, path string, raw json.RawMessage, mu
 	if isEmptyJSON(raw) {
 		return nil
 	}
-	if len(raw) > MaxSchemaBytes {
-		v.Add(path, "must be at most %d bytes of JSON, got %d; refer to fewer or shallower subschemas", MaxSchemaBytes, len(raw))
-		return nil
-	}
-	if DeeperThan(raw, MaxJSONDepth) {
-		v.Add(path, "must nest objects and arrays at most %d deep; use $defs and $ref for deep or recursive structures", MaxJSONDepth)
+	if !checkJSONBounds(v, path, raw, MaxSchemaBytes, "; refer to fewer or shallower subschemas",
+		"; use $defs and $ref for deep or recursive structures") {
 		return nil
 	}
 	before := len(v.Fields)

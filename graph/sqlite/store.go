@@ -188,7 +188,7 @@ func (s *Store) load(ctx context.Context) error {
 		var unit []float32
 		if blob != nil {
 			vec = decodeVecInto(vec, blob)
-			unit = normalizeInPlace(vec)
+			unit = graph.NormalizeInPlace(vec)
 		}
 		s.mem.put(sum, unit)
 		ids[seq] = sum.ID
@@ -403,23 +403,6 @@ func decodeVecInto(buf []float32, b []byte) []float32 {
 	v := slices.Grow(buf[:0], len(b)/4)[:len(b)/4]
 	for i := range v {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
-}
-
-// normalizeInPlace scales v to unit length as graph.Normalize does (a zero
-// vector stays zero), without a copy.
-func normalizeInPlace(v []float32) []float32 {
-	var ss float64
-	for _, x := range v {
-		ss += float64(x) * float64(x)
-	}
-	if ss == 0 {
-		return v
-	}
-	inv := 1 / math.Sqrt(ss)
-	for i, x := range v {
-		v[i] = float32(float64(x) * inv)
 	}
 	return v
 }
