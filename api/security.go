@@ -106,7 +106,8 @@ func (s *Server) secure(c *gin.Context) {
 	}
 	p, caller := call.Principal, d.Caller
 	c.Request = c.Request.WithContext(audit.WithRequestID(identity.NewContext(c.Request.Context(), p, caller), rid))
-	if name := unknownQuery(call.Method, route, c.Request.URL.Query()); name != "" {
+	query := c.Request.URL.Query() // parsed once for both checks
+	if name := unknownQuery(call.Method, route, query); name != "" {
 		known := Queries[call.Method+" "+route]
 		takes := "takes no query parameters"
 		if len(known) > 0 {
@@ -114,7 +115,7 @@ func (s *Server) secure(c *gin.Context) {
 		}
 		httpx.Error(c, fault.Malformed(name, "is not a query parameter of %s %s, which %s", call.Method, route, takes))
 		c.Abort()
-	} else if name := repeatedQuery(call.Method, route, c.Request.URL.Query()); name != "" {
+	} else if name := repeatedQuery(call.Method, route, query); name != "" {
 		httpx.Error(c, fault.Malformed(name, "is given more than once; give it once"))
 		c.Abort()
 	} else {

@@ -3,11 +3,7 @@ package graph
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"strings"
 	"time"
-
-	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // Notice is one entry of a topic's log (Notices): the airlock's
@@ -54,13 +50,7 @@ type Notices interface {
 
 // ValidateNotice checks what both stores require of a notice.
 func ValidateNotice(n Notice) error {
-	if strings.TrimSpace(n.Topic) == "" || len(n.Topic) > 100 {
-		return fmt.Errorf("notice: topic must be 1 to 100 characters: %w", fault.ErrInvalid)
-	}
-	if !json.Valid(n.Data) {
-		return fmt.Errorf("notice %q: data is not JSON: %w", n.Topic, fault.ErrInvalid)
-	}
-	return nil
+	return validateNamedJSON("notice", "topic", n.Topic, n.Data)
 }
 
 // NoticeLimit is the page size of LatestNotices and NoticesAfter: 100 when

@@ -30,11 +30,18 @@ type Snapshots interface {
 
 // ValidateSnapshot checks a snapshot before it is stored.
 func ValidateSnapshot(s Snapshot) error {
-	if strings.TrimSpace(s.Name) == "" || len(s.Name) > 100 {
-		return fmt.Errorf("snapshot: name must be 1 to 100 characters: %w", fault.ErrInvalid)
+	return validateNamedJSON("snapshot", "name", s.Name, s.Data)
+}
+
+// validateNamedJSON is what both stores require of a record kept as a
+// name and a JSON document (a snapshot, a notice): a name of 1 to 100
+// characters, called field in the message, and valid JSON.
+func validateNamedJSON(kind, field, name string, data []byte) error {
+	if strings.TrimSpace(name) == "" || len(name) > 100 {
+		return fmt.Errorf("%s: %s must be 1 to 100 characters: %w", kind, field, fault.ErrInvalid)
 	}
-	if !json.Valid(s.Data) {
-		return fmt.Errorf("snapshot %q: data is not JSON: %w", s.Name, fault.ErrInvalid)
+	if !json.Valid(data) {
+		return fmt.Errorf("%s %q: data is not JSON: %w", kind, name, fault.ErrInvalid)
 	}
 	return nil
 }
