@@ -45,6 +45,8 @@ func TestDecodeErrorsSpeakJSON(t *testing.T) {
 		{`{"options":{"depth":1,"bogus":1}}`, "options.bogus", "unknown field"},
 		{`{"events":[{"at":"2026-01-01T00:00:00Z"},{"At":"2026-01-01T00:00:00Z","bogus":1}]}`, "events[1].bogus", "unknown field"},
 		{`{"limits":{"search":{"perMinute":1,"bogus":2}}}`, "limits.search.bogus", "unknown field"},
+		{`{"":1}`, "body", "empty name"},
+		{`{"options":{"":1}}`, "options", "empty name"},
 		// A wrong type inside a list is named with its index.
 		{`{"events":[{"n":1},{"n":"x"}]}`, "events[1].n", "must be an integer"},
 	} {

@@ -143,6 +143,14 @@ func jsonFieldError(body []byte, dst any, err error) error {
 		if path == "" {
 			path = name
 		}
+		if name == "" {
+			// An empty key: name where it stands, or the body itself.
+			path = strings.TrimSuffix(path, ".")
+			if path == "" {
+				path = "body"
+			}
+			return fault.Malformed(path, `holds an unknown field with an empty name ("")`)
+		}
 		return fault.Malformed(path, "unknown field")
 	case errors.As(err, &timeErr):
 		path := timePath(body, dst, timeErr.Value)
