@@ -107,3 +107,43 @@ func TestLoneNeighbourVoteIsNotInflated(t *testing.T) {
 		}
 	}
 }
+
+// TestNearParaphraseAdmitsACandidateBelowTheGate: a past query at cosine
+// ≥ Options.Admit admits the tool it served wherever the query's own
+// signals rank it, not only when the sources did not return it. Here the
+// tool is a candidate below the one plausible place (Plausible 1), and a
+// repeat of its served query lifts it by the neighbours' vote.
+func TestNearParaphraseAdmitsACandidateBelowTheGate(t *testing.T) {
+	ctx := context.Background()
+	caller := access.Caller{UserID: "u", Level: "owner", Groups: []string{access.Wildcard}}
+	const served = "summarise this long report for the german office"
+	svc, _ := newService(t, retrieval.Options{CacheSize: -1, Plausible: 1}, historyCatalogue()...)
+	rank := func() []retrieval.Hit {
+		t.Helper()
+		hits, _, err := svc.Rank(ctx, retrieval.Query{Text: served, Strategy: retrieval.StrategyHybrid, MaxTools: 8, Caller: caller})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hits
+	}
+	before := rank()
+	if len(before) < 2 || before[0].Tool.ID == "doc.translate" || !slices.Contains(ids(before), "doc.translate") {
+		t.Fatalf("zero-shot ranking %v: the test needs doc.translate among the candidates, below the first place", ids(before))
+	}
+	var evs []retrieval.Event
+	for i := range 3 {
+		evs = append(evs, retrieval.Event{ToolID: "doc.translate", Success: true, SessionID: fmt.Sprintf("s%d", i), Query: served})
+	}
+	if err := svc.RecordEvents(ctx, caller, evs); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range rank() {
+		if h.Tool.ID == "doc.translate" {
+			if h.Breakdown.Neighbours.Weighted <= 0 {
+				t.Fatalf("doc.translate's neighbours' vote = %+v; a repeat of its served query admits it", h.Breakdown.Neighbours)
+			}
+			return
+		}
+	}
+	t.Fatal("doc.translate left the candidates")
+}

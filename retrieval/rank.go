@@ -131,7 +131,10 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 	// Usage evidence reorders the tools the query itself makes plausible;
 	// it does not bring in others (a tool used often must not enter an
 	// unrelated query's results), except through a near-paraphrase of a
-	// query it served (Options.Admit).
+	// query it served (Options.Admit). A near-paraphrase admits its tool
+	// wherever the query's own signals put it: one that is already a
+	// candidate but below the Plausible best is admitted as well as one
+	// the sources did not return.
 	floor := s.evidenceFloor(semHits)
 	for _, h := range useHits {
 		if c, ok := cands[h.Tool.ID]; ok {
@@ -148,6 +151,7 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 		for id, v := range votes {
 			if c, ok := cands[id]; ok {
 				c.votes, c.voteExcess, c.votesBelow = v.sum, v.excess, v.below
+				c.admitted = v.best >= s.opts.Admit
 			} else if v.best >= s.opts.Admit {
 				admit[id] = v.sum
 			}
