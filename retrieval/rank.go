@@ -608,9 +608,9 @@ func rankNorm(vals map[string]float64, c float64) map[string]float64 {
 // candidates by the query's own signals, and for tools a near-paraphrase
 // admitted, and only when this query has evidence for the tool (plausible):
 // they reorder what the query makes plausible. floor is the evidence floor
-// (evidenceFloor) the usage centroid's cosine must pass.
+// (evidenceFloor) a usage centroid must pass to count as evidence.
 func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usage, w Weights, st Strategy, floor float64) []Hit {
-	sem, use, useAny, phr := map[string]float64{}, map[string]float64{}, map[string]float64{}, map[string]float64{}
+	sem, useAny, phr := map[string]float64{}, map[string]float64{}, map[string]float64{}
 	maxKw, maxGraph := 0.0, 0.0
 	for id, c := range cands {
 		if c.hasPhrase {
@@ -624,9 +624,6 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 		}
 		if c.hasUsage {
 			useAny[id] = c.usage
-			if c.usage >= floor {
-				use[id] = c.usage
-			}
 		}
 		maxKw = math.Max(maxKw, c.keyword)
 		maxGraph = math.Max(maxGraph, math.Abs(c.graph))
@@ -687,14 +684,16 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 		// Usage centroid similarity counts in proportion to the evidence
 		// behind it: n/(n+prior) of n served queries.
 		conf := float64(u.CentroidN) / (float64(u.CentroidN) + s.opts.UsagePrior)
-		// Measured from the evidence floor up, absolutely: min-max over the
-		// few tools with history would give the best of them full weight
-		// however weak its match. As far as the gate is open it becomes the
-		// min-max over every candidate with a centroid.
+		// It counts only as far as the gate is open, as the min-max over
+		// every candidate with a centroid. While the gate is closed a
+		// centroid above the evidence floor marks the tool as one this query
+		// has evidence for (plausible), but adds nothing itself: the mean of
+		// many served queries shares the direction every query has, so its
+		// cosine runs above a single description's, and measured from the
+		// floor it lifted a used tool over the cold tools the query was for
+		// (sparse history, evaluation/TUNING.md). The neighbours, single past
+		// queries measured from the same floor, carry the evidence then.
 		b.Usage = Signal{Raw: c.usage}
-		if _, ok := use[id]; ok && floor < 1 {
-			b.Usage.Norm = math.Min(1, (c.usage-floor)/(1-floor)) * conf
-		}
 		below[id] = [2]float64{math.Min(1, (c.votes+c.votesBelow)/float64(s.opts.Neighbours)), useAll[id] * conf}
 		// The kNN vote is normalised absolutely, as the mean excess of the
 		// neighbours' similarity over the evidence floor (in [0,1]):

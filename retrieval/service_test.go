@@ -173,8 +173,11 @@ func TestRecordEventsFeedsUsageAndSession(t *testing.T) {
 	if len(after.Hits) == 0 || after.Hits[0].Tool.ID != "b.tool" {
 		t.Fatalf("after events hits = %v, want b.tool first", ids(after.Hits))
 	}
+	// One of the two tools has history, so the gate on usage evidence is
+	// closed: the centroid is measured (Raw) and marks the evidence, and
+	// the past queries themselves (the neighbours) carry it.
 	b := after.Hits[0].Breakdown
-	if b.Usage.Norm <= 0 || b.Neighbours.Norm < 0.99 || b.History.Norm != 1 {
+	if b.Usage.Raw <= 0 || b.Neighbours.Norm < 0.99 || b.History.Norm != 1 {
 		t.Fatalf("usage/history not applied: %+v", b)
 	}
 
