@@ -71,9 +71,12 @@ type RetrainCounts struct {
 	Tools          int `json:"tools"`
 	CataloguePairs int `json:"cataloguePairs"`
 	UsagePairs     int `json:"usagePairs"`
-	Events         int `json:"events"`
-	HeldOut        int `json:"heldOut"`
-	Tune           int `json:"tune"`
+	// Recorded are the tools with a record as a first candidate (read by
+	// the fulfilment decision once the version is promoted).
+	Recorded int `json:"recorded"`
+	Events   int `json:"events"`
+	HeldOut  int `json:"heldOut"`
+	Tune     int `json:"tune"`
 }
 
 // RetrainResult is a retrain's outcome (and, while it runs, its progress).

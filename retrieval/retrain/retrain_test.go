@@ -163,6 +163,21 @@ func TestTrainEvaluateConclude(t *testing.T) {
 	if err != nil || stored.Candidate == nil || *stored.Candidate != ev.Candidate || stored.Adapter == nil {
 		t.Fatalf("stored after evaluation: %+v %v", stored, err)
 	}
+	// The record is learned from the training part and stored with the
+	// version (the decision reads it once the version is promoted).
+	if v.Counts.Recorded == 0 || stored.Record.Len() != v.Counts.Recorded || stored.Record.Rate <= 0 {
+		t.Fatalf("record: %d tools counted, stored %+v", v.Counts.Recorded, stored.Record)
+	}
+	first := 0
+	for _, e := range stored.Record.Tools {
+		if e.Right > e.First {
+			t.Fatalf("record entry %+v: right more often than first", e)
+		}
+		first += e.First
+	}
+	if first == 0 || first > v.Counts.UsagePairs {
+		t.Fatalf("record: %d first places for %d training queries", first, v.Counts.UsagePairs)
+	}
 
 	// Rejected: nothing applied.
 	if _, err := f.svc.Conclude(ctx, v.ID, false, "no better", Gate{}); err != nil {
@@ -183,7 +198,7 @@ func TestTrainEvaluateConclude(t *testing.T) {
 	if _, err := f.svc.Conclude(ctx, v2.ID, true, "better", Gate{}); err != nil {
 		t.Fatal(err)
 	}
-	if m := f.live.Model(); m == nil || m.Version != v2.ID || m.Adapter == nil || m.Weights == nil {
+	if m := f.live.Model(); m == nil || m.Version != v2.ID || m.Adapter == nil || m.Weights == nil || m.Record.Len() == 0 || f.live.Record() != m.Record {
 		t.Fatalf("live model after promotion: %+v", m)
 	}
 	restarted := retrieval.New(f.store, f.emb, retrieval.Options{})
@@ -194,7 +209,7 @@ func TestTrainEvaluateConclude(t *testing.T) {
 	if err := rs.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if m := restarted.Model(); m == nil || m.Version != v2.ID || m.Adapter.Dim != 64 {
+	if m := restarted.Model(); m == nil || m.Version != v2.ID || m.Adapter.Dim != 64 || m.Record.Len() != v2.Counts.Recorded {
 		t.Fatalf("restart loaded %+v", m)
 	}
 	// The next candidate names its parent, and is compared with it.
@@ -226,8 +241,40 @@ func TestTrainEvaluateConclude(t *testing.T) {
 		t.Fatalf("rollback to a missing version: %v", err)
 	}
 	list, err := f.svc.List(ctx, 10)
-	if err != nil || len(list) != 3 || list[0].ID != v3.ID {
+	if err != nil || len(list) != 3 || list[0].ID != v3.ID || list[0].Record != nil || list[0].Counts.Recorded == 0 {
 		t.Fatalf("list: %+v %v", list, err)
+	}
+}
+
+// TestBuildRecordLeavesEachQueryOut: a served query is replayed without
+// its own use (nor a repeat of its text) in the memory it is ranked with,
+// so the record counts where the search puts it as it would for a new
+// query like it, not its own tool.
+func TestBuildRecordLeavesEachQueryOut(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, 0)
+	// Served by the currency tool, worded like the weather tool: over its
+	// own use it would rank the currency tool first (and read right).
+	q := "forecast the weather for a city"
+	evs := []graph.ServedQuery{{ToolID: "fx.convert", Query: q}, {ToolID: "fx.convert", Query: "Forecast  the weather for a CITY"}}
+	if err := f.live.RecordEvents(ctx, owner, []retrieval.Event{{ToolID: "fx.convert", Query: q, Success: true}, {ToolID: "fx.convert", Query: q, Success: true}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := BuildRecord(ctx, f.store, f.emb, retrieval.Options{}, nil, evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Tools["weather.forecast"]; got != (retrieval.RecordEntry{First: 1}) || len(r.Tools) != 1 {
+		t.Fatalf("record %+v: want the weather tool first once and wrong, nothing else", r.Tools)
+	}
+	if lo, ok := r.Of("weather.forecast"); !ok || lo >= 0 {
+		t.Fatalf("weather tool's log odds %v %v, want below 0", lo, ok)
+	}
+	// The same search over the query's own use puts its tool first: what
+	// the record would have counted without leaving it out.
+	hits, _, err := f.live.Rank(ctx, retrieval.FulfilmentQuery(q, "", owner, nil))
+	if err != nil || len(hits) == 0 || hits[0].Tool.ID != "fx.convert" {
+		t.Fatalf("over its own use the first is %v (%v), want fx.convert", hits, err)
 	}
 }
 

@@ -380,6 +380,12 @@ func (s *Service) Train(ctx context.Context, o Options) (Version, error) {
 		return Version{}, err
 	}
 	v.Adapter, v.Dim = a, a.Dim
+	// The record replays the training part through the fulfilment search
+	// as this version will rank it, each query over the others' evidence.
+	if v.Record, err = BuildRecord(ctx, s.store, s.emb, s.rank, &retrieval.Model{Adapter: a, Weights: &v.Weights}, train); err != nil {
+		return Version{}, err
+	}
+	v.Counts.Recorded = v.Record.Len()
 	v.TrainSeconds = time.Since(start).Seconds()
 	if err := s.put(ctx, v); err != nil {
 		return Version{}, err
@@ -578,6 +584,7 @@ func (s *Service) List(ctx context.Context, limit int) ([]Version, error) {
 		if err != nil {
 			return nil, err
 		}
+		v.Record = nil // Get has it; a listing stays small
 		out = append(out, v)
 	}
 	return out, nil

@@ -48,6 +48,8 @@ type Counts struct {
 	CataloguePairs int `json:"cataloguePairs"`
 	// UsagePairs are the training part's served queries.
 	UsagePairs int `json:"usagePairs"`
+	// Recorded are the tools with a record (Version.Record).
+	Recorded int `json:"recorded"`
 	// Events are the served queries read; HeldOut of them were kept out
 	// of training for the replay (and Tune of the rest chose the weights).
 	Events  int `json:"events"`
@@ -94,12 +96,17 @@ type Version struct {
 	Reason string `json:"reason,omitempty"`
 	// Adapter is the learned map; loaded only with Get/Promoted.
 	Adapter *adapter.Adapter `json:"-"`
+	// Record is each tool's record as a first candidate
+	// (retrieval.Record), learned from the training part by BuildRecord
+	// with this version's ranking; the fulfilment decision reads it once
+	// the version is promoted. List leaves it out.
+	Record *retrieval.Record `json:"record,omitempty"`
 }
 
 // Model is what retrieval applies for v.
 func (v Version) Model() *retrieval.Model {
 	w := v.Weights
-	return &retrieval.Model{Version: v.ID, Adapter: v.Adapter, Weights: &w}
+	return &retrieval.Model{Version: v.ID, Adapter: v.Adapter, Weights: &w, Record: v.Record}
 }
 
 // record is the stored JSON description: Version without the fields the
