@@ -19,7 +19,7 @@ import (
 
 func TestGateDecide(t *testing.T) {
 	g := Gate{Margin: 0.01, MinHeldOut: 20}
-	cur := Figures{R1: 0.5, R5: 0.8, MRR: 0.6, N: 40, Tools: 5}
+	cur := Figures{R1: 0.5, R5: 0.8, MRR: 0.6, N: 40, Tools: 5, Substituted: 0.4, Wrong: 0.04}
 	for _, c := range []struct {
 		name string
 		cand Figures
@@ -33,6 +33,8 @@ func TestGateDecide(t *testing.T) {
 		{"too few held out", Figures{R1: 1, R5: 1, MRR: 1, N: 19, Tools: 5}, false, "not enough held-out queries"},
 		{"one tool's queries", Figures{R1: 1, R5: 1, MRR: 1, N: 400, Tools: 1}, false, "served by 1 tools"},
 		{"better MRR, worse R@5", Figures{R1: 0.7, R5: 0.75, MRR: 0.7, N: 40, Tools: 5}, false, "fall below"},
+		{"better, more wrong runs", Figures{R1: 0.55, R5: 0.8, MRR: 0.61, N: 40, Tools: 5, Substituted: 0.5, Wrong: 0.06}, false, "wrong tool"},
+		{"better, as few wrong runs", Figures{R1: 0.55, R5: 0.8, MRR: 0.61, N: 40, Tools: 5, Substituted: 0.5, Wrong: 0.05}, true, "better"},
 	} {
 		got, why := g.Decide(cur, c.cand)
 		if got != c.want || !strings.Contains(why, c.why) {
@@ -158,6 +160,11 @@ func TestTrainEvaluateConclude(t *testing.T) {
 	t.Logf("held-out replay: current %+v, candidate %+v (scale %.1f)", ev.Current, ev.Candidate, v.Scale)
 	if ev.Current.N != 12 || ev.Candidate.N != 12 || ev.CurrentVersion != "" {
 		t.Fatalf("evaluation: %+v", ev)
+	}
+	for _, fg := range []Figures{ev.Current, ev.Candidate} {
+		if fg.Wrong < 0 || fg.Wrong > fg.Substituted || fg.Substituted > 1 {
+			t.Fatalf("decision figures: %+v", fg)
+		}
 	}
 	stored, err := f.svc.Get(ctx, v.ID)
 	if err != nil || stored.Candidate == nil || *stored.Candidate != ev.Candidate || stored.Adapter == nil {
@@ -385,4 +392,31 @@ func TestAnotherProcessFollows(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	other.Follow(cctx, time.Millisecond, func(err error) { t.Errorf("follow: %v", err) })
+}
+
+// TestReplayCountsWrongRuns: the replay makes the fulfilment decision a
+// novel verb's workflow would make on each held-out query and counts the
+// substitutions of a tool that did not serve it.
+func TestReplayCountsWrongRuns(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, 0)
+	held := []graph.ServedQuery{
+		// Worded as the weather tool's description, served by the currency tool.
+		{ToolID: "fx.convert", Query: "Forecast the weather for a city."},
+		{ToolID: "doc.translate", Query: "Translate a text into another language."},
+	}
+	fg, err := f.svc.replay(ctx, newView(f.store, nil), nil, held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fg.N != 2 || fg.Substituted != 1 || fg.Wrong != 0.5 {
+		t.Fatalf("replay %+v: want both substituted, one of them wrong", fg)
+	}
+	// The replay passes the model's record to the decision, but a search
+	// without usage evidence is read by the zero-shot part, which reads no
+	// record: the same figures, even for a tool use found often wrong.
+	rec := retrieval.NewRecord(map[string]retrieval.RecordEntry{"weather.forecast": {First: 20, Right: 1}, "doc.translate": {First: 20, Right: 20}})
+	if g, err := f.svc.replay(ctx, newView(f.store, nil), &retrieval.Model{Record: rec}, held); err != nil || g.Substituted != fg.Substituted {
+		t.Fatalf("zero-shot replay with a record: %+v %v; the zero-shot part reads no record", g, err)
+	}
 }

@@ -446,10 +446,32 @@ func (s *Service) replay(ctx context.Context, v *view, m *retrieval.Model, held 
 		tools[e.ToolID] = true
 	}
 	f.Tools = len(tools)
+	var rec *retrieval.Record
+	if m != nil {
+		rec = m.Record
+	}
+	rule := retrieval.DefaultSubstituteRule()
 	for _, k := range order {
 		hits, _, err := svc.Rank(ctx, retrieval.Query{Text: text[k], MaxTools: MaxRank, Caller: caller})
 		if err != nil {
 			return Figures{}, fmt.Errorf("retrain: replay %q: %w", text[k], err)
+		}
+		// The decision a novel verb's workflow would make on this query:
+		// its search, each candidate with its record.
+		fh, _, err := svc.Rank(ctx, retrieval.FulfilmentQuery(text[k], "", caller, nil))
+		if err != nil {
+			return Figures{}, fmt.Errorf("retrain: replay %q: %w", text[k], err)
+		}
+		cands := make([]retrieval.Candidate, len(fh))
+		for i, h := range fh {
+			cands[i] = h.Candidate()
+			cands[i].Record, cands[i].Recorded = rec.Of(h.Tool.ID)
+		}
+		if len(fh) > 0 && rule.Substitute(cands) {
+			f.Substituted++
+			if !served[k][fh[0].Tool.ID] {
+				f.Wrong++
+			}
 		}
 		for r, h := range hits {
 			if served[k][h.Tool.ID] {
@@ -467,6 +489,7 @@ func (s *Service) replay(ctx context.Context, v *view, m *retrieval.Model, held 
 	}
 	if f.N > 0 {
 		f.R1, f.R5, f.MRR = f.R1/float64(f.N), f.R5/float64(f.N), f.MRR/float64(f.N)
+		f.Substituted, f.Wrong = f.Substituted/float64(f.N), f.Wrong/float64(f.N)
 	}
 	return f, nil
 }

@@ -38,6 +38,12 @@ type Figures struct {
 	N   int     `json:"n"`
 	// Tools counts the distinct tools that served the replayed queries.
 	Tools int `json:"tools"`
+	// Substituted is the share of the replayed queries for which the
+	// fulfilment decision (the default rule, reading the model's search
+	// and its record) substitutes the first candidate, and Wrong the share
+	// for which that candidate did not serve the query: a wrong tool run.
+	Substituted float64 `json:"substituted"`
+	Wrong       float64 `json:"wrong"`
 }
 
 // Counts say what a candidate was trained on.
