@@ -405,7 +405,7 @@ func TestReplayCountsWrongRuns(t *testing.T) {
 		{ToolID: "fx.convert", Query: "Forecast the weather for a city."},
 		{ToolID: "doc.translate", Query: "Translate a text into another language."},
 	}
-	fg, err := f.svc.replay(ctx, newView(f.store, nil), nil, held)
+	fg, err := f.svc.replay(ctx, newView(f.store, nil), nil, held, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +416,7 @@ func TestReplayCountsWrongRuns(t *testing.T) {
 	// without usage evidence is read by the zero-shot part, which reads no
 	// record: the same figures, even for a tool use found often wrong.
 	rec := retrieval.NewRecord(map[string]retrieval.RecordEntry{"weather.forecast": {First: 20, Right: 1}, "doc.translate": {First: 20, Right: 20}})
-	if g, err := f.svc.replay(ctx, newView(f.store, nil), &retrieval.Model{Record: rec}, held); err != nil || g.Substituted != fg.Substituted {
+	if g, err := f.svc.replay(ctx, newView(f.store, nil), &retrieval.Model{Record: rec}, held, true); err != nil || g.Substituted != fg.Substituted {
 		t.Fatalf("zero-shot replay with a record: %+v %v; the zero-shot part reads no record", g, err)
 	}
 }

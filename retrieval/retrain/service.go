@@ -364,7 +364,7 @@ func (s *Service) Train(ctx context.Context, o Options) (Version, error) {
 		best := math.Inf(-1)
 		for _, sc := range o.Scales {
 			m := &retrieval.Model{Adapter: a, Weights: ptr(scaled(base, sc))}
-			f, err := s.replay(ctx, newView(s.store, fit), m, tune)
+			f, err := s.replay(ctx, newView(s.store, fit), m, tune, false)
 			if err != nil {
 				return Version{}, err
 			}
@@ -422,8 +422,9 @@ func (s *Service) put(ctx context.Context, v Version) error {
 }
 
 // replay ranks each distinct query of held with model m over the view and
-// scores where the tools that served it land.
-func (s *Service) replay(ctx context.Context, v *view, m *retrieval.Model, held []graph.ServedQuery) (Figures, error) {
+// scores where the tools that served it land; with decide, it also makes
+// the fulfilment decision on each (Figures.Substituted and Wrong).
+func (s *Service) replay(ctx context.Context, v *view, m *retrieval.Model, held []graph.ServedQuery, decide bool) (Figures, error) {
 	opts := s.rank
 	opts.CacheSize, opts.FollowEvery, opts.Observer = -1, -1, nil
 	svc := retrieval.New(v, s.emb, opts)
@@ -456,21 +457,9 @@ func (s *Service) replay(ctx context.Context, v *view, m *retrieval.Model, held 
 		if err != nil {
 			return Figures{}, fmt.Errorf("retrain: replay %q: %w", text[k], err)
 		}
-		// The decision a novel verb's workflow would make on this query:
-		// its search, each candidate with its record.
-		fh, _, err := svc.Rank(ctx, retrieval.FulfilmentQuery(text[k], "", caller, nil))
-		if err != nil {
-			return Figures{}, fmt.Errorf("retrain: replay %q: %w", text[k], err)
-		}
-		cands := make([]retrieval.Candidate, len(fh))
-		for i, h := range fh {
-			cands[i] = h.Candidate()
-			cands[i].Record, cands[i].Recorded = rec.Of(h.Tool.ID)
-		}
-		if len(fh) > 0 && rule.Substitute(cands) {
-			f.Substituted++
-			if !served[k][fh[0].Tool.ID] {
-				f.Wrong++
+		if decide {
+			if err := decideOn(ctx, svc, rule, rec, text[k], served[k], &f); err != nil {
+				return Figures{}, err
 			}
 		}
 		for r, h := range hits {
@@ -492,6 +481,28 @@ func (s *Service) replay(ctx context.Context, v *view, m *retrieval.Model, held 
 		f.Substituted, f.Wrong = f.Substituted/float64(f.N), f.Wrong/float64(f.N)
 	}
 	return f, nil
+}
+
+// decideOn makes the decision a novel verb's workflow would make on query
+// q (its fulfilment search, each candidate with the record rec) and
+// counts it in f: substituted, and wrong when served has not the first.
+func decideOn(ctx context.Context, svc *retrieval.Service, rule retrieval.SubstituteRule, rec *retrieval.Record, q string, served map[string]bool, f *Figures) error {
+	hits, _, err := svc.Rank(ctx, retrieval.FulfilmentQuery(q, "", caller, nil))
+	if err != nil {
+		return fmt.Errorf("retrain: replay %q: %w", q, err)
+	}
+	cands := make([]retrieval.Candidate, len(hits))
+	for i, h := range hits {
+		cands[i] = h.Candidate()
+		cands[i].Record, cands[i].Recorded = rec.Of(h.Tool.ID)
+	}
+	if len(hits) > 0 && rule.Substitute(cands) {
+		f.Substituted++
+		if !served[hits[0].Tool.ID] {
+			f.Wrong++
+		}
+	}
+	return nil
 }
 
 // Evaluation is a candidate's figures beside the current model's on the
@@ -548,10 +559,10 @@ func (s *Service) Evaluate(ctx context.Context, id string) (Evaluation, error) {
 		}
 	}
 	vw := newView(s.store, train)
-	if ev.Current, err = s.replay(ctx, vw, cur, held); err != nil {
+	if ev.Current, err = s.replay(ctx, vw, cur, held, true); err != nil {
 		return Evaluation{}, err
 	}
-	if ev.Candidate, err = s.replay(ctx, vw, cand.Model(), held); err != nil {
+	if ev.Candidate, err = s.replay(ctx, vw, cand.Model(), held, true); err != nil {
 		return Evaluation{}, err
 	}
 	cand.Current, cand.Candidate = &ev.Current, &ev.Candidate
