@@ -35,6 +35,8 @@ type Candidate struct {
 	Keyword     float64  `json:"keyword,omitempty"`
 	Subword     float64  `json:"subword,omitempty"`
 	Learned     float64  `json:"learned,omitempty"`
+	Record      float64  `json:"record,omitempty"`
+	Recorded    bool     `json:"recorded,omitempty"`
 	Required    []string `json:"required,omitempty"`
 	Optional    []string `json:"optional,omitempty"`
 }
@@ -71,6 +73,7 @@ func (g *Graph) SearchTools(ctx context.Context, in SearchInput) (SearchOutput, 
 		out.Candidates = append(out.Candidates, Candidate{
 			ToolID: h.Tool.ID, Verb: h.Tool.Verb, Name: h.Tool.Name, Description: h.Tool.ShortDescription,
 			Module: h.Tool.Module, Similarity: h.Similarity, Score: h.Score, Keyword: h.Keyword, Subword: h.Subword, Learned: h.Learned,
+			Record: h.Record, Recorded: h.Recorded,
 			Required: h.Tool.RequiredParams, Optional: h.Tool.OptionalParams,
 		})
 	}

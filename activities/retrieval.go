@@ -32,9 +32,12 @@ func (r RetrievalSearcher) Search(ctx context.Context, req SearchRequest) ([]Sea
 		return nil, fmt.Errorf("activities: retrieval search: %w", err)
 	}
 	out := make([]SearchHit, 0, len(res.Hits))
+	rec := r.Service.Record() // the promoted version's, read with the ranking it came with
 	for _, h := range res.Hits {
 		c := h.Candidate()
-		out = append(out, SearchHit{Tool: h.Tool, Similarity: c.Similarity, Score: c.Score, Keyword: c.Keyword, Subword: c.Subword, Learned: c.Learned})
+		lo, ok := rec.Of(h.Tool.ID)
+		out = append(out, SearchHit{Tool: h.Tool, Similarity: c.Similarity, Score: c.Score, Keyword: c.Keyword, Subword: c.Subword, Learned: c.Learned,
+			Record: lo, Recorded: ok})
 	}
 	return out, nil
 }

@@ -37,6 +37,11 @@ type SearchHit struct {
 	// Learned is the part of Score the usage signals added
 	// (retrieval.Candidate.Learned; 0 when the searcher has none).
 	Learned float64
+	// Record and Recorded are the tool's record as a first candidate,
+	// learned from use (retrieval.Candidate.Record; 0 and false when the
+	// searcher has none).
+	Record   float64
+	Recorded bool
 }
 
 // Searcher finds candidate tools, best first, visible to the caller only.

@@ -19,7 +19,7 @@ import (
 const Usage = `usage:
   toolsmith eval --tools F --queries F [--history F] [--strategy all|hybrid|semantic|keyword] [--k 5] [--json] [--limit N] [--vector-cache F]
   toolsmith eval ... [--adapter off|catalogue] [--adapter-train-tools F] [--adapter-both] [--adapter-epochs N] [--adapter-lr R] [--adapter-temp T] [--adapter-decay D]
-  toolsmith eval --protocol leave-one-out --tools F --queries F [--history F] [--confidence C] [--threshold 0] [--margin 0] [--score-margin 0] [--fit-samples F] [--evidence-shift D] [--cold-tools S] [--calibrate] [--json]
+  toolsmith eval --protocol leave-one-out --tools F --queries F [--history F] [--confidence C] [--threshold 0] [--margin 0] [--score-margin 0] [--fit-samples F] [--evidence-shift D] [--record=true] [--record-weight W] [--record-shift D] [--cold-tools S] [--calibrate] [--json]
   toolsmith eval --protocol sparse-history --tools F --queries F --history F [--hot-tools 10] [--hot-queries 30] [--json]
   toolsmith eval --protocol threshold --tools F --queries F [--limit 1500]
   toolsmith eval split --queries F --history-out F --test-out F
@@ -50,7 +50,14 @@ precision ≥ 0.95 over thresholds and margins; --fit-samples F appends the
 run's samples to F and fits the decision model (retrieval.DecisionModel) on
 all of F, so a model is fitted on one part of the data and chosen on another
 (--evidence-shift D measures it, or the default model, with that shift of
-the searches with usage evidence).
+the searches with usage evidence). With --history, each tool's record as a
+first candidate is learned from the history alone, as the retraining
+workflow learns it from served queries (retrain.BuildRecord: the history's
+queries replayed through the fulfilment search fold by fold, each over the
+other folds' evidence), and the decision reads it; --record=false gives no
+tool a record, --record-weight W and --record-shift D set the model's two
+weights of it, and --fit-samples also prints the record weight fitted over
+the default model's other weights.
 
 --cold-tools S (any protocol) leaves a hash-chosen share S of the tools
 without history while every other tool keeps its --history, and scores only
@@ -138,6 +145,23 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, model
 			return err
 		}
 		o.EvidenceShift = &f
+		return nil
+	})
+	fs.BoolVar(&o.Record, "record", true, "leave-one-out: learn each tool's record as a first candidate from --history (replayed fold by fold, as the retraining workflow does) and let the decision read it (false: no tool has a record)")
+	fs.Func("record-weight", "leave-one-out: the decision model's weight of the record (default: the default model's)", func(v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return err
+		}
+		o.RecordWeight = &f
+		return nil
+	})
+	fs.Func("record-shift", "leave-one-out: the decision model's log-odds shift of searches whose first has a record (default: the default model's)", func(v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return err
+		}
+		o.RecordShift = &f
 		return nil
 	})
 	fs.StringVar(&o.FitSamples, "fit-samples", "", "leave-one-out: append this run's decision samples to the file and fit the decision model on all of them")

@@ -38,6 +38,7 @@ import (
 	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/retrieval"
 	"github.com/toolsmith/toolsmith/retrieval/adapter"
+	"github.com/toolsmith/toolsmith/retrieval/retrain"
 	"github.com/toolsmith/toolsmith/tool"
 )
 
@@ -192,6 +193,17 @@ type Options struct {
 	// tool among look-alikes that have served queries like its own
 	// (without History, the same queries zero-shot). 0 is off.
 	ColdTools float64
+	// Record, with History and leave-one-out, learns each tool's record as
+	// a first candidate from the history alone (retrain.BuildRecord, as the
+	// retraining workflow learns it from served queries: the history's
+	// queries replayed fold by fold, each over the others' evidence, never
+	// the scored queries' labels), and the decision reads it
+	// (retrieval.Candidate.Record).
+	Record bool
+	// RecordWeight, when set, is the decision model's weight of the
+	// record (retrieval.EvidenceFeatures' feature 11) for the run, and
+	// RecordShift the weight of "the first has a record" (feature 12).
+	RecordWeight, RecordShift *float64
 }
 
 // Metrics are one strategy's figures.
@@ -673,6 +685,22 @@ func Run(ctx context.Context, o Options, out io.Writer) (Report, error) {
 		}
 		svc.ForgetPriors()
 	}
+	var record *retrieval.Record
+	if o.Record && len(history) > 0 && o.Protocol == ProtocolLeaveOneOut {
+		var evs []graph.ServedQuery
+		for _, h := range history {
+			for _, id := range h.RelevantToolIDs {
+				evs = append(evs, graph.ServedQuery{ToolID: id, Query: h.Query})
+			}
+		}
+		start := time.Now()
+		if record, err = retrain.BuildRecord(ctx, st, searchEmb, ropts, nil, evs); err != nil {
+			return nil, fmt.Errorf("evaluation: %w", err)
+		}
+		if o.Progress != nil {
+			fmt.Fprintf(o.Progress, "record: %d tools first for a history query (right when first %.3f), %.1f s\n", record.Len(), record.Rate, time.Since(start).Seconds())
+		}
+	}
 
 	rep := Report{}
 	if o.Protocol == ProtocolSparseHistory {
@@ -684,7 +712,7 @@ func Run(ctx context.Context, o Options, out io.Writer) (Report, error) {
 		return rep, writeSparse(out, o, sparse)
 	}
 	if o.Protocol == ProtocolLeaveOneOut {
-		loo, pts, fitted, err := o.leaveOneOut(ctx, svc, caller, queries)
+		loo, pts, fitted, err := o.leaveOneOut(ctx, svc, caller, queries, record)
 		if err != nil {
 			return nil, err
 		}

@@ -20,11 +20,12 @@ type decisionSample struct {
 // fitDecision appends samples (each query's search with its relevant tools
 // present, labelled by whether the first candidate is one of them, and its
 // search with them taken out, never right) to path, and fits the decision
-// model on every sample in the file.
-func fitDecision(path string, samples []looSample) (retrieval.DecisionModel, error) {
+// model on every sample in the file, and the record's weight over the
+// default model (fitRecordWeight).
+func fitDecision(path string, samples []looSample) (retrieval.DecisionModel, float64, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_RDWR, 0o644)
 	if err != nil {
-		return retrieval.DecisionModel{}, fmt.Errorf("evaluation: decision samples: %w", err)
+		return retrieval.DecisionModel{}, 0, fmt.Errorf("evaluation: decision samples: %w", err)
 	}
 	defer f.Close()
 	w := bufio.NewWriter(f)
@@ -32,29 +33,77 @@ func fitDecision(path string, samples []looSample) (retrieval.DecisionModel, err
 	for _, s := range samples {
 		for _, d := range []decisionSample{{s.present, s.presentRight}, {s.absent, false}} {
 			if err := enc.Encode(d); err != nil {
-				return retrieval.DecisionModel{}, err
+				return retrieval.DecisionModel{}, 0, err
 			}
 		}
 	}
 	if err := w.Flush(); err != nil {
-		return retrieval.DecisionModel{}, fmt.Errorf("evaluation: decision samples: %w", err)
+		return retrieval.DecisionModel{}, 0, fmt.Errorf("evaluation: decision samples: %w", err)
 	}
 	if _, err := f.Seek(0, 0); err != nil {
-		return retrieval.DecisionModel{}, err
+		return retrieval.DecisionModel{}, 0, err
 	}
 	var all []decisionSample
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		var d decisionSample
 		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			return retrieval.DecisionModel{}, fmt.Errorf("evaluation: decision samples %s: %w", path, err)
+			return retrieval.DecisionModel{}, 0, fmt.Errorf("evaluation: decision samples %s: %w", path, err)
 		}
 		all = append(all, d)
 	}
 	if err := sc.Err(); err != nil {
-		return retrieval.DecisionModel{}, err
+		return retrieval.DecisionModel{}, 0, err
 	}
-	return fitLogistic(all), nil
+	return fitLogistic(all), fitRecordWeight(all, retrieval.DefaultDecisionModel), nil
+}
+
+// fitRecordWeight fits the weight of the record (the evidence part's last
+// feature) with every other weight of base held: a one-feature logistic
+// regression over the samples the evidence part reads, with base's
+// log-odds (without EvidenceShift, which is chosen after the fit) as the
+// offset. A search whose first has no record reads 0 for the feature, so
+// base's confidence for it is left exactly as it was.
+func fitRecordWeight(data []decisionSample, base retrieval.DecisionModel) float64 {
+	const last = retrieval.DecisionEvidenceFeatures - 2 // then "has a record", chosen after the fit
+	var off, x []float64
+	var y []bool
+	for _, s := range data {
+		if !retrieval.HasEvidence(s.Candidates) {
+			continue
+		}
+		f := retrieval.EvidenceFeatures(s.Candidates)
+		z := base.EvidenceBias
+		for i, w := range base.EvidenceWeights {
+			if i != last {
+				z += w * f[i]
+			}
+		}
+		off, x, y = append(off, z), append(x, f[last]), append(y, s.Right)
+	}
+	w := 0.0
+	if len(x) == 0 {
+		return w
+	}
+	lambda := 1e-3 * float64(len(x))
+	for iter := 0; iter < 50; iter++ {
+		g, h := -lambda*w, lambda
+		for k := range x {
+			p := 1 / (1 + math.Exp(-(off[k] + w*x[k])))
+			t := 0.0
+			if y[k] {
+				t = 1
+			}
+			g += (t - p) * x[k]
+			h += p * (1 - p) * x[k] * x[k]
+		}
+		step := g / h
+		w += step
+		if math.Abs(step) < 1e-9 {
+			break
+		}
+	}
+	return round6(w)
 }
 
 // fitLogistic fits the decision model's two parts, each a logistic

@@ -85,3 +85,38 @@ func TestFitLogisticRegimes(t *testing.T) {
 		t.Errorf("fitted shift %v, want 0 (chosen, not fitted)", m.EvidenceShift)
 	}
 }
+
+// fitRecordWeight recovers the record's weight from searches drawn from a
+// model that reads it, with every other weight held at the base model's,
+// and finds none where the record says nothing.
+func TestFitRecordWeight(t *testing.T) {
+	base := retrieval.DefaultDecisionModel
+	base.EvidenceWeights[retrieval.DecisionEvidenceFeatures-2], base.EvidenceWeights[retrieval.DecisionEvidenceFeatures-1] = 0, 0
+	base.EvidenceShift = 0
+	truth := base
+	truth.EvidenceWeights[retrieval.DecisionEvidenceFeatures-2] = 0.8
+	rng := rand.New(rand.NewPCG(3, 4))
+	draw := func(m retrieval.DecisionModel) []decisionSample {
+		var data []decisionSample
+		for range 6000 {
+			cands := make([]retrieval.Candidate, retrieval.FulfilmentCandidates)
+			score := 0.0
+			for i := len(cands) - 1; i >= 0; i-- {
+				score += rng.ExpFloat64()
+				cands[i] = retrieval.Candidate{Similarity: 0.3 + 0.5*rng.Float64(), Score: score, Learned: rng.Float64() * score / 2}
+			}
+			cands[0].Record, cands[0].Recorded = -3*rng.Float64(), true
+			data = append(data, decisionSample{Candidates: cands, Right: rng.Float64() < m.Confidence(cands)})
+		}
+		return data
+	}
+	if w := fitRecordWeight(draw(truth), base); math.Abs(w-0.8) > 0.15 {
+		t.Fatalf("record weight %v, want about 0.8", w)
+	}
+	if w := fitRecordWeight(draw(base), base); math.Abs(w) > 0.15 {
+		t.Fatalf("record weight %v where the record says nothing, want about 0", w)
+	}
+	if w := fitRecordWeight(nil, base); w != 0 {
+		t.Fatalf("no samples: %v", w)
+	}
+}

@@ -76,7 +76,7 @@ type looSample struct {
 	absent       []retrieval.Candidate
 }
 
-func (o Options) leaveOneOut(ctx context.Context, svc *retrieval.Service, caller access.Caller, queries []QueryRecord) ([]LeaveOneOut, []CurvePoint, *retrieval.DecisionModel, error) {
+func (o Options) leaveOneOut(ctx context.Context, svc *retrieval.Service, caller access.Caller, queries []QueryRecord, record *retrieval.Record) ([]LeaveOneOut, []CurvePoint, *retrieval.DecisionModel, error) {
 	p := &progress{w: o.Progress, label: "leave-one-out", total: len(queries)}
 	samples := make([]looSample, 0, len(queries))
 	search := func(q QueryRecord, exclude []string) ([]retrieval.Candidate, string, error) {
@@ -87,6 +87,7 @@ func (o Options) leaveOneOut(ctx context.Context, svc *retrieval.Service, caller
 		sims := make([]retrieval.Candidate, len(hits))
 		for i, h := range hits {
 			sims[i] = h.Candidate() // what the workflow's candidates carry
+			sims[i].Record, sims[i].Recorded = record.Of(h.Tool.ID)
 		}
 		first := ""
 		if len(hits) > 0 {
@@ -108,16 +109,25 @@ func (o Options) leaveOneOut(ctx context.Context, svc *retrieval.Service, caller
 	}
 	var fitted *retrieval.DecisionModel
 	if o.FitSamples != "" {
-		m, err := fitDecision(o.FitSamples, samples)
+		m, rw, err := fitDecision(o.FitSamples, samples)
 		if err != nil {
 			return nil, nil, nil, err
 		}
 		fitted = &m
+		if o.Progress != nil {
+			fmt.Fprintf(o.Progress, "record weight fitted over the default model's other weights: %g\n", rw)
+		}
 	}
 	model := retrieval.DefaultDecisionModel
 	if fitted != nil {
 		fitted.EvidenceShift = model.EvidenceShift
 		model = *fitted // the run measures the model it fitted
+	}
+	if o.RecordWeight != nil {
+		model.EvidenceWeights[retrieval.DecisionEvidenceFeatures-2] = *o.RecordWeight
+	}
+	if o.RecordShift != nil {
+		model.EvidenceWeights[retrieval.DecisionEvidenceFeatures-1] = *o.RecordShift
 	}
 	if o.EvidenceShift != nil {
 		model.EvidenceShift = *o.EvidenceShift

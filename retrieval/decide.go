@@ -130,6 +130,12 @@ type Candidate struct {
 	// (CONVERT_CURRENCY asked, a tool that declares CONVERT_CURRENCY): the
 	// planner's own words and the tool's own manifest agree.
 	SameVerb bool `json:"sameVerb,omitempty"`
+	// Record is the tool's record as a first candidate, learned from use
+	// (Record.LogOdds): below 0 for a tool the search often puts first for
+	// queries it did not serve; Recorded says it has one. A tool without a
+	// record reads 0 and false, and the decision reads it as before records.
+	Record   float64 `json:"record,omitempty"`
+	Recorded bool    `json:"recorded,omitempty"`
 }
 
 // InputFit is Candidate.InputFit for a tool's required parameters and the
@@ -178,7 +184,7 @@ const DecisionFeatures = 7
 
 // DecisionEvidenceFeatures is how many features DecisionModel reads of a
 // search with usage evidence (EvidenceFeatures).
-const DecisionEvidenceFeatures = DecisionFeatures + 4
+const DecisionEvidenceFeatures = DecisionFeatures + 6
 
 // DecisionModel is a logistic model of "the first candidate is the right
 // tool" over what a search knows of its candidates: the confidence the
@@ -227,14 +233,21 @@ func (m DecisionModel) hasEvidencePart() bool {
 // zero-shot part is the fifteenth round's, fitted on the same tune part
 // (refitted on the zero-shot regime alone it put a near tie of three
 // look-alikes above the bar). See evaluation/TUNING.md, seventeenth round.
-// No query of the parts the operating point was chosen or reported on was
+// Its last two evidence weights read the first candidate's record, learned
+// from use (twenty-third round); a first without a record reads 0 for
+// both. No query of the parts the operating point was chosen or reported on was
 // fitted.
 var DefaultDecisionModel = DecisionModel{
 	Bias:         -2.563373,
 	Weights:      [DecisionFeatures]float64{0.823007, 0.332488, 0.053115, 0.347034, 0.153414, 0.121634, 0.120512},
 	EvidenceBias: -3.883175,
 	EvidenceWeights: [DecisionEvidenceFeatures]float64{-1.063242, -0.278706, 0.109827, -0.026977, 0.096562, 0.086313, 0.670643,
-		0, 0.310156, -0.462021, -0.181994},
+		0, 0.310156, -0.462021, -0.181994,
+		// The record's two weights (twenty-third round): fitted on the
+		// same tune runs with every other weight held, so a first without
+		// a record reads exactly as before; "has a record" chosen on the
+		// choose part, as EvidenceShift was.
+		DefaultRecordWeight, DefaultRecordShift},
 	EvidenceShift: 0.15,
 	// Chosen on the tune and choose parts, zero-shot: at .30 the default
 	// bar's recall is unchanged on tune (.1791) and loses .0002 on choose
@@ -244,6 +257,16 @@ var DefaultDecisionModel = DecisionModel{
 
 // DefaultZeroShotFloor is DefaultDecisionModel's ZeroShotFloor.
 const DefaultZeroShotFloor = 0.30
+
+// DefaultRecordWeight and DefaultRecordShift are DefaultDecisionModel's
+// weights of the first candidate's record (EvidenceFeatures 11 and 12): a
+// tool use found often first and wrong loses confidence, and any tool with
+// a record gains the shift, at which the record's searches are as precise
+// as the rule's target (evaluation/TUNING.md, twenty-third round).
+const (
+	DefaultRecordWeight = 0.562527
+	DefaultRecordShift  = 0.30
+)
 
 // HasEvidence reports whether at least half the candidates, and at least
 // half of a full search's FulfilmentCandidates, carry usage evidence
@@ -276,7 +299,16 @@ const evidenceEps = 1e-9
 //	9 1 when the candidate the query itself ranks best (by its own
 //	  signals) is not the first and carries no usage evidence: a cold tool
 //	  that look-alikes with history overtook;
-//	10 1 when the first is not the candidate the query itself ranks best.
+//	10 1 when the first is not the candidate the query itself ranks best;
+//	11 the first's record where it is below the record's average
+//	  (min(Candidate.Record, 0)): use found the search often puts it
+//	  first for queries it did not serve; 0 without a record;
+//	12 1 when the first has a record (Candidate.Recorded).
+//
+// A record above the average is read as an average one: a tool's good
+// record says nothing of queries for a look-alike nobody has used yet,
+// and read as evidence it made such queries' wrong substitutions more
+// confident (evaluation/TUNING.md, twenty-third round).
 func EvidenceFeatures(cands []Candidate) [DecisionEvidenceFeatures]float64 {
 	var f [DecisionEvidenceFeatures]float64
 	base := Features(cands)
@@ -305,6 +337,9 @@ func EvidenceFeatures(cands []Candidate) [DecisionEvidenceFeatures]float64 {
 		ownLead = own(cands[0])
 	}
 	f[8] = base[1] - signedLog(ownLead)
+	if cands[0].Recorded {
+		f[11], f[12] = min(cands[0].Record, 0), 1
+	}
 	if best != 0 {
 		f[10] = 1
 		if cands[best].Learned <= evidenceEps {

@@ -19,6 +19,10 @@ type Model struct {
 	// Weights replace Options.Weights (the session strategy's weights are
 	// these with History tripled, as by default); nil keeps the options'.
 	Weights *Weights
+	// Record is each tool's record as a first candidate, learned from
+	// the same served queries (retrain.BuildRecord); the fulfilment
+	// decision reads it (Candidate.Record). nil: no tool has one.
+	Record *Record
 }
 
 // SetModel applies m to every search from now on (nil: the configured
@@ -34,6 +38,15 @@ func (s *Service) SetModel(m *Model) {
 
 // Model returns the model the service applies, nil when none.
 func (s *Service) Model() *Model { return s.model.Load() }
+
+// Record is the record of the model the service applies (nil when none
+// or without one).
+func (s *Service) Record() *Record {
+	if m := s.model.Load(); m != nil {
+		return m.Record
+	}
+	return nil
+}
 
 // weightsFor are the weights of strategy st under model m.
 func (s *Service) weightsFor(m *Model, st Strategy) Weights {

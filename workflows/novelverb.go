@@ -365,10 +365,17 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 	// A candidate that provides the requested verb itself is read from
 	// version "decision-same-verb" 1 on (retrieval.Candidate.SameVerb).
 	sameVerb := workflow.GetVersion(f.ctx, "decision-same-verb", workflow.DefaultVersion, 1) >= 1
+	// A tool's record as a first candidate, learned from use by the
+	// retraining workflow, is read from version "decision-record" 1 on;
+	// runs started before it replay as if no tool had one.
+	record := workflow.GetVersion(f.ctx, "decision-record", workflow.DefaultVersion, 1) >= 1
 	cands := make([]retrieval.Candidate, len(search.Candidates))
 	for i, c := range search.Candidates {
 		cands[i] = retrieval.Candidate{Similarity: c.Similarity, Score: c.Score, Keyword: c.Keyword, Subword: c.Subword, Learned: c.Learned,
 			InputFit: retrieval.InputFit(c.Required, inputs), SameVerb: sameVerb && c.Verb == in.Verb}
+		if record && c.Recorded {
+			cands[i].Record, cands[i].Recorded = c.Record, true
+		}
 	}
 	// The zero-shot part's similarity floor holds from version
 	// "decision-zero-shot-floor" 1 on; runs started before it replay

@@ -64,6 +64,10 @@ type RetrainFigures struct {
 	MRR   float64 `json:"mrr"`
 	N     int     `json:"n"`
 	Tools int     `json:"tools"`
+	// Substituted and Wrong are the shares of the held-out queries the
+	// fulfilment decision substitutes, and substitutes a wrong tool.
+	Substituted float64 `json:"substituted"`
+	Wrong       float64 `json:"wrong"`
 }
 
 // RetrainCounts say what a candidate was trained on (retrain.Counts).
@@ -71,9 +75,12 @@ type RetrainCounts struct {
 	Tools          int `json:"tools"`
 	CataloguePairs int `json:"cataloguePairs"`
 	UsagePairs     int `json:"usagePairs"`
-	Events         int `json:"events"`
-	HeldOut        int `json:"heldOut"`
-	Tune           int `json:"tune"`
+	// Recorded are the tools with a record as a first candidate (read by
+	// the fulfilment decision once the version is promoted).
+	Recorded int `json:"recorded"`
+	Events   int `json:"events"`
+	HeldOut  int `json:"heldOut"`
+	Tune     int `json:"tune"`
 }
 
 // RetrainResult is a retrain's outcome (and, while it runs, its progress).
@@ -130,7 +137,14 @@ func RetrainWorkflow(ctx workflow.Context, in RetrainInput) (RetrainResult, erro
 	}
 	current, candidate := RetrainFigures(ev.Current), RetrainFigures(ev.Candidate)
 	r.Compared, r.Current, r.Candidate, r.Stage = ev.CurrentVersion, &current, &candidate, RetrainDeciding
-	r.Promoted, r.Reason = gate.Decide(ev.Current, ev.Candidate)
+	// The gate weighs the decision's wrong runs from version
+	// "retrain-gate-wrong-runs" 1 on; runs started before judge the
+	// ranking alone, as they did.
+	judged := ev
+	if workflow.GetVersion(ctx, "retrain-gate-wrong-runs", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		judged.Current.Wrong, judged.Candidate.Wrong = 0, 0
+	}
+	r.Promoted, r.Reason = gate.Decide(judged.Current, judged.Candidate)
 	// Concluding is idempotent (it sets the same status again).
 	conclude := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Minute,

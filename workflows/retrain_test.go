@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/mock"
@@ -61,6 +62,17 @@ func TestRetrainPromotesACandidateBetterByTheMargin(t *testing.T) {
 	r, c = runRetrain(t, RetrainInput{Gate: RetrainGate{Margin: 0.1}}, cur, retrain.Figures{R1: 0.6, R5: 0.85, MRR: 0.66, N: 40, Tools: 5})
 	if r.Promoted || c.Promote {
 		t.Fatalf("margin 0.1: result %+v", r)
+	}
+}
+
+// TestRetrainKeepsACandidateThatRunsMoreWrongTools: a candidate whose
+// ranking is better but whose decision (its search and its record) would
+// run a wrong tool for more of the held-out queries stays out.
+func TestRetrainKeepsACandidateThatRunsMoreWrongTools(t *testing.T) {
+	cur := retrain.Figures{R1: 0.5, R5: 0.8, MRR: 0.6, N: 40, Tools: 5, Substituted: 0.4, Wrong: 0.025}
+	r, c := runRetrain(t, RetrainInput{}, cur, retrain.Figures{R1: 0.6, R5: 0.85, MRR: 0.66, N: 40, Tools: 5, Substituted: 0.5, Wrong: 0.1})
+	if r.Promoted || c.Promote || !strings.Contains(r.Reason, "wrong tool") || r.Candidate.Wrong != 0.1 {
+		t.Fatalf("result %+v, conclude %+v", r, c)
 	}
 }
 

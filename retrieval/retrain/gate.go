@@ -25,8 +25,11 @@ const (
 // Gate is the promotion rule: a candidate is promoted only when the
 // replay had at least MinHeldOut queries served by at least MinTools
 // distinct tools, its MRR beats the current
-// model's by at least Margin, and neither its R@1 nor its R@5 is lower.
-// Anything else keeps the current model: learning must never hurt.
+// model's by at least Margin, neither its R@1 nor its R@5 is lower, and
+// the fulfilment decision with its search and its record runs a wrong
+// tool for no more of the held-out queries than with the current model's,
+// give or take Margin. Anything else keeps the current model: learning
+// must never hurt.
 type Gate struct {
 	Margin     float64 `json:"margin"`
 	MinHeldOut int     `json:"minHeldOut"`
@@ -61,6 +64,9 @@ func (g Gate) Decide(current, candidate Figures) (bool, string) {
 	case candidate.R1 < current.R1 || candidate.R5 < current.R5:
 		return false, fmt.Sprintf("MRR %.4f beats %.4f but R@1 %.3f/R@5 %.3f fall below the current %.3f/%.3f; the current model stays",
 			candidate.MRR, current.MRR, candidate.R1, candidate.R5, current.R1, current.R5)
+	case candidate.Wrong > current.Wrong+g.Margin:
+		return false, fmt.Sprintf("MRR %.4f beats %.4f but the decision would run a wrong tool for %.3f of the held-out queries against the current %.3f (margin %.4f); the current model stays",
+			candidate.MRR, current.MRR, candidate.Wrong, current.Wrong, g.Margin)
 	}
 	return true, fmt.Sprintf("better: MRR %.4f vs current %.4f (margin %.4f), R@1 %.3f vs %.3f, R@5 %.3f vs %.3f on %d held-out queries",
 		candidate.MRR, current.MRR, g.Margin, candidate.R1, current.R1, candidate.R5, current.R5, candidate.N)

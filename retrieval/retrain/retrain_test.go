@@ -19,7 +19,7 @@ import (
 
 func TestGateDecide(t *testing.T) {
 	g := Gate{Margin: 0.01, MinHeldOut: 20}
-	cur := Figures{R1: 0.5, R5: 0.8, MRR: 0.6, N: 40, Tools: 5}
+	cur := Figures{R1: 0.5, R5: 0.8, MRR: 0.6, N: 40, Tools: 5, Substituted: 0.4, Wrong: 0.04}
 	for _, c := range []struct {
 		name string
 		cand Figures
@@ -33,6 +33,8 @@ func TestGateDecide(t *testing.T) {
 		{"too few held out", Figures{R1: 1, R5: 1, MRR: 1, N: 19, Tools: 5}, false, "not enough held-out queries"},
 		{"one tool's queries", Figures{R1: 1, R5: 1, MRR: 1, N: 400, Tools: 1}, false, "served by 1 tools"},
 		{"better MRR, worse R@5", Figures{R1: 0.7, R5: 0.75, MRR: 0.7, N: 40, Tools: 5}, false, "fall below"},
+		{"better, more wrong runs", Figures{R1: 0.55, R5: 0.8, MRR: 0.61, N: 40, Tools: 5, Substituted: 0.5, Wrong: 0.06}, false, "wrong tool"},
+		{"better, as few wrong runs", Figures{R1: 0.55, R5: 0.8, MRR: 0.61, N: 40, Tools: 5, Substituted: 0.5, Wrong: 0.05}, true, "better"},
 	} {
 		got, why := g.Decide(cur, c.cand)
 		if got != c.want || !strings.Contains(why, c.why) {
@@ -159,9 +161,29 @@ func TestTrainEvaluateConclude(t *testing.T) {
 	if ev.Current.N != 12 || ev.Candidate.N != 12 || ev.CurrentVersion != "" {
 		t.Fatalf("evaluation: %+v", ev)
 	}
+	for _, fg := range []Figures{ev.Current, ev.Candidate} {
+		if fg.Wrong < 0 || fg.Wrong > fg.Substituted || fg.Substituted > 1 {
+			t.Fatalf("decision figures: %+v", fg)
+		}
+	}
 	stored, err := f.svc.Get(ctx, v.ID)
 	if err != nil || stored.Candidate == nil || *stored.Candidate != ev.Candidate || stored.Adapter == nil {
 		t.Fatalf("stored after evaluation: %+v %v", stored, err)
+	}
+	// The record is learned from the training part and stored with the
+	// version (the decision reads it once the version is promoted).
+	if v.Counts.Recorded == 0 || stored.Record.Len() != v.Counts.Recorded || stored.Record.Rate <= 0 {
+		t.Fatalf("record: %d tools counted, stored %+v", v.Counts.Recorded, stored.Record)
+	}
+	first := 0
+	for _, e := range stored.Record.Tools {
+		if e.Right > e.First {
+			t.Fatalf("record entry %+v: right more often than first", e)
+		}
+		first += e.First
+	}
+	if first == 0 || first > v.Counts.UsagePairs {
+		t.Fatalf("record: %d first places for %d training queries", first, v.Counts.UsagePairs)
 	}
 
 	// Rejected: nothing applied.
@@ -183,7 +205,7 @@ func TestTrainEvaluateConclude(t *testing.T) {
 	if _, err := f.svc.Conclude(ctx, v2.ID, true, "better", Gate{}); err != nil {
 		t.Fatal(err)
 	}
-	if m := f.live.Model(); m == nil || m.Version != v2.ID || m.Adapter == nil || m.Weights == nil {
+	if m := f.live.Model(); m == nil || m.Version != v2.ID || m.Adapter == nil || m.Weights == nil || m.Record.Len() == 0 || f.live.Record() != m.Record {
 		t.Fatalf("live model after promotion: %+v", m)
 	}
 	restarted := retrieval.New(f.store, f.emb, retrieval.Options{})
@@ -194,7 +216,7 @@ func TestTrainEvaluateConclude(t *testing.T) {
 	if err := rs.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if m := restarted.Model(); m == nil || m.Version != v2.ID || m.Adapter.Dim != 64 {
+	if m := restarted.Model(); m == nil || m.Version != v2.ID || m.Adapter.Dim != 64 || m.Record.Len() != v2.Counts.Recorded {
 		t.Fatalf("restart loaded %+v", m)
 	}
 	// The next candidate names its parent, and is compared with it.
@@ -226,8 +248,40 @@ func TestTrainEvaluateConclude(t *testing.T) {
 		t.Fatalf("rollback to a missing version: %v", err)
 	}
 	list, err := f.svc.List(ctx, 10)
-	if err != nil || len(list) != 3 || list[0].ID != v3.ID {
+	if err != nil || len(list) != 3 || list[0].ID != v3.ID || list[0].Record != nil || list[0].Counts.Recorded == 0 {
 		t.Fatalf("list: %+v %v", list, err)
+	}
+}
+
+// TestBuildRecordLeavesEachQueryOut: a served query is replayed without
+// its own use (nor a repeat of its text) in the memory it is ranked with,
+// so the record counts where the search puts it as it would for a new
+// query like it, not its own tool.
+func TestBuildRecordLeavesEachQueryOut(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, 0)
+	// Served by the currency tool, worded like the weather tool: over its
+	// own use it would rank the currency tool first (and read right).
+	q := "forecast the weather for a city"
+	evs := []graph.ServedQuery{{ToolID: "fx.convert", Query: q}, {ToolID: "fx.convert", Query: "Forecast  the weather for a CITY"}}
+	if err := f.live.RecordEvents(ctx, owner, []retrieval.Event{{ToolID: "fx.convert", Query: q, Success: true}, {ToolID: "fx.convert", Query: q, Success: true}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := BuildRecord(ctx, f.store, f.emb, retrieval.Options{}, nil, evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Tools["weather.forecast"]; got != (retrieval.RecordEntry{First: 1}) || len(r.Tools) != 1 {
+		t.Fatalf("record %+v: want the weather tool first once and wrong, nothing else", r.Tools)
+	}
+	if lo, ok := r.Of("weather.forecast"); !ok || lo >= 0 {
+		t.Fatalf("weather tool's log odds %v %v, want below 0", lo, ok)
+	}
+	// The same search over the query's own use puts its tool first: what
+	// the record would have counted without leaving it out.
+	hits, _, err := f.live.Rank(ctx, retrieval.FulfilmentQuery(q, "", owner, nil))
+	if err != nil || len(hits) == 0 || hits[0].Tool.ID != "fx.convert" {
+		t.Fatalf("over its own use the first is %v (%v), want fx.convert", hits, err)
 	}
 }
 
@@ -338,4 +392,31 @@ func TestAnotherProcessFollows(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	other.Follow(cctx, time.Millisecond, func(err error) { t.Errorf("follow: %v", err) })
+}
+
+// TestReplayCountsWrongRuns: the replay makes the fulfilment decision a
+// novel verb's workflow would make on each held-out query and counts the
+// substitutions of a tool that did not serve it.
+func TestReplayCountsWrongRuns(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, 0)
+	held := []graph.ServedQuery{
+		// Worded as the weather tool's description, served by the currency tool.
+		{ToolID: "fx.convert", Query: "Forecast the weather for a city."},
+		{ToolID: "doc.translate", Query: "Translate a text into another language."},
+	}
+	fg, err := f.svc.replay(ctx, newView(f.store, nil), nil, held, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fg.N != 2 || fg.Substituted != 1 || fg.Wrong != 0.5 {
+		t.Fatalf("replay %+v: want both substituted, one of them wrong", fg)
+	}
+	// The replay passes the model's record to the decision, but a search
+	// without usage evidence is read by the zero-shot part, which reads no
+	// record: the same figures, even for a tool use found often wrong.
+	rec := retrieval.NewRecord(map[string]retrieval.RecordEntry{"weather.forecast": {First: 20, Right: 1}, "doc.translate": {First: 20, Right: 20}})
+	if g, err := f.svc.replay(ctx, newView(f.store, nil), &retrieval.Model{Record: rec}, held, true); err != nil || g.Substituted != fg.Substituted {
+		t.Fatalf("zero-shot replay with a record: %+v %v; the zero-shot part reads no record", g, err)
+	}
 }

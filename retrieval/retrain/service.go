@@ -364,7 +364,7 @@ func (s *Service) Train(ctx context.Context, o Options) (Version, error) {
 		best := math.Inf(-1)
 		for _, sc := range o.Scales {
 			m := &retrieval.Model{Adapter: a, Weights: ptr(scaled(base, sc))}
-			f, err := s.replay(ctx, newView(s.store, fit), m, tune)
+			f, err := s.replay(ctx, newView(s.store, fit), m, tune, false)
 			if err != nil {
 				return Version{}, err
 			}
@@ -380,6 +380,12 @@ func (s *Service) Train(ctx context.Context, o Options) (Version, error) {
 		return Version{}, err
 	}
 	v.Adapter, v.Dim = a, a.Dim
+	// The record replays the training part through the fulfilment search
+	// as this version will rank it, each query over the others' evidence.
+	if v.Record, err = BuildRecord(ctx, s.store, s.emb, s.rank, &retrieval.Model{Adapter: a, Weights: &v.Weights}, train); err != nil {
+		return Version{}, err
+	}
+	v.Counts.Recorded = v.Record.Len()
 	v.TrainSeconds = time.Since(start).Seconds()
 	if err := s.put(ctx, v); err != nil {
 		return Version{}, err
@@ -416,8 +422,9 @@ func (s *Service) put(ctx context.Context, v Version) error {
 }
 
 // replay ranks each distinct query of held with model m over the view and
-// scores where the tools that served it land.
-func (s *Service) replay(ctx context.Context, v *view, m *retrieval.Model, held []graph.ServedQuery) (Figures, error) {
+// scores where the tools that served it land; with decide, it also makes
+// the fulfilment decision on each (Figures.Substituted and Wrong).
+func (s *Service) replay(ctx context.Context, v *view, m *retrieval.Model, held []graph.ServedQuery, decide bool) (Figures, error) {
 	opts := s.rank
 	opts.CacheSize, opts.FollowEvery, opts.Observer = -1, -1, nil
 	svc := retrieval.New(v, s.emb, opts)
@@ -440,10 +447,20 @@ func (s *Service) replay(ctx context.Context, v *view, m *retrieval.Model, held 
 		tools[e.ToolID] = true
 	}
 	f.Tools = len(tools)
+	var rec *retrieval.Record
+	if m != nil {
+		rec = m.Record
+	}
+	rule := retrieval.DefaultSubstituteRule()
 	for _, k := range order {
 		hits, _, err := svc.Rank(ctx, retrieval.Query{Text: text[k], MaxTools: MaxRank, Caller: caller})
 		if err != nil {
 			return Figures{}, fmt.Errorf("retrain: replay %q: %w", text[k], err)
+		}
+		if decide {
+			if err := decideOn(ctx, svc, rule, rec, text[k], served[k], &f); err != nil {
+				return Figures{}, err
+			}
 		}
 		for r, h := range hits {
 			if served[k][h.Tool.ID] {
@@ -461,8 +478,31 @@ func (s *Service) replay(ctx context.Context, v *view, m *retrieval.Model, held 
 	}
 	if f.N > 0 {
 		f.R1, f.R5, f.MRR = f.R1/float64(f.N), f.R5/float64(f.N), f.MRR/float64(f.N)
+		f.Substituted, f.Wrong = f.Substituted/float64(f.N), f.Wrong/float64(f.N)
 	}
 	return f, nil
+}
+
+// decideOn makes the decision a novel verb's workflow would make on query
+// q (its fulfilment search, each candidate with the record rec) and
+// counts it in f: substituted, and wrong when served has not the first.
+func decideOn(ctx context.Context, svc *retrieval.Service, rule retrieval.SubstituteRule, rec *retrieval.Record, q string, served map[string]bool, f *Figures) error {
+	hits, _, err := svc.Rank(ctx, retrieval.FulfilmentQuery(q, "", caller, nil))
+	if err != nil {
+		return fmt.Errorf("retrain: replay %q: %w", q, err)
+	}
+	cands := make([]retrieval.Candidate, len(hits))
+	for i, h := range hits {
+		cands[i] = h.Candidate()
+		cands[i].Record, cands[i].Recorded = rec.Of(h.Tool.ID)
+	}
+	if len(hits) > 0 && rule.Substitute(cands) {
+		f.Substituted++
+		if !served[hits[0].Tool.ID] {
+			f.Wrong++
+		}
+	}
+	return nil
 }
 
 // Evaluation is a candidate's figures beside the current model's on the
@@ -519,10 +559,10 @@ func (s *Service) Evaluate(ctx context.Context, id string) (Evaluation, error) {
 		}
 	}
 	vw := newView(s.store, train)
-	if ev.Current, err = s.replay(ctx, vw, cur, held); err != nil {
+	if ev.Current, err = s.replay(ctx, vw, cur, held, true); err != nil {
 		return Evaluation{}, err
 	}
-	if ev.Candidate, err = s.replay(ctx, vw, cand.Model(), held); err != nil {
+	if ev.Candidate, err = s.replay(ctx, vw, cand.Model(), held, true); err != nil {
 		return Evaluation{}, err
 	}
 	cand.Current, cand.Candidate = &ev.Current, &ev.Candidate
@@ -578,6 +618,7 @@ func (s *Service) List(ctx context.Context, limit int) ([]Version, error) {
 		if err != nil {
 			return nil, err
 		}
+		v.Record = nil // Get has it; a listing stays small
 		out = append(out, v)
 	}
 	return out, nil

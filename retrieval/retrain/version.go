@@ -38,6 +38,12 @@ type Figures struct {
 	N   int     `json:"n"`
 	// Tools counts the distinct tools that served the replayed queries.
 	Tools int `json:"tools"`
+	// Substituted is the share of the replayed queries for which the
+	// fulfilment decision (the default rule, reading the model's search
+	// and its record) substitutes the first candidate, and Wrong the share
+	// for which that candidate did not serve the query: a wrong tool run.
+	Substituted float64 `json:"substituted"`
+	Wrong       float64 `json:"wrong"`
 }
 
 // Counts say what a candidate was trained on.
@@ -48,6 +54,8 @@ type Counts struct {
 	CataloguePairs int `json:"cataloguePairs"`
 	// UsagePairs are the training part's served queries.
 	UsagePairs int `json:"usagePairs"`
+	// Recorded are the tools with a record (Version.Record).
+	Recorded int `json:"recorded"`
 	// Events are the served queries read; HeldOut of them were kept out
 	// of training for the replay (and Tune of the rest chose the weights).
 	Events  int `json:"events"`
@@ -94,12 +102,17 @@ type Version struct {
 	Reason string `json:"reason,omitempty"`
 	// Adapter is the learned map; loaded only with Get/Promoted.
 	Adapter *adapter.Adapter `json:"-"`
+	// Record is each tool's record as a first candidate
+	// (retrieval.Record), learned from the training part by BuildRecord
+	// with this version's ranking; the fulfilment decision reads it once
+	// the version is promoted. List leaves it out.
+	Record *retrieval.Record `json:"record,omitempty"`
 }
 
 // Model is what retrieval applies for v.
 func (v Version) Model() *retrieval.Model {
 	w := v.Weights
-	return &retrieval.Model{Version: v.ID, Adapter: v.Adapter, Weights: &w}
+	return &retrieval.Model{Version: v.ID, Adapter: v.Adapter, Weights: &w, Record: v.Record}
 }
 
 // record is the stored JSON description: Version without the fields the

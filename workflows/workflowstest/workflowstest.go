@@ -107,7 +107,8 @@ func (f *Fixture) RankedHit(words, toolID string, c retrieval.Candidate) {
 	f.Searcher.mu.Lock()
 	defer f.Searcher.mu.Unlock()
 	f.Searcher.hits[words] = append(f.Searcher.hits[words], activities.SearchHit{Tool: t.ToolSummary,
-		Similarity: c.Similarity, Score: c.Score, Keyword: c.Keyword, Subword: c.Subword, Learned: c.Learned})
+		Similarity: c.Similarity, Score: c.Score, Keyword: c.Keyword, Subword: c.Subword, Learned: c.Learned,
+		Record: c.Record, Recorded: c.Recorded})
 }
 
 // ClearHit makes the searcher answer query words with the tool as the
