@@ -3,7 +3,6 @@ package review
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -21,6 +20,7 @@ import (
 	"github.com/toolsmith/toolsmith/airlock"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/identity"
+	"github.com/toolsmith/toolsmith/internal/cursor"
 	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/workflows"
 )
@@ -483,28 +483,14 @@ func (s *Service) Decided(ctx context.Context, caller access.Caller, limit int, 
 	return page, nil
 }
 
-// cursorCheck is how many bytes of a digest seal a page token into a
-// cursor: enough that a made-up or mistyped cursor is refused at once
-// instead of reaching Temporal, which retries on a token it cannot read
-// until the request's deadline. The digest is a checksum, not a secret:
-// every replica reads every other's cursors.
-const cursorCheck = 8
+// cursorLabel names the decided list's cursors (internal/cursor): a
+// made-up or mistyped cursor is refused at once instead of reaching
+// Temporal, which retries on a token it cannot read until the request's
+// deadline.
+const cursorLabel = "toolsmith decided reviews"
 
 // sealCursor is the cursor of Temporal's page token t.
-func sealCursor(t []byte) string {
-	sum := sha256.Sum256(append([]byte("toolsmith decided reviews\x00"), t...))
-	return base64.RawURLEncoding.EncodeToString(append(append([]byte{}, t...), sum[:cursorCheck]...))
-}
+func sealCursor(t []byte) string { return cursor.Seal(cursorLabel, t) }
 
 // openCursor is the page token a cursor sealed, false when it is not one.
-func openCursor(cursor string) ([]byte, bool) {
-	raw, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil || len(raw) <= cursorCheck {
-		return nil, false
-	}
-	t := raw[:len(raw)-cursorCheck]
-	if sealCursor(t) != cursor {
-		return nil, false
-	}
-	return t, true
-}
+func openCursor(c string) ([]byte, bool) { return cursor.Open(cursorLabel, c) }
