@@ -69,6 +69,46 @@ func wantConversion(t *testing.T) map[string]any {
 	return resp.Result
 }
 
+// TestVerbIdempotencyKey: POST /verbs takes an Idempotency-Key as execute
+// does: the same key and request answer the first run without a second
+// workflow or module call; the same key with another request (other
+// inputs, another verb) is a 422 naming the key, and runs nothing.
+func TestVerbIdempotencyKey(t *testing.T) {
+	e := newEnv(t)
+	hdr := http.Header{verbs.HeaderIdempotencyKey: {"verb-order-7"}}
+	var first, second verbRun
+	if code := e.do(http.MethodPost, "/api/v1/verbs?wait=30s", convertBody, hdr, &first); code != http.StatusOK || first.Status != workflows.StatusCompleted {
+		t.Fatalf("first: HTTP %d status %q error %q", code, first.Status, first.Error)
+	}
+	if code := e.do(http.MethodPost, "/api/v1/verbs?wait=30s", convertBody, hdr, &second); code != http.StatusOK || second.Status != workflows.StatusCompleted {
+		t.Fatalf("repeat: HTTP %d status %q", code, second.Status)
+	}
+	if second.WorkflowID != first.WorkflowID || second.RunID != first.RunID {
+		t.Errorf("repeat ran %s/%s, want the first run %s/%s", second.WorkflowID, second.RunID, first.WorkflowID, first.RunID)
+	}
+	if n := e.modules["currency"].Executions(""); n != 1 {
+		t.Errorf("currency module ran %d times, want 1", n)
+	}
+	other := map[string]any{}
+	for k, v := range convertBody {
+		other[k] = v
+	}
+	other["inputs"] = map[string]any{"amount": 5, "from": "USD", "to": "EUR"}
+	exchange := map[string]any{}
+	for k, v := range convertBody {
+		exchange[k] = v
+	}
+	exchange["verb"] = "EXCHANGE_MONEY"
+	for name, body := range map[string]map[string]any{"other inputs": other, "another verb": exchange} {
+		if code := e.do(http.MethodPost, "/api/v1/verbs?wait=30s", body, hdr, nil); code != http.StatusUnprocessableEntity {
+			t.Errorf("a reused key with %s: HTTP %d, want 422", name, code)
+		}
+	}
+	if n := e.modules["currency"].Executions(""); n != 1 {
+		t.Errorf("after reused keys the currency module ran %d times, want 1", n)
+	}
+}
+
 func TestConvertCurrencySubstitutes(t *testing.T) {
 	e := newEnv(t)
 	var run verbRun

@@ -60,9 +60,14 @@ func New(c Starter, tools ToolGetter, cfg Config) *Service {
 // Config returns the service's configuration (defaults applied).
 func (h *Service) Config() Config { return h.cfg }
 
-// StartVerb validates req and starts its NovelVerbWorkflow for caller.
-func (h *Service) StartVerb(ctx context.Context, caller access.Caller, req VerbRequest) (client.WorkflowRun, Run, error) {
+// StartVerb validates req and starts its NovelVerbWorkflow for caller. A
+// non-empty idempotency key makes a repeated request return the first run
+// instead of fulfilling the verb again, as StartExecute's does.
+func (h *Service) StartVerb(ctx context.Context, caller access.Caller, req VerbRequest, key string) (client.WorkflowRun, Run, error) {
 	if err := req.Validate(); err != nil {
+		return nil, Run{}, err
+	}
+	if err := checkIdempotencyKey(caller, key); err != nil {
 		return nil, Run{}, err
 	}
 	in := workflows.NovelVerbInput{
@@ -72,12 +77,8 @@ func (h *Service) StartVerb(ctx context.Context, caller access.Caller, req VerbR
 	in.Options.SetRule(h.rule(req.Options))
 	// The random part is unguessable (128 bits); reads check the owner in
 	// the memo anyway (GetVerb).
-	id := "verb-" + req.Verb + "-" + NewID()
-	if err := h.intend(ctx, caller, "verbs.start", "", id, "verb "+req.Verb); err != nil {
-		return nil, Run{}, err
-	}
-	run, err := h.temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:        id,
+	opts := client.StartWorkflowOptions{
+		ID:        "verb-" + req.Verb + "-" + NewID(),
 		TaskQueue: h.cfg.TaskQueue,
 		Memo:      ownerMemo(caller),
 		// Set at start so the run is findable by verb before its first
@@ -87,9 +88,23 @@ func (h *Service) StartVerb(ctx context.Context, caller access.Caller, req VerbR
 		// workflow task comes back in the start response and skips a
 		// matching round-trip; otherwise the SDK starts normally.
 		EnableEagerStart: true,
-	}, workflows.NovelVerbWorkflow, in)
+	}
+	fingerprint := ""
+	if key != "" {
+		// The verb is not part of the ID (a verb is upper case, "key"
+		// is not): the key stands for one request, so the same key with
+		// another verb finds the first run, and is refused.
+		fingerprint = fingerprintOf(req)
+		keyed(&opts, "verb-key-"+idempotencyScope(caller, key), fingerprint)
+	}
+	if err := h.intend(ctx, caller, "verbs.start", "", opts.ID, "verb "+req.Verb); err != nil {
+		return nil, Run{}, err
+	}
+	run, err := h.temporal.ExecuteWorkflow(ctx, opts, workflows.NovelVerbWorkflow, in)
 	if err != nil {
-		return nil, Run{}, TemporalError("start "+req.Verb, err)
+		if run, err = h.join(ctx, opts.ID, fingerprint, "start "+req.Verb, err); err != nil {
+			return nil, Run{}, err
+		}
 	}
 	return run, h.running(run), nil
 }
@@ -112,19 +127,8 @@ func (h *Service) StartExecute(ctx context.Context, caller access.Caller, toolID
 	}
 	fingerprint := ""
 	if key != "" {
-		// Same caller and key, same workflow ID: ExecuteWorkflow returns the
-		// existing run (WorkflowExecutionErrorWhenAlreadyStarted is false)
-		// and the reuse policy stops a finished one from running again. The
-		// key is scoped to the caller, so another caller's same key is
-		// another workflow: it can neither read this run nor claim the key.
-		opts.ID = "tool-" + toolID + "-" + idempotencyScope(caller, key)
-		opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
-		// The request's fingerprint rides in the memo: a repeat with the
-		// same key and another request is refused, not answered with the
-		// first run as if it were this one's.
 		fingerprint = requestFingerprint(req)
-		opts.Memo[MemoRequest] = fingerprint
-		opts.WorkflowExecutionErrorWhenAlreadyStarted = true // a repeat is told apart, and compared
+		keyed(&opts, "tool-"+toolID+"-"+idempotencyScope(caller, key), fingerprint)
 	}
 	if err := h.intend(ctx, caller, "tools.execute.start", toolID, opts.ID, "tool "+toolID); err != nil {
 		return nil, Run{}, err
@@ -132,30 +136,64 @@ func (h *Service) StartExecute(ctx context.Context, caller access.Caller, toolID
 	in := workflows.ExecuteToolInput{ToolID: toolID, Inputs: req.Inputs, Caller: workflows.Caller(caller), DryRun: req.DryRun}
 	run, err := h.temporal.ExecuteWorkflow(ctx, opts, workflows.ExecuteToolWorkflow, in)
 	if err != nil {
-		var started *serviceerror.WorkflowExecutionAlreadyStarted
-		if !errors.As(err, &started) {
-			return nil, Run{}, TemporalError("execute "+toolID, err)
-		}
-		if err := h.sameRequest(ctx, opts.ID, fingerprint); err != nil {
+		if run, err = h.join(ctx, opts.ID, fingerprint, "execute "+toolID, err); err != nil {
 			return nil, Run{}, err
 		}
-		run = h.temporal.GetWorkflow(ctx, opts.ID, "")
 	}
 	return run, h.running(run), nil
 }
 
-// MemoRequest is the memo field holding the fingerprint of an execute
-// request made with an idempotency key.
+// keyed gives a run started with an idempotency key its fixed workflow ID
+// (the caller's scope of the key) and the request's fingerprint.
+//
+// Same caller and key, same workflow ID: the start is refused as already
+// started (WorkflowExecutionErrorWhenAlreadyStarted), so a repeat is told
+// apart and compared, and join answers it with the existing run; the
+// reuse policy stops a finished one from running again. The key is scoped
+// to the caller, so another caller's same key is another workflow: it can
+// neither read this run nor claim the key. The fingerprint rides in the
+// memo: a repeat with the same key and another request is refused, not
+// answered with the first run as if it were this one's.
+func keyed(opts *client.StartWorkflowOptions, id, fingerprint string) {
+	opts.ID = id
+	opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
+	opts.Memo[MemoRequest] = fingerprint
+	opts.WorkflowExecutionErrorWhenAlreadyStarted = true
+}
+
+// join answers a start that failed with err: a run an idempotency key
+// already started (the same request) is that run; another request with
+// the key is sameRequest's 422; any other error is what it is.
+func (h *Service) join(ctx context.Context, id, fingerprint, what string, err error) (client.WorkflowRun, error) {
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if !errors.As(err, &started) {
+		return nil, TemporalError(what, err)
+	}
+	if err := h.sameRequest(ctx, id, fingerprint); err != nil {
+		return nil, err
+	}
+	return h.temporal.GetWorkflow(ctx, id, ""), nil
+}
+
+// MemoRequest is the memo field holding the fingerprint of a request (an
+// execute or a verb) made with an idempotency key.
 const MemoRequest = "toolsmithRequest"
 
 // requestFingerprint is a digest of what an execute request asks: its
-// inputs (encoding/json writes a map's keys sorted) and whether it is a
-// dry run.
+// inputs and whether it is a dry run.
 func requestFingerprint(req ExecuteRequest) string {
-	b, _ := json.Marshal(struct {
+	return fingerprintOf(struct {
 		Inputs map[string]any `json:"inputs"`
 		DryRun bool           `json:"dryRun"`
 	}{req.Inputs, req.DryRun})
+}
+
+// fingerprintOf is a digest of a request's JSON (encoding/json writes a
+// struct's fields in order and a map's keys sorted): a verb request's
+// fingerprint is the whole of it, verb, description, inputs, context and
+// options.
+func fingerprintOf(v any) string {
+	b, _ := json.Marshal(v)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:16])
 }
@@ -174,7 +212,7 @@ func (h *Service) sameRequest(ctx context.Context, id, fingerprint string) error
 	}
 	var got string
 	if converter.GetDefaultDataConverter().FromPayload(p, &got) != nil || got != fingerprint {
-		return fault.Invalid(IdempotencyKeyField, "was used before for another request (other inputs or dryRun): send a new key for a new request")
+		return fault.Invalid(IdempotencyKeyField, "was used before for another request (another verb or tool, other inputs, options or dryRun): send a new key for a new request")
 	}
 	return nil
 }

@@ -75,7 +75,7 @@ func TestStartWritesAheadToTheAuditLog(t *testing.T) {
 		start              func(*fulfil.Service) (string, error)
 	}{
 		{"verb", "verbs.start", "", func(s *fulfil.Service) (string, error) {
-			_, r, err := s.StartVerb(ctx, caller, fulfil.VerbRequest{Verb: "CONVERT_CURRENCY"})
+			_, r, err := s.StartVerb(ctx, caller, fulfil.VerbRequest{Verb: "CONVERT_CURRENCY"}, "")
 			return r.WorkflowID, err
 		}},
 		{"execute", "tools.execute.start", "currency.convert", func(s *fulfil.Service) (string, error) {

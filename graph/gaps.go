@@ -1,8 +1,10 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -132,7 +134,17 @@ func MergeGap(g Gap, e GapEvent) (Gap, error) {
 		g.Description = d
 	}
 	if e.Closest != nil {
-		g.Closest = append([]GapCandidate{}, e.Closest[:min(len(e.Closest), MaxGapClosest)]...)
+		// Closest first: a run lists its candidates in ranking order, whose
+		// scores (the similarity) need not descend; ties by id, so the list
+		// is the same whatever order they came in.
+		closest := slices.Clone(e.Closest)
+		slices.SortStableFunc(closest, func(a, b GapCandidate) int {
+			if c := cmp.Compare(b.Score, a.Score); c != 0 {
+				return c
+			}
+			return strings.Compare(a.ToolID, b.ToolID)
+		})
+		g.Closest = closest[:min(len(closest), MaxGapClosest)]
 	}
 	seen := map[string]bool{}
 	for _, x := range g.Entities {

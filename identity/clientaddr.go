@@ -42,6 +42,16 @@ func ParseProxies(list []string) (Proxies, error) {
 	return p, nil
 }
 
+// String lists the proxies as ParseProxies reads them back: prefixes,
+// comma-separated ("" for none).
+func (p Proxies) String() string {
+	out := make([]string, len(p.nets))
+	for i, n := range p.nets {
+		out[i] = n.String()
+	}
+	return strings.Join(out, ",")
+}
+
 // Trusts reports whether addr is one of the proxies.
 func (p Proxies) Trusts(addr netip.Addr) bool {
 	addr = addr.Unmap()

@@ -472,7 +472,7 @@ func (e *Edge) fulfilVerb(ctx context.Context, caller access.Caller, in FulfilVe
 	}
 	req := fulfil.VerbRequest{Verb: in.Verb, Description: in.Description, Inputs: in.Inputs, Context: in.Context,
 		Options: fulfil.VerbOptions{DryRun: in.DryRun, Threshold: in.Threshold}}
-	run, r, err := e.d.Fulfil.StartVerb(ctx, caller, req)
+	run, r, err := e.d.Fulfil.StartVerb(ctx, caller, req, "")
 	if err != nil {
 		return RunOut{}, err
 	}

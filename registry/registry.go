@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolsmith/toolsmith/embed"
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/cursor"
 	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/tool"
 )
@@ -369,6 +370,33 @@ func (s *Service) List(ctx context.Context, q graph.ListQuery) (graph.ToolPage, 
 	p, err := s.store.ListTools(ctx, q)
 	if err != nil {
 		return graph.ToolPage{}, fmt.Errorf("registry: list: %w", err)
+	}
+	return p, nil
+}
+
+// pageLabel names the catalogue's cursors (internal/cursor).
+const pageLabel = "toolsmith tools by id"
+
+// Page is List for callers outside (REST, the console): after is the
+// Next of a previous page ("" for the first), and the page's Next is
+// sealed, so a cursor the service did not issue ("bad", a tool id typed
+// by hand, another list's) is a ValidationError on "cursor" instead of
+// the page after whatever it names.
+func (s *Service) Page(ctx context.Context, f graph.Filter, limit int, after string) (graph.ToolPage, error) {
+	q := graph.ListQuery{Limit: limit, Filter: f}
+	if after != "" {
+		id, ok := cursor.Open(pageLabel, after)
+		if !ok {
+			return graph.ToolPage{}, fault.Malformed("cursor", "must be the nextCursor of a previous page, got %q", after)
+		}
+		q.After = string(id)
+	}
+	p, err := s.List(ctx, q)
+	if err != nil {
+		return graph.ToolPage{}, err
+	}
+	if p.Next != "" {
+		p.Next = cursor.Seal(pageLabel, []byte(p.Next))
 	}
 	return p, nil
 }

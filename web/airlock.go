@@ -127,7 +127,7 @@ func (c *Console) decided(w http.ResponseWriter, r *http.Request, s *session) {
 		if err := c.allow(r, s, http.MethodGet, routeDecided); err != nil {
 			return review.DecidedPage{}, err
 		}
-		return svc.Decided(r.Context(), 25, cursor)
+		return svc.Decided(r.Context(), s.principal().Caller(), 25, cursor)
 	}()
 	code, msg := 0, ""
 	if err != nil {

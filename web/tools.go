@@ -205,7 +205,7 @@ func (c *Console) catalogue(r *http.Request, s *session, sortBy string) ([]brows
 		}
 		return rows, next, page.Matched, nil
 	case "id":
-		page, err := c.d.Registry.List(r.Context(), graph.ListQuery{After: cursor, Limit: browseSize, Filter: f})
+		page, err := c.d.Registry.Page(r.Context(), f, browseSize, cursor)
 		if err != nil {
 			return nil, "", 0, err
 		}

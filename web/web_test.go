@@ -752,6 +752,9 @@ func TestToolsBrowsePages(t *testing.T) {
 	if w := b.do("GET", "/ui/tools?status=gone", nil); w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "status") {
 		t.Fatalf("a bad filter: %d", w.Code)
 	}
+	if w := b.do("GET", "/ui/tools?sort=id&cursor=pets.ta0", nil); w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "cursor") {
+		t.Fatalf("a cursor the console did not issue: %d", w.Code)
+	}
 	// A tool's page, for a guest too (the tools are public).
 	guest := e.browser(b.c)
 	if w := guest.do("GET", "/ui/tools/pets.ta0", nil); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "Pet pets.ta0") || strings.Contains(w.Body.String(), `class="error"`) {

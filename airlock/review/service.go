@@ -3,7 +3,6 @@ package review
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -21,6 +20,7 @@ import (
 	"github.com/toolsmith/toolsmith/airlock"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/identity"
+	"github.com/toolsmith/toolsmith/internal/cursor"
 	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/workflows"
 )
@@ -237,25 +237,39 @@ func (s *Service) Get(ctx context.Context, id string) (State, error) {
 	return stateOf(st), nil
 }
 
-// View is Get as caller may see it: a build's input names as closest
-// only the tools caller may execute (access.VisibleIDs). The review's own
-// outcome (the tools it onboarded) is the approvers' to see, as the
-// decided list shows it.
+// View is Get as caller may see it: the tools it names, a build's
+// closest tools and the tools its outcome onboarded, are only those
+// caller may execute (access.VisibleIDs), as the decided list shows them.
+// An approver who may not run what a review onboarded sees the outcome
+// without those ids.
 func (s *Service) View(ctx context.Context, id string, caller access.Caller) (State, error) {
 	st, err := s.Get(ctx, id)
-	if err != nil || st.Build == nil || len(st.Build.Input.Closest) == 0 {
+	if err != nil {
 		return st, err
 	}
-	if s.sources == nil {
-		st.Build.Input.Closest = nil
-		return st, nil
+	if st.Build != nil && len(st.Build.Input.Closest) > 0 {
+		if st.Build.Input.Closest, err = s.visibleTools(ctx, st.Build.Input.Closest, caller); err != nil {
+			return State{}, fmt.Errorf("review %s: %w", id, err)
+		}
 	}
-	closest, err := access.VisibleIDs(ctx, s.sources, st.Build.Input.Closest, caller)
-	if err != nil {
-		return State{}, fmt.Errorf("review %s: %w", id, err)
+	if st.Outcome != nil && len(st.Outcome.ToolIDs) > 0 {
+		if st.Outcome.ToolIDs, err = s.visibleTools(ctx, st.Outcome.ToolIDs, caller); err != nil {
+			return State{}, fmt.Errorf("review %s: %w", id, err)
+		}
 	}
-	st.Build.Input.Closest = closest
 	return st, nil
+}
+
+// visibleTools keeps the tool ids caller may execute; a service without a
+// store names none.
+func (s *Service) visibleTools(ctx context.Context, ids []string, caller access.Caller) ([]string, error) {
+	if len(ids) == 0 {
+		return ids, nil
+	}
+	if s.sources == nil {
+		return nil, nil
+	}
+	return access.VisibleIDs(ctx, s.sources, ids, caller)
 }
 
 func (s *Service) query(ctx context.Context, id string) (workflows.AirlockState, error) {
@@ -426,8 +440,9 @@ const decidedQuery = "WorkflowType IN ('AirlockWorkflow', 'BuildToolWorkflow') A
 
 // Decided lists reviews that ended, newest first, limit to a page (1 to
 // 100), paged by cursor (the previous page's Next; a cursor that is not
-// one is a ValidationError on "cursor").
-func (s *Service) Decided(ctx context.Context, limit int, cursor string) (DecidedPage, error) {
+// one is a ValidationError on "cursor"), as caller may see them: each
+// review's ToolIDs are only the tools caller may execute.
+func (s *Service) Decided(ctx context.Context, caller access.Caller, limit int, cursor string) (DecidedPage, error) {
 	limit = max(1, min(limit, 100))
 	var token []byte
 	if cursor != "" {
@@ -450,7 +465,10 @@ func (s *Service) Decided(ctx context.Context, limit int, cursor string) (Decide
 		if rev, out, ok := s.closedReview(ctx, id, ex.GetExecution().GetRunId()); ok {
 			d.Title, d.Location = rev.Title, rev.Location
 			if out != nil {
-				d.Status, d.Reviewer, d.Reason, d.ToolIDs = out.Status, out.Reviewer, out.Reason, out.ToolIDs
+				d.Status, d.Reviewer, d.Reason = out.Status, out.Reviewer, out.Reason
+				if d.ToolIDs, err = s.visibleTools(ctx, out.ToolIDs, caller); err != nil {
+					return DecidedPage{}, fmt.Errorf("review %s: %w", id, err)
+				}
 				if d.Reason == "" && out.Stage != "" {
 					d.Reason = "failed at " + out.Stage
 				}
@@ -465,28 +483,14 @@ func (s *Service) Decided(ctx context.Context, limit int, cursor string) (Decide
 	return page, nil
 }
 
-// cursorCheck is how many bytes of a digest seal a page token into a
-// cursor: enough that a made-up or mistyped cursor is refused at once
-// instead of reaching Temporal, which retries on a token it cannot read
-// until the request's deadline. The digest is a checksum, not a secret:
-// every replica reads every other's cursors.
-const cursorCheck = 8
+// cursorLabel names the decided list's cursors (internal/cursor): a
+// made-up or mistyped cursor is refused at once instead of reaching
+// Temporal, which retries on a token it cannot read until the request's
+// deadline.
+const cursorLabel = "toolsmith decided reviews"
 
 // sealCursor is the cursor of Temporal's page token t.
-func sealCursor(t []byte) string {
-	sum := sha256.Sum256(append([]byte("toolsmith decided reviews\x00"), t...))
-	return base64.RawURLEncoding.EncodeToString(append(append([]byte{}, t...), sum[:cursorCheck]...))
-}
+func sealCursor(t []byte) string { return cursor.Seal(cursorLabel, t) }
 
 // openCursor is the page token a cursor sealed, false when it is not one.
-func openCursor(cursor string) ([]byte, bool) {
-	raw, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil || len(raw) <= cursorCheck {
-		return nil, false
-	}
-	t := raw[:len(raw)-cursorCheck]
-	if sealCursor(t) != cursor {
-		return nil, false
-	}
-	return t, true
-}
+func openCursor(c string) ([]byte, bool) { return cursor.Open(cursorLabel, c) }

@@ -123,7 +123,7 @@ func TestDecisions(t *testing.T) {
 	// refused before Temporal sees it (which retries on a token it cannot
 	// read until the deadline).
 	for _, bad := range []string{"%%%", "bad", sealCursor([]byte(`{"page":2}`))[:12]} {
-		if _, err := s.Decided(ctx, 10, bad); !errors.Is(err, fault.ErrMalformed) {
+		if _, err := s.Decided(ctx, access.Caller{}, 10, bad); !errors.Is(err, fault.ErrMalformed) {
 			t.Fatalf("bad cursor %q: %v", bad, err)
 		}
 	}

@@ -7,6 +7,11 @@ import (
 	"slices"
 	"testing"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
 	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/graph/sqlite"
@@ -39,6 +44,67 @@ func TestViewNamesOnlyExecutableClosestTools(t *testing.T) {
 		v, err := s.View(ctx, "build-CHECK_PET", access.Caller{UserID: "vic", Level: "user", Roles: c.roles})
 		if err != nil || v.Build == nil || !slices.Equal(v.Build.Input.Closest, c.want) {
 			t.Fatalf("roles %v: %+v %v, want closest %v", c.roles, v.Build, err, c.want)
+		}
+	}
+}
+
+// history answers a closed review's history with its outcome, as a
+// Temporal client does.
+type history struct {
+	*fake
+	outcomes map[string]workflows.AirlockOutcome
+}
+
+type events struct{ evs []*historypb.HistoryEvent }
+
+func (e *events) HasNext() bool { return len(e.evs) > 0 }
+func (e *events) Next() (*historypb.HistoryEvent, error) {
+	ev := e.evs[0]
+	e.evs = e.evs[1:]
+	return ev, nil
+}
+
+func (h history) GetWorkflowHistory(_ context.Context, id, _ string, _ bool, _ enumspb.HistoryEventFilterType) client.HistoryEventIterator {
+	p, err := converter.GetDefaultDataConverter().ToPayloads(h.outcomes[id])
+	if err != nil {
+		panic(err)
+	}
+	return &events{evs: []*historypb.HistoryEvent{{EventType: enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
+		Attributes: &historypb.HistoryEvent_WorkflowExecutionCompletedEventAttributes{
+			WorkflowExecutionCompletedEventAttributes: &historypb.WorkflowExecutionCompletedEventAttributes{Result: p}}}}}
+}
+
+// The tools a decided review onboarded are named, in the decided list and
+// in the review by id, only to callers who may execute them: an approver
+// without the role an approval required sees the outcome without its id.
+func TestDecidedNamesOnlyExecutableTools(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "g.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	for id, perm := range map[string]string{"vet.pet_check": access.AnyOf([]string{"vet"}, nil), "vet.pet_find": "public"} {
+		if _, err := st.UpsertTool(ctx, graph.Tool{ToolSummary: graph.ToolSummary{ID: id, Verb: "FIND_PET", Name: id, Category: "pets",
+			Status: graph.StatusActive, Permissions: []string{perm}}, Description: "Pets.", Manifest: json.RawMessage(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := workflows.AirlockOutcome{Status: workflows.AirlockOnboarded, Reviewer: "ana", ToolIDs: []string{"vet.pet_check", "vet.pet_find"}}
+	f := &fake{states: map[string]workflows.AirlockState{"airlock-vet": {Status: workflows.AirlockOnboarded, Outcome: &out}}, decided: map[string]workflows.Decision{}}
+	s := New(history{fake: f, outcomes: map[string]workflows.AirlockOutcome{"airlock-vet": out}}, st, Config{})
+	for _, c := range []struct {
+		roles []string
+		want  []string
+	}{{[]string{"approver"}, []string{"vet.pet_find"}}, {[]string{"approver", "vet"}, []string{"vet.pet_check", "vet.pet_find"}}} {
+		caller := access.Caller{UserID: "vic", Level: "user", Roles: c.roles}
+		page, err := s.Decided(ctx, caller, 10, "")
+		if err != nil || len(page.Reviews) != 1 || page.Reviews[0].Status != workflows.AirlockOnboarded || !slices.Equal(page.Reviews[0].ToolIDs, c.want) {
+			t.Fatalf("roles %v: decided %+v %v, want tools %v", c.roles, page.Reviews, err, c.want)
+		}
+		v, err := s.View(ctx, "airlock-vet", caller)
+		if err != nil || v.Outcome == nil || v.Outcome.Status != workflows.AirlockOnboarded || !slices.Equal(v.Outcome.ToolIDs, c.want) {
+			t.Fatalf("roles %v: view %+v %v, want tools %v", c.roles, v.Outcome, err, c.want)
 		}
 	}
 }

@@ -210,14 +210,19 @@ func (h *Handler) timeline(c *gin.Context) {
 }
 
 // listDecided is GET /tools/reviews: reviews that ended, newest first,
-// paged by cursor.
+// paged by cursor, naming only the tools the caller may execute.
 func (h *Handler) listDecided(c *gin.Context) {
+	caller, err := httpx.Caller(c)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
 	limit, err := httpx.QueryInt(c, "limit", 25, 1, 100)
 	if err != nil {
 		httpx.Error(c, err)
 		return
 	}
-	page, err := h.reviews.Decided(c.Request.Context(), limit, c.Query("cursor"))
+	page, err := h.reviews.Decided(c.Request.Context(), caller, limit, c.Query("cursor"))
 	if err != nil {
 		httpx.Error(c, err)
 		return

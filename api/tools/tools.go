@@ -304,7 +304,7 @@ func (h *Handlers) list(c *gin.Context) {
 		httpx.Error(c, fault.Malformed("sort", "must be id or uses, got %q", sort))
 		return
 	}
-	page, err := h.svc.List(c.Request.Context(), graph.ListQuery{After: c.Query("cursor"), Limit: limit, Filter: f})
+	page, err := h.svc.Page(c.Request.Context(), f, limit, c.Query("cursor"))
 	if err != nil {
 		httpx.Error(c, err)
 		return

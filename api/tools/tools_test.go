@@ -665,6 +665,10 @@ func TestListPagingAndFilters(t *testing.T) {
 		{"status=gone", "status"},
 		{"sort=popular", "sort"},
 		{"sort=uses&cursor=x", "cursor"},
+		// A cursor the server did not issue is refused, never the page
+		// after whatever it names: made up, a tool id typed by hand.
+		{"cursor=bad", "cursor"},
+		{"cursor=t1.tool", "cursor"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {

@@ -82,7 +82,7 @@ func (h *Handler) startVerb(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	run, out, err := h.svc.StartVerb(ctx, caller, req)
+	run, out, err := h.svc.StartVerb(ctx, caller, req, c.GetHeader(HeaderIdempotencyKey))
 	if err != nil {
 		httpx.Error(c, err)
 		return
@@ -106,9 +106,10 @@ func (h *Handler) getVerb(c *gin.Context) {
 	writeRun(c, http.StatusOK, &out)
 }
 
-// HeaderIdempotencyKey makes a repeated execute request of the same caller
-// return the first run instead of calling the tool again (the key is
-// scoped to the caller and needs a credential; see fulfil.StartExecute).
+// HeaderIdempotencyKey makes a repeated execute or verb request of the
+// same caller return the first run instead of running again (the key is
+// scoped to the caller and needs a credential; see fulfil.StartExecute
+// and fulfil.StartVerb).
 const HeaderIdempotencyKey = fulfil.IdempotencyKeyField
 
 // executeTool runs the tool through ExecuteToolWorkflow rather than calling

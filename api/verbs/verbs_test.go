@@ -520,6 +520,8 @@ func TestExecuteTool(t *testing.T) {
 		{"disabled tool", "/api/v1/tools/old.tool/execute", body, nil, 404},
 		{"hidden tool", "/api/v1/tools/currency.convert/execute", body, map[string]string{"X-Tool-Groups": "ops"}, 404},
 		{"bad key", "/api/v1/tools/currency.convert/execute", body, map[string]string{"Idempotency-Key": "has space"}, 400},
+		{"bad key on a verb", "/api/v1/verbs", `{"verb":"CONVERT_CURRENCY"}`, map[string]string{"Idempotency-Key": "has space"}, 400},
+		{"anonymous key on a verb", "/api/v1/verbs", `{"verb":"CONVERT_CURRENCY"}`, map[string]string{"Idempotency-Key": "k-1"}, 401},
 		{"bad body", "/api/v1/tools/currency.convert/execute", `{"inputs":[1]}`, nil, 400},
 		{"bad wait", "/api/v1/tools/currency.convert/execute?wait=x", body, nil, 400},
 	}

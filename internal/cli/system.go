@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -155,10 +154,7 @@ func openSystem(ctx context.Context, cfg config.Config, log *slog.Logger, progre
 		VerbsPerMinute: cfg.Auth.RateVerbs}, sys.metrics.RateLimited).Share(store, onceAMinute(func(err error) {
 		log.Warn("rate limits: the store failed; counting in this process until it answers", "err", err)
 	}))
-	if sys.proxies, err = identity.ParseProxies(strings.Split(cfg.Auth.TrustedProxies, ",")); err != nil {
-		store.Close()
-		return nil, fmt.Errorf("--trusted-proxies: %w", err)
-	}
+	sys.proxies = cfg.Auth.TrustedProxies // parsed once, by the configuration
 	if err := sys.openIdentity(ctx); err != nil {
 		store.Close()
 		return nil, err

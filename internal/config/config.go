@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/netip"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -20,6 +19,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/toolsmith/toolsmith/identity"
 )
 
 // EnvPrefix prefixes the environment variable of every flag: --data-dir is
@@ -151,10 +152,11 @@ type Auth struct {
 	RateSearch, RateExecute, RateVerbs int
 	// MaxBodyBytes bounds request bodies (0: 8 MiB).
 	MaxBodyBytes int64
-	// TrustedProxies lists the reverse proxies (addresses or CIDR
-	// prefixes, comma-separated) whose X-Forwarded-For names the client;
-	// empty: the connection's peer is the client.
-	TrustedProxies string
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client, parsed once from --trusted-proxies (addresses or CIDR
+	// prefixes, comma-separated); the zero value: the connection's peer is
+	// the client.
+	TrustedProxies identity.Proxies
 }
 
 // Temporal holds the Temporal connection settings.
@@ -243,16 +245,6 @@ func (c Config) Validate() error {
 	}
 	if c.Auth.OIDCIssuer != "" && !hasScheme(c.Auth.OIDCIssuer, "https", "http") {
 		errs = append(errs, invalid("oidc-issuer", "must be an http(s) URL, got %q", c.Auth.OIDCIssuer))
-	}
-	for _, p := range strings.Split(c.Auth.TrustedProxies, ",") {
-		if p = strings.TrimSpace(p); p == "" {
-			continue
-		}
-		if _, err := netip.ParsePrefix(p); err != nil {
-			if _, err := netip.ParseAddr(p); err != nil {
-				errs = append(errs, invalid("trusted-proxies", "must list IP addresses or CIDR prefixes, got %q", p))
-			}
-		}
 	}
 	if c.Auth.MaxBodyBytes < 0 {
 		errs = append(errs, invalid("max-body-bytes", "must not be negative"))
@@ -428,6 +420,31 @@ func (l listFlag) Set(v string) error {
 // Type names the value in help output.
 func (l listFlag) Type() string { return "NAME=URL" }
 
+// proxiesFlag parses --trusted-proxies once, as it is set (from the
+// command line or its variable), into the identity.Proxies the server
+// uses: an entry that is neither an IP address nor a CIDR prefix is the
+// flag's error, naming the entry.
+type proxiesFlag struct{ p *identity.Proxies }
+
+func (f proxiesFlag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return f.p.String()
+}
+
+func (f proxiesFlag) Set(v string) error {
+	p, err := identity.ParseProxies(strings.Split(v, ","))
+	if err != nil {
+		return fmt.Errorf("must list IP addresses or CIDR prefixes: %w", err)
+	}
+	*f.p = p
+	return nil
+}
+
+// Type names the value in help output.
+func (proxiesFlag) Type() string { return "ADDRS" }
+
 // envAliases are the standard variables some flags also read when neither
 // the flag nor its TOOLSMITH_* variable is set.
 var envAliases = map[string]string{
@@ -471,7 +488,7 @@ func (c *Config) Register(fs *pflag.FlagSet, groups Flags) {
 		fs.IntVar(&c.Auth.RateExecute, "rate-execute", c.Auth.RateExecute, "default executions per minute per caller (0: 120; negative: unlimited)")
 		fs.IntVar(&c.Auth.RateVerbs, "rate-verbs", c.Auth.RateVerbs, "default verb fulfilments per minute per caller (0: 60; negative: unlimited)")
 		fs.Int64Var(&c.Auth.MaxBodyBytes, "max-body-bytes", c.Auth.MaxBodyBytes, "largest request body accepted, in bytes (0: 8 MiB)")
-		fs.StringVar(&c.Auth.TrustedProxies, "trusted-proxies", c.Auth.TrustedProxies, "reverse proxies whose X-Forwarded-For names the client, as IP addresses or CIDR prefixes, comma-separated (empty: the peer is the client)")
+		fs.Var(proxiesFlag{&c.Auth.TrustedProxies}, "trusted-proxies", "reverse proxies whose X-Forwarded-For names the client, as IP addresses or CIDR prefixes, comma-separated (empty: the peer is the client)")
 		fs.Int64Var(&c.MemoryLimit, "memory-limit", c.MemoryLimit, "the Go runtime's soft memory limit in bytes (0: none; the GOMEMLIMIT environment variable wins)")
 	}
 	if groups&FlagsDemo != 0 {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -59,6 +60,18 @@ func TestParsePrecedence(t *testing.T) {
 			func(c config.Config) bool { return c.ModelDir == "/m" }},
 		{"bool env", nil, map[string]string{"TOOLSMITH_NO_DEMO": "true"},
 			func(c config.Config) bool { return c.NoDemo }},
+		// --trusted-proxies is parsed once, here: the server takes the
+		// parsed proxies as they are.
+		{"trusted proxies", []string{"--trusted-proxies", "10.0.0.5, 172.30.80.0/24"}, nil,
+			func(c config.Config) bool {
+				p := c.Auth.TrustedProxies
+				return p.Trusts(netip.MustParseAddr("10.0.0.5")) && p.Trusts(netip.MustParseAddr("172.30.80.9")) &&
+					!p.Trusts(netip.MustParseAddr("10.0.0.6")) && p.String() == "10.0.0.5/32,172.30.80.0/24"
+			}},
+		{"trusted proxies from env", nil, map[string]string{"TOOLSMITH_TRUSTED_PROXIES": "::1"},
+			func(c config.Config) bool { return c.Auth.TrustedProxies.Trusts(netip.MustParseAddr("::1")) }},
+		{"no trusted proxies", nil, nil,
+			func(c config.Config) bool { return !c.Auth.TrustedProxies.Trusts(netip.MustParseAddr("127.0.0.1")) }},
 		{"neo4j from env", []string{"--store=neo4j"}, map[string]string{"TOOLSMITH_NEO4J_URI": "neo4j://h:7687", "TOOLSMITH_NEO4J_PASSWORD": "pw"},
 			func(c config.Config) bool {
 				return c.Store == "neo4j" && c.Neo4j.URI == "neo4j://h:7687" && c.Neo4j.Password == "pw" && c.Neo4j.User == "neo4j"
