@@ -153,6 +153,23 @@ func InputFit(required, inputs []string) int {
 	return 1
 }
 
+// MissingInputs lists the required parameters (in their order) that no
+// input of the verb fills, matched as InputFit matches them; with no
+// inputs, every required parameter is missing.
+func MissingInputs(required, inputs []string) []string {
+	have := make(map[string]bool, len(inputs))
+	for _, n := range inputs {
+		have[paramKey(n)] = true
+	}
+	var missing []string
+	for _, p := range required {
+		if !have[paramKey(p)] {
+			missing = append(missing, p)
+		}
+	}
+	return missing
+}
+
 func paramKey(s string) string {
 	return strings.Map(func(r rune) rune {
 		switch r {

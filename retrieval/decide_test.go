@@ -321,3 +321,19 @@ func TestEvidenceFeatures(t *testing.T) {
 		t.Fatalf("no usage evidence, evidence features %v", g[DecisionFeatures:])
 	}
 }
+
+func TestMissingInputs(t *testing.T) {
+	for _, tc := range []struct {
+		required, inputs []string
+		want             string
+	}{
+		{[]string{"amount", "from", "to"}, nil, "amount,from,to"},
+		{[]string{"amount", "from", "to"}, []string{"Amount", "FROM"}, "to"},
+		{[]string{"from_unit"}, []string{"from-unit"}, ""},
+		{nil, nil, ""},
+	} {
+		if got := strings.Join(MissingInputs(tc.required, tc.inputs), ","); got != tc.want {
+			t.Errorf("MissingInputs(%v, %v) = %q, want %q", tc.required, tc.inputs, got, tc.want)
+		}
+	}
+}

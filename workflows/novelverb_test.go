@@ -518,3 +518,36 @@ func TestNoCapabilityBuildsOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestNeedsInputs: a verb asked without inputs whose confident match has
+// required parameters ends with the match named and the inputs it lacks;
+// the tool does not run and no use is recorded. With inputs that miss one,
+// the rule refuses the match as before.
+func TestNeedsInputs(t *testing.T) {
+	for _, inputs := range []map[string]any{nil, {}} {
+		f := workflowstest.New(t, nil)
+		conv := f.Tools["currency.convert"]
+		conv.RequiredParams = []string{"amount", "from", "to"}
+		f.Tools["currency.convert"] = conv
+		f.ClearHit("exchange money", "currency.convert")
+		res, p, err := run(t, f, NovelVerbInput{Verb: "EXCHANGE_MONEY", Description: "change my dollars", Inputs: inputs})
+		if err != nil {
+			t.Fatalf("inputs %v: %v (%s)", inputs, err, res.Reason)
+		}
+		if res.Branch != BranchNeedsInputs || res.Tool != "currency.convert" || strings.Join(res.MissingInputs, ",") != "amount,from,to" {
+			t.Fatalf("inputs %v: branch %q tool %q missing %v, want needs_inputs naming currency.convert and amount, from, to", inputs, res.Branch, res.Tool, res.MissingInputs)
+		}
+		if len(res.Tools) != 0 || f.Mods["currency"].Executions("") != 0 || len(f.Usage.Events) != 0 {
+			t.Fatalf("tools %v, executions %d, usage %+v: want nothing run or recorded", res.Tools, f.Mods["currency"].Executions(""), f.Usage.Events)
+		}
+		if !strings.Contains(res.Reason, "amount") || p.Status != StatusCompleted || p.Stage != BranchNeedsInputs {
+			t.Fatalf("reason %q progress %+v", res.Reason, p)
+		}
+	}
+	// A tool without required parameters runs without inputs.
+	f := workflowstest.New(t, nil)
+	f.ClearHit("exchange money", "currency.convert")
+	if res, _, err := run(t, f, NovelVerbInput{Verb: "EXCHANGE_MONEY"}); err == nil || res.Branch != BranchSubstitute {
+		t.Fatalf("branch %q err %v: want the substitution tried (the module refuses the empty inputs)", res.Branch, err)
+	}
+}
