@@ -590,7 +590,7 @@ func (f *fulfilment) execute(toolID string, inputs map[string]any, query string)
 	ectx := workflow.WithActivityOptions(f.ctx, executeOptions)
 	err := workflow.ExecuteActivity(ectx, m.ExecuteTool, activities.ExecuteInput{
 		ToolID: toolID, Inputs: inputs, Caller: f.caller, DryRun: f.in.Options.DryRun,
-		Query: query, PairWith: slices.Clone(f.res.Tools),
+		Query: query, PairWith: slices.Clone(f.res.Tools), Attempts: executeOptions.RetryPolicy.MaximumAttempts,
 	}).Get(f.ctx, &out)
 	if err != nil {
 		return out, err
