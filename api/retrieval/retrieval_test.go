@@ -292,7 +292,8 @@ func TestEventsAreAUsersOwnBoundedUse(t *testing.T) {
 	code, env = do(t, srv, http.MethodPost, "/api/v1/tools/usage/batch", user, map[string]any{"events": []any{ev, future}})
 	if code != http.StatusUnprocessableEntity || len(env.Error.Fields) != 1 || env.Error.Fields[0].Path != "events[1].at" {
 		t.Fatalf("an event dated tomorrow: %d %+v", code, env.Error)
-	}	// Free text is bounded and printable: a query as a search's q, ids to
+	}
+	// Free text is bounded and printable: a query as a search's q, ids to
 	// a sane size; the session route applies the same domain check.
 	for _, tc := range []struct {
 		field string
