@@ -217,7 +217,12 @@ func (m *Modules) executeTool(ctx context.Context, in ExecuteInput, use *usage) 
 		IdempotencyKey: key, InputSchema: man.InputSchema, OutputSchema: man.OutputSchema,
 	})
 	out.DurationMs = time.Since(start).Milliseconds()
-	use.set(res.Success, out.DurationMs)
+	switch res.Kind {
+	case modules.KindUnknownModule, modules.KindInvalidName, modules.KindInvalidInput:
+		// Refused before any module was called: the tool did not run.
+	default:
+		use.set(res.Success, out.DurationMs)
+	}
 	if !res.Success {
 		return ExecuteOutput{}, moduleError(res)
 	}

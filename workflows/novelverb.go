@@ -371,10 +371,15 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 	// A candidate that provides the requested verb itself is read from
 	// version "decision-same-verb" 1 on (retrieval.Candidate.SameVerb).
 	sameVerb := workflow.GetVersion(f.ctx, "decision-same-verb", workflow.DefaultVersion, 1) >= 1
+	// A candidate this deployment cannot run (its module is not routed) is
+	// read from version "decision-unavailable" 1 on: it is never
+	// substituted, and no alternative to the first.
+	unavailable := slices.ContainsFunc(search.Candidates, func(c activities.Candidate) bool { return c.Unavailable }) &&
+		workflow.GetVersion(f.ctx, "decision-unavailable", workflow.DefaultVersion, 1) >= 1
 	cands := make([]retrieval.Candidate, len(search.Candidates))
 	for i, c := range search.Candidates {
 		cands[i] = retrieval.Candidate{Similarity: c.Similarity, Score: c.Score, Keyword: c.Keyword, Subword: c.Subword, Learned: c.Learned,
-			InputFit: retrieval.InputFit(c.Required, inputs), SameVerb: sameVerb && c.Verb == in.Verb}
+			InputFit: retrieval.InputFit(c.Required, inputs), SameVerb: sameVerb && c.Verb == in.Verb, Unavailable: unavailable && c.Unavailable}
 	}
 	// The zero-shot part's similarity floor holds from version
 	// "decision-zero-shot-floor" 1 on; runs started before it replay
@@ -498,7 +503,7 @@ func (f *fulfilment) judge(all []activities.Candidate, cands []retrieval.Candida
 		if len(idx) == llm.MaxJudgeCandidates {
 			break
 		}
-		if cands[i].InputFit < 0 {
+		if cands[i].InputFit < 0 || cands[i].Unavailable {
 			continue
 		}
 		idx = append(idx, i)

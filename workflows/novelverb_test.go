@@ -28,7 +28,7 @@ func run(t *testing.T, f *workflowstest.Fixture, in NovelVerbInput) (NovelVerbRe
 	env := s.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(30 * time.Second)
 	env.RegisterWorkflow(NovelVerbWorkflow)
-	env.RegisterActivity(&activities.Graph{Searcher: f.Searcher, Gaps: f.Gaps})
+	env.RegisterActivity(&activities.Graph{Searcher: f.Searcher, Gaps: f.Gaps, Routed: f.Routed})
 	env.RegisterActivity(&activities.Modules{Router: f.Router, Schemas: f, Usage: f.Usage, Pairs: f.Usage})
 	env.RegisterActivity(&activities.LLM{Model: f.LLM})
 	// No airlock configured: find-or-build finds no external definition.
@@ -549,5 +549,31 @@ func TestNeedsInputs(t *testing.T) {
 	f.ClearHit("exchange money", "currency.convert")
 	if res, _, err := run(t, f, NovelVerbInput{Verb: "EXCHANGE_MONEY"}); err == nil || res.Branch != BranchSubstitute {
 		t.Fatalf("branch %q err %v: want the substitution tried (the module refuses the empty inputs)", res.Branch, err)
+	}
+}
+
+// TestUnavailableToolIsNotSubstituted: a confident match whose module this
+// deployment does not route could not run: it is not substituted (the run
+// goes on as if nothing fit), and a runnable tool behind it is judged
+// without it.
+func TestUnavailableToolIsNotSubstituted(t *testing.T) {
+	f := workflowstest.New(t, nil)
+	f.RouteOnly()
+	f.AddTool(tool.Manifest{ToolID: "research.summarize_page", Verb: "SUMMARIZE_TEXT", Name: "Summarize", ShortDescription: "Summarize a page", Module: "research"})
+	f.ClearHit("summarize text", "research.summarize_page")
+	res, _, err := run(t, f, NovelVerbInput{Verb: "SUMMARIZE_TEXT", Inputs: map[string]any{"text": "long"}})
+	wantType(t, err, activities.ErrTypeLLMUnavailable) // decomposition was tried
+	if res.Branch != BranchDecompose || len(res.Tools) != 0 || !strings.Contains(res.Reason, "cannot run") {
+		t.Fatalf("branch %q tools %v (%s), want no substitution of a tool this deployment cannot run", res.Branch, res.Tools, res.Reason)
+	}
+	// Routed, the same match substitutes (and fails on its missing module
+	// only because the fixture serves none).
+	f = workflowstest.New(t, nil)
+	f.AddTool(tool.Manifest{ToolID: "research.summarize_page", Verb: "SUMMARIZE_TEXT", Name: "Summarize", ShortDescription: "Summarize a page", Module: "research"})
+	f.ClearHit("summarize text", "research.summarize_page")
+	res, _, err = run(t, f, NovelVerbInput{Verb: "SUMMARIZE_TEXT", Inputs: map[string]any{"text": "long"}})
+	wantType(t, err, activities.ErrTypeUnknownModule)
+	if res.Branch != BranchSubstitute || len(f.Usage.Events) != 0 {
+		t.Fatalf("branch %q (%s), usage %+v: want substitute without the routing check, and no use of a tool that never ran", res.Branch, res.Reason, f.Usage.Events)
 	}
 }
