@@ -21,6 +21,10 @@ type Graph struct {
 	Searcher Searcher
 	// Gaps records capability gaps; nil logs them only.
 	Gaps GapRecorder
+	// Routed reports whether this deployment routes a module (the module
+	// router's table): a candidate of a module it does not route is
+	// Unavailable. nil treats every module as routed.
+	Routed func(module string) bool
 }
 
 // Candidate is a tool found for a verb, as small as the workflow needs.
@@ -39,6 +43,9 @@ type Candidate struct {
 	Recorded    bool     `json:"recorded,omitempty"`
 	Required    []string `json:"required,omitempty"`
 	Optional    []string `json:"optional,omitempty"`
+	// Unavailable says this deployment cannot run the tool: its module is
+	// not routed here (Graph.Routed).
+	Unavailable bool `json:"unavailable,omitempty"`
 }
 
 // SearchInput asks for candidate tools for a verb.
@@ -75,6 +82,7 @@ func (g *Graph) SearchTools(ctx context.Context, in SearchInput) (SearchOutput, 
 			Module: h.Tool.Module, Similarity: h.Similarity, Score: h.Score, Keyword: h.Keyword, Subword: h.Subword, Learned: h.Learned,
 			Record: h.Record, Recorded: h.Recorded,
 			Required: h.Tool.RequiredParams, Optional: h.Tool.OptionalParams,
+			Unavailable: h.Tool.Module != "" && g.Routed != nil && !g.Routed(h.Tool.Module),
 		})
 	}
 	// The searcher ranks by score already; the stable sort makes the order

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/codegen/kit"
@@ -70,6 +71,11 @@ type ExecuteInput struct {
 	PairWith []string `json:"pairWith,omitempty"`
 	// DryRun maps and validates the inputs but does not call the module.
 	DryRun bool `json:"dryRun,omitempty"`
+	// Attempts is how many attempts the caller's retry policy allows, so
+	// an attempt knows whether it is the last (and records the call's
+	// use); the activity's own info, when the server sends the policy,
+	// wins. 0 with no policy known counts every attempt as the last.
+	Attempts int32 `json:"attempts,omitempty"`
 }
 
 // ExecuteOutput is a successful execution.
@@ -103,7 +109,13 @@ func IdempotencyKey(ctx context.Context) string {
 // non-retryable; timeouts, network errors and 5xx are retryable.
 func (m *Modules) ExecuteTool(ctx context.Context, in ExecuteInput) (ExecuteOutput, error) {
 	defer keepAlive(ctx)()
-	out, err := m.executeTool(ctx, in)
+	var use usage
+	out, err := m.executeTool(ctx, in, &use)
+	// A call records one use, its final outcome: an attempt Temporal will
+	// retry records nothing, or one call would count as several failures.
+	if use.ran && finalAttempt(ctx, err, in.Attempts) {
+		m.recordUsage(ctx, in, use.ok, use.ms)
+	}
 	if activity.IsActivity(ctx) && !in.DryRun {
 		outcome := "success"
 		if err != nil {
@@ -121,7 +133,36 @@ func (m *Modules) ExecuteTool(ctx context.Context, in ExecuteInput) (ExecuteOutp
 // ("success" or the error type), through the activity's metrics handler.
 const MetricToolExecutions = "toolsmith_tool_executions"
 
-func (m *Modules) executeTool(ctx context.Context, in ExecuteInput) (ExecuteOutput, error) {
+// usage is what an attempt that reached the tool reports for its use.
+type usage struct {
+	ran bool // the tool was called (a refusal before the call is no use)
+	ok  bool
+	ms  int64
+}
+
+func (u *usage) set(ok bool, ms int64) { u.ran, u.ok, u.ms = true, ok, ms }
+
+// finalAttempt reports whether err ends the call: a success, an error
+// Temporal does not retry (non-retryable, or the retry policy's last
+// attempt), or a call outside an activity. attempts is the policy's bound
+// when the activity's info carries none; a policy without a bound cannot
+// tell the last attempt, so every attempt counts.
+func finalAttempt(ctx context.Context, err error, attempts int32) bool {
+	if err == nil || !activity.IsActivity(ctx) {
+		return true
+	}
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.NonRetryable() {
+		return true
+	}
+	info := activity.GetInfo(ctx)
+	if p := info.RetryPolicy; p != nil {
+		attempts = p.MaximumAttempts
+	}
+	return attempts <= 0 || info.Attempt >= attempts
+}
+
+func (m *Modules) executeTool(ctx context.Context, in ExecuteInput, use *usage) (ExecuteOutput, error) {
 	if m.Router == nil || m.Schemas == nil {
 		return ExecuteOutput{}, Fail(ErrTypeNotExecutable, "activities: no module router configured")
 	}
@@ -157,7 +198,7 @@ func (m *Modules) executeTool(ctx context.Context, in ExecuteInput) (ExecuteOutp
 	// Onboarded wrappers and tools built from scratch both run as
 	// approved binaries under their approval's policy.
 	if man.Source != nil && (man.Source.Origin == "openapi" || man.Source.Origin == OriginBuilt) {
-		return m.executeWrapped(ctx, in, man, out)
+		return m.executeWrapped(ctx, in, man, out, use)
 	}
 	name := in.ToolID
 	if _, _, ok := modules.Split(name); !ok && man.Module != "" {
@@ -176,7 +217,12 @@ func (m *Modules) executeTool(ctx context.Context, in ExecuteInput) (ExecuteOutp
 		IdempotencyKey: key, InputSchema: man.InputSchema, OutputSchema: man.OutputSchema,
 	})
 	out.DurationMs = time.Since(start).Milliseconds()
-	m.recordUsage(ctx, in, res.Success, out.DurationMs)
+	switch res.Kind {
+	case modules.KindUnknownModule, modules.KindInvalidName, modules.KindInvalidInput:
+		// Refused before any module was called: the tool did not run.
+	default:
+		use.set(res.Success, out.DurationMs)
+	}
 	if !res.Success {
 		return ExecuteOutput{}, moduleError(res)
 	}
@@ -194,7 +240,7 @@ func (m *Modules) executeTool(ctx context.Context, in ExecuteInput) (ExecuteOutp
 // executeWrapped runs an onboarded external tool through its wrapper.
 // Policy refusals (rate limit, quota, budget, access) are non-retryable;
 // network failures are retried.
-func (m *Modules) executeWrapped(ctx context.Context, in ExecuteInput, man tool.Manifest, out ExecuteOutput) (ExecuteOutput, error) {
+func (m *Modules) executeWrapped(ctx context.Context, in ExecuteInput, man tool.Manifest, out ExecuteOutput, use *usage) (ExecuteOutput, error) {
 	if m.Wrapped == nil {
 		return ExecuteOutput{}, Fail(ErrTypeNotExecutable, "tool %q is an onboarded external tool, but this worker has no airlock runtime", in.ToolID)
 	}
@@ -207,10 +253,10 @@ func (m *Modules) executeWrapped(ctx context.Context, in ExecuteInput, man tool.
 	case errors.Is(err, fault.ErrNotFound):
 		return ExecuteOutput{}, Fail(ErrTypeNotExecutable, "%v", err)
 	case err != nil:
-		m.recordUsage(ctx, in, false, out.DurationMs)
+		use.set(false, out.DurationMs)
 		return ExecuteOutput{}, retryable(ErrTypeModuleUnavailable, "%v", err)
 	}
-	m.recordUsage(ctx, in, res.Success, out.DurationMs)
+	use.set(res.Success, out.DurationMs)
 	if !res.Success {
 		switch res.Stage {
 		case kit.StageInput:

@@ -31,6 +31,7 @@ import (
 	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/modules"
 	"github.com/toolsmith/toolsmith/retrieval"
+	"github.com/toolsmith/toolsmith/tool"
 	"github.com/toolsmith/toolsmith/workflows"
 )
 
@@ -376,6 +377,23 @@ func checkInputsSize(inputs map[string]any) error {
 	return nil
 }
 
+// checkMalformed adds to v (a 400) inputs nested deeper than
+// tool.MaxJSONDepth, the bound on every free-form JSON Toolsmith takes (a
+// run's inputs travel through history, the module router and every edge's
+// answer, and none needs thousands of levels), and control characters in
+// the named texts, which tool texts refuse too: they end up on consoles
+// and in gaps.
+func checkMalformed(v *fault.ValidationError, inputs map[string]any, texts ...[2]string) {
+	if tool.ValueDeeperThan(inputs, tool.MaxJSONDepth) {
+		v.Add("inputs", "must nest objects and arrays at most %d deep", tool.MaxJSONDepth)
+	}
+	for _, t := range texts {
+		if i := tool.ControlAt(t[1]); i >= 0 {
+			v.Add(t[0], "must not contain control characters, got %U at byte %d", []rune(t[1][i:])[0], i)
+		}
+	}
+}
+
 // MaxVerbTextBytes bounds a verb's description and its context, each: half
 // of retrieval.MaxQueryBytes, so the verb's words and description together
 // always fit one search.
@@ -383,6 +401,11 @@ const MaxVerbTextBytes = retrieval.MaxQueryBytes / 2
 
 // Validate checks the request, naming every offending field.
 func (r VerbRequest) Validate() error {
+	bad := &fault.ValidationError{Malformed: true}
+	checkMalformed(bad, r.Inputs, [2]string{"verb", r.Verb}, [2]string{"description", r.Description}, [2]string{"context", r.Context})
+	if len(bad.Fields) > 0 {
+		return bad
+	}
 	v := &fault.ValidationError{}
 	switch {
 	case r.Verb == "":
@@ -462,6 +485,10 @@ func (h *Service) visibleTool(ctx context.Context, id string, caller access.Call
 // on "inputs" naming what does not fit, and no run starts. The activity
 // checks again (a tool may change in between); it stays the authority.
 func (h *Service) checkExecute(ctx context.Context, id string, caller access.Caller, inputs map[string]any) error {
+	bad := &fault.ValidationError{Malformed: true}
+	if checkMalformed(bad, inputs); len(bad.Fields) > 0 {
+		return bad
+	}
 	if err := checkInputsSize(inputs); err != nil {
 		return fault.Invalid("inputs", "%s", err.Error())
 	}

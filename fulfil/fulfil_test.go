@@ -145,3 +145,49 @@ func TestExecuteRefusesInputsThatDoNotFit(t *testing.T) {
 		t.Fatalf("started %v, want one run", f.started)
 	}
 }
+
+// nested is a value nesting objects n deep under "a".
+func nested(n int) map[string]any {
+	m := map[string]any{"leaf": 1}
+	for range n - 1 {
+		m = map[string]any{"a": m}
+	}
+	return m
+}
+
+// TestInputsDepthAndControlCharactersAreMalformed: inputs nested deeper
+// than tool.MaxJSONDepth, on a verb or an execute, and control characters
+// in a verb's texts are a 400 naming the field, and nothing starts.
+func TestInputsDepthAndControlCharactersAreMalformed(t *testing.T) {
+	l := &log{}
+	f := &crashingTemporal{log: l}
+	tl := graph.Tool{ToolSummary: graph.ToolSummary{ID: "currency.convert", Status: graph.StatusActive}, Manifest: []byte(`{"inputSchema":{"type":"object"}}`)}
+	svc := fulfil.New(f, oneTool{tl}, fulfil.Config{Audit: l})
+	owner := access.Caller{UserID: "o", Level: "owner", Groups: []string{access.Wildcard}}
+	want := func(err error, field string) {
+		t.Helper()
+		fields := fault.Fields(err)
+		if !errors.Is(err, fault.ErrMalformed) || len(fields) != 1 || fields[0].Path != field {
+			t.Fatalf("%v (fields %+v), want malformed on %s", err, fields, field)
+		}
+	}
+	deep := nested(9000)
+	_, _, err := svc.StartExecute(context.Background(), owner, tl.ID, fulfil.ExecuteRequest{Inputs: deep}, "")
+	want(err, "inputs")
+	_, _, err = svc.StartVerb(context.Background(), owner, fulfil.VerbRequest{Verb: "DO_IT", Inputs: nested(33)})
+	want(err, "inputs")
+	_, _, err = svc.StartVerb(context.Background(), owner, fulfil.VerbRequest{Verb: "DO_IT", Description: "d\u001b[2J"})
+	want(err, "description")
+	_, _, err = svc.StartVerb(context.Background(), owner, fulfil.VerbRequest{Verb: "DO_IT", Context: "ok\x00"})
+	want(err, "context")
+	if len(f.started) != 0 {
+		t.Fatalf("started %v", f.started)
+	}
+	// At the bound, and with tabs and newlines, a run starts.
+	if _, _, err := svc.StartVerb(context.Background(), owner, fulfil.VerbRequest{Verb: "DO_IT", Description: "line\tone\nline two", Inputs: nested(32)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := svc.StartExecute(context.Background(), owner, tl.ID, fulfil.ExecuteRequest{Inputs: nested(32)}, ""); err != nil {
+		t.Fatal(err)
+	}
+}

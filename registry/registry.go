@@ -221,16 +221,22 @@ func (s *Service) Deprecate(ctx context.Context, id, reason string) error {
 // answered as an unknown id (fault.ErrNotFound). A nil allow allows every
 // tool.
 func (s *Service) DeprecateVisible(ctx context.Context, id, reason string, allow func(*graph.ToolSummary) bool) error {
+	if i := tool.ControlAt(reason); i >= 0 {
+		return fault.Malformed("reason", "must not contain control characters, got %U at byte %d", []rune(reason[i:])[0], i)
+	}
 	unlock := s.locks.lock(id)
 	defer unlock()
-	if allow != nil {
-		old, err := s.store.GetTool(ctx, id)
-		if err == nil && !allow(&old.ToolSummary) {
-			err = fault.ErrNotFound
-		}
-		if err != nil {
-			return s.readErr("deprecate", id, err)
-		}
+	old, err := s.store.GetTool(ctx, id)
+	if err == nil && allow != nil && !allow(&old.ToolSummary) {
+		err = fault.ErrNotFound
+	}
+	if err != nil {
+		return s.readErr("deprecate", id, err)
+	}
+	if old.Status == graph.StatusDeprecated {
+		// Idempotent: deprecating a deprecated tool again changes nothing
+		// and adds no revision (its first reason stands).
+		return nil
 	}
 	if err := s.store.SetStatus(ctx, id, graph.StatusDeprecated, reason); err != nil {
 		return s.readErr("deprecate", id, err)

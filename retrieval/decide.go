@@ -58,7 +58,8 @@ func CloseMatchRule() SubstituteRule {
 // (Confidence), the similarity (Threshold) and the margins (Margin,
 // ScoreMargin); a score lead of EvidenceMargin substitutes on its own. A
 // zero field is off. Whatever the bars, a first candidate whose required
-// parameters the verb's inputs cannot fill (Candidate.InputFit < 0) is not
+// parameters the verb's inputs cannot fill (Candidate.InputFit < 0), or
+// that the deployment cannot run (Candidate.Unavailable), is not
 // substituted: it could not run. Other candidates the inputs cannot fill
 // are no alternative to the first, so the bars read the first against the
 // candidates that could run (the inputs' fit is evidence the evaluation
@@ -126,6 +127,10 @@ type Candidate struct {
 	// popularity, pairings, session history and success rate): Score −
 	// Learned is what the query earned by its own words. 0 zero-shot.
 	Learned float64 `json:"learned,omitempty"`
+	// Unavailable says the deployment cannot run the tool (its module is
+	// not routed here): like a tool the inputs cannot fill, it could not
+	// run in the verb's place.
+	Unavailable bool `json:"unavailable,omitempty"`
 	// SameVerb says the tool provides the very verb the request names
 	// (CONVERT_CURRENCY asked, a tool that declares CONVERT_CURRENCY): the
 	// planner's own words and the tool's own manifest agree.
@@ -157,6 +162,23 @@ func InputFit(required, inputs []string) int {
 		}
 	}
 	return 1
+}
+
+// MissingInputs lists the required parameters (in their order) that no
+// input of the verb fills, matched as InputFit matches them; with no
+// inputs, every required parameter is missing.
+func MissingInputs(required, inputs []string) []string {
+	have := make(map[string]bool, len(inputs))
+	for _, n := range inputs {
+		have[paramKey(n)] = true
+	}
+	var missing []string
+	for _, p := range required {
+		if !have[paramKey(p)] {
+			missing = append(missing, p)
+		}
+	}
+	return missing
 }
 
 func paramKey(s string) string {
@@ -472,6 +494,8 @@ func (r SubstituteRule) DecideWith(m DecisionModel, cands []Candidate) (bool, st
 		why = "no candidates"
 	case inputsMissing:
 		why = "the inputs do not fill the tool's required parameters"
+	case unavailable:
+		why = "this deployment cannot run the tool (its module is not served here)"
 	case byEvidence:
 		why = fmt.Sprintf("score lead %.2f ≥ evidence margin %.2f", v.lead, r.EvidenceMargin)
 	case byVerb:
@@ -521,6 +545,7 @@ const (
 	nearSimilarity
 	nearScore
 	byVerb
+	unavailable
 )
 
 type verdict struct {
@@ -531,15 +556,19 @@ type verdict struct {
 }
 
 // runnable is cands without the candidates after the first that the
-// verb's inputs cannot fill (InputFit < 0): they could not run in its place,
-// so they are no alternative to it, and the rule weighs the first against
-// the candidates that could. Without inputs it is cands.
+// verb's inputs cannot fill (InputFit < 0) or the deployment cannot run
+// (Unavailable): they could not run in its place, so they are no
+// alternative to it, and the rule weighs the first against the candidates
+// that could. Without inputs, and with every module routed, it is cands.
 func runnable(cands []Candidate) []Candidate {
-	if !slices.ContainsFunc(cands[1:], func(c Candidate) bool { return c.InputFit < 0 }) {
+	if !slices.ContainsFunc(cands[1:], cannotRun) {
 		return cands
 	}
-	return slices.DeleteFunc(slices.Clone(cands), func(c Candidate) bool { return c.InputFit < 0 })
+	return slices.DeleteFunc(slices.Clone(cands), cannotRun)
 }
+
+// cannotRun reports a candidate that could not run in the verb's place.
+func cannotRun(c Candidate) bool { return c.InputFit < 0 || c.Unavailable }
 
 // soleProvider reports whether the ranking's first is a close match
 // (similarity ≥ DefaultSubstituteThreshold) that provides the requested verb
@@ -562,6 +591,9 @@ func (r SubstituteRule) verdict(m DecisionModel, cands []Candidate) verdict {
 		return verdict{kind: noCandidates}
 	}
 	first := cands[0]
+	if first.Unavailable {
+		return verdict{kind: unavailable}
+	}
 	if first.InputFit < 0 {
 		return verdict{kind: inputsMissing}
 	}

@@ -321,3 +321,43 @@ func TestEvidenceFeatures(t *testing.T) {
 		t.Fatalf("no usage evidence, evidence features %v", g[DecisionFeatures:])
 	}
 }
+
+func TestMissingInputs(t *testing.T) {
+	for _, tc := range []struct {
+		required, inputs []string
+		want             string
+	}{
+		{[]string{"amount", "from", "to"}, nil, "amount,from,to"},
+		{[]string{"amount", "from", "to"}, []string{"Amount", "FROM"}, "to"},
+		{[]string{"from_unit"}, []string{"from-unit"}, ""},
+		{nil, nil, ""},
+	} {
+		if got := strings.Join(MissingInputs(tc.required, tc.inputs), ","); got != tc.want {
+			t.Errorf("MissingInputs(%v, %v) = %q, want %q", tc.required, tc.inputs, got, tc.want)
+		}
+	}
+}
+
+// A candidate the deployment cannot run (its module is not served) is
+// never substituted, and is no alternative to the first: like a tool the
+// inputs cannot fill.
+func TestSubstituteRuleUnavailable(t *testing.T) {
+	clear := []Candidate{{Similarity: 0.9, Score: 40, Keyword: 5}, {Similarity: 0.3, Score: 1}}
+	for _, r := range []SubstituteRule{DefaultSubstituteRule(), CloseMatchRule(), {Threshold: 0.1}} {
+		gone := slices.Clone(clear)
+		gone[0].Unavailable = true
+		if ok, why := r.Decide(gone); ok || !strings.Contains(why, "cannot run") {
+			t.Fatalf("%+v on a tool the deployment cannot run: %v %q", r, ok, why)
+		}
+	}
+	// A near tie with a tool that cannot run here is no tie.
+	tie := []Candidate{{Similarity: 0.8, Score: 10.1, Keyword: 2}, {Similarity: 0.8, Score: 10, Keyword: 2}, {Similarity: 0.2, Score: 1}}
+	r := DefaultSubstituteRule()
+	if r.Substitute(tie) {
+		t.Fatalf("a near tie substitutes: %+v", tie)
+	}
+	tie[1].Unavailable = true
+	if ok, why := r.Decide(tie); !ok {
+		t.Fatalf("the first against a look-alike that cannot run here: %v %q", ok, why)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/tool"
 )
 
 // Event is one use of a tool: the query (or verb text) it served, in a
@@ -35,6 +36,23 @@ const (
 	MaxEvents       = 10000
 	MaxCallerEvents = 100
 )
+
+// MaxEventIDBytes bounds an event's toolId, sessionId and userId (a
+// sessionId as stored: the caller's id, "/", the session's). Its query is
+// bounded as a search's q is, by MaxQueryBytes.
+const MaxEventIDBytes = 512
+
+// checkEventText records in v a text of events[i] over max bytes or with a
+// control character (the check tool texts use): a reported event is stored
+// and shown in analytics, so it is bounded and printable.
+func checkEventText(v *fault.ValidationError, i int, field, text string, max int) {
+	path := fmt.Sprintf("events[%d].%s", i, field)
+	if len(text) > max {
+		v.Add(path, "must be at most %d bytes, got %d", max, len(text))
+	} else if j := tool.ControlAt(text); j >= 0 {
+		v.Add(path, "must not contain control characters, got %U at byte %d", []rune(text[j:])[0], j)
+	}
+}
 
 // FutureSkew is how far past the server's clock an event's time may be
 // (clocks differ); a later one is refused.
@@ -100,6 +118,16 @@ func (s *Service) Report(ctx context.Context, caller access.Caller, events []Eve
 	}
 	if len(events) > limit {
 		return Tally{}, fault.Malformed("events", "at most %d events per call for level %s, got %d", limit, caller.Level, len(events))
+	}
+	bad := &fault.ValidationError{Malformed: true}
+	for i, e := range events {
+		checkEventText(bad, i, "toolId", e.ToolID, MaxEventIDBytes)
+		checkEventText(bad, i, "sessionId", e.SessionID, MaxEventIDBytes)
+		checkEventText(bad, i, "userId", e.UserID, MaxEventIDBytes)
+		checkEventText(bad, i, "query", e.Query, MaxQueryBytes)
+	}
+	if len(bad.Fields) > 0 {
+		return Tally{}, fmt.Errorf("retrieval: record events: %w", bad)
 	}
 	verr := &fault.ValidationError{}
 	now := s.opts.Now()

@@ -798,6 +798,12 @@ func checkRef(v *fault.ValidationError, path, id, self string) {
 	}
 }
 
+// ControlAt is the byte offset of the first control character of s that
+// Validate refuses (any but tab, newline and carriage return), or -1: the
+// check other free text Toolsmith stores (a verb's description, a
+// deprecation reason, a usage event) shares with tool texts.
+func ControlAt(s string) int { return controlAt(s) }
+
 // controlAt is the byte offset of the first control character of s that
 // Validate refuses (refusedControl), or -1.
 func controlAt(s string) int {

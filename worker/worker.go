@@ -104,7 +104,13 @@ func Register(r Registry, deps Deps) {
 	if deps.Tools != nil {
 		mods.Schemas = deps.Tools
 	}
-	r.RegisterActivity(&activities.Graph{Searcher: deps.Searcher, Gaps: deps.Gaps})
+	g := &activities.Graph{Searcher: deps.Searcher, Gaps: deps.Gaps}
+	if deps.Router != nil {
+		// A candidate whose module this deployment does not route could
+		// not run: fulfilment never substitutes it.
+		g.Routed = func(module string) bool { _, ok := deps.Router.Config().Modules[module]; return ok }
+	}
+	r.RegisterActivity(g)
 	r.RegisterActivity(&activities.Analytics{Store: deps.Store, Runs: deps.Runs})
 	r.RegisterActivity(mods)
 	r.RegisterActivity(&activities.LLM{Model: deps.LLM})

@@ -52,6 +52,10 @@ const (
 	BranchDecompose    = "decompose"
 	BranchFindOrBuild  = "find_or_build"
 	BranchNoCapability = "no_capability"
+	// BranchNeedsInputs ends a run whose verb brought no inputs and whose
+	// confident match has required parameters: the tool is named
+	// (NovelVerbResult.Tool, MissingInputs) and nothing runs.
+	BranchNeedsInputs = "needs_inputs"
 )
 
 // Statuses of Progress.

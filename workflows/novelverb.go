@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -135,8 +136,8 @@ type StepResult struct {
 // NovelVerbResult records what a fulfilment did and why.
 type NovelVerbResult struct {
 	Verb string `json:"verb"`
-	// Branch is substitute, decompose or no_capability (or the branch that
-	// was under way when the workflow failed).
+	// Branch is substitute, decompose, no_capability or needs_inputs (or
+	// the branch that was under way when the workflow failed).
 	Branch string `json:"branch"`
 	// Reason explains the branch in one sentence.
 	Reason    string  `json:"reason"`
@@ -148,11 +149,16 @@ type NovelVerbResult struct {
 	Query  string         `json:"query,omitempty"`
 	Scores []ScoredTool   `json:"scores"`
 	// Tools lists every tool executed (children's included), in order.
-	Tools     []string          `json:"tools"`
-	Arguments map[string]any    `json:"arguments,omitempty"`
-	Renamed   map[string]string `json:"renamed,omitempty"`
-	Plan      *Plan             `json:"plan,omitempty"`
-	Steps     []StepResult      `json:"steps,omitempty"`
+	Tools []string `json:"tools"`
+	// Tool and MissingInputs are set on branch needs_inputs: the confident
+	// match, which did not run, and its required parameters the verb's
+	// inputs do not fill (resubmit with them, or execute the tool).
+	Tool          string            `json:"tool,omitempty"`
+	MissingInputs []string          `json:"missingInputs,omitempty"`
+	Arguments     map[string]any    `json:"arguments,omitempty"`
+	Renamed       map[string]string `json:"renamed,omitempty"`
+	Plan          *Plan             `json:"plan,omitempty"`
+	Steps         []StepResult      `json:"steps,omitempty"`
 	// Output is the substituted tool's output, or the last step's.
 	Output any `json:"output,omitempty"`
 	// State is the caller's state after the run (a tool may move it).
@@ -369,10 +375,15 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 	// retraining workflow, is read from version "decision-record" 1 on;
 	// runs started before it replay as if no tool had one.
 	record := workflow.GetVersion(f.ctx, "decision-record", workflow.DefaultVersion, 1) >= 1
+	// A candidate this deployment cannot run (its module is not routed) is
+	// read from version "decision-unavailable" 1 on: it is never
+	// substituted, and no alternative to the first.
+	unavailable := slices.ContainsFunc(search.Candidates, func(c activities.Candidate) bool { return c.Unavailable }) &&
+		workflow.GetVersion(f.ctx, "decision-unavailable", workflow.DefaultVersion, 1) >= 1
 	cands := make([]retrieval.Candidate, len(search.Candidates))
 	for i, c := range search.Candidates {
 		cands[i] = retrieval.Candidate{Similarity: c.Similarity, Score: c.Score, Keyword: c.Keyword, Subword: c.Subword, Learned: c.Learned,
-			InputFit: retrieval.InputFit(c.Required, inputs), SameVerb: sameVerb && c.Verb == in.Verb}
+			InputFit: retrieval.InputFit(c.Required, inputs), SameVerb: sameVerb && c.Verb == in.Verb, Unavailable: unavailable && c.Unavailable}
 		if record && c.Recorded {
 			cands[i].Record, cands[i].Recorded = c.Record, true
 		}
@@ -395,9 +406,30 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 		pick, why = f.judge(search.Candidates, cands, pick, why)
 	}
 	if pick >= 0 {
-		return f.substitute(search.Candidates[pick], why)
+		// A verb asked without inputs whose match has required parameters
+		// could only fail on them: the match is named, with what it needs,
+		// and nothing runs (from version "needs-inputs" 1 on; earlier runs
+		// replay their substitution). A plan's step (a child run) keeps
+		// failing on them: its inputs are the plan's, not a planner's to add.
+		best := search.Candidates[pick]
+		if len(in.Inputs) == 0 && len(in.Options.Chain) == 0 && len(retrieval.MissingInputs(best.Required, nil)) > 0 &&
+			workflow.GetVersion(f.ctx, "needs-inputs", workflow.DefaultVersion, 1) >= 1 {
+			return f.needsInputs(best, why)
+		}
+		return f.substitute(best, why)
 	}
 	return f.decompose(search.Candidates, why)
+}
+
+// needsInputs ends the run with the confident match named and the required
+// inputs it lacks; no tool runs, so no use is recorded.
+func (f *fulfilment) needsInputs(best activities.Candidate, why string) (NovelVerbResult, error) {
+	f.res.Tool = best.ToolID
+	f.res.MissingInputs = retrieval.MissingInputs(best.Required, sortedKeys(f.in.Inputs))
+	f.res.Reason = fmt.Sprintf("%s matches %s (%s): %s; it needs the inputs %s, which the verb did not bring: ask again with them, or execute %s",
+		f.in.Verb, best.ToolID, best.Verb, why, strings.Join(f.res.MissingInputs, ", "), best.ToolID)
+	f.stage(BranchNeedsInputs, SABranch.ValueSet(BranchNeedsInputs), SAToolID.ValueSet(best.ToolID))
+	return f.res, nil
 }
 
 // Who decided a substitution (Judgement.DecidedBy).
@@ -478,7 +510,7 @@ func (f *fulfilment) judge(all []activities.Candidate, cands []retrieval.Candida
 		if len(idx) == llm.MaxJudgeCandidates {
 			break
 		}
-		if cands[i].InputFit < 0 {
+		if cands[i].InputFit < 0 || cands[i].Unavailable {
 			continue
 		}
 		idx = append(idx, i)
@@ -570,7 +602,7 @@ func (f *fulfilment) execute(toolID string, inputs map[string]any, query string)
 	ectx := workflow.WithActivityOptions(f.ctx, executeOptions)
 	err := workflow.ExecuteActivity(ectx, m.ExecuteTool, activities.ExecuteInput{
 		ToolID: toolID, Inputs: inputs, Caller: f.caller, DryRun: f.in.Options.DryRun,
-		Query: query, PairWith: slices.Clone(f.res.Tools),
+		Query: query, PairWith: slices.Clone(f.res.Tools), Attempts: executeOptions.RetryPolicy.MaximumAttempts,
 	}).Get(f.ctx, &out)
 	if err != nil {
 		return out, err

@@ -28,7 +28,7 @@ func run(t *testing.T, f *workflowstest.Fixture, in NovelVerbInput) (NovelVerbRe
 	env := s.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(30 * time.Second)
 	env.RegisterWorkflow(NovelVerbWorkflow)
-	env.RegisterActivity(&activities.Graph{Searcher: f.Searcher, Gaps: f.Gaps})
+	env.RegisterActivity(&activities.Graph{Searcher: f.Searcher, Gaps: f.Gaps, Routed: f.Routed})
 	env.RegisterActivity(&activities.Modules{Router: f.Router, Schemas: f, Usage: f.Usage, Pairs: f.Usage})
 	env.RegisterActivity(&activities.LLM{Model: f.LLM})
 	// No airlock configured: find-or-build finds no external definition.
@@ -516,5 +516,64 @@ func TestNoCapabilityBuildsOnce(t *testing.T) {
 		if strings.Contains(second.Reason, internal) {
 			t.Fatalf("the reason shows Temporal's internals (%s): %q", internal, second.Reason)
 		}
+	}
+}
+
+// TestNeedsInputs: a verb asked without inputs whose confident match has
+// required parameters ends with the match named and the inputs it lacks;
+// the tool does not run and no use is recorded. With inputs that miss one,
+// the rule refuses the match as before.
+func TestNeedsInputs(t *testing.T) {
+	for _, inputs := range []map[string]any{nil, {}} {
+		f := workflowstest.New(t, nil)
+		conv := f.Tools["currency.convert"]
+		conv.RequiredParams = []string{"amount", "from", "to"}
+		f.Tools["currency.convert"] = conv
+		f.ClearHit("exchange money", "currency.convert")
+		res, p, err := run(t, f, NovelVerbInput{Verb: "EXCHANGE_MONEY", Description: "change my dollars", Inputs: inputs})
+		if err != nil {
+			t.Fatalf("inputs %v: %v (%s)", inputs, err, res.Reason)
+		}
+		if res.Branch != BranchNeedsInputs || res.Tool != "currency.convert" || strings.Join(res.MissingInputs, ",") != "amount,from,to" {
+			t.Fatalf("inputs %v: branch %q tool %q missing %v, want needs_inputs naming currency.convert and amount, from, to", inputs, res.Branch, res.Tool, res.MissingInputs)
+		}
+		if len(res.Tools) != 0 || f.Mods["currency"].Executions("") != 0 || len(f.Usage.Events) != 0 {
+			t.Fatalf("tools %v, executions %d, usage %+v: want nothing run or recorded", res.Tools, f.Mods["currency"].Executions(""), f.Usage.Events)
+		}
+		if !strings.Contains(res.Reason, "amount") || p.Status != StatusCompleted || p.Stage != BranchNeedsInputs {
+			t.Fatalf("reason %q progress %+v", res.Reason, p)
+		}
+	}
+	// A tool without required parameters runs without inputs.
+	f := workflowstest.New(t, nil)
+	f.ClearHit("exchange money", "currency.convert")
+	if res, _, err := run(t, f, NovelVerbInput{Verb: "EXCHANGE_MONEY"}); err == nil || res.Branch != BranchSubstitute {
+		t.Fatalf("branch %q err %v: want the substitution tried (the module refuses the empty inputs)", res.Branch, err)
+	}
+}
+
+// TestUnavailableToolIsNotSubstituted: a confident match whose module this
+// deployment does not route could not run: it is not substituted (the run
+// goes on as if nothing fit), and a runnable tool behind it is judged
+// without it.
+func TestUnavailableToolIsNotSubstituted(t *testing.T) {
+	f := workflowstest.New(t, nil)
+	f.RouteOnly()
+	f.AddTool(tool.Manifest{ToolID: "research.summarize_page", Verb: "SUMMARIZE_TEXT", Name: "Summarize", ShortDescription: "Summarize a page", Module: "research"})
+	f.ClearHit("summarize text", "research.summarize_page")
+	res, _, err := run(t, f, NovelVerbInput{Verb: "SUMMARIZE_TEXT", Inputs: map[string]any{"text": "long"}})
+	wantType(t, err, activities.ErrTypeLLMUnavailable) // decomposition was tried
+	if res.Branch != BranchDecompose || len(res.Tools) != 0 || !strings.Contains(res.Reason, "cannot run") {
+		t.Fatalf("branch %q tools %v (%s), want no substitution of a tool this deployment cannot run", res.Branch, res.Tools, res.Reason)
+	}
+	// Routed, the same match substitutes (and fails on its missing module
+	// only because the fixture serves none).
+	f = workflowstest.New(t, nil)
+	f.AddTool(tool.Manifest{ToolID: "research.summarize_page", Verb: "SUMMARIZE_TEXT", Name: "Summarize", ShortDescription: "Summarize a page", Module: "research"})
+	f.ClearHit("summarize text", "research.summarize_page")
+	res, _, err = run(t, f, NovelVerbInput{Verb: "SUMMARIZE_TEXT", Inputs: map[string]any{"text": "long"}})
+	wantType(t, err, activities.ErrTypeUnknownModule)
+	if res.Branch != BranchSubstitute || len(f.Usage.Events) != 0 {
+		t.Fatalf("branch %q (%s), usage %+v: want substitute without the routing check, and no use of a tool that never ran", res.Branch, res.Reason, f.Usage.Events)
 	}
 }

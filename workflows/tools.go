@@ -58,7 +58,8 @@ func ExecuteToolWorkflow(ctx workflow.Context, in ExecuteToolInput) (ExecuteTool
 	var m *activities.Modules
 	var out activities.ExecuteOutput
 	ectx := workflow.WithActivityOptions(ctx, executeOptions)
-	err := workflow.ExecuteActivity(ectx, m.ExecuteTool, activities.ExecuteInput{ToolID: in.ToolID, Inputs: in.Inputs, Caller: access.Caller(in.Caller), DryRun: in.DryRun}).Get(ctx, &out)
+	err := workflow.ExecuteActivity(ectx, m.ExecuteTool, activities.ExecuteInput{ToolID: in.ToolID, Inputs: in.Inputs, Caller: access.Caller(in.Caller), DryRun: in.DryRun,
+		Attempts: executeOptions.RetryPolicy.MaximumAttempts}).Get(ctx, &out)
 	if err != nil {
 		if temporal.IsCanceledError(err) {
 			// The caller gave up (an MCP notifications/cancelled, a cancel

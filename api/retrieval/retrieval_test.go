@@ -293,6 +293,33 @@ func TestEventsAreAUsersOwnBoundedUse(t *testing.T) {
 	if code != http.StatusUnprocessableEntity || len(env.Error.Fields) != 1 || env.Error.Fields[0].Path != "events[1].at" {
 		t.Fatalf("an event dated tomorrow: %d %+v", code, env.Error)
 	}
+	// Free text is bounded and printable: a query as a search's q, ids to
+	// a sane size; the session route applies the same domain check.
+	for _, tc := range []struct {
+		field string
+		value string
+		path  string
+	}{
+		{"query", strings.Repeat("q", retrieval.MaxQueryBytes+1), "events[1].query"},
+		{"query", "fly\x1b[2J", "events[1].query"},
+		{"sessionId", strings.Repeat("s", 100<<10), "events[1].sessionId"},
+		{"sessionId", "s\x00", "events[1].sessionId"},
+		{"toolId", strings.Repeat("t", retrieval.MaxEventIDBytes+1), "events[1].toolId"},
+	} {
+		bad := map[string]any{"toolId": "airline.book_seat", "query": "fly", "success": true}
+		bad[tc.field] = tc.value
+		for _, who := range []map[string]string{user, {"X-Test-User": "a", "X-Test-Level": "admin"}} {
+			code, env = do(t, srv, http.MethodPost, "/api/v1/tools/usage/batch", who, map[string]any{"events": []any{ev, bad}})
+			if code != http.StatusBadRequest || len(env.Error.Fields) != 1 || env.Error.Fields[0].Path != tc.path {
+				t.Fatalf("%s of %d bytes (%s): %d %+v, want 400 naming %s", tc.field, len(tc.value), who["X-Test-Level"], code, env.Error, tc.path)
+			}
+		}
+	}
+	code, env = do(t, srv, http.MethodPost, "/api/v1/sessions/s1/events", user, map[string]any{"events": []any{
+		map[string]any{"toolId": "airline.book_seat", "query": strings.Repeat("q", retrieval.MaxQueryBytes+1), "success": true}}})
+	if code != http.StatusBadRequest || len(env.Error.Fields) != 1 || env.Error.Fields[0].Path != "events[0].query" {
+		t.Fatalf("a session event with a long query: %d %+v", code, env.Error)
+	}
 }
 
 func TestCacheInvalidateEndpoint(t *testing.T) {

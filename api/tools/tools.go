@@ -167,7 +167,8 @@ func (h *Handlers) deprecate(c *gin.Context) {
 	}
 	rev := 0
 	if hist, err := h.svc.History(ctx, id); err == nil && len(hist) > 0 {
-		rev = hist[len(hist)-1].Revision
+		// A repeated deprecation changed nothing: it answers as the first.
+		rev, reason = hist[len(hist)-1].Revision, hist[len(hist)-1].Reason
 	}
 	httpx.OK(c, http.StatusOK, DeprecateResult{ToolID: id, Status: t.Status, Reason: reason, Revision: rev})
 }

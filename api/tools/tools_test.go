@@ -414,6 +414,8 @@ func TestDeprecateKeepsHistory(t *testing.T) {
 		{"unknown body field", "/api/v1/tools/fx.convert", map[string]any{"why": "x"}, http.StatusBadRequest, "why"},
 		{"conflicting reasons", "/api/v1/tools/fx.convert?reason=a", map[string]any{"reason": "b"}, http.StatusBadRequest, "reason"},
 		{"reason too long", "/api/v1/tools/fx.convert?reason=" + strings.Repeat("x", tools.MaxReasonLen+1), nil, http.StatusUnprocessableEntity, "reason"},
+		{"control characters in the reason", "/api/v1/tools/fx.convert?reason=gone%1B%5B2J", nil, http.StatusBadRequest, "reason"},
+		{"control characters in the body's reason", "/api/v1/tools/fx.convert", map[string]any{"reason": "gone\x00"}, http.StatusBadRequest, "reason"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -425,6 +427,21 @@ func TestDeprecateKeepsHistory(t *testing.T) {
 				t.Fatalf("fields %v do not name %s", r.fieldPaths(), tt.field)
 			}
 		})
+	}
+
+	// Deprecating a deprecated tool again is idempotent: no new revision,
+	// the same answer (its first reason stands).
+	for range 2 {
+		r = f.do(http.MethodDelete, "/api/v1/tools/fx.convert?reason=again", nil)
+		r.data(t, &dep)
+		if r.Code != http.StatusOK || dep.Status != graph.StatusDeprecated || dep.Reason != "replaced by fx.convert2" || dep.Revision != 2 {
+			t.Fatalf("deprecate again: %d %s", r.Code, r.Raw)
+		}
+	}
+	r = f.do(http.MethodGet, "/api/v1/tools/fx.convert/history", nil)
+	r.data(t, &hist)
+	if len(hist.Revisions) != 2 {
+		t.Fatalf("history after repeated deprecations: %s", r.Raw)
 	}
 
 	// Re-registering an existing (deprecated) id conflicts; an update re-activates it.

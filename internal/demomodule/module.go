@@ -3,6 +3,7 @@ package demomodule
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -241,6 +242,20 @@ func (m *Module) execute(w http.ResponseWriter, r *http.Request) {
 		resp.Success, resp.Result = true, out
 	}
 	b, err := json.Marshal(resp)
+	var unsupported *json.UnsupportedValueError
+	if errors.As(err, &unsupported) {
+		// A result out of JSON's range (a conversion overflowing to
+		// +Inf) comes from inputs out of range: the caller's to fix, so a
+		// 422 a retry cannot change, not a 500.
+		resp = executeResponse{ToolName: req.ToolName, Error: fmt.Sprintf("inputs out of range: the result of %s is not a finite number (%s)", req.ToolName, unsupported.Str)}
+		b, err = json.Marshal(resp)
+		if err == nil {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			_, _ = w.Write(b)
+			return
+		}
+	}
 	if err != nil {
 		http.Error(w, "encode result: "+err.Error(), http.StatusInternalServerError)
 		return

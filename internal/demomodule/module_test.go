@@ -247,3 +247,21 @@ func covers(got, want any) bool {
 		return fmt.Sprint(got) == fmt.Sprint(want)
 	}
 }
+
+// TestOverflowIsAnInputError: a conversion overflowing to +Inf is the
+// caller's inputs out of range: a 422 naming it, not a 500 a retry repeats.
+func TestOverflowIsAnInputError(t *testing.T) {
+	for _, c := range []struct {
+		module, tool string
+		args         map[string]any
+	}{
+		{"units", "units.convert", map[string]any{"value": 1e308, "from_unit": "mi", "to_unit": "km"}},
+		{"currency", "currency.convert", map[string]any{"amount": 1e308, "from": "USD", "to": "JPY"}},
+	} {
+		m, _ := New(c.module)
+		code, out := post(t, m, "", map[string]any{"tool_name": c.tool, "arguments": c.args})
+		if code != http.StatusUnprocessableEntity || out["success"] != false || !strings.Contains(fmt.Sprint(out["error"]), "out of range") {
+			t.Fatalf("%s overflowing: %d %v, want 422 saying the inputs are out of range", c.tool, code, out)
+		}
+	}
+}

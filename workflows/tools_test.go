@@ -1,0 +1,54 @@
+package workflows
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/toolsmith/toolsmith/activities"
+	"github.com/toolsmith/toolsmith/workflows/workflowstest"
+)
+
+// runExecute runs ExecuteToolWorkflow over the fixture's real activities.
+func runExecute(t *testing.T, f *workflowstest.Fixture, in ExecuteToolInput) error {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.SetTestTimeout(30 * time.Second)
+	env.RegisterWorkflow(ExecuteToolWorkflow)
+	env.RegisterActivity(&activities.Modules{Router: f.Router, Schemas: f, Usage: f.Usage, Pairs: f.Usage})
+	env.ExecuteWorkflow(ExecuteToolWorkflow, in)
+	if !env.IsWorkflowCompleted() {
+		t.Fatal("workflow did not complete")
+	}
+	return env.GetWorkflowError()
+}
+
+// TestExecuteRecordsOneUsePerCall: a call records one use, its final
+// outcome, however many attempts ran; an error the module classifies as not
+// retryable runs once.
+func TestExecuteRecordsOneUsePerCall(t *testing.T) {
+	in := ExecuteToolInput{ToolID: "currency.convert", Inputs: eurInputs(), Caller: Caller{UserID: "ana"}}
+
+	f := workflowstest.New(t, nil)
+	f.Mods["currency"].FailWith("currency.convert", http.StatusServiceUnavailable)
+	wantType(t, runExecute(t, f, in), activities.ErrTypeModuleUnavailable)
+	if got := len(f.Mods["currency"].Calls()); got != 3 {
+		t.Fatalf("a 503 was tried %d times, want 3 (it is retryable)", got)
+	}
+	if ev := f.Usage.Events; len(ev) != 1 || ev[0].Success {
+		t.Fatalf("usage after three failed attempts = %+v, want one failed use", ev)
+	}
+
+	f = workflowstest.New(t, nil)
+	in.Inputs = map[string]any{"amount": 1e308, "from": "USD", "to": "JPY"} // overflows: the module refuses the inputs
+	wantType(t, runExecute(t, f, in), activities.ErrTypeModuleRejected)
+	if got := len(f.Mods["currency"].Calls()); got != 1 {
+		t.Fatalf("an input error was tried %d times, want 1", got)
+	}
+	if ev := f.Usage.Events; len(ev) != 1 || ev[0].Success {
+		t.Fatalf("usage = %+v, want one failed use", ev)
+	}
+}
