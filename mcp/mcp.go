@@ -745,13 +745,14 @@ func (e *Edge) getDocument(ctx context.Context, caller access.Caller, in GetDocu
 		Text: strings.Join(lines[start-1:end], "\n")}, nil
 }
 
-func (e *Edge) stats(ctx context.Context, _ access.Caller, _ StatsIn) (StatsOut, error) {
+func (e *Edge) stats(ctx context.Context, caller access.Caller, _ StatsIn) (StatsOut, error) {
 	st, err := e.d.Store.Stats(ctx)
 	if err != nil {
 		return StatsOut{}, err
 	}
 	emb, eerr := e.d.Store.Embedder(ctx)
-	r, err := analytics.Build(ctx, e.d.Store, nil, analytics.Options{Top: 5})
+	// Usage and the most used tools count only what the caller may execute.
+	r, err := analytics.Build(ctx, e.d.Store, nil, analytics.Options{Top: 5, Caller: &caller})
 	if err != nil {
 		return StatsOut{}, err
 	}
