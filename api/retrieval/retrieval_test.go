@@ -359,7 +359,8 @@ func TestInvisibleToolsNeverAppear(t *testing.T) {
 		{"permission role", "hid.role", map[string]string{"X-Test-Roles": "clerk"}, map[string]string{"X-Test-Roles": "clerk,auditor"}, false},
 		{"permission permission", "hid.perm", map[string]string{"X-Test-Permissions": "ledger.read"}, map[string]string{"X-Test-Permissions": "ledger.write"}, false},
 		{"level", "hid.level", map[string]string{"X-Test-Level": "user"}, map[string]string{"X-Test-Level": "owner"}, false},
-		{"allowed modules", "hid.module", map[string]string{"X-Allowed-Modules": "crm"}, map[string]string{"X-Allowed-Modules": "crm,billing"}, false},
+		// vis.public names no module: its namespace (vis) is its module.
+		{"allowed modules", "hid.module", map[string]string{"X-Allowed-Modules": "crm,vis"}, map[string]string{"X-Allowed-Modules": "crm,billing,vis"}, false},
 		{"group default", "hid.group", nil, map[string]string{"X-Tool-Groups": "finance"}, false},
 		{"group named", "hid.group", map[string]string{"X-Tool-Groups": "default,ops"}, map[string]string{"X-Tool-Groups": "*"}, false},
 		{"group empty list", "hid.group", map[string]string{"X-Tool-Groups": ""}, map[string]string{"X-Tool-Groups": "default,finance"}, true},
