@@ -256,6 +256,9 @@ func add[In, Out any](e *Edge, t *sdk.Tool, h func(ctx context.Context, caller a
 			ctx = identity.NewContext(ctx, p, caller)
 			out, err = h(ctx, caller, in)
 		}
+		// The domain names fields as REST does; the planner reads its own
+		// arguments' names.
+		err = argError(t.Name, err)
 		e.record(ctx, p, t.Name, auditTool(in), err, time.Since(start))
 		if err != nil {
 			// A tool error (isError) the model can read; the server keeps serving.
@@ -663,7 +666,7 @@ func (e *Edge) hybridSearch(ctx context.Context, caller access.Caller, in Search
 	}
 	st, err := retrieval.ParseStrategy(in.Strategy)
 	if err != nil {
-		return SearchOut{}, fault.Invalid("strategy", "%v", err)
+		return SearchOut{}, err // names strategy already
 	}
 	hits, _, err := e.d.Retrieval.Rank(ctx, retrieval.Query{Text: in.Query, Context: in.Context, Strategy: st, Category: in.Category, MaxTools: in.Limit, Caller: caller})
 	if err != nil {

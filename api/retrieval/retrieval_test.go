@@ -249,6 +249,12 @@ func TestBestEventsAndSessionStrategy(t *testing.T) {
 	if code != http.StatusBadRequest || env.Error.Fields[0].Path != "events[0].bogus" {
 		t.Fatalf("unknown field: %d %+v", code, env.Error)
 	}
+	// A wrong type in a field of the embedded event is named by its JSON
+	// path, not "events.Event.latencyMs".
+	code, env = do(t, srv, http.MethodPost, "/api/v1/tools/usage/batch", user, map[string]any{"events": []map[string]any{{"toolId": "airline.book_seat", "success": true, "latencyMs": 1e300}}})
+	if code != http.StatusBadRequest || env.Error.Fields[0].Path != "events[0].latencyMs" {
+		t.Fatalf("latencyMs 1e300: %d %+v", code, env.Error)
+	}
 	// success must be said: a missing one is not read as a failure.
 	code, env = do(t, srv, http.MethodPost, "/api/v1/tools/usage/batch", user, map[string]any{"events": []map[string]any{{"toolId": "airline.book_seat", "success": true}, {"toolId": "airline.book_seat", "query": "fly"}}})
 	if code != http.StatusBadRequest || env.Error.Fields[0].Path != "events[1].success" {
