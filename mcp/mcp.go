@@ -86,6 +86,9 @@ type Deps struct {
 	// expose) and of find_tools (a found tool it cannot return); nil
 	// discards them.
 	Log *slog.Logger
+	// MaxBodyBytes bounds a request body over Streamable HTTP (413 above
+	// it), as --max-body-bytes bounds the API's; 0 is DefaultMaxBodyBytes.
+	MaxBodyBytes int64
 	// CallTimeout bounds how long call_tool and fulfil_verb wait for an
 	// outcome before answering with the run to poll (default 60s).
 	CallTimeout time.Duration
@@ -164,7 +167,14 @@ func (e *Edge) Server() *sdk.Server { return e.server }
 
 // Handler serves Streamable HTTP (mount it at /mcp).
 func (e *Edge) Handler() http.Handler {
-	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return e.server }, nil)
+	limit := e.d.MaxBodyBytes
+	if limit <= 0 {
+		limit = DefaultMaxBodyBytes
+	}
+	// The SDK's own bound (4 MiB) would refuse bodies the server's flag
+	// admits: the flag governs MCP too.
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return e.server },
+		&sdk.StreamableHTTPOptions{MaxRequestBodyBytes: limit})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The SDK hands tools the request's headers, not its peer address;
 		// the address identifies an anonymous caller's rate-limit bucket.
@@ -173,6 +183,10 @@ func (e *Edge) Handler() http.Handler {
 		h.ServeHTTP(w, r)
 	})
 }
+
+// DefaultMaxBodyBytes is the bound on a request body when Deps sets none:
+// the default of --max-body-bytes (8 MiB).
+const DefaultMaxBodyBytes = 8 << 20
 
 // headerClientAddr carries the peer address from Handler to the tools.
 const headerClientAddr = "X-Toolsmith-Client-Addr"
