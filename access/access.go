@@ -47,8 +47,9 @@ type Caller struct {
 	Groups []string `json:"groups"`
 	// State is the agent state; empty means "undefined".
 	State string `json:"state,omitempty"`
-	// AllowedModules, when non-nil, restricts tools that belong to a module
-	// to those modules (a persona filter). Tools without a module pass.
+	// AllowedModules, when non-nil, restricts the caller to the tools of
+	// those modules (a persona filter), each tool's module as ModuleOf
+	// names it; an empty non-nil list admits no tool.
 	AllowedModules []string `json:"allowedModules"`
 }
 
@@ -79,7 +80,7 @@ func (c Caller) Reason(t *graph.ToolSummary) string {
 	if LevelRank(c.Level) < LevelRank(t.RequiredLevel) {
 		return "level"
 	}
-	if c.AllowedModules != nil && t.Module != "" && !slices.Contains(c.AllowedModules, t.Module) {
+	if c.AllowedModules != nil && !slices.Contains(c.AllowedModules, ModuleOf(t)) {
 		return "module"
 	}
 	if !c.inGroups(t.Groups) {
@@ -87,6 +88,22 @@ func (c Caller) Reason(t *graph.ToolSummary) string {
 	}
 	if !c.inState(t.AvailableInStates) {
 		return "state"
+	}
+	return ""
+}
+
+// ModuleOf names the module a tool belongs to for a module-limited
+// caller: its manifest's module, or, for a tool that names none (an
+// airlock-onboarded wrapper such as xkcd.get_info_0_json, or a tool
+// registered without one), its namespace, the part of its id before the
+// first "." (xkcd). A tool whose id has no namespace belongs to no module
+// ("") and no module-limited caller sees it.
+func ModuleOf(t *graph.ToolSummary) string {
+	if t.Module != "" {
+		return t.Module
+	}
+	if ns, _, ok := strings.Cut(t.ID, "."); ok {
+		return ns
 	}
 	return ""
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/fault"
@@ -101,4 +103,64 @@ func visibleID(ctx context.Context, g ToolGetter, id string, caller Caller) (boo
 		return false, err
 	}
 	return true, nil
+}
+
+// SeesEveryTool reports whether the caller is an owner: the operators'
+// views of what other callers did (a verb run's record, the analytics)
+// show an owner every tool, and everyone else only the tools they may
+// execute.
+func (c Caller) SeesEveryTool() bool { return LevelRank(c.Level) >= LevelRank("owner") }
+
+// HiddenIDs returns the ids among ids that the caller may not see in an
+// operator's view: none for an owner, otherwise those VisibleIDs would
+// drop. A nil getter hides every id from a non-owner (nothing can vouch
+// for them).
+func HiddenIDs(ctx context.Context, g ToolGetter, ids []string, caller Caller) (map[string]bool, error) {
+	hidden := map[string]bool{}
+	if caller.SeesEveryTool() {
+		return hidden, nil
+	}
+	for _, id := range ids {
+		if id == "" {
+			continue
+		}
+		if _, done := hidden[id]; done {
+			continue
+		}
+		ok := false
+		if g != nil {
+			var err error
+			if ok, err = visibleID(ctx, g, id, caller); err != nil {
+				return nil, err
+			}
+		}
+		hidden[id] = !ok
+	}
+	for id, h := range hidden {
+		if !h {
+			delete(hidden, id)
+		}
+	}
+	return hidden, nil
+}
+
+// HiddenTool stands for a tool's id in text shown to a caller that may not
+// execute the tool.
+const HiddenTool = "(a tool you may not execute)"
+
+// RedactText replaces every hidden tool id in s with HiddenTool, the
+// longest id first (so an id that contains another is replaced whole).
+func RedactText(s string, hidden map[string]bool) string {
+	if s == "" || len(hidden) == 0 {
+		return s
+	}
+	ids := make([]string, 0, len(hidden))
+	for id := range hidden {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b string) int { return len(b) - len(a) })
+	for _, id := range ids {
+		s = strings.ReplaceAll(s, id, HiddenTool)
+	}
+	return s
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/codegen/kit"
 	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/tool"
 )
 
 // Policy is what a reviewer sets when approving a spec.
@@ -73,6 +74,20 @@ func (p Policy) Validate() error {
 	}
 	if (p.SoftBudget > 0 || p.HardBudget > 0) && p.CostPerCall == 0 {
 		v.Add("costPerCall", "must be set when a budget is set")
+	}
+	// Roles and users become the tools' any:role:…|user:… requirement: one
+	// the manifest check would refuse is refused here, while the review
+	// is still pending, not after onboarding fails on it ("|" would
+	// smuggle in another alternative).
+	for i, r := range p.AllowedRoles {
+		if strings.Contains(r, "|") || !tool.ValidPermission(access.AnyOf([]string{r}, nil)) {
+			v.Add(fmt.Sprintf("allowedRoles[%d]", i), "must be a role name of letters, digits and _ . : @ -, got %q", r)
+		}
+	}
+	for i, u := range p.AllowedUsers {
+		if strings.Contains(u, "|") || !tool.ValidPermission(access.AnyOf(nil, []string{u})) {
+			v.Add(fmt.Sprintf("allowedUsers[%d]", i), "must be a user id of letters, digits and _ . : @ -, got %q", u)
+		}
 	}
 	for i, g := range p.AllowedGroups {
 		if strings.TrimSpace(g) == "" {

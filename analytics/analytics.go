@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/graph"
 )
 
@@ -67,6 +68,12 @@ type Options struct {
 	Now func() time.Time
 	// MaxQueries bounds how many served queries are read (default 5000).
 	MaxQueries int
+	// Caller, when set, is who reads the report: its lists (and the figures
+	// summed from them) then count only the tools the caller may execute,
+	// and the queries some such tool served (an owner sees every tool).
+	// Unset, the report covers every tool, as the scheduled analytics and
+	// the ranking need; Report.For trims such a report for a reader.
+	Caller *access.Caller
 }
 
 // ToolUsage is one tool's use.
@@ -121,6 +128,11 @@ type Report struct {
 	// then has no fulfilment figures); RunsError says why a listing failed.
 	RunsAvailable bool   `json:"runsAvailable"`
 	RunsError     string `json:"runsError,omitempty"`
+	// QueryTools names, for a report made for no caller, the tools that
+	// served each query of TopQueries and Trending, so Report.For can keep
+	// only the queries a tool the reader may execute served. A report made
+	// for a caller, or trimmed for one, has none.
+	QueryTools map[string][]string `json:"queryTools,omitempty"`
 }
 
 // StaleTool is an active tool nobody has used for a while.
@@ -202,9 +214,13 @@ func Build(ctx context.Context, store graph.Store, runs RunLister, o Options) (R
 	var ids []string
 	changed := map[string]time.Time{} // active tools' last change
 	after := ""
+	filter := graph.Filter{Statuses: []string{graph.StatusActive, graph.StatusDeprecated, graph.StatusDisabled}}
+	if o.Caller != nil && !o.Caller.SeesEveryTool() {
+		// A reader's report counts only the tools it may execute.
+		filter.Allow = o.Caller.Allows
+	}
 	for {
-		page, err := store.ListTools(ctx, graph.ListQuery{After: after, Limit: 1000,
-			Filter: graph.Filter{Statuses: []string{graph.StatusActive, graph.StatusDeprecated, graph.StatusDisabled}}})
+		page, err := store.ListTools(ctx, graph.ListQuery{After: after, Limit: 1000, Filter: filter})
 		if err != nil {
 			return Report{}, fmt.Errorf("analytics: list tools: %w", err)
 		}
@@ -309,11 +325,23 @@ func Build(ctx context.Context, store graph.Store, runs RunLister, o Options) (R
 	queries := map[string]int{}
 	recent, before := map[string]int{}, map[string]int{}
 	oldest := now
+	listed := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		listed[id] = true
+	}
+	servedBy := map[string]map[string]bool{}
 	for _, q := range served {
 		k := strings.ToLower(strings.Join(strings.Fields(q.Query), " "))
 		if k == "" {
 			continue
 		}
+		if o.Caller != nil && !o.Caller.SeesEveryTool() && !listed[q.ToolID] {
+			continue // served by a tool this reader may not execute
+		}
+		if servedBy[k] == nil {
+			servedBy[k] = map[string]bool{}
+		}
+		servedBy[k][q.ToolID] = true
 		queries[k]++
 		if !q.At.IsZero() && q.At.Before(oldest) {
 			oldest = q.At
@@ -343,6 +371,15 @@ func Build(ctx context.Context, store graph.Store, runs RunLister, o Options) (R
 		return r.Trending[i].Query < r.Trending[j].Query
 	})
 	r.Trending = r.Trending[:min(o.Top, len(r.Trending))]
+	if o.Caller == nil {
+		r.QueryTools = map[string][]string{}
+		for _, q := range r.TopQueries {
+			r.QueryTools[q.Key] = sortedKeys(servedBy[q.Key])
+		}
+		for _, q := range r.Trending {
+			r.QueryTools[q.Query] = sortedKeys(servedBy[q.Query])
+		}
+	}
 
 	r.Gaps = map[string]int{graph.GapOpen: 0, graph.GapClosed: 0}
 	gaps, err := store.ListGaps(ctx, graph.GapQuery{Limit: 100000})
@@ -378,6 +415,87 @@ func Build(ctx context.Context, store graph.Store, runs RunLister, o Options) (R
 			}
 		}
 		r.Unfulfilled = top(unfulfilled, o.Top)
+	}
+	return r, nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// For trims a report made for no caller (the scheduled analytics') to
+// what caller may see: the tools of MostUsed, LowestSuccess and StaleTools
+// it may execute, and the queries of TopQueries and Trending that such a
+// tool served. An owner sees every tool. The figures summed over every
+// tool (usage totals, counts by status and group) stay as they were made.
+func (r Report) For(ctx context.Context, g access.ToolGetter, caller access.Caller) (Report, error) {
+	qt := r.QueryTools
+	r.QueryTools = nil
+	if caller.SeesEveryTool() {
+		return r, nil
+	}
+	visible := func(id string) (bool, error) {
+		ok, err := access.VisibleIDs(ctx, g, []string{id}, caller)
+		return len(ok) == 1, err
+	}
+	var err error
+	keepUsage := func(list []ToolUsage) []ToolUsage {
+		out := make([]ToolUsage, 0, len(list))
+		for _, u := range list {
+			ok, e := visible(u.ToolID)
+			if e != nil {
+				err = e
+			}
+			if ok {
+				out = append(out, u)
+			}
+		}
+		return out
+	}
+	servedVisible := func(q string) bool {
+		for _, id := range qt[q] {
+			ok, e := visible(id)
+			if e != nil {
+				err = e
+			}
+			if ok {
+				return true
+			}
+		}
+		return false
+	}
+	r.MostUsed, r.LowestSuccess = keepUsage(r.MostUsed), keepUsage(r.LowestSuccess)
+	stale := make([]StaleTool, 0, len(r.StaleTools))
+	for _, st := range r.StaleTools {
+		ok, e := visible(st.ToolID)
+		if e != nil {
+			err = e
+		}
+		if ok {
+			stale = append(stale, st)
+		}
+	}
+	r.StaleTools, r.StaleCount = stale, len(stale)
+	queries := make([]Count, 0, len(r.TopQueries))
+	for _, q := range r.TopQueries {
+		if servedVisible(q.Key) {
+			queries = append(queries, q)
+		}
+	}
+	trends := make([]Trend, 0, len(r.Trending))
+	for _, q := range r.Trending {
+		if servedVisible(q.Query) {
+			trends = append(trends, q)
+		}
+	}
+	r.TopQueries, r.Trending = queries, trends
+	if err != nil {
+		return Report{}, fmt.Errorf("analytics: trim for the reader: %w", err)
 	}
 	return r, nil
 }

@@ -107,7 +107,10 @@ func (s *Server) secure(c *gin.Context) {
 	p, caller := call.Principal, d.Caller
 	c.Request = c.Request.WithContext(audit.WithRequestID(identity.NewContext(c.Request.Context(), p, caller), rid))
 	query := c.Request.URL.Query() // parsed once for both checks
-	if name := unknownQuery(call.Method, route, query); name != "" {
+	if name := badQuery(c.Request.URL.RawQuery); name != "" && !AnyQuery[call.Method+" "+route] {
+		httpx.Error(c, fault.Malformed(name, "does not parse: a %% must start an escape of two hex digits (%%25 for a %% itself), and parameters are separated by &"))
+		c.Abort()
+	} else if name := unknownQuery(call.Method, route, query); name != "" {
 		known := Queries[call.Method+" "+route]
 		takes := "takes no query parameters"
 		if len(known) > 0 {

@@ -149,7 +149,10 @@ func New(opts Options, mounters ...httpx.Mounter) *Server {
 	e.NoMethod(func(c *gin.Context) {
 		// 405 is a routing outcome, not a domain error kind, so it is the one
 		// envelope written here rather than through httpx.Error. gin has
-		// already set the Allow header.
+		// already set the Allow header; HEAD goes wherever GET does.
+		if allow := c.Writer.Header().Get("Allow"); strings.Contains(allow, http.MethodGet) && !strings.Contains(allow, http.MethodHead) {
+			c.Writer.Header().Set("Allow", allow+", "+http.MethodHead)
+		}
 		c.AbortWithStatusJSON(http.StatusMethodNotAllowed, httpx.Envelope{Status: "error", Error: &httpx.ErrorBody{
 			Code:    "method_not_allowed",
 			Message: fmt.Sprintf("method %s is not allowed on %s; allowed: %s", c.Request.Method, c.Request.URL.Path, c.Writer.Header().Get("Allow")),
@@ -187,7 +190,39 @@ func checkPathIDs(c *gin.Context) {
 }
 
 // Handler returns the server's http.Handler (for httptest and embedding).
-func (s *Server) Handler() http.Handler { return s.engine }
+func (s *Server) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// HEAD is GET without the body (RFC 9110 §9.3.2): a GET route answers
+		// it with the same status and headers, under the same rule, limits
+		// and audit. MCP's GET opens an event stream, which a HEAD must not.
+		if r.Method == http.MethodHead && r.URL.Path != "/mcp" {
+			r = r.Clone(r.Context())
+			r.Method = http.MethodGet
+			w = headWriter{w}
+		}
+		s.engine.ServeHTTP(w, r)
+	})
+}
+
+// headWriter answers a HEAD request: headers and status as the GET's, the
+// body dropped (net/http drops it too; this also holds for callers, such
+// as tests, that serve without a server).
+type headWriter struct{ http.ResponseWriter }
+
+func (w headWriter) Write(b []byte) (int, error) { return len(b), nil }
+
+// WriteString drops the body as Write does.
+func (w headWriter) WriteString(s string) (int, error) { return len(s), nil }
+
+// Flush passes a flush on when the writer below can.
+func (w headWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the writer below.
+func (w headWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Routes lists every registered route, ordered by path then method.
 func (s *Server) Routes() []Route {
@@ -220,7 +255,7 @@ func (s *Server) Run(ctx context.Context, addr string) error {
 // returns an error when serving fails or the drain times out. Serve closes ln.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
-		Handler:           s.engine,
+		Handler:           s.Handler(),
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },

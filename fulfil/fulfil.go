@@ -676,6 +676,9 @@ func (h *Service) GetVerb(ctx context.Context, caller access.Caller, id, runID s
 		if v, err := h.temporal.QueryWorkflow(qctx, id, runID, workflows.ProgressQuery); err == nil {
 			var p workflows.Progress
 			if v.Get(&p) == nil {
+				if _, err := h.redactVerb(ctx, caller, nil, &p); err != nil {
+					return Run{}, err
+				}
 				out.Progress = &p
 			}
 		}
@@ -683,6 +686,12 @@ func (h *Service) GetVerb(ctx context.Context, caller access.Caller, id, runID s
 	}
 	var res workflows.NovelVerbResult
 	h.Collect(ctx, h.temporal.GetWorkflow(ctx, id, runID), &out, &res)
+	// Another caller's run names only the tools this caller may execute.
+	hidden, err := h.redactVerb(ctx, caller, &res, nil)
+	if err != nil {
+		return Run{}, err
+	}
+	out.Error = access.RedactText(out.Error, hidden)
 	return out, nil
 }
 

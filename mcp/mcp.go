@@ -86,6 +86,9 @@ type Deps struct {
 	// expose) and of find_tools (a found tool it cannot return); nil
 	// discards them.
 	Log *slog.Logger
+	// MaxBodyBytes bounds a request body over Streamable HTTP (413 above
+	// it), as --max-body-bytes bounds the API's; 0 is DefaultMaxBodyBytes.
+	MaxBodyBytes int64
 	// CallTimeout bounds how long call_tool and fulfil_verb wait for an
 	// outcome before answering with the run to poll (default 60s).
 	CallTimeout time.Duration
@@ -164,7 +167,14 @@ func (e *Edge) Server() *sdk.Server { return e.server }
 
 // Handler serves Streamable HTTP (mount it at /mcp).
 func (e *Edge) Handler() http.Handler {
-	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return e.server }, nil)
+	limit := e.d.MaxBodyBytes
+	if limit <= 0 {
+		limit = DefaultMaxBodyBytes
+	}
+	// The SDK's own bound (4 MiB) would refuse bodies the server's flag
+	// admits: the flag governs MCP too.
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return e.server },
+		&sdk.StreamableHTTPOptions{MaxRequestBodyBytes: limit})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The SDK hands tools the request's headers, not its peer address;
 		// the address identifies an anonymous caller's rate-limit bucket.
@@ -173,6 +183,10 @@ func (e *Edge) Handler() http.Handler {
 		h.ServeHTTP(w, r)
 	})
 }
+
+// DefaultMaxBodyBytes is the bound on a request body when Deps sets none:
+// the default of --max-body-bytes (8 MiB).
+const DefaultMaxBodyBytes = 8 << 20
 
 // headerClientAddr carries the peer address from Handler to the tools.
 const headerClientAddr = "X-Toolsmith-Client-Addr"
@@ -256,6 +270,9 @@ func add[In, Out any](e *Edge, t *sdk.Tool, h func(ctx context.Context, caller a
 			ctx = identity.NewContext(ctx, p, caller)
 			out, err = h(ctx, caller, in)
 		}
+		// The domain names fields as REST does; the planner reads its own
+		// arguments' names.
+		err = argError(t.Name, err)
 		e.record(ctx, p, t.Name, auditTool(in), err, time.Since(start))
 		if err != nil {
 			// A tool error (isError) the model can read; the server keeps serving.
@@ -663,7 +680,7 @@ func (e *Edge) hybridSearch(ctx context.Context, caller access.Caller, in Search
 	}
 	st, err := retrieval.ParseStrategy(in.Strategy)
 	if err != nil {
-		return SearchOut{}, fault.Invalid("strategy", "%v", err)
+		return SearchOut{}, err // names strategy already
 	}
 	hits, _, err := e.d.Retrieval.Rank(ctx, retrieval.Query{Text: in.Query, Context: in.Context, Strategy: st, Category: in.Category, MaxTools: in.Limit, Caller: caller})
 	if err != nil {
@@ -745,13 +762,14 @@ func (e *Edge) getDocument(ctx context.Context, caller access.Caller, in GetDocu
 		Text: strings.Join(lines[start-1:end], "\n")}, nil
 }
 
-func (e *Edge) stats(ctx context.Context, _ access.Caller, _ StatsIn) (StatsOut, error) {
+func (e *Edge) stats(ctx context.Context, caller access.Caller, _ StatsIn) (StatsOut, error) {
 	st, err := e.d.Store.Stats(ctx)
 	if err != nil {
 		return StatsOut{}, err
 	}
 	emb, eerr := e.d.Store.Embedder(ctx)
-	r, err := analytics.Build(ctx, e.d.Store, nil, analytics.Options{Top: 5})
+	// Usage and the most used tools count only what the caller may execute.
+	r, err := analytics.Build(ctx, e.d.Store, nil, analytics.Options{Top: 5, Caller: &caller})
 	if err != nil {
 		return StatsOut{}, err
 	}

@@ -87,6 +87,12 @@ const (
 	MaxExampleBytes = 64 << 10
 )
 
+// ValidPermission reports whether p is a permissionsRequired item a
+// manifest may carry (public, authenticated, role:NAME, permission:NAME or
+// any:role:NAME|user:ID…): the check a policy's roles and users must pass
+// before they become a tool's requirement.
+func ValidPermission(p string) bool { return permissionRe.MatchString(p) }
+
 var (
 	toolIDRe     = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$`)
 	verbRe       = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`)

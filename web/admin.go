@@ -250,7 +250,9 @@ func (c *Console) report(r *http.Request, s *session, top int) (analytics.Report
 	if err := c.allow(r, s, http.MethodGet, routeAnalytics); err != nil {
 		return analytics.Report{}, err
 	}
-	return analytics.Build(r.Context(), c.d.Store, c.d.Runs, analytics.Options{Top: top})
+	// The report's lists name only the tools the signed-in key may execute.
+	caller := s.principal().Caller()
+	return analytics.Build(r.Context(), c.d.Store, c.d.Runs, analytics.Options{Top: top, Caller: &caller})
 }
 
 // gapRun is one recent fulfilment run on the gaps page.

@@ -184,10 +184,15 @@ func (c *Console) signInError(w http.ResponseWriter, r *http.Request) string {
 	return string(b)
 }
 
-// signInPage renders the sign-in form with a fresh token, kept in a
-// short-lived cookie the form must echo.
+// signInPage renders the sign-in form with a fresh server-issued token
+// (see signin.go), kept in a short-lived cookie the form must echo.
 func (c *Console) signInPage(w http.ResponseWriter, r *http.Request, code int, msg string) {
-	token := randomToken()
+	token, err := c.issueSigninToken(r.Context())
+	if err != nil {
+		c.page(w, r, nil, http.StatusServiceUnavailable, "error", map[string]any{"Title": "Sign-in unavailable",
+			"Message": "The console could not issue a sign-in form: " + err.Error(), "Next": "Try again in a moment."})
+		return
+	}
 	http.SetCookie(w, &http.Cookie{Name: signinCookie, Value: token, Path: "/ui/signin", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: 3600})
 	c.page(w, r, nil, code, "signin", map[string]any{"Error": msg, "SigninCSRF": token})

@@ -20,6 +20,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"embed"
+	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -123,6 +124,8 @@ type Console struct {
 
 	mu    sync.Mutex
 	swept time.Time // when this process last swept expired sessions
+	// signinKey is the store's sign-in secret, once read (signinSecret).
+	signinKey []byte
 }
 
 // New returns the console over the domain services in d.
@@ -226,10 +229,23 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		want := ""
 		switch {
-		case r.URL.Path == "/ui/signin": // before a session exists the token is a cookie's (double submit)
-			if ck, err := r.Cookie(signinCookie); err == nil {
-				want = ck.Value
+		case r.URL.Path == "/ui/signin":
+			// Before a session exists the token is the server's (signed,
+			// at most an hour old), echoed by the cookie and the form, and
+			// the form must come from the console's own pages.
+			ck, err := r.Cookie(signinCookie)
+			if err != nil || crossOrigin(r) {
+				break
 			}
+			if err := c.verifySigninToken(r.Context(), ck.Value); err != nil {
+				msg := "This sign-in form's security token was not issued by this server, or is older than an hour. Reload the sign-in page and try again."
+				if !errors.Is(err, errSigninToken) {
+					msg = "The console could not check the sign-in form: " + err.Error()
+				}
+				c.page(w, r, nil, http.StatusForbidden, "error", map[string]any{"Message": msg})
+				return
+			}
+			want = ck.Value
 		case s != nil:
 			want = s.csrf
 		}

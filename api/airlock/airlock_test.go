@@ -376,3 +376,27 @@ func TestApproveWithAnUnknownOperation(t *testing.T) {
 		t.Fatalf("approve after the typo: %d", code)
 	}
 }
+
+// A role or user the tools' requirement could not carry is refused when
+// the approval arrives (422 naming it), not after onboarding fails on it;
+// the review stays pending.
+func TestApproveWithABadRoleOrUser(t *testing.T) {
+	r, ft, _ := setup(t)
+	ft.states["airlock-1"] = workflows.AirlockState{Status: workflows.AirlockPending}
+	for body, field := range map[string]string{
+		`{"policy":{"allowedRoles":["a b\u001b"]}}`:      "policy.allowedRoles[0]",
+		`{"policy":{"allowedRoles":["vet",""]}}`:         "policy.allowedRoles[1]",
+		`{"policy":{"allowedUsers":["ana|role:admin"]}}`: "policy.allowedUsers[0]",
+	} {
+		code, out := do(r, "POST", "/api/v1/tools/pending/airlock-1/approve", body)
+		if code != 422 && code != 400 || fieldPath(out) != field {
+			t.Errorf("%s: %d %v, want 400/422 on %s", body, code, out, field)
+		}
+	}
+	if len(ft.signals) != 0 {
+		t.Fatalf("a refused approval was sent: %v", ft.signals)
+	}
+	if code, _ := do(r, "POST", "/api/v1/tools/pending/airlock-1/approve", `{"policy":{"allowedRoles":["vet"],"allowedUsers":["key:k1"]}}`); code != 202 {
+		t.Fatalf("a good approval: %d", code)
+	}
+}

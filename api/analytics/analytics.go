@@ -10,6 +10,7 @@
 package analytics
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -123,8 +124,24 @@ func (h *Handler) scheduled(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
+	caller, err := httpx.Caller(c)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	// The scheduled report covers every tool: the reader sees only those
+	// it may execute.
+	var r domain.Report
+	if err := json.Unmarshal(snap.Data, &r); err != nil {
+		httpx.Error(c, fmt.Errorf("analytics: read the scheduled report: %w", err))
+		return
+	}
+	if r, err = r.For(c.Request.Context(), h.store, caller); err != nil {
+		httpx.Error(c, err)
+		return
+	}
 	c.Header("Last-Modified", snap.At.UTC().Format(http.TimeFormat))
-	httpx.OK(c, http.StatusOK, gin.H{"source": "scheduled", "at": snap.At, "report": snap.Data})
+	httpx.OK(c, http.StatusOK, gin.H{"source": "scheduled", "at": snap.At, "report": r})
 }
 
 // gaps lists the capability gaps: the verbs nothing fulfilled, the most
@@ -186,7 +203,12 @@ func (h *Handler) report(c *gin.Context) {
 			return
 		}
 	}
-	r, err := domain.Build(c.Request.Context(), h.store, h.runs, domain.Options{Since: since, Top: top})
+	caller, err := httpx.Caller(c)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	r, err := domain.Build(c.Request.Context(), h.store, h.runs, domain.Options{Since: since, Top: top, Caller: &caller})
 	if err != nil {
 		httpx.Error(c, err)
 		return

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	domain "github.com/toolsmith/toolsmith/analytics"
 	"github.com/toolsmith/toolsmith/api"
 	apianalytics "github.com/toolsmith/toolsmith/api/analytics"
 	"github.com/toolsmith/toolsmith/graph"
@@ -67,6 +68,67 @@ func TestSeries(t *testing.T) {
 	for q, field := range map[string]string{"series=search&res=week": "res", "res=hour": "series", "series=search&since=yesterday": "since"} {
 		if code, body := get(q); code != http.StatusBadRequest || !json.Valid(body) || !strings.Contains(string(body), `"path":"`+field+`"`) {
 			t.Errorf("%s: %d %s", q, code, body)
+		}
+	}
+}
+
+// An admin's analytics (live or scheduled) name no tool only a role it
+// lacks may execute, nor a query only such a tool served; the owner's
+// name them all.
+func TestReportShowsOnlyToolsTheReaderMayExecute(t *testing.T) {
+	gin.SetMode(gin.TestMode)
+	ctx := context.Background()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "g.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.EnsureEmbedder(ctx, graph.EmbedderInfo{Model: "m", Dimension: 2}); err != nil {
+		t.Fatal(err)
+	}
+	for id, perms := range map[string][]string{"deployer.deploy_app": {"role:developer"}, "currency.convert": nil} {
+		if _, err := st.UpsertTool(ctx, graph.Tool{ToolSummary: graph.ToolSummary{ID: id, Verb: "DO", Name: id, Category: "c",
+			Status: graph.StatusActive, Permissions: perms}, Embedding: []float32{1, 0}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ev []graph.UsageEvent
+	for i := 0; i < 6; i++ {
+		ev = append(ev, graph.UsageEvent{ToolID: "deployer.deploy_app", Query: "ship the secret app", Success: i == 0},
+			graph.UsageEvent{ToolID: "currency.convert", Query: "convert eur", Success: true})
+	}
+	if err := st.RecordUsage(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	full, err := domain.Build(ctx, st, nil, domain.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := domain.Publish(ctx, st, full); err != nil {
+		t.Fatal(err)
+	}
+	keys := identity.NewKeyService(identitytest.NewMem())
+	h := api.New(api.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Auth: &identity.Authenticator{Keys: keys}},
+		apianalytics.New(st, nil)).Handler()
+	for _, level := range []string{"admin", "owner"} {
+		key := identitytest.Bearer(t, keys, identity.NewKey{Owner: "op-" + level, Level: level})
+		for _, src := range []string{"live", "scheduled"} {
+			req := httptest.NewRequest(http.MethodGet, "/api/v1/tools/admin/analytics?source="+src, nil)
+			req.Header.Set("Authorization", key)
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			body := rec.Body.String()
+			if rec.Code != http.StatusOK || !strings.Contains(body, "currency.convert") || !strings.Contains(body, "convert eur") {
+				t.Fatalf("%s %s: %d %s", level, src, rec.Code, body)
+			}
+			for _, hidden := range []string{"deployer.deploy_app", "ship the secret app"} {
+				if strings.Contains(body, hidden) != (level == "owner") {
+					t.Errorf("%s %s: %q shown = %v: %s", level, src, hidden, level != "owner", body)
+				}
+			}
+			if strings.Contains(body, "queryTools") {
+				t.Errorf("%s %s: the scheduled report's query index leaked: %s", level, src, body)
+			}
 		}
 	}
 }

@@ -61,3 +61,29 @@ func TestDecodeErrorsSpeakJSON(t *testing.T) {
 		}
 	}
 }
+
+type inner struct {
+	LatencyMs int64 `json:"latencyMs"`
+}
+
+type withEmbedded struct {
+	Events []struct {
+		inner
+		OK *bool `json:"ok"`
+	} `json:"events"`
+}
+
+// A wrong type in a field an embedded struct promotes is named by its
+// JSON path, without the embedded Go type's name.
+func TestDecodeErrorsSkipEmbeddedTypeNames(t *testing.T) {
+	for in, path := range map[string]string{
+		`{"events":[{"latencyMs":1e300}]}`:               "events[0].latencyMs",
+		`{"events":[{"latencyMs":1},{"latencyMs":"x"}]}`: "events[1].latencyMs",
+	} {
+		var b withEmbedded
+		err := httpx.DecodeStrict([]byte(in), &b)
+		if f := fault.Fields(err); len(f) != 1 || f[0].Path != path {
+			t.Errorf("%s: %v (fields %+v), want %s", in, err, f, path)
+		}
+	}
+}

@@ -128,7 +128,7 @@ func jsonFieldError(body []byte, dst any, err error) error {
 	var timeErr *time.ParseError
 	switch {
 	case errors.As(err, &typeErr):
-		path := typeErr.Field
+		path := dropEmbedded(reflect.TypeOf(dst), typeErr.Field)
 		if path == "" {
 			path = "body"
 		} else if p := typePath(body, dst, typeErr.Field, typeErr.Value); p != "" {

@@ -149,12 +149,41 @@ func timePath(body []byte, dst any, raw string) string {
 // kind ("string", "number", …) at field, a dotted path without indices as
 // encoding/json names a type error ("events.success").
 func typePath(body []byte, dst any, field, kind string) string {
+	field = dropEmbedded(reflect.TypeOf(dst), field)
 	return jsonPath(body, dst, func(path, _ string, known bool, _ reflect.Type, v any) bool {
 		return known && indexRe.ReplaceAllString(path, "") == field && jsonKindOf(v) == kind
 	})
 }
 
 var indexRe = regexp.MustCompile(`\[[0-9]+\]`)
+
+// dropEmbedded removes from a type error's dotted field the names of the
+// embedded structs on its way ("events.Event.latencyMs" is
+// "events.latencyMs" in the JSON), so the path names what the client sent,
+// never a Go type.
+func dropEmbedded(t reflect.Type, field string) string {
+	var out []string
+	for _, seg := range strings.Split(field, ".") {
+		for t != nil && (t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map) {
+			t = t.Elem()
+		}
+		if t == nil || t.Kind() != reflect.Struct {
+			out, t = append(out, seg), nil
+			continue
+		}
+		fields := jsonFields(t)
+		if ft, ok := fields[strings.ToLower(seg)]; ok {
+			out, t = append(out, seg), ft
+			continue
+		}
+		if f, ok := t.FieldByName(seg); ok && f.Anonymous {
+			t = f.Type // an embedded struct: no segment of the JSON
+			continue
+		}
+		out, t = append(out, seg), nil
+	}
+	return strings.Join(out, ".")
+}
 
 // jsonKindOf names a decoded JSON value's kind as encoding/json's type
 // errors do.

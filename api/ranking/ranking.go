@@ -152,8 +152,18 @@ type RolledBack struct {
 	Promoted string `json:"promoted"`
 }
 
+// rollback takes no body fields: a body, when sent, must be an empty
+// object, so a field the route does not have is a 400 naming it, as on
+// every other route, not silently ignored.
 func (h *Handlers) rollback(c *gin.Context) {
 	id := c.Param("id")
+	if c.Request.ContentLength != 0 {
+		var none struct{}
+		if err := httpx.BindJSON(c, &none); err != nil {
+			httpx.Error(c, err)
+			return
+		}
+	}
 	if err := h.svc.Rollback(c.Request.Context(), id); err != nil {
 		httpx.Error(c, err)
 		return

@@ -48,6 +48,11 @@ func TestRoutesRefuseBadInput(t *testing.T) {
 		{"POST", "/api/v1/admin/ranking/retrain", ``, http.StatusServiceUnavailable, ""},
 		{"GET", "/api/v1/admin/ranking/versions?limit=0", ``, http.StatusBadRequest, "limit"},
 		{"POST", "/api/v1/admin/ranking/versions/rv-x/rollback", ``, http.StatusNotFound, ""},
+		// Rollback has no body fields: an unknown one is named, not ignored.
+		{"POST", "/api/v1/admin/ranking/versions/none/rollback", `{"x":1}`, http.StatusBadRequest, `"path":"x"`},
+		{"POST", "/api/v1/admin/ranking/versions/none/rollback", `[]`, http.StatusBadRequest, "body"},
+		{"POST", "/api/v1/admin/ranking/versions/none/rollback", `{}`, http.StatusOK, "promoted"},
+		{"POST", "/api/v1/admin/ranking/versions/none/rollback", ``, http.StatusOK, "promoted"},
 	} {
 		code, body := call(c.method, c.path, c.body)
 		if code != c.code || !strings.Contains(body, c.field) {

@@ -249,6 +249,12 @@ func TestBestEventsAndSessionStrategy(t *testing.T) {
 	if code != http.StatusBadRequest || env.Error.Fields[0].Path != "events[0].bogus" {
 		t.Fatalf("unknown field: %d %+v", code, env.Error)
 	}
+	// A wrong type in a field of the embedded event is named by its JSON
+	// path, not "events.Event.latencyMs".
+	code, env = do(t, srv, http.MethodPost, "/api/v1/tools/usage/batch", user, map[string]any{"events": []map[string]any{{"toolId": "airline.book_seat", "success": true, "latencyMs": 1e300}}})
+	if code != http.StatusBadRequest || env.Error.Fields[0].Path != "events[0].latencyMs" {
+		t.Fatalf("latencyMs 1e300: %d %+v", code, env.Error)
+	}
 	// success must be said: a missing one is not read as a failure.
 	code, env = do(t, srv, http.MethodPost, "/api/v1/tools/usage/batch", user, map[string]any{"events": []map[string]any{{"toolId": "airline.book_seat", "success": true}, {"toolId": "airline.book_seat", "query": "fly"}}})
 	if code != http.StatusBadRequest || env.Error.Fields[0].Path != "events[1].success" {
@@ -386,7 +392,8 @@ func TestInvisibleToolsNeverAppear(t *testing.T) {
 		{"permission role", "hid.role", map[string]string{"X-Test-Roles": "clerk"}, map[string]string{"X-Test-Roles": "clerk,auditor"}, false},
 		{"permission permission", "hid.perm", map[string]string{"X-Test-Permissions": "ledger.read"}, map[string]string{"X-Test-Permissions": "ledger.write"}, false},
 		{"level", "hid.level", map[string]string{"X-Test-Level": "user"}, map[string]string{"X-Test-Level": "owner"}, false},
-		{"allowed modules", "hid.module", map[string]string{"X-Allowed-Modules": "crm"}, map[string]string{"X-Allowed-Modules": "crm,billing"}, false},
+		// vis.public names no module: its namespace (vis) is its module.
+		{"allowed modules", "hid.module", map[string]string{"X-Allowed-Modules": "crm,vis"}, map[string]string{"X-Allowed-Modules": "crm,billing,vis"}, false},
 		{"group default", "hid.group", nil, map[string]string{"X-Tool-Groups": "finance"}, false},
 		{"group named", "hid.group", map[string]string{"X-Tool-Groups": "default,ops"}, map[string]string{"X-Tool-Groups": "*"}, false},
 		{"group empty list", "hid.group", map[string]string{"X-Tool-Groups": ""}, map[string]string{"X-Tool-Groups": "default,finance"}, true},

@@ -577,3 +577,39 @@ func TestReindexProgressBadID(t *testing.T) {
 		}
 	}
 }
+
+// An admin reading another caller's run sees no candidate, executed tool
+// or reason naming a tool only the run's caller may execute; the owner
+// sees the whole record.
+func TestGetVerbHidesToolsTheReaderMayNotExecute(t *testing.T) {
+	tools := fakeTools{
+		"deployer.deploy_app": {ToolSummary: graph.ToolSummary{ID: "deployer.deploy_app", Status: graph.StatusActive, Permissions: []string{"role:developer"}}},
+		"currency.convert":    {ToolSummary: graph.ToolSummary{ID: "currency.convert", Status: graph.StatusActive}},
+	}
+	res := workflows.NovelVerbResult{Verb: "SHIP_IT", Branch: "substitute", Reason: "SHIP_IT matches deployer.deploy_app (DEPLOY_APPLICATION) over currency.convert",
+		Scores:    []workflows.ScoredTool{{ToolID: "deployer.deploy_app", Verb: "DEPLOY_APPLICATION", Score: 0.9}, {ToolID: "currency.convert", Score: 0.2}},
+		Tools:     []string{"deployer.deploy_app"},
+		Arguments: map[string]any{"app": "secret-app"}, Output: map[string]any{"url": "secret-url"},
+		Judge: &workflows.Judgement{DecidedBy: "rule", RulePick: "deployer.deploy_app", Offered: []string{"deployer.deploy_app", "currency.convert"}}}
+	for _, tc := range []struct {
+		level  string
+		hidden bool
+	}{{"admin", true}, {"owner", false}} {
+		t.Run(tc.level, func(t *testing.T) {
+			f := &fakeTemporal{run: &fakeRun{result: res}, desc: describe("NovelVerbWorkflow", enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED)}
+			code, resp := serve(t, f, tools, http.MethodGet, "/api/v1/verbs/verb-A_B-1", "", map[string]string{"X-Test-User": "ops", "X-Test-Level": tc.level})
+			if code != 200 {
+				t.Fatalf("HTTP %d", code)
+			}
+			body := string(resp.Data.Result)
+			for _, leak := range []string{"deployer.deploy_app", "DEPLOY_APPLICATION", "secret-app", "secret-url"} {
+				if strings.Contains(body, leak) == tc.hidden {
+					t.Errorf("%s: %q shown = %v: %s", tc.level, leak, !tc.hidden, body)
+				}
+			}
+			if !strings.Contains(body, "currency.convert") {
+				t.Errorf("%s: a visible candidate is gone: %s", tc.level, body)
+			}
+		})
+	}
+}

@@ -320,7 +320,8 @@ func newFulfilment(ctx context.Context, cfg config.Config, sys *system, c client
 		docs.files = al.files
 	}
 	f.mcp = mcp.New(mcp.Deps{Auth: sys.auth, Retrieval: sys.retrieval, Store: sys.store, Fulfil: f.verbs.Service(), Sources: docs,
-		LLM: model, Audit: sys.audit, Metrics: sys.metrics, Limiter: sys.limiter, Proxies: sys.proxies, Version: version, Log: sys.log})
+		LLM: model, Audit: sys.audit, Metrics: sys.metrics, Limiter: sys.limiter, Proxies: sys.proxies, Version: version, Log: sys.log,
+		MaxBodyBytes: sys.cfg.Auth.MaxBodyBytes}) // --max-body-bytes bounds MCP's bodies as the API's
 	if !runWorker {
 		return f, nil
 	}

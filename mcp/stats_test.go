@@ -1,0 +1,81 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/graph/sqlite"
+	"github.com/toolsmith/toolsmith/identity"
+	"github.com/toolsmith/toolsmith/mcp"
+)
+
+// callTool calls one tool of the edge at url as a client sending h and
+// returns the result's text (or the tool error's).
+func callTool(t *testing.T, url string, h http.Header, name string, args any) (string, bool) {
+	t.Helper()
+	ctx := context.Background()
+	c := sdk.NewClient(&sdk.Implementation{Name: "call-test", Version: "test"}, nil)
+	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: headerTransport{h}}}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var b strings.Builder
+	for _, ct := range res.Content {
+		if tc, ok := ct.(*sdk.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String(), res.IsError
+}
+
+// kb.stats' most used tools name only tools the caller may execute: an
+// admin without the developer role does not see the developer's tool.
+func TestStatsNameOnlyToolsTheCallerMayExecute(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "g.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.EnsureEmbedder(ctx, graph.EmbedderInfo{Model: "test", Dimension: 2}); err != nil {
+		t.Fatal(err)
+	}
+	for id, perms := range map[string][]string{"deployer.deploy_app": {"role:developer"}, "currency.convert": {"public"}} {
+		if _, err := st.UpsertTool(ctx, graph.Tool{ToolSummary: graph.ToolSummary{ID: id, Verb: "DO", Name: id, Status: graph.StatusActive,
+			Permissions: perms}, Embedding: []float32{1, 0}, Manifest: json.RawMessage(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.RecordUsage(ctx, []graph.UsageEvent{{ToolID: "deployer.deploy_app", Success: true}, {ToolID: "currency.convert", Success: true}}); err != nil {
+		t.Fatal(err)
+	}
+	keys := identity.NewKeyService(st)
+	srv := httptest.NewServer(mcp.New(mcp.Deps{Auth: &identity.Authenticator{Keys: keys}, Store: st}).Handler())
+	defer srv.Close()
+	for _, level := range []string{"admin", "owner"} {
+		_, secret, err := keys.Create(ctx, identity.Principal{}, identity.NewKey{Owner: "op-" + level, Level: level})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, isErr := callTool(t, srv.URL, http.Header{"Authorization": {"Bearer " + secret}}, "kb.stats", map[string]any{})
+		if isErr || !strings.Contains(text, "currency.convert") {
+			t.Fatalf("%s: %v %s", level, isErr, text)
+		}
+		if strings.Contains(text, "deployer.deploy_app") != (level == "owner") {
+			t.Errorf("%s: kb.stats %s", level, text)
+		}
+	}
+}
