@@ -174,17 +174,17 @@ func TestInputsDepthAndControlCharactersAreMalformed(t *testing.T) {
 	deep := nested(9000)
 	_, _, err := svc.StartExecute(context.Background(), owner, tl.ID, fulfil.ExecuteRequest{Inputs: deep}, "")
 	want(err, "inputs")
-	_, _, err = svc.StartVerb(context.Background(), owner, fulfil.VerbRequest{Verb: "DO_IT", Inputs: nested(33)})
+	_, _, err = svc.StartVerb(context.Background(), owner, fulfil.VerbRequest{Verb: "DO_IT", Inputs: nested(33)}, "")
 	want(err, "inputs")
-	_, _, err = svc.StartVerb(context.Background(), owner, fulfil.VerbRequest{Verb: "DO_IT", Description: "d\u001b[2J"})
+	_, _, err = svc.StartVerb(context.Background(), owner, fulfil.VerbRequest{Verb: "DO_IT", Description: "d\u001b[2J"}, "")
 	want(err, "description")
-	_, _, err = svc.StartVerb(context.Background(), owner, fulfil.VerbRequest{Verb: "DO_IT", Context: "ok\x00"})
+	_, _, err = svc.StartVerb(context.Background(), owner, fulfil.VerbRequest{Verb: "DO_IT", Context: "ok\x00"}, "")
 	want(err, "context")
 	if len(f.started) != 0 {
 		t.Fatalf("started %v", f.started)
 	}
 	// At the bound, and with tabs and newlines, a run starts.
-	if _, _, err := svc.StartVerb(context.Background(), owner, fulfil.VerbRequest{Verb: "DO_IT", Description: "line\tone\nline two", Inputs: nested(32)}); err != nil {
+	if _, _, err := svc.StartVerb(context.Background(), owner, fulfil.VerbRequest{Verb: "DO_IT", Description: "line\tone\nline two", Inputs: nested(32)}, ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := svc.StartExecute(context.Background(), owner, tl.ID, fulfil.ExecuteRequest{Inputs: nested(32)}, ""); err != nil {
