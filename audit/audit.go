@@ -10,12 +10,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/internal/fault"
@@ -233,6 +235,83 @@ func (l *Log) Query(ctx context.Context, q graph.AuditQuery) (graph.AuditPage, e
 	page, err := l.store.AuditEvents(ctx, q)
 	if err != nil {
 		return graph.AuditPage{}, fmt.Errorf("audit: query: %w", err)
+	}
+	return page, nil
+}
+
+// QueryAs reads events as caller may see them: an owner reads the log
+// whole; anyone else reads every event, but an event about a tool the
+// caller may not execute names it access.HiddenTool (in Tool and in
+// Detail), and a filter on such a tool finds nothing, as one on an id no
+// tool has. An event's Tool that is not a tool (a key, a review, a run)
+// is shown as it is. The log keeps who did what; only the names of tools
+// the reader may not run are left out of the reading.
+func (l *Log) QueryAs(ctx context.Context, caller access.Caller, q graph.AuditQuery) (graph.AuditPage, error) {
+	if caller.SeesEveryTool() {
+		return l.Query(ctx, q)
+	}
+	tools, _ := l.store.(access.ToolGetter)
+	seen := map[string]bool{}
+	hidden := func(id string) (bool, error) {
+		if h, ok := seen[id]; ok {
+			return h, nil
+		}
+		h := true // nothing can vouch for the id: hide it
+		if tools != nil {
+			t, err := tools.GetTool(ctx, id)
+			switch {
+			case errors.Is(err, fault.ErrNotFound):
+				h = false // not a tool's id
+			case err != nil:
+				return false, fmt.Errorf("audit: read tool %q: %w", id, err)
+			default:
+				h = !caller.Allows(&t.ToolSummary)
+			}
+		}
+		seen[id] = h
+		return h, nil
+	}
+	if q.Tool != "" {
+		h, err := hidden(q.Tool)
+		if err != nil {
+			return graph.AuditPage{}, err
+		}
+		if h {
+			// The filters are still checked; the page is the one an id
+			// no tool has would give.
+			q.Limit = 1
+			if _, err := l.Query(ctx, q); err != nil {
+				return graph.AuditPage{}, err
+			}
+			return graph.AuditPage{Items: []graph.AuditEvent{}}, nil
+		}
+	}
+	page, err := l.Query(ctx, q)
+	if err != nil {
+		return page, err
+	}
+	for _, e := range page.Items {
+		if e.Tool != "" {
+			if _, err := hidden(e.Tool); err != nil {
+				return graph.AuditPage{}, err
+			}
+		}
+	}
+	redact := map[string]bool{}
+	for id, h := range seen {
+		if h {
+			redact[id] = true
+		}
+	}
+	if len(redact) == 0 {
+		return page, nil
+	}
+	for i := range page.Items {
+		e := &page.Items[i]
+		if redact[e.Tool] {
+			e.Tool = access.HiddenTool
+		}
+		e.Detail = access.RedactText(e.Detail, redact)
 	}
 	return page, nil
 }

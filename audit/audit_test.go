@@ -2,6 +2,7 @@ package audit_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/audit"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/graph/sqlite"
@@ -110,5 +112,58 @@ func TestQueryRefusesAMadeUpCursor(t *testing.T) {
 	}
 	if _, err := l.Query(context.Background(), graph.AuditQuery{Before: audit.NewID(time.Now())}); err != nil {
 		t.Errorf("a real id as cursor: %v", err)
+	}
+}
+
+// TestQueryAsNamesOnlyExecutableTools: an admin reading the log sees every
+// event, but a tool only the developer role may run is named
+// access.HiddenTool (in Tool and in Detail), and filtering on it finds
+// nothing, as an unknown id would; events about other things (a key) are
+// shown as they are, and an owner reads the log whole.
+func TestQueryAsNamesOnlyExecutableTools(t *testing.T) {
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "a.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	for id, perms := range map[string][]string{"deployer.deploy_app": {"role:developer"}, "currency.convert": {"public"}} {
+		if _, err := st.UpsertTool(ctx, graph.Tool{ToolSummary: graph.ToolSummary{ID: id, Verb: "DO", Name: id, Category: "c",
+			Status: graph.StatusActive, Permissions: perms}, Description: "D.", Manifest: json.RawMessage(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := audit.New(st)
+	for _, e := range []graph.AuditEvent{
+		{Actor: "key:dev", Action: "tools.execute", Tool: "deployer.deploy_app", Outcome: "success", Detail: "ran deployer.deploy_app"},
+		{Actor: "key:ana", Action: "tools.execute", Tool: "currency.convert", Outcome: "success"},
+		{Actor: "key:root", Action: "admin.keys.revoke", Tool: "k123", Outcome: "success"},
+	} {
+		if err := l.Record(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admin := access.Caller{Level: "admin"}
+	page, err := l.QueryAs(ctx, admin, graph.AuditQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, e := range page.Items {
+		got[e.Actor] = e.Tool + "|" + e.Detail
+	}
+	want := map[string]string{"key:dev": access.HiddenTool + "|ran " + access.HiddenTool, "key:ana": "currency.convert|", "key:root": "k123|"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("admin reads %v, want %v", got, want)
+	}
+	if page, err := l.QueryAs(ctx, admin, graph.AuditQuery{Tool: "deployer.deploy_app"}); err != nil || len(page.Items) != 0 {
+		t.Fatalf("a filter on a hidden tool: %+v %v", page.Items, err)
+	}
+	if _, err := l.QueryAs(ctx, admin, graph.AuditQuery{Tool: "deployer.deploy_app", Before: "garbage"}); !errors.Is(err, fault.ErrMalformed) {
+		t.Fatalf("a bad cursor beside a hidden tool's filter: %v", err)
+	}
+	page, err = l.QueryAs(ctx, access.Caller{Level: "owner"}, graph.AuditQuery{Tool: "deployer.deploy_app"})
+	if err != nil || len(page.Items) != 1 || page.Items[0].Detail != "ran deployer.deploy_app" {
+		t.Fatalf("the owner reads %+v %v", page.Items, err)
 	}
 }

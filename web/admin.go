@@ -207,7 +207,7 @@ func (c *Console) auditLog(w http.ResponseWriter, r *http.Request, s *session) {
 		err = notRunning("the audit log")
 	}
 	if err == nil {
-		page, err = c.d.Audit.Query(r.Context(), aq)
+		page, err = c.d.Audit.QueryAs(r.Context(), s.principal().Caller(), aq)
 	}
 	if err != nil {
 		code, msg := c.problem(r, err)

@@ -103,7 +103,12 @@ func (h *Handlers) listAudit(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
-	page, err := h.audit.Query(c.Request.Context(), q)
+	caller, err := httpx.Caller(c)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	page, err := h.audit.QueryAs(c.Request.Context(), caller, q)
 	if err != nil {
 		httpx.Error(c, err)
 		return
