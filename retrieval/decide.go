@@ -1,8 +1,10 @@
 package retrieval
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"unicode"
@@ -64,7 +66,8 @@ func CloseMatchRule() SubstituteRule {
 // are no alternative to the first, so the bars read the first against the
 // candidates that could run (the inputs' fit is evidence the evaluation
 // sets, which carry no inputs, cannot measure, so it enters the decision
-// as this rule, not as a fitted weight). Likewise the confidence bar
+// as this rule, not as a fitted weight); ChooseWith goes on to read the
+// first candidate that could run, as if it ranked first. Likewise the confidence bar
 // admits a close first candidate that alone provides the requested verb
 // (Candidate.SameVerb; see soleProvider).
 type SubstituteRule struct {
@@ -119,9 +122,12 @@ type Candidate struct {
 	// scale: high when the query names the tool.
 	Subword float64 `json:"subword,omitempty"`
 	// InputFit says whether the verb's inputs fill the tool's required
-	// parameters (InputFit): +1 they do, -1 one is missing, 0 unknown (no
-	// inputs given, or nothing known of the tool's parameters).
+	// parameters (InputFit, InputFitValues): +1 they do, -1 one is missing
+	// or of the wrong JSON type, 0 unknown (no inputs given).
 	InputFit int `json:"inputFit,omitempty"`
+	// Misfit, when InputFit is -1, may say which required parameter the
+	// inputs do not fill and why (InputFitValues' reason).
+	Misfit string `json:"misfit,omitempty"`
 	// Learned is the part of Score the usage signals added (the query's
 	// past neighbours, the tool's usage centroid, the query log,
 	// popularity, pairings, session history and success rate): Score −
@@ -179,6 +185,149 @@ func MissingInputs(required, inputs []string) []string {
 		}
 	}
 	return missing
+}
+
+// Param is a tool's required parameter as InputFitValues reads it: its
+// name and the JSON types its input schema gives it ("string", "number",
+// "integer", "boolean", "object", "array", "null"); without types, any
+// value fills it. Formats, patterns and ranges are the execution's to
+// check: the fit reads JSON types only.
+type Param struct {
+	Name  string   `json:"name"`
+	Types []string `json:"types,omitempty"`
+}
+
+// InputFitValues is InputFit reading the inputs' values too: a required
+// parameter is filled by an input of its name (matched as InputFit matches
+// it, an input of exactly its name first) whose JSON type is one of the
+// parameter's Types ("three" does not fill a number, 2.5 does not fill an
+// integer, 3.0 does). It is 0 without inputs, +1 when every required
+// parameter is filled, and -1 with the reason for the first (in order)
+// that is not: no input of its name, or an input of another JSON type.
+// A parameter that two inputs match ignoring case and separators is left
+// to the execution's mapping, as InputFit leaves it.
+func InputFitValues(required []Param, inputs map[string]any) (int, string) {
+	if len(inputs) == 0 {
+		return 0, ""
+	}
+	// Sorted names: the workflow calls this, and map order is random.
+	names := make([]string, 0, len(inputs))
+	for n := range inputs {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	byKey := make(map[string][]string, len(names))
+	for _, n := range names {
+		byKey[paramKey(n)] = append(byKey[paramKey(n)], n)
+	}
+	for _, p := range required {
+		name, exact := p.Name, true
+		if _, ok := inputs[name]; !ok {
+			exact = false
+			switch m := byKey[paramKey(p.Name)]; len(m) {
+			case 0:
+				return -1, fmt.Sprintf("no input fills %s", p.Name)
+			case 1:
+				name = m[0]
+			default:
+				continue
+			}
+		}
+		if len(p.Types) == 0 {
+			continue
+		}
+		if got := jsonType(inputs[name]); got != "" && !typeFits(got, inputs[name], p.Types) {
+			from := ""
+			if !exact {
+				from = fmt.Sprintf(" (input %s)", name)
+			}
+			return -1, fmt.Sprintf("%s%s is %s, the tool wants %s", p.Name, from, article(got), orList(p.Types))
+		}
+	}
+	return 1, ""
+}
+
+// jsonType is the JSON type of a decoded input value ("number" for every
+// number, integral or not), "" for a Go value JSON has no type for.
+func jsonType(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case float64, float32, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, json.Number:
+		return "number"
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	default:
+		switch reflect.ValueOf(v).Kind() {
+		case reflect.Slice, reflect.Array:
+			return "array"
+		case reflect.Map, reflect.Struct:
+			return "object"
+		}
+		return ""
+	}
+}
+
+// typeFits reports whether a value of JSON type got fills a parameter of
+// the types want: a number fills "number", and "integer" when it has no
+// fractional part.
+func typeFits(got string, v any, want []string) bool {
+	for _, w := range want {
+		switch {
+		case w == got:
+			return true
+		case w == "integer" && got == "number" && integral(v):
+			return true
+		}
+	}
+	return false
+}
+
+// integral reports whether a number has no fractional part.
+func integral(v any) bool {
+	var f float64
+	switch v := v.(type) {
+	case float64:
+		f = v
+	case float32:
+		f = float64(v)
+	case json.Number:
+		if _, err := v.Int64(); err == nil {
+			return true
+		}
+		x, err := v.Float64()
+		if err != nil {
+			return false
+		}
+		f = x
+	default:
+		return true // a Go integer
+	}
+	return !math.IsInf(f, 0) && f == math.Trunc(f)
+}
+
+func article(t string) string {
+	switch t {
+	case "integer", "object", "array":
+		return "an " + t
+	case "null":
+		return "null"
+	}
+	return "a " + t
+}
+
+func orList(ts []string) string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = article(t)
+	}
+	return strings.Join(out, " or ")
 }
 
 func paramKey(s string) string {
@@ -494,6 +643,9 @@ func (r SubstituteRule) DecideWith(m DecisionModel, cands []Candidate) (bool, st
 		why = "no candidates"
 	case inputsMissing:
 		why = "the inputs do not fill the tool's required parameters"
+		if cands[0].Misfit != "" {
+			why += " (" + cands[0].Misfit + ")"
+		}
 	case unavailable:
 		why = "this deployment cannot run the tool (its module is not served here)"
 	case byEvidence:
@@ -532,6 +684,53 @@ func (r SubstituteRule) DecideWith(m DecisionModel, cands []Candidate) (bool, st
 		why = strings.Join(held, ", ")
 	}
 	return v.ok, why
+}
+
+// Choice is the rule's decision read from the first candidate that could
+// run (ChooseWith).
+type Choice struct {
+	// Pick is the candidate to substitute (an index of the candidates), -1
+	// for none.
+	Pick int
+	// Read is the candidate the bars read: the first, or the first that
+	// could run when the first could not.
+	Read int
+	// Why is the decision's reason for Read: which bars held, or which one
+	// it missed.
+	Why string
+	// Skipped, when Read > 0, is why the first could not run.
+	Skipped string
+}
+
+// ChooseWith is DecideWith read from the first candidate that could run.
+// Where the first could (or no candidate says whether the inputs fill it:
+// no inputs, InputFit 0), it is DecideWith on cands, Read 0. Where the
+// first could not (the inputs do not fill it, or the deployment cannot run
+// it), the first candidate the inputs fill and the deployment can run is
+// read as the first, against the candidates after it that could run too:
+// the ones before it could not run in the verb's place, so they are no
+// alternative to it, as the candidates after a runnable first that could
+// not run are none. Every bar applies to it as it would if it ranked
+// first: its similarity, its lead over the next candidate that could run,
+// the decision model's confidence in it, the zero-shot floor. A first
+// that could not run ranks where it does because the query is like it,
+// not like the one read; that one must be a confident match on its own,
+// or nothing is substituted.
+func (r SubstituteRule) ChooseWith(m DecisionModel, cands []Candidate) Choice {
+	ok, why := r.DecideWith(m, cands)
+	if ok {
+		return Choice{Pick: 0, Why: why}
+	}
+	k := slices.IndexFunc(cands, func(c Candidate) bool { return !cannotRun(c) })
+	if len(cands) == 0 || !cannotRun(cands[0]) || k < 0 || cands[k].InputFit <= 0 {
+		return Choice{Pick: -1, Why: why}
+	}
+	ok, runWhy := r.DecideWith(m, runnable(cands[k:]))
+	c := Choice{Pick: -1, Read: k, Why: runWhy, Skipped: why}
+	if ok {
+		c.Pick = k
+	}
+	return c
 }
 
 // The outcomes of a decision.

@@ -361,3 +361,175 @@ func TestSubstituteRuleUnavailable(t *testing.T) {
 		t.Fatalf("the first against a look-alike that cannot run here: %v %q", ok, why)
 	}
 }
+
+func TestInputFitValues(t *testing.T) {
+	num := []Param{{Name: "amount", Types: []string{"number"}}, {Name: "from", Types: []string{"string"}}, {Name: "to"}}
+	for _, tc := range []struct {
+		name     string
+		required []Param
+		inputs   map[string]any
+		want     int
+		why      string
+	}{
+		{"no inputs: unknown", num, nil, 0, ""},
+		{"all there, right types", num, map[string]any{"amount": 100.0, "from": "USD", "to": "EUR"}, 1, ""},
+		{"a Go integer is a number", num, map[string]any{"amount": 100, "from": "USD", "to": 7}, 1, ""},
+		{"a word for a number", num, map[string]any{"amount": "three", "from": "USD", "to": "EUR"}, -1, "amount is a string, the tool wants a number"},
+		{"one missing", num, map[string]any{"amount": 1.0, "to": "EUR"}, -1, "no input fills from"},
+		{"matched as the router maps names", []Param{{Name: "from_currency", Types: []string{"string"}}}, map[string]any{"fromCurrency": 3.0}, -1,
+			"from_currency (input fromCurrency) is a number, the tool wants a string"},
+		{"an exact name wins over a look-alike", []Param{{Name: "from", Types: []string{"string"}}}, map[string]any{"from": "USD", "FROM": 1.0}, 1, ""},
+		{"two look-alikes are left to the mapping", []Param{{Name: "from", Types: []string{"string"}}}, map[string]any{"From": 2.0, "FROM": 1.0}, 1, ""},
+		{"an integral number is an integer", []Param{{Name: "n", Types: []string{"integer"}}}, map[string]any{"n": 3.0}, 1, ""},
+		{"a fraction is no integer", []Param{{Name: "n", Types: []string{"integer"}}}, map[string]any{"n": 2.5}, -1, "n is a number, the tool wants an integer"},
+		{"one of several types", []Param{{Name: "q", Types: []string{"string", "null"}}}, map[string]any{"q": nil}, 1, ""},
+		{"null is no boolean", []Param{{Name: "ok", Types: []string{"boolean"}}}, map[string]any{"ok": nil}, -1, "ok is null, the tool wants a boolean"},
+		{"objects and arrays", []Param{{Name: "o", Types: []string{"object"}}, {Name: "a", Types: []string{"array"}}},
+			map[string]any{"o": map[string]any{}, "a": []any{1.0}}, 1, ""},
+		{"an array is no object", []Param{{Name: "o", Types: []string{"object"}}}, map[string]any{"o": []any{}}, -1, "o is an array, the tool wants an object"},
+		{"nothing required", nil, map[string]any{"anything": 1.0}, 1, ""},
+	} {
+		got, why := InputFitValues(tc.required, tc.inputs)
+		if got != tc.want || why != tc.why {
+			t.Errorf("%s: InputFitValues = %d %q, want %d %q", tc.name, got, why, tc.want, tc.why)
+		}
+		if tc.want >= 0 {
+			// Without types it is InputFit.
+			names := make([]string, 0, len(tc.required))
+			for _, p := range tc.required {
+				names = append(names, p.Name)
+			}
+			var in []string
+			for n := range tc.inputs {
+				in = append(in, n)
+			}
+			if InputFit(names, in) != got {
+				t.Errorf("%s: InputFit disagrees on names alone", tc.name)
+			}
+		}
+	}
+}
+
+// fits marks candidates' input fit: +1 or -1 each, in order.
+func fits(cands []Candidate, fit ...int) []Candidate {
+	out := slices.Clone(cands)
+	for i, f := range fit {
+		out[i].InputFit = f
+	}
+	return out
+}
+
+// ChooseWith reads the first candidate that could run as if it ranked
+// first: the runnable second substitutes where it is a confident match of
+// its own, whatever the first that could not run scored.
+func TestChooseRunnableFirst(t *testing.T) {
+	r := DefaultSubstituteRule()
+	m := DefaultDecisionModel
+	// currency.rates first (the inputs do not fill it), the historical
+	// rate second, a clear match among the tools that could run.
+	cands := fits([]Candidate{
+		{Similarity: 0.8, Score: 32.7, Keyword: 3},
+		{Similarity: 0.78, Score: 30, Keyword: 2.5, SameVerb: true},
+		{Similarity: 0.4, Score: 6},
+		{Similarity: 0.3, Score: 5},
+	}, -1, 1, 1, 1)
+	if ok, why := r.DecideWith(m, cands); ok || !strings.Contains(why, "required parameters") {
+		t.Fatalf("DecideWith reads the first only: %v %q", ok, why)
+	}
+	ch := r.ChooseWith(m, cands)
+	if ch.Pick != 1 || ch.Read != 1 || !strings.Contains(ch.Skipped, "required parameters") || !strings.Contains(ch.Why, "confidence") {
+		t.Fatalf("ChooseWith = %+v, want the second substituted", ch)
+	}
+	// Exactly as if it ranked first: the same decision on the candidates
+	// that could run.
+	if ok, why := r.DecideWith(m, cands[1:]); !ok || why != ch.Why {
+		t.Fatalf("as first: %v %q, ChooseWith %q", ok, why, ch.Why)
+	}
+	// A candidate that could not run between them is skipped too, and so
+	// is an unavailable first.
+	mid := slices.Insert(slices.Clone(cands), 1, Candidate{Similarity: 0.79, Score: 31, InputFit: 1, Unavailable: true})
+	if ch := r.ChooseWith(m, mid); ch.Pick != 2 || ch.Read != 2 {
+		t.Fatalf("past two that cannot run: %+v", ch)
+	}
+	gone := fits(cands, 1)
+	gone[0].Unavailable = true
+	if ch := r.ChooseWith(m, gone); ch.Pick != 1 || !strings.Contains(ch.Skipped, "cannot run") {
+		t.Fatalf("past an unavailable first: %+v", ch)
+	}
+	// The first that could run is a plain first when the first can: a
+	// runnable first is decided as before.
+	if ch := r.ChooseWith(m, fits(cands, 1)); ch.Read != 0 || ch.Skipped != "" {
+		t.Fatalf("a runnable first: %+v", ch)
+	}
+	// None that could run: nothing, with the first's reason.
+	none := fits(cands, -1, -1, -1, -1)
+	if ch := r.ChooseWith(m, none); ch.Pick != -1 || ch.Read != 0 || !strings.Contains(ch.Why, "required parameters") {
+		t.Fatalf("none runnable: %+v", ch)
+	}
+}
+
+// The bars apply to the first candidate that could run as they would if
+// it ranked first: a weak one (far from the query, a near tie with the
+// next that could run, under the zero-shot floor, or short of the other
+// bars) is not substituted because a strong first could not run.
+func TestChooseRunnableFirstBars(t *testing.T) {
+	m := DefaultDecisionModel
+	strongFirst := Candidate{Similarity: 0.9, Score: 40, Keyword: 5, InputFit: -1}
+	for _, tc := range []struct {
+		name  string
+		rule  SubstituteRule
+		cands []Candidate
+		why   string
+	}{
+		{"a near tie with the next that could run", DefaultSubstituteRule(),
+			[]Candidate{strongFirst, {Similarity: 0.5, Score: 6, InputFit: 1}, {Similarity: 0.48, Score: 5.9, InputFit: 1}, {Similarity: 0.45, Score: 5.8, InputFit: 1}}, "confidence"},
+		{"under the zero-shot floor, however wide its lead", DefaultSubstituteRule(),
+			[]Candidate{strongFirst, {Similarity: 0.25, Score: 20, Keyword: 4, InputFit: 1}, {Similarity: 0.1, Score: 1, InputFit: 1}}, "below 0.30"},
+		{"below a threshold", SubstituteRule{Threshold: 0.67},
+			[]Candidate{strongFirst, {Similarity: 0.6, Score: 20, InputFit: 1}, {Similarity: 0.1, Score: 1, InputFit: 1}}, "threshold"},
+		{"short of a score margin over the next that could run", SubstituteRule{Threshold: 0.5, ScoreMargin: 4.25},
+			[]Candidate{strongFirst, {Similarity: 0.7, Score: 10, InputFit: 1}, {Similarity: 0.2, Score: 8, InputFit: 1}}, "score margin"},
+	} {
+		ch := tc.rule.ChooseWith(m, tc.cands)
+		if ch.Pick != -1 || ch.Read != 1 || !strings.Contains(ch.Why, tc.why) {
+			t.Errorf("%s: %+v, want the second read and refused (%s)", tc.name, ch, tc.why)
+		}
+		if ok, why := tc.rule.DecideWith(m, tc.cands[1:]); ok || why != ch.Why {
+			t.Errorf("%s: as first %v %q, ChooseWith %q", tc.name, ok, why, ch.Why)
+		}
+	}
+}
+
+// Without inputs (InputFit 0 everywhere) ChooseWith is DecideWith on the
+// first: the evaluation's searches, which carry no inputs, decide as
+// before, and a first this deployment cannot run is refused as before.
+func TestChooseUnknownFitUnchanged(t *testing.T) {
+	m := DefaultDecisionModel
+	rules := []SubstituteRule{DefaultSubstituteRule(), CloseMatchRule(), {Threshold: 0.5, Margin: 0.05}}
+	// A deterministic spread of searches: similarities, scores and
+	// signals from a small linear congruential sequence.
+	x := uint32(7)
+	next := func() float64 { x = x*1664525 + 1013904223; return float64(x>>8) / float64(1<<24) }
+	for range 400 {
+		n := 1 + int(next()*10)
+		cands := make([]Candidate, n)
+		score := 5 + 30*next()
+		for i := range cands {
+			cands[i] = Candidate{Similarity: next(), Score: score, Keyword: 4*next() - 1, Subword: 3*next() - 1, SameVerb: next() < 0.1}
+			score -= 6 * next()
+		}
+		if next() < 0.3 {
+			cands[0].Unavailable = true
+		}
+		for _, r := range rules {
+			ok, why := r.DecideWith(m, cands)
+			ch := r.ChooseWith(m, cands)
+			if (ch.Pick == 0) != ok || (ch.Pick != 0 && ch.Pick != -1) || ch.Read != 0 || ch.Why != why || ch.Skipped != "" {
+				t.Fatalf("%+v on %+v: ChooseWith %+v, DecideWith %v %q", r, cands, ch, ok, why)
+			}
+			if r.SubstituteWith(m, cands) != ok {
+				t.Fatalf("SubstituteWith disagrees with DecideWith")
+			}
+		}
+	}
+}
