@@ -501,3 +501,46 @@ func TestVerbQuery(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+// TestSearchParamTypes: a search that asks for them carries the JSON types
+// of each candidate's required parameters, read from its manifest's input
+// schema; a tool the source cannot read, or a search that does not ask,
+// carries none.
+func TestSearchParamTypes(t *testing.T) {
+	tools := memTools{}
+	tools.add(tool.Manifest{ToolID: "currency.convert", Verb: "CONVERT_CURRENCY", Module: "currency",
+		InputSchema: json.RawMessage(`{"type":"object","required":["amount","from","to","when"],"properties":{
+			"amount":{"type":"number"},"from":{"type":"string"},"to":{"type":["string","null"]},"when":{"anyOf":[{"type":"string"}]},
+			"note":{"type":"string"}}}`)}, nil)
+	searcher := fixedSearcher{
+		{Tool: graph.ToolSummary{ID: "currency.convert", RequiredParams: []string{"amount", "from", "to", "when"}}, Similarity: 0.8, Score: 2},
+		{Tool: graph.ToolSummary{ID: "gone.tool", RequiredParams: []string{"x"}}, Similarity: 0.5, Score: 1},
+	}
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	g := &Graph{Searcher: searcher, Schemas: tools}
+	env.RegisterActivity(g)
+	for _, ask := range []bool{true, false} {
+		val, err := env.ExecuteActivity(g.SearchTools, SearchInput{Verb: "CONVERT_CURRENCY", Description: "money", ParamTypes: ask})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out SearchOutput
+		if err := val.Get(&out); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := json.Marshal(out.Candidates[0].RequiredTypes)
+		want := `{"amount":["number"],"from":["string"],"to":["string","null"]}`
+		if !ask {
+			want = "null"
+		}
+		if string(got) != want || out.Candidates[1].RequiredTypes != nil {
+			t.Fatalf("asked %v: types %s and %v, want %s and none", ask, got, out.Candidates[1].RequiredTypes, want)
+		}
+	}
+	for _, schema := range []string{``, `{}`, `{"required":["a"]}`, `{"required":["a"],"properties":{"a":{"type":"text"}}}`, `not json`} {
+		if got := RequiredTypes(json.RawMessage(schema)); got != nil {
+			t.Errorf("RequiredTypes(%s) = %v, want none", schema, got)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package activities
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -25,6 +26,11 @@ type Graph struct {
 	// router's table): a candidate of a module it does not route is
 	// Unavailable. nil treats every module as routed.
 	Routed func(module string) bool
+	// Schemas, when set, is where SearchTools reads the candidates' input
+	// schemas for the JSON types of their required parameters
+	// (SearchInput.ParamTypes). nil, or a tool it cannot read, leaves a
+	// candidate's types unknown: its inputs fit by their names alone.
+	Schemas ToolSource
 }
 
 // Candidate is a tool found for a verb, as small as the workflow needs.
@@ -43,6 +49,11 @@ type Candidate struct {
 	Recorded    bool     `json:"recorded,omitempty"`
 	Required    []string `json:"required,omitempty"`
 	Optional    []string `json:"optional,omitempty"`
+	// RequiredTypes are the JSON types the tool's input schema gives its
+	// required parameters, by name ("amount": ["number"]); a parameter
+	// whose schema names no plain JSON type is left out. Set only when the
+	// search asked for them (SearchInput.ParamTypes).
+	RequiredTypes map[string][]string `json:"requiredTypes,omitempty"`
 	// Unavailable says this deployment cannot run the tool: its module is
 	// not routed here (Graph.Routed).
 	Unavailable bool `json:"unavailable,omitempty"`
@@ -55,6 +66,10 @@ type SearchInput struct {
 	Context     string        `json:"context,omitempty"`
 	Caller      access.Caller `json:"caller"`
 	Limit       int           `json:"limit,omitempty"`
+	// ParamTypes asks for the candidates' RequiredTypes: the verb brings
+	// inputs whose values the decision reads. Without it the search reads
+	// no manifest.
+	ParamTypes bool `json:"paramTypes,omitempty"`
 }
 
 // SearchOutput lists candidates, best first: by Score (the hybrid ranking),
@@ -88,7 +103,75 @@ func (g *Graph) SearchTools(ctx context.Context, in SearchInput) (SearchOutput, 
 	// The searcher ranks by score already; the stable sort makes the order
 	// a promise of this activity (the workflow reports it as its scores).
 	slices.SortStableFunc(out.Candidates, func(a, b Candidate) int { return cmp.Compare(b.Score, a.Score) })
+	if in.ParamTypes && g.Schemas != nil {
+		for i := range out.Candidates {
+			out.Candidates[i].RequiredTypes = g.requiredTypes(ctx, out.Candidates[i].ToolID)
+		}
+	}
 	return out, nil
+}
+
+// requiredTypes reads a tool's required parameters' JSON types from its
+// manifest. The types only sharpen the decision, so a tool the source
+// cannot read (gone since the search, a store error) is logged and has
+// none rather than failing the search: its inputs fit by name, as before.
+func (g *Graph) requiredTypes(ctx context.Context, id string) map[string][]string {
+	t, err := g.Schemas.GetTool(ctx, id)
+	if err != nil {
+		activity.GetLogger(ctx).Warn("param_types_unread", "tool", id, "error", err)
+		return nil
+	}
+	var m struct {
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}
+	if err := json.Unmarshal(t.Manifest, &m); err != nil {
+		activity.GetLogger(ctx).Warn("param_types_unread", "tool", id, "error", err)
+		return nil
+	}
+	return RequiredTypes(m.InputSchema)
+}
+
+// jsonTypes are the JSON types a parameter's schema may give it.
+var jsonTypes = []string{"string", "number", "integer", "boolean", "object", "array", "null"}
+
+// RequiredTypes are the JSON types an object input schema gives its
+// required parameters: a property's "type", one name or a list of them. A
+// required parameter without a declared property, a property without a
+// "type" (or with "anyOf", "$ref" … instead) or with a name JSON Schema
+// does not define is left out: its type is unknown, so any value fills it.
+// nil when no required parameter has a type.
+func RequiredTypes(inputSchema json.RawMessage) map[string][]string {
+	var s struct {
+		Properties map[string]struct {
+			Type json.RawMessage `json:"type"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	if len(inputSchema) == 0 || json.Unmarshal(inputSchema, &s) != nil {
+		return nil
+	}
+	var out map[string][]string
+	for _, name := range s.Required {
+		p, ok := s.Properties[name]
+		if !ok || len(p.Type) == 0 {
+			continue
+		}
+		var types []string
+		var one string
+		if json.Unmarshal(p.Type, &one) == nil {
+			types = []string{one}
+		} else if json.Unmarshal(p.Type, &types) != nil {
+			continue
+		}
+		if len(types) == 0 || slices.ContainsFunc(types, func(t string) bool { return !slices.Contains(jsonTypes, t) }) {
+			continue
+		}
+		if out == nil {
+			out = map[string][]string{}
+		}
+		out[name] = types
+	}
+	return out
 }
 
 // Gap is a verb Toolsmith could not fulfil: the input to find-or-build.

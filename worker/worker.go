@@ -104,7 +104,9 @@ func Register(r Registry, deps Deps) {
 	if deps.Tools != nil {
 		mods.Schemas = deps.Tools
 	}
-	g := &activities.Graph{Searcher: deps.Searcher, Gaps: deps.Gaps}
+	// The search reads the candidates' parameter types where execution
+	// reads their schemas.
+	g := &activities.Graph{Searcher: deps.Searcher, Gaps: deps.Gaps, Schemas: mods.Schemas}
 	if deps.Router != nil {
 		// A candidate whose module this deployment does not route could
 		// not run: fulfilment never substitutes it.
