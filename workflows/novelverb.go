@@ -350,8 +350,14 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 	// substitute branch's latency budget). Its result is still recorded in
 	// history, so replay does not search again.
 	sctx := workflow.WithLocalActivityOptions(f.ctx, searchOptions)
+	// The JSON types of the candidates' required parameters are read from
+	// version "decision-input-types" 1 on, for a verb that brings inputs:
+	// an input of another type does not fill its parameter (it would fail
+	// the execution's schema check). Earlier runs replay by names alone.
+	types := len(in.Inputs) > 0 && workflow.GetVersion(f.ctx, "decision-input-types", workflow.DefaultVersion, 1) >= 1
 	err := workflow.ExecuteLocalActivity(sctx, g.SearchTools, activities.SearchInput{
 		Verb: in.Verb, Description: in.Description, Context: in.Context, Caller: f.caller, Limit: in.Options.SearchLimit,
+		ParamTypes: types,
 	}).Get(f.ctx, &search)
 	if err != nil {
 		return f.fail(typeOr(err, activities.ErrTypeStepFailed), "search for %s failed: %s", in.Verb, activities.Message(err))
@@ -384,6 +390,9 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 	for i, c := range search.Candidates {
 		cands[i] = retrieval.Candidate{Similarity: c.Similarity, Score: c.Score, Keyword: c.Keyword, Subword: c.Subword, Learned: c.Learned,
 			InputFit: retrieval.InputFit(c.Required, inputs), SameVerb: sameVerb && c.Verb == in.Verb, Unavailable: unavailable && c.Unavailable}
+		if types && inputs != nil {
+			cands[i].InputFit, cands[i].Misfit = retrieval.InputFitValues(requiredParams(c), in.Inputs)
+		}
 		if record && c.Recorded {
 			cands[i].Record, cands[i].Recorded = c.Record, true
 		}
@@ -395,11 +404,7 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 	if workflow.GetVersion(f.ctx, "decision-zero-shot-floor", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		model.ZeroShotFloor = 0
 	}
-	ok, why := in.Options.Rule().DecideWith(model, cands)
-	pick := -1
-	if ok {
-		pick = 0
-	}
+	pick, why := f.decide(model, search.Candidates, cands)
 	// A configured model judges the rule's decision from version
 	// "llm-judge" 1 on; runs recorded before it replay without the judge.
 	if len(cands) > 0 && workflow.GetVersion(f.ctx, "llm-judge", workflow.DefaultVersion, 1) >= 1 {
@@ -419,6 +424,46 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 		return f.substitute(best, why)
 	}
 	return f.decompose(search.Candidates, why)
+}
+
+// decide applies the run's rule to the candidates (cands, read from all)
+// and returns the index of the one to substitute (-1 for none) and why.
+// A first candidate that could not run (the inputs do not fill it, or this
+// deployment cannot run it) gives way to the first that could, read as if
+// it ranked first (retrieval.SubstituteRule.ChooseWith), from version
+// "decision-runnable-first" 1 on; earlier runs replay refusing it. The
+// version is asked only of such searches, so other runs' histories do not
+// change.
+func (f *fulfilment) decide(model retrieval.DecisionModel, all []activities.Candidate, cands []retrieval.Candidate) (int, string) {
+	rule := f.in.Options.Rule()
+	if len(cands) == 0 || (cands[0].InputFit >= 0 && !cands[0].Unavailable) ||
+		workflow.GetVersion(f.ctx, "decision-runnable-first", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		ok, why := rule.DecideWith(model, cands)
+		if !ok {
+			return -1, why
+		}
+		return 0, why
+	}
+	ch := rule.ChooseWith(model, cands)
+	if ch.Read <= 0 {
+		return ch.Pick, ch.Why
+	}
+	first, read := all[0], all[ch.Read]
+	if ch.Pick >= 0 {
+		return ch.Pick, fmt.Sprintf("%s; it is the first candidate that can run, %s ranks first but could not: %s", ch.Why, first.ToolID, ch.Skipped)
+	}
+	// decompose names the first before this reason.
+	return -1, fmt.Sprintf("%s; the first candidate that could run, %s (score %.3f): %s", ch.Skipped, read.ToolID, read.Score, ch.Why)
+}
+
+// requiredParams are a candidate's required parameters with the JSON types
+// its schema gives them, as the inputs' fit reads them.
+func requiredParams(c activities.Candidate) []retrieval.Param {
+	out := make([]retrieval.Param, len(c.Required))
+	for i, name := range c.Required {
+		out[i] = retrieval.Param{Name: name, Types: c.RequiredTypes[name]}
+	}
+	return out
 }
 
 // needsInputs ends the run with the confident match named and the required

@@ -28,7 +28,7 @@ func run(t *testing.T, f *workflowstest.Fixture, in NovelVerbInput) (NovelVerbRe
 	env := s.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(30 * time.Second)
 	env.RegisterWorkflow(NovelVerbWorkflow)
-	env.RegisterActivity(&activities.Graph{Searcher: f.Searcher, Gaps: f.Gaps, Routed: f.Routed})
+	env.RegisterActivity(&activities.Graph{Searcher: f.Searcher, Gaps: f.Gaps, Routed: f.Routed, Schemas: f})
 	env.RegisterActivity(&activities.Modules{Router: f.Router, Schemas: f, Usage: f.Usage, Pairs: f.Usage})
 	env.RegisterActivity(&activities.LLM{Model: f.LLM})
 	// No airlock configured: find-or-build finds no external definition.
@@ -433,6 +433,12 @@ func TestDefaultRule(t *testing.T) {
 			conv := f.Tools["currency.convert"]
 			conv.RequiredParams = []string{"amount", "from", "to"}
 			f.Tools["currency.convert"] = conv
+			if tc.inputs["text"] != nil {
+				// units.convert's own parameters: inputs that do not fill
+				// the first do not fill it either, so it is no runnable
+				// second to read in its place.
+				withSchemaParams(t, f, "units.convert")
+			}
 			f.ScoredHit("convert currency", "currency.convert", tc.sim, 10+tc.lead)
 			f.ScoredHit("convert currency", "units.convert", 0.4, 10)
 			res, _, err := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Inputs: tc.inputs})

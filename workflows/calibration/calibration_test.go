@@ -2,6 +2,7 @@ package calibration
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -149,10 +150,16 @@ func TestDemoVerbsDecision(t *testing.T) {
 			cands[i] = retrieval.Candidate{Similarity: h.Similarity, Score: h.Score, Keyword: h.Keyword, Subword: h.Subword,
 				InputFit: retrieval.InputFit(h.Tool.RequiredParams, c.inputs)}
 		}
-		ok, why := rule.Decide(cands)
+		// As the workflow decides: a first the inputs cannot fill gives
+		// way to the first candidate they fill, read as if it ranked first.
+		ch := rule.ChooseWith(retrieval.DefaultDecisionModel, cands)
+		ok, why := ch.Pick >= 0, ch.Why
 		first := ""
 		if len(hits) > 0 {
-			first = hits[0].Tool.ID
+			first = hits[max(ch.Read, 0)].Tool.ID
+		}
+		if ch.Read > 0 {
+			why = fmt.Sprintf("%s ranks first and cannot run (%s); %s read as first: %s", hits[0].Tool.ID, ch.Skipped, first, why)
 		}
 		t.Logf("%s %q %v: first %s, substitute %v (%s)", c.verb, c.desc, c.inputs, first, ok, why)
 		switch {

@@ -1,0 +1,144 @@
+package workflows
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/toolsmith/toolsmith/activities"
+	"github.com/toolsmith/toolsmith/retrieval"
+	"github.com/toolsmith/toolsmith/tool"
+	"github.com/toolsmith/toolsmith/workflows/workflowstest"
+)
+
+// withSchemaParams gives the fixture's tools the required and optional
+// parameters of their input schemas, as registration does (the fixture's
+// summaries have none), before their hits are scripted.
+func withSchemaParams(t *testing.T, f *workflowstest.Fixture, ids ...string) {
+	t.Helper()
+	for _, id := range ids {
+		tl, ok := f.Tools[id]
+		if !ok {
+			t.Fatalf("no tool %s in the fixture", id)
+		}
+		var m tool.Manifest
+		if err := json.Unmarshal(tl.Manifest, &m); err != nil {
+			t.Fatal(err)
+		}
+		tl.RequiredParams, tl.OptionalParams = tool.Params(m.InputSchema)
+		f.Tools[id] = tl
+	}
+}
+
+// addHistoricalRate registers a tool that provides GET_HISTORICAL_RATE,
+// with a date and two currencies required.
+func addHistoricalRate(f *workflowstest.Fixture) {
+	f.AddTool(tool.Manifest{ToolID: "currency.historical_rate", Verb: "GET_HISTORICAL_RATE", Name: "Historical rate",
+		ShortDescription: "The exchange rate between two currencies on a past date", Module: "currency",
+		InputSchema: json.RawMessage(`{"type":"object","required":["date","from","to"],"properties":{
+			"date":{"type":"string"},"from":{"type":"string"},"to":{"type":"string"}}}`)})
+}
+
+func historicalInputs() map[string]any {
+	return map[string]any{"date": "2026-10-01", "from": "EUR", "to": "USD"}
+}
+
+// rateSearch scripts "get historical rate": currency.rates first (the
+// inputs do not fill its base), then the historical rate at second's
+// similarity and score, then two tools far behind.
+func rateSearch(t *testing.T, f *workflowstest.Fixture, second retrieval.Candidate) {
+	addHistoricalRate(f)
+	withSchemaParams(t, f, "currency.rates", "currency.historical_rate", "units.convert", "text.stats")
+	const words = "get historical rate"
+	f.RankedHit(words, "currency.rates", retrieval.Candidate{Similarity: 0.8, Score: 32.7, Keyword: 3})
+	f.RankedHit(words, "currency.historical_rate", second)
+	f.RankedHit(words, "units.convert", retrieval.Candidate{Similarity: 0.42, Score: 6.5})
+	f.RankedHit(words, "text.stats", retrieval.Candidate{Similarity: 0.3, Score: 5})
+}
+
+// TestRunnableSecondSubstitutes: the search's first cannot run (the
+// inputs do not fill its parameters), the second fits them and provides
+// the very verb asked: the second is read as the first and substituted.
+func TestRunnableSecondSubstitutes(t *testing.T) {
+	f := workflowstest.New(t, nil)
+	rateSearch(t, f, retrieval.Candidate{Similarity: 0.78, Score: 30, Keyword: 2.5})
+	// A dry run: the demo module serves no historical rate, and the
+	// substitution maps and validates the inputs against its schema.
+	res, _, err := run(t, f, NovelVerbInput{Verb: "GET_HISTORICAL_RATE", Description: "euro dollar rate on 1 October",
+		Inputs: historicalInputs(), Options: NovelVerbOptions{DryRun: true}})
+	if err != nil {
+		t.Fatalf("%v (%s)", err, res.Reason)
+	}
+	if res.Branch != BranchSubstitute || !slices.Equal(res.Tools, []string{"currency.historical_rate"}) {
+		t.Fatalf("branch %q tools %v (%s), want currency.historical_rate substituted", res.Branch, res.Tools, res.Reason)
+	}
+	t.Logf("reason: %s", res.Reason)
+	for _, want := range []string{"matches currency.historical_rate", "confidence", "currency.rates ranks first but could not", "required parameters (no input fills base)"} {
+		if !strings.Contains(res.Reason, want) {
+			t.Fatalf("reason %q lacks %q", res.Reason, want)
+		}
+	}
+
+	// A second that runs for real: currency.convert behind currency.rates
+	// for a verb neither provides.
+	f = workflowstest.New(t, nil)
+	withSchemaParams(t, f, "currency.rates", "currency.convert", "units.convert")
+	f.RankedHit("exchange money", "currency.rates", retrieval.Candidate{Similarity: 0.8, Score: 32.7, Keyword: 3})
+	f.RankedHit("exchange money", "currency.convert", retrieval.Candidate{Similarity: 0.78, Score: 30, Keyword: 2.5})
+	f.RankedHit("exchange money", "units.convert", retrieval.Candidate{Similarity: 0.42, Score: 6.5})
+	res, _, err = run(t, f, NovelVerbInput{Verb: "EXCHANGE_MONEY", Description: "change my dollars into euros", Inputs: eurInputs()})
+	if err != nil {
+		t.Fatalf("%v (%s)", err, res.Reason)
+	}
+	if res.Branch != BranchSubstitute || !slices.Equal(res.Tools, []string{"currency.convert"}) || f.Mods["currency"].Executions("") != 1 {
+		t.Fatalf("branch %q tools %v (%s), want currency.convert run", res.Branch, res.Tools, res.Reason)
+	}
+}
+
+// TestWeakRunnableSecondIsNotSubstituted: behind a first that cannot run,
+// a second that fits the inputs but is no confident match of its own (far
+// from the query: similarity .45, a score far under the first's) is not
+// substituted: the run goes on as if nothing fit, and says why of both.
+func TestWeakRunnableSecondIsNotSubstituted(t *testing.T) {
+	f := workflowstest.New(t, nil)
+	rateSearch(t, f, retrieval.Candidate{Similarity: 0.45, Score: 7})
+	res, _, err := run(t, f, NovelVerbInput{Verb: "GET_HISTORICAL_RATE", Description: "euro dollar rate on 1 October",
+		Inputs: historicalInputs(), Options: NovelVerbOptions{DryRun: true}})
+	wantType(t, err, activities.ErrTypeLLMUnavailable) // decomposition was tried
+	if res.Branch != BranchDecompose || len(res.Tools) != 0 {
+		t.Fatalf("branch %q tools %v (%s), want nothing substituted", res.Branch, res.Tools, res.Reason)
+	}
+	t.Logf("reason: %s", res.Reason)
+	for _, want := range []string{"best currency.rates", "required parameters", "the first candidate that could run, currency.historical_rate", "confidence"} {
+		if !strings.Contains(res.Reason, want) {
+			t.Fatalf("reason %q lacks %q", res.Reason, want)
+		}
+	}
+}
+
+// TestWrongTypeDoesNotFill: an input of another JSON type than the one the
+// tool's schema gives its required parameter does not fill it, so a clear
+// match is not substituted (it would fail on the schema), and the reason
+// names the parameter and the type; the right type substitutes.
+func TestWrongTypeDoesNotFill(t *testing.T) {
+	for _, tc := range []struct {
+		amount any
+		sub    bool
+	}{{"three", false}, {3, true}} {
+		f := workflowstest.New(t, nil)
+		withSchemaParams(t, f, "currency.convert")
+		f.ClearHit("exchange money", "currency.convert")
+		res, _, err := run(t, f, NovelVerbInput{Verb: "EXCHANGE_MONEY", Inputs: map[string]any{"amount": tc.amount, "from": "USD", "to": "EUR"}})
+		if tc.sub {
+			if err != nil || res.Branch != BranchSubstitute {
+				t.Fatalf("amount %v: branch %q err %v (%s), want substitute", tc.amount, res.Branch, err, res.Reason)
+			}
+			continue
+		}
+		wantType(t, err, activities.ErrTypeLLMUnavailable) // decomposition was tried
+		if res.Branch != BranchDecompose || f.Mods["currency"].Executions("") != 0 || !strings.Contains(res.Reason, "amount is a string, the tool wants a number") {
+			t.Fatalf("amount %v: branch %q (%s), want no substitution naming amount and number", tc.amount, res.Branch, res.Reason)
+		}
+	}
+}
