@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
 	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/retrieval"
 	"github.com/toolsmith/toolsmith/tool"
@@ -140,5 +143,35 @@ func TestWrongTypeDoesNotFill(t *testing.T) {
 		if res.Branch != BranchDecompose || f.Mods["currency"].Executions("") != 0 || !strings.Contains(res.Reason, "amount is a string, the tool wants a number") {
 			t.Fatalf("amount %v: branch %q (%s), want no substitution naming amount and number", tc.amount, res.Branch, res.Reason)
 		}
+	}
+}
+
+// TestRunsBeforeTheChangesReplay: a run started before the change ids
+// "decision-runnable-first" and "decision-input-types" decides as it did:
+// a first that cannot run refuses the substitution, and an input fills by
+// its name whatever its type.
+func TestRunsBeforeTheChangesReplay(t *testing.T) {
+	before := func(id string) func(*testsuite.TestWorkflowEnvironment) {
+		return func(env *testsuite.TestWorkflowEnvironment) {
+			env.OnGetVersion(id, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+		}
+	}
+	f := workflowstest.New(t, nil)
+	rateSearch(t, f, retrieval.Candidate{Similarity: 0.78, Score: 30, Keyword: 2.5})
+	res, _, err := runWith(t, f, NovelVerbInput{Verb: "GET_HISTORICAL_RATE", Description: "euro dollar rate on 1 October",
+		Inputs: historicalInputs(), Options: NovelVerbOptions{DryRun: true}}, before("decision-runnable-first"))
+	wantType(t, err, activities.ErrTypeLLMUnavailable) // decomposition was tried
+	if res.Branch != BranchDecompose || strings.Contains(res.Reason, "historical_rate") {
+		t.Fatalf("branch %q (%s), want the first alone read and refused", res.Branch, res.Reason)
+	}
+
+	f = workflowstest.New(t, nil)
+	withSchemaParams(t, f, "currency.convert")
+	f.ClearHit("exchange money", "currency.convert")
+	res, _, err = runWith(t, f, NovelVerbInput{Verb: "EXCHANGE_MONEY", Inputs: map[string]any{"amount": "three", "from": "USD", "to": "EUR"}},
+		before("decision-input-types"))
+	wantType(t, err, activities.ErrTypeSchemaMismatch) // substituted, and the execution refused the type
+	if res.Branch != BranchSubstitute {
+		t.Fatalf("branch %q (%s), want the substitution by names alone", res.Branch, res.Reason)
 	}
 }

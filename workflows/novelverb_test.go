@@ -24,8 +24,18 @@ import (
 // progress and the error.
 func run(t *testing.T, f *workflowstest.Fixture, in NovelVerbInput) (NovelVerbResult, Progress, error) {
 	t.Helper()
+	return runWith(t, f, in, nil)
+}
+
+// runWith is run with setup applied to the test environment first (to
+// mock a workflow version, say).
+func runWith(t *testing.T, f *workflowstest.Fixture, in NovelVerbInput, setup func(*testsuite.TestWorkflowEnvironment)) (NovelVerbResult, Progress, error) {
+	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
+	if setup != nil {
+		setup(env)
+	}
 	env.SetTestTimeout(30 * time.Second)
 	env.RegisterWorkflow(NovelVerbWorkflow)
 	env.RegisterActivity(&activities.Graph{Searcher: f.Searcher, Gaps: f.Gaps, Routed: f.Routed, Schemas: f})
