@@ -292,25 +292,29 @@ func (s *Service) addPairings(ctx context.Context, q Query, f graph.Filter, qv [
 	return s.score(cands, usage, w, q.Strategy, floor), nil
 }
 
-// relatedCuts are the similarities a candidate must reach, on one of three
+// relatedCuts are the similarities a candidate must reach, on one of four
 // measures, for the open gate to reach it (Options.RelatedMargin below the
-// query's best on that measure): its description's cosine (sem), its usage
-// centroid's (usage) and its nearest past query's among the query's k
-// nearest (past). Each is compared with the best of its own kind, since
-// they run on different levels: a centroid, the mean of many served
-// queries, and a past query, a query like this one, both run above a
-// description.
+// query's best on that measure): its description's cosine to the query
+// (sem) or to the query's best phrase (phrase: a query of two tasks is
+// about the second one too), its usage centroid's (usage) and its nearest
+// past query's among the query's k nearest (past). Each is compared with
+// the best of its own kind, since they run on different levels: a
+// centroid, the mean of many served queries, and a past query, a query
+// like this one, both run above a description.
 type relatedCuts struct {
-	sem, usage, past float64
-	off              bool
+	sem, phrase, usage, past float64
+	off                      bool
 }
 
 // relatedCuts measures the cuts of one search's candidates.
 func (s *Service) relatedCuts(cands map[string]*candidate) relatedCuts {
-	r := relatedCuts{sem: math.Inf(-1), usage: math.Inf(-1), past: math.Inf(-1), off: s.opts.RelatedMargin < 0}
+	r := relatedCuts{sem: math.Inf(-1), phrase: math.Inf(-1), usage: math.Inf(-1), past: math.Inf(-1), off: s.opts.RelatedMargin < 0}
 	for _, c := range cands {
 		if c.hasSem {
 			r.sem = math.Max(r.sem, c.semantic)
+		}
+		if c.hasPhrase {
+			r.phrase = math.Max(r.phrase, c.phrase)
 		}
 		if c.hasUsage {
 			r.usage = math.Max(r.usage, c.usage)
@@ -320,21 +324,24 @@ func (s *Service) relatedCuts(cands map[string]*candidate) relatedCuts {
 		}
 	}
 	r.sem -= s.opts.RelatedMargin
+	r.phrase -= s.opts.RelatedMargin
 	r.usage -= s.opts.RelatedMargin
 	r.past -= s.opts.RelatedMargin
 	return r
 }
 
-// related says whether the open gate reaches c: its description, its usage
-// centroid or one of its past queries among the query's nearest comes
-// within Options.RelatedMargin of the best candidate's on the same measure.
+// related says whether the open gate reaches c: its description (to the
+// query or its best phrase), its usage centroid or one of its past queries
+// among the query's nearest comes within Options.RelatedMargin of the best
+// candidate's on the same measure.
 // A candidate without a cosine (a keyword match only) is related, as are
 // all when RelatedMargin < 0.
 func (r relatedCuts) related(c *candidate) bool {
 	if r.off || !c.hasSem {
 		return true
 	}
-	return c.semantic >= r.sem || (c.hasUsage && c.usage >= r.usage) || (c.votes+c.votesBelow > 0 && c.nearest >= r.past)
+	return c.semantic >= r.sem || (c.hasPhrase && c.phrase >= r.phrase) || (c.hasUsage && c.usage >= r.usage) ||
+		(c.votes+c.votesBelow > 0 && c.nearest >= r.past)
 }
 
 // evidenceFloor is the similarity a past query (a neighbour, or a tool's
