@@ -13,11 +13,13 @@ import (
 // TestDenseHistoryStaysOnTopicDev: in the shape of `make run` (the dev
 // wiring, the demo catalogue of about a hundred tools, USE-Lite, the
 // first-start owner key), an admin imports every demo tool's own use cases
-// as successful uses. Every tool then has history, so the gate on usage
-// evidence opens; still, no tool may enter the first five of an unrelated
-// query by its history alone: a tool that was not among the zero-shot first
-// five, and whose own similarity to the query is below
-// retrieval.ReportFloor (nothing like it), stays out.
+// and example scenarios as successful uses. Every tool then has history, so
+// the gate on usage evidence opens; still, no tool may enter the first five
+// of an unrelated query by its history alone: a tool that was not among the
+// zero-shot first five, and whose own similarity to the query is below
+// retrieval.ReportFloor (nothing like it), stays out. The queries each have
+// a fitting tool the owner may execute (evaluation/TUNING.md, twenty-fourth
+// round, says what happens to queries nothing fits).
 func TestDenseHistoryStaysOnTopicDev(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the dev system with USE-Lite")
