@@ -147,3 +147,64 @@ func TestNearParaphraseAdmitsACandidateBelowTheGate(t *testing.T) {
 	}
 	t.Fatal("doc.translate left the candidates")
 }
+
+// TestDenseHistoryLiftsOnlyRelatedTools: when every tool has served
+// queries the gate on usage evidence opens, and the learned signals weigh
+// every candidate's history on the same footing. They still only reach the
+// tools the query is about (Options.RelatedMargin): a much-used tool whose
+// description, usage centroid and past queries are all far from the query
+// gains nothing, while the tool the query is about does. Without the bound
+// the same history lifts the much-used tool.
+func TestDenseHistoryLiftsOnlyRelatedTools(t *testing.T) {
+	ctx := context.Background()
+	caller := access.Caller{UserID: "u", Level: "owner", Groups: []string{access.Wildcard}}
+	uses := map[string][]string{
+		"fx.convert":    {"convert dollars to euros", "change pounds into yen at the exchange rate", "how much is 50 francs in dollars"},
+		"food.reserve":  {"reserve a table for four tonight", "book a restaurant table for dinner"},
+		"food.menu":     {"show me the dishes of this restaurant", "what is on the menu"},
+		"trip.flight":   {"book a flight to madrid", "a seat on the morning flight"},
+		"trip.hotel":    {"book a hotel room for three nights", "find me a room in a hotel"},
+		"sky.weather":   {"will it rain tomorrow", "temperature in london this weekend"},
+		"doc.translate": {"translate this sentence into french", "say thank you in japanese"},
+		"doc.summarise": {"summarise this article", "give me the gist of this report in a few sentences"},
+	}
+	var evs []retrieval.Event
+	for id, qs := range uses {
+		n := 1
+		if id == "fx.convert" {
+			n = 10 // much used
+		}
+		for i := range n {
+			for _, q := range qs {
+				evs = append(evs, retrieval.Event{ToolID: id, Success: true, SessionID: fmt.Sprintf("%s-%d", id, i), Query: q})
+			}
+		}
+	}
+	const q = "summarise this long report"
+	lift := func(h retrieval.Hit) float64 {
+		b := h.Breakdown
+		return b.Usage.Weighted + b.Neighbours.Weighted + b.QueryLog.Weighted + b.Popularity.Weighted
+	}
+	for _, tc := range []struct {
+		name   string
+		margin float64
+		want   bool // whether fx.convert gains from its history
+	}{{"default", 0, false}, {"no bound", -1, true}} {
+		svc, _ := newService(t, retrieval.Options{CacheSize: -1, RelatedMargin: tc.margin}, historyCatalogue()...)
+		if err := svc.RecordEvents(ctx, caller, evs); err != nil {
+			t.Fatal(err)
+		}
+		hits, _, err := svc.Rank(ctx, retrieval.Query{Text: q, Strategy: retrieval.StrategyHybrid, MaxTools: 8, Caller: caller})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) == 0 || hits[0].Tool.ID != "doc.summarise" || lift(hits[0]) <= 0 {
+			t.Fatalf("%s: %q ranks %v; want doc.summarise first, lifted by its history", tc.name, q, ids(hits))
+		}
+		for _, h := range hits {
+			if h.Tool.ID == "fx.convert" && (lift(h) > 0) != tc.want {
+				t.Errorf("%s: fx.convert's history lifts it by %.3f for %q (%+v); want a lift: %v", tc.name, lift(h), q, h.Breakdown, tc.want)
+			}
+		}
+	}
+}

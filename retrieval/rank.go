@@ -35,6 +35,7 @@ type candidate struct {
 	subword    float64 // character n-gram TF-IDF cosine (addSubword)
 	pairing    float64 // learned pairing with a top hit, in [0,1) (addPairings)
 	popularity float64 // the scheduled analytics' prior, in [0,1]
+	nearest    float64 // the best similarity of its past queries among the query's k nearest; valid when votes+votesBelow > 0
 	admitted   bool    // a near-paraphrase of a past query admits it (Options.Admit)
 	entities   []string
 }
@@ -150,14 +151,14 @@ func (s *Service) rank(ctx context.Context, q Query, k int) ([]Hit, []FoundEntit
 		admit := map[string]float64{}
 		for id, v := range votes {
 			if c, ok := cands[id]; ok {
-				c.votes, c.voteExcess, c.votesBelow = v.sum, v.excess, v.below
+				c.votes, c.voteExcess, c.votesBelow, c.nearest = v.sum, v.excess, v.below, v.best
 				c.admitted = v.best >= s.opts.Admit
 			} else if v.best >= s.opts.Admit {
 				admit[id] = v.sum
 			}
 		}
 		if err := s.addScored(ctx, admit, f, cands, get, func(c *candidate, v float64) {
-			c.votes, c.voteExcess, c.votesBelow, c.admitted = v, votes[c.sum.ID].excess, votes[c.sum.ID].below, true
+			c.votes, c.voteExcess, c.votesBelow, c.nearest, c.admitted = v, votes[c.sum.ID].excess, votes[c.sum.ID].below, votes[c.sum.ID].best, true
 		}); err != nil {
 			return nil, nil, fmt.Errorf("retrieval: neighbour tools: %w", err)
 		}
@@ -289,6 +290,58 @@ func (s *Service) addPairings(ctx context.Context, q Query, f graph.Filter, qv [
 		}
 	}
 	return s.score(cands, usage, w, q.Strategy, floor), nil
+}
+
+// relatedCuts are the similarities a candidate must reach, on one of four
+// measures, for the open gate to reach it (Options.RelatedMargin below the
+// query's best on that measure): its description's cosine to the query
+// (sem) or to the query's best phrase (phrase: a query of two tasks is
+// about the second one too), its usage centroid's (usage) and its nearest
+// past query's among the query's k nearest (past). Each is compared with
+// the best of its own kind, since they run on different levels: a
+// centroid, the mean of many served queries, and a past query, a query
+// like this one, both run above a description.
+type relatedCuts struct {
+	sem, phrase, usage, past float64
+	off                      bool
+}
+
+// relatedCuts measures the cuts of one search's candidates.
+func (s *Service) relatedCuts(cands map[string]*candidate) relatedCuts {
+	r := relatedCuts{sem: math.Inf(-1), phrase: math.Inf(-1), usage: math.Inf(-1), past: math.Inf(-1), off: s.opts.RelatedMargin < 0}
+	for _, c := range cands {
+		if c.hasSem {
+			r.sem = math.Max(r.sem, c.semantic)
+		}
+		if c.hasPhrase {
+			r.phrase = math.Max(r.phrase, c.phrase)
+		}
+		if c.hasUsage {
+			r.usage = math.Max(r.usage, c.usage)
+		}
+		if c.votes+c.votesBelow > 0 {
+			r.past = math.Max(r.past, c.nearest)
+		}
+	}
+	r.sem -= s.opts.RelatedMargin
+	r.phrase -= s.opts.RelatedMargin
+	r.usage -= s.opts.RelatedMargin
+	r.past -= s.opts.RelatedMargin
+	return r
+}
+
+// related says whether the open gate reaches c: its description (to the
+// query or its best phrase), its usage centroid or one of its past queries
+// among the query's nearest comes within Options.RelatedMargin of the best
+// candidate's on the same measure.
+// A candidate without a cosine (a keyword match only) is related, as are
+// all when RelatedMargin < 0.
+func (r relatedCuts) related(c *candidate) bool {
+	if r.off || !c.hasSem {
+		return true
+	}
+	return c.semantic >= r.sem || (c.hasPhrase && c.phrase >= r.phrase) || (c.hasUsage && c.usage >= r.usage) ||
+		(c.votes+c.votesBelow > 0 && c.nearest >= r.past)
 }
 
 // evidenceFloor is the similarity a past query (a neighbour, or a tool's
@@ -726,6 +779,7 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 		hits = append(hits, Hit{Tool: c.sum, Breakdown: b, Entities: c.entities})
 	}
 	learn, coverage, topServed := s.plausible(hits, w, cands, usage, floor)
+	rel := s.relatedCuts(cands)
 	// How far usage evidence may count beyond the gate: not at all while
 	// fewer than half of the plausible candidates have served queries (a
 	// lone used tool has no competitor to be weighed against), fully when
@@ -742,6 +796,16 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 	for i := range hits {
 		b := &hits[i].Breakdown
 		id := hits[i].Tool.ID
+		// The open gate puts every candidate's evidence on the same
+		// footing, but only for the tools the query is about: a tool
+		// neither whose description nor whose served queries come near
+		// this query is not lifted by history from elsewhere, however
+		// dense (in a small catalogue every tool has history and the
+		// plausible set is most of it).
+		reach := open
+		if !rel.related(cands[id]) {
+			reach = 0
+		}
 		// The query log and popularity compare a tool with the others by
 		// what each has served, and tools that served nothing yet cannot
 		// answer: they count in proportion to the share of plausible
@@ -751,9 +815,9 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 		// As far as the gate is open, neighbours and the centroid count as
 		// before it: every neighbour's similarity, min-max over the
 		// candidates' centroids.
-		b.Neighbours.Norm += open * (below[id][0] - b.Neighbours.Norm)
-		b.Usage.Norm += open * (below[id][1] - b.Usage.Norm)
-		hits[i].Score = weigh(b, w, learn[id], open, s.opts.SuccessPrior)
+		b.Neighbours.Norm += reach * (below[id][0] - b.Neighbours.Norm)
+		b.Usage.Norm += reach * (below[id][1] - b.Usage.Norm)
+		hits[i].Score = weigh(b, w, learn[id], reach, s.opts.SuccessPrior)
 	}
 	sort.Slice(hits, func(i, j int) bool {
 		if hits[i].Score != hits[j].Score {

@@ -106,6 +106,9 @@ const (
 	DefaultNeighbourFloor  = 0.5
 	DefaultNeighbourMargin = 0.05
 	DefaultAdmit           = 0.65
+	// DefaultRelatedMargin is Options.RelatedMargin's default
+	// (evaluation/TUNING.md, twenty-fourth round).
+	DefaultRelatedMargin = 0.2
 )
 
 // DefaultFeedback is Options.Feedback's default (see evaluation/TUNING.md).
@@ -173,6 +176,14 @@ type Options struct {
 	// DefaultNeighbourFloor).
 	NeighbourFloor  float64
 	NeighbourMargin float64
+	// RelatedMargin bounds what the open gate reaches (dense history, when
+	// every plausible candidate has served queries): the signals learned
+	// from use count there only for a candidate whose description, usage
+	// centroid or nearest past query comes within RelatedMargin of the best
+	// candidate's on the same measure; for the others they count only
+	// where this query has evidence, as while the gate is closed. 0 =
+	// DefaultRelatedMargin; < 0: no bound.
+	RelatedMargin float64
 	// Admit is the similarity at which a past query admits the tool that
 	// served it although the query's own signals do not rank it among
 	// the Plausible best: a near-paraphrase is evidence enough (default
@@ -274,6 +285,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Admit == 0 {
 		o.Admit = DefaultAdmit
+	}
+	if o.RelatedMargin == 0 {
+		o.RelatedMargin = DefaultRelatedMargin
 	}
 	if o.PhraseWords == 0 {
 		o.PhraseWords = DefaultPhraseWords
