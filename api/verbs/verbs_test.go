@@ -98,6 +98,22 @@ func (f *fakeTemporal) GetWorkflow(_ context.Context, id, runID string) client.W
 }
 
 func (f *fakeTemporal) DescribeWorkflowExecution(context.Context, string, string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	if f.desc == nil && f.descErr == nil && len(f.started) > 0 {
+		// A keyed start refused as already started: the run is the one
+		// the last start named, with its memo, completed.
+		o := f.started[len(f.started)-1]
+		memo := map[string]*commonpb.Payload{}
+		for k, v := range o.Memo {
+			p, err := converter.GetDefaultDataConverter().ToPayload(v)
+			if err != nil {
+				return nil, err
+			}
+			memo[k] = p
+		}
+		return &workflowservice.DescribeWorkflowExecutionResponse{WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{
+			Execution: &commonpb.WorkflowExecution{WorkflowId: o.ID, RunId: f.run.runID}, Memo: &commonpb.Memo{Fields: memo},
+			Status: enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED}}, nil
+	}
 	return f.desc, f.descErr
 }
 
@@ -491,7 +507,7 @@ func TestExecuteTool(t *testing.T) {
 		return code, id, f.getCalled
 	}
 	code, id1, joined := idem("u1", "k-1")
-	if code != 200 || !strings.HasPrefix(id1, "tool-currency.convert-") || joined != id1 {
+	if code != 200 || !strings.HasPrefix(id1, "key-") || joined != id1 {
 		t.Errorf("HTTP %d, started %q, joined %q", code, id1, joined)
 	}
 	if _, again, _ := idem("u1", "k-1"); again != id1 {
