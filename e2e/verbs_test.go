@@ -435,6 +435,13 @@ var (
 	unitsInputs   = map[string]any{"inputs": map[string]any{"value": 42.195, "from_unit": "km", "to_unit": "mi"}}
 )
 
+// withHeader is h and k: v.
+func withHeader(h http.Header, k, v string) http.Header {
+	out := h.Clone()
+	out.Set(k, v)
+	return out
+}
+
 // TestIdempotencyKeyStandsForOneRequest: a caller's key names one request
 // across both routes and every tool: the same key on another tool, on
 // POST /verbs, or with another dryRun is a 422 naming the key and runs
@@ -472,5 +479,40 @@ func TestIdempotencyKeyStandsForOneRequest(t *testing.T) {
 	}
 	if n, m := e.modules["currency"].Executions(""), e.modules["units"].Executions(""); n != 2 || m != 0 {
 		t.Errorf("currency ran %d times, units %d; want 2 (one execute, one verb) and 0", n, m)
+	}
+}
+
+// TestIdempotencyKeyCoversTheView: the caller's view of the catalogue is
+// part of a keyed request: the same key and body with other narrowing
+// headers (X-Allowed-Modules, X-Agent-State) is a 422, not the first
+// run's answer, on execute and on a verb.
+func TestIdempotencyKeyCoversTheView(t *testing.T) {
+	e := newEnv(t)
+	key := http.Header{verbs.HeaderIdempotencyKey: {"order-79"}}
+	var first executed
+	if code := e.do(http.MethodPost, "/api/v1/tools/currency.convert/execute?wait=30s", convertInputs, key, &first); code != http.StatusOK || first.Status != workflows.StatusCompleted {
+		t.Fatalf("execute: HTTP %d status %q error %q", code, first.Status, first.Error)
+	}
+	vkey := http.Header{verbs.HeaderIdempotencyKey: {"verb-order-80"}}
+	var verb verbRun
+	if code := e.do(http.MethodPost, "/api/v1/verbs?wait=30s", convertBody, vkey, &verb); code != http.StatusOK || verb.Status != workflows.StatusCompleted {
+		t.Fatalf("verb: HTTP %d status %q error %q", code, verb.Status, verb.Error)
+	}
+	for name, c := range map[string]struct {
+		path string
+		body map[string]any
+		hdr  http.Header
+	}{
+		"execute, allowed modules": {"/api/v1/tools/currency.convert/execute?wait=30s", convertInputs, withHeader(key, "X-Allowed-Modules", "currency,units")},
+		"execute, another state":   {"/api/v1/tools/currency.convert/execute?wait=30s", convertInputs, withHeader(key, "X-Agent-State", "checkout")},
+		"verb, allowed modules":    {"/api/v1/verbs?wait=30s", convertBody, withHeader(vkey, "X-Allowed-Modules", "units")},
+		"verb, another state":      {"/api/v1/verbs?wait=30s", convertBody, withHeader(vkey, "X-Agent-State", "checkout")},
+	} {
+		if code := e.do(http.MethodPost, c.path, c.body, c.hdr, nil); code != http.StatusUnprocessableEntity {
+			t.Errorf("%s: HTTP %d, want 422", name, code)
+		}
+	}
+	if n := e.modules["currency"].Executions(""); n != 2 {
+		t.Errorf("currency ran %d times, want 2 (one execute, one verb)", n)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -93,7 +94,7 @@ func (h *Service) StartVerb(ctx context.Context, caller access.Caller, req VerbR
 	}
 	fingerprint := ""
 	if key != "" {
-		fingerprint = fingerprintOf(keyedRequest{Route: routeVerb, Request: req})
+		fingerprint = fingerprintOf(keyedRequest{Route: routeVerb, Request: req, View: viewOf(caller)})
 		keyed(&opts, keyedID(caller, key), fingerprint)
 	}
 	if err := h.intend(ctx, caller, "verbs.start", "", opts.ID, "verb "+req.Verb); err != nil {
@@ -124,7 +125,7 @@ func (h *Service) StartExecute(ctx context.Context, caller access.Caller, toolID
 	}
 	fingerprint := ""
 	if key != "" {
-		fingerprint = fingerprintOf(keyedRequest{Route: routeExecute, Tool: toolID, Request: executeFingerprint{req.Inputs, req.DryRun}})
+		fingerprint = fingerprintOf(keyedRequest{Route: routeExecute, Tool: toolID, Request: executeFingerprint{req.Inputs, req.DryRun}, View: viewOf(caller)})
 		keyed(&opts, keyedID(caller, key), fingerprint)
 	}
 	if err := h.intend(ctx, caller, "tools.execute.start", toolID, opts.ID, "tool "+toolID); err != nil {
@@ -193,12 +194,13 @@ const (
 )
 
 // keyedRequest is what a request made with an idempotency key stands for:
-// its route, the tool it executes and the request itself. Any of them
-// differing is another request.
+// its route, the tool it executes, the request itself and the view of the
+// catalogue it was made with. Any of them differing is another request.
 type keyedRequest struct {
-	Route   string `json:"route"`
-	Tool    string `json:"tool,omitempty"`
-	Request any    `json:"request"`
+	Route   string    `json:"route"`
+	Tool    string    `json:"tool,omitempty"`
+	Request any       `json:"request"`
+	View    keyedView `json:"view"`
 }
 
 // executeFingerprint is what an execute request asks: its inputs and
@@ -206,6 +208,38 @@ type keyedRequest struct {
 type executeFingerprint struct {
 	Inputs map[string]any `json:"inputs"`
 	DryRun bool           `json:"dryRun"`
+}
+
+// keyedView is the caller's effective view of the catalogue, everything
+// that narrows an access.Caller (level, roles, permissions, groups, agent
+// state, allowed modules), sets sorted: the same key sent with other
+// narrowing headers (X-Allowed-Modules, X-Agent-State, X-Tool-Groups, …)
+// is another request, since the run would see other tools.
+type keyedView struct {
+	Level       string   `json:"level"`
+	Roles       []string `json:"roles"`
+	Permissions []string `json:"permissions"`
+	Groups      []string `json:"groups"`
+	State       string   `json:"state"`
+	// Modules is nil when every module is allowed, empty when none is.
+	Modules *[]string `json:"modules"`
+}
+
+func viewOf(c access.Caller) keyedView {
+	v := keyedView{Level: c.Level, Roles: sortedSet(c.Roles), Permissions: sortedSet(c.Permissions),
+		Groups: sortedSet(c.EffectiveGroups()), State: c.EffectiveState()}
+	if c.AllowedModules != nil {
+		m := sortedSet(c.AllowedModules)
+		v.Modules = &m
+	}
+	return v
+}
+
+// sortedSet is a sorted copy of s without duplicates, never nil.
+func sortedSet(s []string) []string {
+	out := append([]string{}, s...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // fingerprintOf is a digest of a request's JSON (encoding/json writes a
@@ -231,7 +265,7 @@ func (h *Service) sameRequest(ctx context.Context, id, fingerprint string) (*wor
 	p := info.GetMemo().GetFields()[MemoRequest]
 	var got string
 	if p == nil || converter.GetDefaultDataConverter().FromPayload(p, &got) != nil || got != fingerprint {
-		return nil, fault.Invalid(IdempotencyKeyField, "was used before for another request (another route, verb or tool, other inputs, options or dryRun): send a new key for a new request")
+		return nil, fault.Invalid(IdempotencyKeyField, "was used before for another request (another route, verb or tool, other inputs, options or dryRun, or other narrowing headers): send a new key for a new request")
 	}
 	return info, nil
 }
