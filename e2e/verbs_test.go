@@ -516,3 +516,31 @@ func TestIdempotencyKeyCoversTheView(t *testing.T) {
 		t.Errorf("currency ran %d times, want 2 (one execute, one verb)", n)
 	}
 }
+
+// TestIdempotentRepeatAnswersTheEndedRun: a repeated keyed request joins
+// the first run in the state it is in: a finished run answers its outcome
+// (200, completed) even with ?wait=0s, on execute and on a verb.
+func TestIdempotentRepeatAnswersTheEndedRun(t *testing.T) {
+	e := newEnv(t)
+	key := http.Header{verbs.HeaderIdempotencyKey: {"order-81"}}
+	var first, again executed
+	if code := e.do(http.MethodPost, "/api/v1/tools/currency.convert/execute?wait=30s", convertInputs, key, &first); code != http.StatusOK || first.Status != workflows.StatusCompleted {
+		t.Fatalf("execute: HTTP %d status %q error %q", code, first.Status, first.Error)
+	}
+	if code := e.do(http.MethodPost, "/api/v1/tools/currency.convert/execute?wait=0s", convertInputs, key, &again); code != http.StatusOK ||
+		again.Status != workflows.StatusCompleted || again.WorkflowID != first.WorkflowID || again.RunID != first.RunID || again.Result.ToolID != "currency.convert" {
+		t.Errorf("execute repeat with wait=0s: HTTP %d %+v, want 200 completed, the first run %s/%s", code, again.Run, first.WorkflowID, first.RunID)
+	}
+	vkey := http.Header{verbs.HeaderIdempotencyKey: {"verb-order-82"}}
+	var verb, vagain verbRun
+	if code := e.do(http.MethodPost, "/api/v1/verbs?wait=30s", convertBody, vkey, &verb); code != http.StatusOK || verb.Status != workflows.StatusCompleted {
+		t.Fatalf("verb: HTTP %d status %q error %q", code, verb.Status, verb.Error)
+	}
+	if code := e.do(http.MethodPost, "/api/v1/verbs?wait=0s", convertBody, vkey, &vagain); code != http.StatusOK ||
+		vagain.Status != workflows.StatusCompleted || vagain.WorkflowID != verb.WorkflowID || vagain.Result.Branch != verb.Result.Branch {
+		t.Errorf("verb repeat with wait=0s: HTTP %d %+v, want 200 completed, the first run %s", code, vagain.Run, verb.WorkflowID)
+	}
+	if n := e.modules["currency"].Executions(""); n != 2 {
+		t.Errorf("currency ran %d times, want 2 (one execute, one verb)", n)
+	}
+}

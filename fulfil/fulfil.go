@@ -167,8 +167,9 @@ func keyedID(caller access.Caller, key string) string {
 }
 
 // join answers a start that failed with err: a run an idempotency key
-// already started (the same request) is that run; another request with
-// the key is sameRequest's 422; any other error is what it is.
+// already started (the same request) is that run, in the state it is in
+// now (a finished one is not reported running); another request with the
+// key is sameRequest's 422; any other error is what it is.
 func (h *Service) join(ctx context.Context, id, fingerprint, what string, err error) (client.WorkflowRun, Run, error) {
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if !errors.As(err, &started) {
@@ -180,7 +181,8 @@ func (h *Service) join(ctx context.Context, id, fingerprint, what string, err er
 	}
 	runID := info.GetExecution().GetRunId()
 	run := h.temporal.GetWorkflow(ctx, id, runID)
-	return run, h.running(run), nil
+	out := Run{WorkflowID: id, RunID: runID, UIURL: h.UIURL(id, runID), Status: StatusName(info.GetStatus())}
+	return run, out, nil
 }
 
 // MemoRequest is the memo field holding the fingerprint of a request (an

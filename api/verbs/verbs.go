@@ -161,8 +161,13 @@ func (h *Handler) refreshModules(c *gin.Context) {
 }
 
 // respond waits up to wait for run and writes 200 with its outcome, or 202
-// while it is still running.
+// while it is still running. A run that has already ended (an
+// idempotency key's repeat joining a finished run) answers its outcome
+// whatever the wait: reading it does not wait.
 func (h *Handler) respond(c *gin.Context, ctx context.Context, run client.WorkflowRun, wait time.Duration, out *Run, result any) {
+	if out.Status != workflows.StatusRunning {
+		wait = max(wait, endedWait)
+	}
 	if wait <= 0 {
 		writeRun(c, http.StatusAccepted, out)
 		return
@@ -179,6 +184,9 @@ func (h *Handler) respond(c *gin.Context, ctx context.Context, run client.Workfl
 	}
 	writeRun(c, http.StatusOK, out)
 }
+
+// endedWait bounds reading the outcome of a run that has already ended.
+const endedWait = 10 * time.Second
 
 // RunStatusHeader carries a run's status (running, completed, failed, …)
 // on every verbs response, so a client sees a failed outcome at a glance.
