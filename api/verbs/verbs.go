@@ -82,7 +82,12 @@ func (h *Handler) startVerb(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	run, out, err := h.svc.StartVerb(ctx, caller, req, c.GetHeader(HeaderIdempotencyKey))
+	key, err := idempotencyKey(c)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	run, out, err := h.svc.StartVerb(ctx, caller, req, key)
 	if err != nil {
 		httpx.Error(c, err)
 		return
@@ -112,6 +117,20 @@ func (h *Handler) getVerb(c *gin.Context) {
 // and fulfil.StartVerb).
 const HeaderIdempotencyKey = fulfil.IdempotencyKeyField
 
+// idempotencyKey reads the Idempotency-Key header, which a request sends
+// at most once: two (or more) are a 400 naming it, never the first one
+// silently chosen.
+func idempotencyKey(c *gin.Context) (string, error) {
+	keys := c.Request.Header.Values(HeaderIdempotencyKey)
+	if len(keys) > 1 {
+		return "", fault.Malformed(HeaderIdempotencyKey, "must be sent once, got %d headers", len(keys))
+	}
+	if len(keys) == 0 {
+		return "", nil
+	}
+	return keys[0], nil
+}
+
 // executeTool runs the tool through ExecuteToolWorkflow rather than calling
 // the module from the API: the call then gets the activity's retries with
 // one idempotency key, survives an API restart, and leaves an audit trail
@@ -134,7 +153,12 @@ func (h *Handler) executeTool(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	run, out, err := h.svc.StartExecute(ctx, caller, toolID, req, c.GetHeader(HeaderIdempotencyKey))
+	key, err := idempotencyKey(c)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	run, out, err := h.svc.StartExecute(ctx, caller, toolID, req, key)
 	if err != nil {
 		httpx.Error(c, err)
 		return

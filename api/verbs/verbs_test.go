@@ -629,3 +629,29 @@ func TestGetVerbHidesToolsTheReaderMayNotExecute(t *testing.T) {
 		})
 	}
 }
+
+// Two Idempotency-Key headers are a 400 naming the header, on execute and
+// on a verb, and nothing starts: the first is never silently chosen.
+func TestTwoIdempotencyKeysAreRefused(t *testing.T) {
+	gin.SetMode(gin.TestMode)
+	tools := fakeTools{"currency.convert": {ToolSummary: graph.ToolSummary{ID: "currency.convert", Status: graph.StatusActive, Groups: []string{"default"}}}}
+	for path, body := range map[string]string{"/api/v1/tools/currency.convert/execute": `{"inputs":{"amount":100}}`, "/api/v1/verbs": `{"verb":"CONVERT_CURRENCY"}`} {
+		f := &fakeTemporal{run: &fakeRun{runID: "r1"}}
+		r := gin.New()
+		r.Use(httpxtest.HeaderIdentity())
+		verbs.New(f, tools, verbs.Config{}).Mount(r.Group("/api/v1"))
+		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+		req.Header.Set("X-Test-User", "u1")
+		req.Header.Add("Idempotency-Key", "k-1")
+		req.Header.Add("Idempotency-Key", "k-2")
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, req)
+		var resp response
+		if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Code != http.StatusBadRequest || len(resp.Error.Fields) != 1 || resp.Error.Fields[0].Path != "Idempotency-Key" || len(f.started) != 0 {
+			t.Errorf("%s: HTTP %d %+v, started %d; want 400 on Idempotency-Key and nothing started", path, rec.Code, resp.Error, len(f.started))
+		}
+	}
+}
