@@ -23,9 +23,9 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/airlock/review"
 	"github.com/toolsmith/toolsmith/api"
-	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/audit"
 	"github.com/toolsmith/toolsmith/embed/hashing"
 	"github.com/toolsmith/toolsmith/graph"
