@@ -125,7 +125,7 @@ func (h *Service) StartExecute(ctx context.Context, caller access.Caller, toolID
 	}
 	fingerprint := ""
 	if key != "" {
-		fingerprint = fingerprintOf(keyedRequest{Route: routeExecute, Tool: toolID, Request: executeFingerprint{req.Inputs, req.DryRun}, View: viewOf(caller)})
+		fingerprint = fingerprintOf(keyedRequest{Route: routeExecute, Tool: toolID, Request: executeFingerprint(req), View: viewOf(caller)})
 		keyed(&opts, keyedID(caller, key), fingerprint)
 	}
 	if err := h.intend(ctx, caller, "tools.execute.start", toolID, opts.ID, "tool "+toolID); err != nil {
@@ -206,7 +206,9 @@ type keyedRequest struct {
 }
 
 // executeFingerprint is what an execute request asks: its inputs and
-// whether it is a dry run.
+// whether it is a dry run. It is converted from ExecuteRequest, so a
+// field added there must be added here (or the conversion fails to
+// compile) and is part of the request's identity.
 type executeFingerprint struct {
 	Inputs map[string]any `json:"inputs"`
 	DryRun bool           `json:"dryRun"`
