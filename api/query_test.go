@@ -44,3 +44,26 @@ func TestEveryRouteRefusesAQueryThatDoesNotParse(t *testing.T) {
 		t.Errorf("a well-escaped query: %d %s", r.code, r.raw)
 	}
 }
+
+// A huge query value is a 400 naming its parameter whose message quotes a
+// short prefix of it, not the value (once in the message and again in the
+// field).
+func TestErrorsEchoAShortPrefixOfAHugeValue(t *testing.T) {
+	srv, keys, _ := fullServer(t)
+	owner := identitytest.Bearer(t, keys, identity.NewKey{Owner: "root", Level: "owner", Groups: []string{"*"}})
+	h := srv.Handler()
+	huge := strings.Repeat("x", 120_000)
+	for _, c := range []struct{ path, field string }{
+		{"/api/v1/tools?cursor=" + huge, "cursor"},
+		{"/api/v1/tools?limit=" + huge, "limit"},
+		{"/api/v1/tools?sort=" + huge, "sort"},
+		{"/api/v1/tools/retrieval/search?q=convert&maxTools=" + huge, "maxTools"},
+		{"/api/v1/admin/audit?before=" + huge, "before"},
+	} {
+		r := send(t, h, http.MethodGet, c.path, owner, "")
+		if r.code != http.StatusBadRequest || !strings.Contains(r.raw, `"path":"`+c.field+`"`) || len(r.raw) > 2000 ||
+			!strings.Contains(r.raw, strings.Repeat("x", 64)+"…") {
+			t.Errorf("%s=…: %d, %d bytes: %.300s; want a short 400 naming %s", c.field, r.code, len(r.raw), r.raw, c.field)
+		}
+	}
+}

@@ -423,3 +423,124 @@ func TestVerbValidationAndWait(t *testing.T) {
 		t.Errorf("GET unknown: HTTP %d, want 404", code)
 	}
 }
+
+// executed is an execute's answer.
+type executed struct {
+	verbs.Run
+	Result workflows.ExecuteToolResult `json:"result"`
+}
+
+var (
+	convertInputs = map[string]any{"inputs": map[string]any{"amount": 100, "from": "USD", "to": "EUR"}}
+	unitsInputs   = map[string]any{"inputs": map[string]any{"value": 42.195, "from_unit": "km", "to_unit": "mi"}}
+)
+
+// withHeader is h and k: v.
+func withHeader(h http.Header, k, v string) http.Header {
+	out := h.Clone()
+	out.Set(k, v)
+	return out
+}
+
+// TestIdempotencyKeyStandsForOneRequest: a caller's key names one request
+// across both routes and every tool: the same key on another tool, on
+// POST /verbs, or with another dryRun is a 422 naming the key and runs
+// nothing; a keyed run's id names neither route nor tool.
+func TestIdempotencyKeyStandsForOneRequest(t *testing.T) {
+	e := newEnv(t)
+	key := http.Header{verbs.HeaderIdempotencyKey: {"order-77"}}
+	var first executed
+	if code := e.do(http.MethodPost, "/api/v1/tools/currency.convert/execute?wait=30s", convertInputs, key, &first); code != http.StatusOK || first.Status != workflows.StatusCompleted {
+		t.Fatalf("execute: HTTP %d status %q error %q", code, first.Status, first.Error)
+	}
+	if strings.Contains(first.WorkflowID, "currency") {
+		t.Errorf("a keyed run's workflowId %q names its tool", first.WorkflowID)
+	}
+	for name, c := range map[string]struct {
+		path string
+		body map[string]any
+	}{
+		"another tool":    {"/api/v1/tools/units.convert/execute?wait=30s", unitsInputs},
+		"another route":   {"/api/v1/verbs?wait=30s", convertBody},
+		"another dry run": {"/api/v1/tools/currency.convert/execute?wait=30s", map[string]any{"inputs": convertInputs["inputs"], "dryRun": true}},
+	} {
+		if code := e.do(http.MethodPost, c.path, c.body, key, nil); code != http.StatusUnprocessableEntity {
+			t.Errorf("the key reused on %s: HTTP %d, want 422", name, code)
+		}
+	}
+	// A verb's key on execute.
+	vkey := http.Header{verbs.HeaderIdempotencyKey: {"verb-order-78"}}
+	var verb verbRun
+	if code := e.do(http.MethodPost, "/api/v1/verbs?wait=30s", convertBody, vkey, &verb); code != http.StatusOK || verb.Status != workflows.StatusCompleted {
+		t.Fatalf("verb: HTTP %d status %q error %q", code, verb.Status, verb.Error)
+	}
+	if code := e.do(http.MethodPost, "/api/v1/tools/currency.convert/execute?wait=30s", convertInputs, vkey, nil); code != http.StatusUnprocessableEntity {
+		t.Errorf("the verb's key on execute: HTTP %d, want 422", code)
+	}
+	if n, m := e.modules["currency"].Executions(""), e.modules["units"].Executions(""); n != 2 || m != 0 {
+		t.Errorf("currency ran %d times, units %d; want 2 (one execute, one verb) and 0", n, m)
+	}
+}
+
+// TestIdempotencyKeyCoversTheView: the caller's view of the catalogue is
+// part of a keyed request: the same key and body with other narrowing
+// headers (X-Allowed-Modules, X-Agent-State) is a 422, not the first
+// run's answer, on execute and on a verb.
+func TestIdempotencyKeyCoversTheView(t *testing.T) {
+	e := newEnv(t)
+	key := http.Header{verbs.HeaderIdempotencyKey: {"order-79"}}
+	var first executed
+	if code := e.do(http.MethodPost, "/api/v1/tools/currency.convert/execute?wait=30s", convertInputs, key, &first); code != http.StatusOK || first.Status != workflows.StatusCompleted {
+		t.Fatalf("execute: HTTP %d status %q error %q", code, first.Status, first.Error)
+	}
+	vkey := http.Header{verbs.HeaderIdempotencyKey: {"verb-order-80"}}
+	var verb verbRun
+	if code := e.do(http.MethodPost, "/api/v1/verbs?wait=30s", convertBody, vkey, &verb); code != http.StatusOK || verb.Status != workflows.StatusCompleted {
+		t.Fatalf("verb: HTTP %d status %q error %q", code, verb.Status, verb.Error)
+	}
+	for name, c := range map[string]struct {
+		path string
+		body map[string]any
+		hdr  http.Header
+	}{
+		"execute, allowed modules": {"/api/v1/tools/currency.convert/execute?wait=30s", convertInputs, withHeader(key, "X-Allowed-Modules", "currency,units")},
+		"execute, another state":   {"/api/v1/tools/currency.convert/execute?wait=30s", convertInputs, withHeader(key, "X-Agent-State", "checkout")},
+		"verb, allowed modules":    {"/api/v1/verbs?wait=30s", convertBody, withHeader(vkey, "X-Allowed-Modules", "units")},
+		"verb, another state":      {"/api/v1/verbs?wait=30s", convertBody, withHeader(vkey, "X-Agent-State", "checkout")},
+	} {
+		if code := e.do(http.MethodPost, c.path, c.body, c.hdr, nil); code != http.StatusUnprocessableEntity {
+			t.Errorf("%s: HTTP %d, want 422", name, code)
+		}
+	}
+	if n := e.modules["currency"].Executions(""); n != 2 {
+		t.Errorf("currency ran %d times, want 2 (one execute, one verb)", n)
+	}
+}
+
+// TestIdempotentRepeatAnswersTheEndedRun: a repeated keyed request joins
+// the first run in the state it is in: a finished run answers its outcome
+// (200, completed) even with ?wait=0s, on execute and on a verb.
+func TestIdempotentRepeatAnswersTheEndedRun(t *testing.T) {
+	e := newEnv(t)
+	key := http.Header{verbs.HeaderIdempotencyKey: {"order-81"}}
+	var first, again executed
+	if code := e.do(http.MethodPost, "/api/v1/tools/currency.convert/execute?wait=30s", convertInputs, key, &first); code != http.StatusOK || first.Status != workflows.StatusCompleted {
+		t.Fatalf("execute: HTTP %d status %q error %q", code, first.Status, first.Error)
+	}
+	if code := e.do(http.MethodPost, "/api/v1/tools/currency.convert/execute?wait=0s", convertInputs, key, &again); code != http.StatusOK ||
+		again.Status != workflows.StatusCompleted || again.WorkflowID != first.WorkflowID || again.RunID != first.RunID || again.Result.ToolID != "currency.convert" {
+		t.Errorf("execute repeat with wait=0s: HTTP %d %+v, want 200 completed, the first run %s/%s", code, again.Run, first.WorkflowID, first.RunID)
+	}
+	vkey := http.Header{verbs.HeaderIdempotencyKey: {"verb-order-82"}}
+	var verb, vagain verbRun
+	if code := e.do(http.MethodPost, "/api/v1/verbs?wait=30s", convertBody, vkey, &verb); code != http.StatusOK || verb.Status != workflows.StatusCompleted {
+		t.Fatalf("verb: HTTP %d status %q error %q", code, verb.Status, verb.Error)
+	}
+	if code := e.do(http.MethodPost, "/api/v1/verbs?wait=0s", convertBody, vkey, &vagain); code != http.StatusOK ||
+		vagain.Status != workflows.StatusCompleted || vagain.WorkflowID != verb.WorkflowID || vagain.Result.Branch != verb.Result.Branch {
+		t.Errorf("verb repeat with wait=0s: HTTP %d %+v, want 200 completed, the first run %s", code, vagain.Run, verb.WorkflowID)
+	}
+	if n := e.modules["currency"].Executions(""); n != 2 {
+		t.Errorf("currency ran %d times, want 2 (one execute, one verb)", n)
+	}
+}

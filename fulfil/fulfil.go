@@ -15,12 +15,14 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -92,20 +94,15 @@ func (h *Service) StartVerb(ctx context.Context, caller access.Caller, req VerbR
 	}
 	fingerprint := ""
 	if key != "" {
-		// The verb is not part of the ID (a verb is upper case, "key"
-		// is not): the key stands for one request, so the same key with
-		// another verb finds the first run, and is refused.
-		fingerprint = fingerprintOf(req)
-		keyed(&opts, "verb-key-"+idempotencyScope(caller, key), fingerprint)
+		fingerprint = fingerprintOf(keyedRequest{Route: routeVerb, Request: req, View: viewOf(caller)})
+		keyed(&opts, keyedID(caller, key), fingerprint)
 	}
 	if err := h.intend(ctx, caller, "verbs.start", "", opts.ID, "verb "+req.Verb); err != nil {
 		return nil, Run{}, err
 	}
 	run, err := h.temporal.ExecuteWorkflow(ctx, opts, workflows.NovelVerbWorkflow, in)
 	if err != nil {
-		if run, err = h.join(ctx, opts.ID, fingerprint, "start "+req.Verb, err); err != nil {
-			return nil, Run{}, err
-		}
+		return h.join(ctx, opts.ID, fingerprint, "start "+req.Verb, err)
 	}
 	return run, h.running(run), nil
 }
@@ -128,8 +125,8 @@ func (h *Service) StartExecute(ctx context.Context, caller access.Caller, toolID
 	}
 	fingerprint := ""
 	if key != "" {
-		fingerprint = requestFingerprint(req)
-		keyed(&opts, "tool-"+toolID+"-"+idempotencyScope(caller, key), fingerprint)
+		fingerprint = fingerprintOf(keyedRequest{Route: routeExecute, Tool: toolID, Request: executeFingerprint(req), View: viewOf(caller)})
+		keyed(&opts, keyedID(caller, key), fingerprint)
 	}
 	if err := h.intend(ctx, caller, "tools.execute.start", toolID, opts.ID, "tool "+toolID); err != nil {
 		return nil, Run{}, err
@@ -137,15 +134,13 @@ func (h *Service) StartExecute(ctx context.Context, caller access.Caller, toolID
 	in := workflows.ExecuteToolInput{ToolID: toolID, Inputs: req.Inputs, Caller: workflows.Caller(caller), DryRun: req.DryRun}
 	run, err := h.temporal.ExecuteWorkflow(ctx, opts, workflows.ExecuteToolWorkflow, in)
 	if err != nil {
-		if run, err = h.join(ctx, opts.ID, fingerprint, "execute "+toolID, err); err != nil {
-			return nil, Run{}, err
-		}
+		return h.join(ctx, opts.ID, fingerprint, "execute "+toolID, err)
 	}
 	return run, h.running(run), nil
 }
 
 // keyed gives a run started with an idempotency key its fixed workflow ID
-// (the caller's scope of the key) and the request's fingerprint.
+// (keyedID: the caller's scope of the key) and the request's fingerprint.
 //
 // Same caller and key, same workflow ID: the start is refused as already
 // started (WorkflowExecutionErrorWhenAlreadyStarted), so a repeat is told
@@ -162,31 +157,93 @@ func keyed(opts *client.StartWorkflowOptions, id, fingerprint string) {
 	opts.WorkflowExecutionErrorWhenAlreadyStarted = true
 }
 
+// keyedID is the workflow ID of the run a caller's idempotency key
+// started. A key stands for one request whatever it asks: the ID names
+// neither the route (verb or execute) nor the verb or tool, so the same
+// key on another route, verb or tool finds the first run and its
+// fingerprint refuses it.
+func keyedID(caller access.Caller, key string) string {
+	return "key-" + idempotencyScope(caller, key)
+}
+
 // join answers a start that failed with err: a run an idempotency key
-// already started (the same request) is that run; another request with
-// the key is sameRequest's 422; any other error is what it is.
-func (h *Service) join(ctx context.Context, id, fingerprint, what string, err error) (client.WorkflowRun, error) {
+// already started (the same request) is that run, in the state it is in
+// now (a finished one is not reported running); another request with the
+// key is sameRequest's 422; any other error is what it is.
+func (h *Service) join(ctx context.Context, id, fingerprint, what string, err error) (client.WorkflowRun, Run, error) {
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if !errors.As(err, &started) {
-		return nil, TemporalError(what, err)
+		return nil, Run{}, TemporalError(what, err)
 	}
-	if err := h.sameRequest(ctx, id, fingerprint); err != nil {
-		return nil, err
+	info, err := h.sameRequest(ctx, id, fingerprint)
+	if err != nil {
+		return nil, Run{}, err
 	}
-	return h.temporal.GetWorkflow(ctx, id, ""), nil
+	runID := info.GetExecution().GetRunId()
+	run := h.temporal.GetWorkflow(ctx, id, runID)
+	out := Run{WorkflowID: id, RunID: runID, UIURL: h.UIURL(id, runID), Status: StatusName(info.GetStatus())}
+	return run, out, nil
 }
 
 // MemoRequest is the memo field holding the fingerprint of a request (an
 // execute or a verb) made with an idempotency key.
 const MemoRequest = "toolsmithRequest"
 
-// requestFingerprint is a digest of what an execute request asks: its
-// inputs and whether it is a dry run.
-func requestFingerprint(req ExecuteRequest) string {
-	return fingerprintOf(struct {
-		Inputs map[string]any `json:"inputs"`
-		DryRun bool           `json:"dryRun"`
-	}{req.Inputs, req.DryRun})
+// The routes a keyed request's fingerprint names.
+const (
+	routeVerb    = "verb"
+	routeExecute = "execute"
+)
+
+// keyedRequest is what a request made with an idempotency key stands for:
+// its route, the tool it executes, the request itself and the view of the
+// catalogue it was made with. Any of them differing is another request.
+type keyedRequest struct {
+	Route   string    `json:"route"`
+	Tool    string    `json:"tool,omitempty"`
+	Request any       `json:"request"`
+	View    keyedView `json:"view"`
+}
+
+// executeFingerprint is what an execute request asks: its inputs and
+// whether it is a dry run. It is converted from ExecuteRequest, so a
+// field added there must be added here (or the conversion fails to
+// compile) and is part of the request's identity.
+type executeFingerprint struct {
+	Inputs map[string]any `json:"inputs"`
+	DryRun bool           `json:"dryRun"`
+}
+
+// keyedView is the caller's effective view of the catalogue, everything
+// that narrows an access.Caller (level, roles, permissions, groups, agent
+// state, allowed modules), sets sorted: the same key sent with other
+// narrowing headers (X-Allowed-Modules, X-Agent-State, X-Tool-Groups, …)
+// is another request, since the run would see other tools.
+type keyedView struct {
+	Level       string   `json:"level"`
+	Roles       []string `json:"roles"`
+	Permissions []string `json:"permissions"`
+	Groups      []string `json:"groups"`
+	State       string   `json:"state"`
+	// Modules is nil when every module is allowed, empty when none is.
+	Modules *[]string `json:"modules"`
+}
+
+func viewOf(c access.Caller) keyedView {
+	v := keyedView{Level: c.Level, Roles: sortedSet(c.Roles), Permissions: sortedSet(c.Permissions),
+		Groups: sortedSet(c.EffectiveGroups()), State: c.EffectiveState()}
+	if c.AllowedModules != nil {
+		m := sortedSet(c.AllowedModules)
+		v.Modules = &m
+	}
+	return v
+}
+
+// sortedSet is a sorted copy of s without duplicates, never nil.
+func sortedSet(s []string) []string {
+	out := append([]string{}, s...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // fingerprintOf is a digest of a request's JSON (encoding/json writes a
@@ -201,21 +258,20 @@ func fingerprintOf(v any) string {
 
 // sameRequest refuses a run that an idempotency key started for another
 // request (fault.ErrInvalid on the key, 422): the key stands for one
-// request, as the IETF's Idempotency-Key draft has it.
-func (h *Service) sameRequest(ctx context.Context, id, fingerprint string) error {
+// request, as the IETF's Idempotency-Key draft has it. It answers the
+// run's description otherwise.
+func (h *Service) sameRequest(ctx context.Context, id, fingerprint string) (*workflowpb.WorkflowExecutionInfo, error) {
 	desc, err := h.temporal.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
-		return TemporalError("read the run of "+IdempotencyKeyField, err)
+		return nil, TemporalError("read the run of "+IdempotencyKeyField, err)
 	}
-	p := desc.GetWorkflowExecutionInfo().GetMemo().GetFields()[MemoRequest]
-	if p == nil {
-		return nil // a run started before requests were fingerprinted
-	}
+	info := desc.GetWorkflowExecutionInfo()
+	p := info.GetMemo().GetFields()[MemoRequest]
 	var got string
-	if converter.GetDefaultDataConverter().FromPayload(p, &got) != nil || got != fingerprint {
-		return fault.Invalid(IdempotencyKeyField, "was used before for another request (another verb or tool, other inputs, options or dryRun): send a new key for a new request")
+	if p == nil || converter.GetDefaultDataConverter().FromPayload(p, &got) != nil || got != fingerprint {
+		return nil, fault.Invalid(IdempotencyKeyField, "was used before for another request (another route, verb or tool, other inputs, options or dryRun, or other narrowing headers): send a new key for a new request")
 	}
-	return nil
+	return info, nil
 }
 
 // intend writes the write-ahead audit record of a run about to start

@@ -159,7 +159,7 @@ func (c *Console) approve(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	res, err := c.decide(r, s, id, routeApprove, func(svc *review.Service, reviewer string) (review.DecisionResult, error) {
-		return svc.Approve(r.Context(), id, reviewer, p, decisionWait)
+		return svc.Approve(r.Context(), id, reviewer, s.principal().Caller(), p, decisionWait)
 	})
 	if err != nil {
 		_, msgs := c.problems(r, err)
@@ -181,7 +181,7 @@ func (c *Console) reject(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	res, err := c.decide(r, s, id, routeReject, func(svc *review.Service, reviewer string) (review.DecisionResult, error) {
-		return svc.Reject(r.Context(), id, reviewer, reason, decisionWait)
+		return svc.Reject(r.Context(), id, reviewer, s.principal().Caller(), reason, decisionWait)
 	})
 	if err != nil {
 		_, msg := c.problem(r, err)

@@ -23,6 +23,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/airlock/review"
 	"github.com/toolsmith/toolsmith/api"
 	"github.com/toolsmith/toolsmith/audit"
@@ -856,5 +857,34 @@ func TestEveryPageRouteHasARule(t *testing.T) {
 	}
 	if err := g.Allow(context.Background(), "GET", "/api/v1/nowhere", "", owner, "127.0.0.1"); err == nil {
 		t.Error("a route without a row is allowed")
+	}
+}
+
+// A review's page says how many tools its onboarding registered, counted
+// before the ids are narrowed, and names only those the signed-in
+// approver may run: "0 tool(s)" never stands for tools it may not see.
+func TestReviewPageCountsToolsItDoesNotName(t *testing.T) {
+	b, e := newBrowser(t)
+	ctx := context.Background()
+	for id, perm := range map[string]string{"pet_clinic.list_pets": access.AnyOf([]string{"vet"}, nil), "pet_clinic.add_pet": access.AnyOf([]string{"vet"}, nil),
+		"pet_clinic.get_pet": "public"} {
+		if _, err := e.st.UpsertTool(ctx, graph.Tool{ToolSummary: graph.ToolSummary{ID: id, Verb: "FIND_PET", Name: id, Category: "pets",
+			Status: graph.StatusActive, Groups: []string{"default"}, Permissions: []string{perm}}, Description: "Pets.", Embedding: e.emb.Vector(id),
+			Manifest: json.RawMessage(`{"toolId":"` + id + `"}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.tc.states["airlock-vet"] = workflows.AirlockState{Status: workflows.AirlockOnboarded, Review: workflows.SpecReview{Title: "Pet clinic", Slug: "pet_clinic"},
+		Outcome: &workflows.AirlockOutcome{Status: workflows.AirlockOnboarded, Reviewer: "ana", ToolIDs: []string{"pet_clinic.list_pets", "pet_clinic.add_pet"}}}
+	e.tc.states["airlock-mixed"] = workflows.AirlockState{Status: workflows.AirlockOnboarded, Review: workflows.SpecReview{Title: "Pet clinic", Slug: "pet_clinic"},
+		Outcome: &workflows.AirlockOutcome{Status: workflows.AirlockOnboarded, Reviewer: "ana", ToolIDs: []string{"pet_clinic.list_pets", "pet_clinic.get_pet"}}}
+	b.signIn(e.admin)
+	body := b.do("GET", "/ui/reviews/airlock-vet", nil).Body.String()
+	if !strings.Contains(body, "2 tools were registered; you may run none of them.") || strings.Contains(body, "pet_clinic.list_pets") || strings.Contains(body, "pet_clinic.add_pet") {
+		t.Fatalf("review of tools the admin may not run:\n%s", body)
+	}
+	body = b.do("GET", "/ui/reviews/airlock-mixed", nil).Body.String()
+	if !strings.Contains(body, "2 tools were registered; you may run 1 of them:") || !strings.Contains(body, `href="/ui/tools/pet_clinic.get_pet"`) || strings.Contains(body, "pet_clinic.list_pets") {
+		t.Fatalf("review of tools the admin may run one of:\n%s", body)
 	}
 }

@@ -294,7 +294,10 @@ func (s *Service) query(ctx context.Context, id string) (workflows.AirlockState,
 // outcome. A review already decided or ended is ErrConflict. When the
 // policy names operations, a review still being prepared is waited for
 // (at least PrepareWait); one still preparing after that is ErrConflict.
-func (s *Service) Approve(ctx context.Context, id, reviewer string, p airlock.Policy, wait time.Duration) (DecisionResult, error) {
+// The outcome names only the tools caller (the approver) may execute, as
+// View does: an approval that required a role the approver lacks answers
+// without the ids of the tools it onboarded.
+func (s *Service) Approve(ctx context.Context, id, reviewer string, caller access.Caller, p airlock.Policy, wait time.Duration) (DecisionResult, error) {
 	if err := p.Validate(); err != nil {
 		return DecisionResult{}, policyFields(err)
 	}
@@ -322,7 +325,7 @@ func (s *Service) Approve(ctx context.Context, id, reviewer string, p airlock.Po
 		}
 		s.awaitPrepared(ctx, id, min(max(wait, least), MaxWait))
 	}
-	return s.decide(ctx, id, workflows.Decision{Approve: &workflows.ApproveSignal{Reviewer: reviewer, Policy: workflows.PolicyOf(p)}}, check, wait)
+	return s.decide(ctx, id, caller, workflows.Decision{Approve: &workflows.ApproveSignal{Reviewer: reviewer, Policy: workflows.PolicyOf(p)}}, check, wait)
 }
 
 // PrepareWait is how long an approval that names operations waits, at
@@ -361,12 +364,12 @@ func policyFields(err error) error {
 
 // Reject rejects a review with a reason (required), as reviewer, and
 // waits up to wait for its outcome. A review already decided or ended is
-// ErrConflict.
-func (s *Service) Reject(ctx context.Context, id, reviewer, reason string, wait time.Duration) (DecisionResult, error) {
+// ErrConflict. Its outcome names tools as Approve's does.
+func (s *Service) Reject(ctx context.Context, id, reviewer string, caller access.Caller, reason string, wait time.Duration) (DecisionResult, error) {
 	if strings.TrimSpace(reason) == "" {
 		return DecisionResult{}, fault.Invalid("reason", "is required: say why the tool is rejected")
 	}
-	return s.decide(ctx, id, workflows.Decision{Reject: &workflows.RejectSignal{Reviewer: reviewer, Reason: reason}}, nil, wait)
+	return s.decide(ctx, id, caller, workflows.Decision{Reject: &workflows.RejectSignal{Reviewer: reviewer, Reason: reason}}, nil, wait)
 }
 
 // decide sends the review its decision (the workflow's UpdateDecide),
@@ -374,7 +377,8 @@ func (s *Service) Reject(ctx context.Context, id, reviewer, reason string, wait 
 // update itself, so a decision on a review already decided (two quick
 // rejects, an approval after a rejection) is refused, never accepted and
 // dropped. check, when set, vets the decision against the pending review.
-func (s *Service) decide(ctx context.Context, id string, d workflows.Decision, check func(State) error, wait time.Duration) (DecisionResult, error) {
+// The outcome names only the tools caller may execute.
+func (s *Service) decide(ctx context.Context, id string, caller access.Caller, d workflows.Decision, check func(State) error, wait time.Duration) (DecisionResult, error) {
 	st, err := s.Get(ctx, id)
 	if err != nil {
 		return DecisionResult{}, err
@@ -400,6 +404,9 @@ func (s *Service) decide(ctx context.Context, id string, d workflows.Decision, c
 		var outcome workflows.AirlockOutcome
 		if err := s.temporal.GetWorkflow(wctx, id, "").Get(wctx, &outcome); err == nil {
 			out.Outcome = outcomeOf(&outcome)
+			if out.Outcome.ToolIDs, err = s.visibleTools(ctx, out.Outcome.ToolIDs, caller); err != nil {
+				return DecisionResult{}, fmt.Errorf("review %s: %w", id, err)
+			}
 		}
 	}
 	return out, nil

@@ -88,24 +88,24 @@ func TestDecisions(t *testing.T) {
 	s, f := newFake()
 	f.states["airlock-1"] = workflows.AirlockState{Status: workflows.AirlockPending, Review: workflows.SpecReview{Title: "Pets", Slug: "pets"}}
 	f.states["airlock-2"] = workflows.AirlockState{Status: workflows.AirlockOnboarded, Outcome: &workflows.AirlockOutcome{Status: "onboarded", ToolIDs: []string{"pets.list"}}}
-	_, err := s.Approve(ctx, "airlock-1", "ana", airlock.Policy{RateLimitPerMinute: -1}, 0)
+	_, err := s.Approve(ctx, "airlock-1", "ana", access.Caller{}, airlock.Policy{RateLimitPerMinute: -1}, 0)
 	if fs := fault.Fields(err); len(fs) == 0 || fs[0].Path != "policy.rateLimitPerMinute" {
 		t.Fatalf("bad policy: %v", err)
 	}
-	if _, err := s.Reject(ctx, "airlock-1", "ana", "  ", 0); !errors.Is(err, fault.ErrInvalid) || fault.Fields(err)[0].Path != "reason" {
+	if _, err := s.Reject(ctx, "airlock-1", "ana", access.Caller{}, "  ", 0); !errors.Is(err, fault.ErrInvalid) || fault.Fields(err)[0].Path != "reason" {
 		t.Fatalf("no reason: %v", err)
 	}
 	if len(f.decided) != 0 {
 		t.Fatalf("refused decisions were sent: %v", f.decided)
 	}
-	res, err := s.Reject(ctx, "airlock-1", "ana", "not ours", 0)
+	res, err := s.Reject(ctx, "airlock-1", "ana", access.Caller{}, "not ours", 0)
 	if err != nil || res.Decision != DecisionReject || res.Outcome != nil || f.decided["airlock-1"].Reject.Reason != "not ours" {
 		t.Fatalf("reject: %+v %v", res, err)
 	}
-	if _, err := s.Approve(ctx, "airlock-1", "ana", airlock.Policy{}, 0); !errors.Is(err, fault.ErrConflict) {
+	if _, err := s.Approve(ctx, "airlock-1", "ana", access.Caller{}, airlock.Policy{}, 0); !errors.Is(err, fault.ErrConflict) {
 		t.Fatalf("approve after reject: %v", err)
 	}
-	if _, err := s.Approve(ctx, "airlock-2", "ana", airlock.Policy{}, 0); !errors.Is(err, fault.ErrConflict) {
+	if _, err := s.Approve(ctx, "airlock-2", "ana", access.Caller{}, airlock.Policy{}, 0); !errors.Is(err, fault.ErrConflict) {
 		t.Fatalf("approve an onboarded review: %v", err)
 	}
 	if _, err := s.Get(ctx, "nope"); !errors.Is(err, fault.ErrNotFound) {
@@ -140,11 +140,11 @@ func TestBuildDecisionWhileWriting(t *testing.T) {
 	s, f := newFake()
 	writing := workflows.BuildState{Status: workflows.BuildWriting, Input: workflows.BuildInput{Verb: "ROMAN_NUMERAL"}, Rounds: []workflows.BuildRound{{Round: 1, Stage: "build"}}}
 	f.states["build-ROMAN_NUMERAL"] = writing.AirlockView("build-ROMAN_NUMERAL")
-	_, err := s.Approve(ctx, "build-ROMAN_NUMERAL", "ana", airlock.Policy{}, 0)
+	_, err := s.Approve(ctx, "build-ROMAN_NUMERAL", "ana", access.Caller{}, airlock.Policy{}, 0)
 	if !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "still writing") || !strings.Contains(err.Error(), "round 2") {
 		t.Fatalf("approve while writing: %v", err)
 	}
-	if _, err := s.Reject(ctx, "build-ROMAN_NUMERAL", "ana", "too soon", 0); !errors.Is(err, fault.ErrConflict) {
+	if _, err := s.Reject(ctx, "build-ROMAN_NUMERAL", "ana", access.Caller{}, "too soon", 0); !errors.Is(err, fault.ErrConflict) {
 		t.Fatalf("reject while writing: %v", err)
 	}
 	if len(f.decided) != 0 {
@@ -153,7 +153,7 @@ func TestBuildDecisionWhileWriting(t *testing.T) {
 	pending := writing
 	pending.Status = workflows.BuildPending
 	f.states["build-ROMAN_NUMERAL"] = pending.AirlockView("build-ROMAN_NUMERAL")
-	if _, err := s.Reject(ctx, "build-ROMAN_NUMERAL", "ana", "not needed", 0); err != nil || f.decided["build-ROMAN_NUMERAL"].Reject == nil {
+	if _, err := s.Reject(ctx, "build-ROMAN_NUMERAL", "ana", access.Caller{}, "not needed", 0); err != nil || f.decided["build-ROMAN_NUMERAL"].Reject == nil {
 		t.Fatalf("reject a pending build: %v", err)
 	}
 }
@@ -179,7 +179,7 @@ func TestApproveChecksPolicyOperations(t *testing.T) {
 	ops := []workflows.ReviewOperation{{Name: "list_pets", OperationID: "listPets", Tags: []string{"pets"}}, {Name: "get_pet", OperationID: "getPet"}}
 	f.states["airlock-1"] = workflows.AirlockState{Status: workflows.AirlockPending, Review: workflows.SpecReview{Slug: "pets", Operations: ops}}
 	f.states["airlock-2"] = workflows.AirlockState{Status: workflows.AirlockPreparing}
-	_, err := s.Approve(ctx, "airlock-1", "ana", airlock.Policy{Operations: []string{"nope"}}, 0)
+	_, err := s.Approve(ctx, "airlock-1", "ana", access.Caller{}, airlock.Policy{Operations: []string{"nope"}}, 0)
 	fs := fault.Fields(err)
 	if !errors.Is(err, fault.ErrInvalid) || len(fs) != 1 || fs[0].Path != "policy.operations[0]" {
 		t.Fatalf("typo: %v", err)
@@ -190,13 +190,13 @@ func TestApproveChecksPolicyOperations(t *testing.T) {
 		}
 	}
 	s.prepareWait = 300 * time.Millisecond // waited for, then refused
-	if _, err := s.Approve(ctx, "airlock-2", "ana", airlock.Policy{Operations: []string{"list_pets"}}, 0); !errors.Is(err, fault.ErrConflict) {
+	if _, err := s.Approve(ctx, "airlock-2", "ana", access.Caller{}, airlock.Policy{Operations: []string{"list_pets"}}, 0); !errors.Is(err, fault.ErrConflict) {
 		t.Fatalf("operations of a review still preparing: %v", err)
 	}
 	if len(f.decided) != 0 {
 		t.Fatalf("refused approvals were sent: %v", f.decided)
 	}
-	if _, err := s.Approve(ctx, "airlock-1", "ana", airlock.Policy{Operations: []string{"listPets", "pets", "get_pet"}}, 0); err != nil {
+	if _, err := s.Approve(ctx, "airlock-1", "ana", access.Caller{}, airlock.Policy{Operations: []string{"listPets", "pets", "get_pet"}}, 0); err != nil {
 		t.Fatalf("valid operations: %v", err)
 	}
 	if got := f.decided["airlock-1"].Approve.Policy.Operations; len(got) != 3 {

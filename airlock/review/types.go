@@ -49,6 +49,10 @@ type Outcome struct {
 	Reviewer string   `json:"reviewer,omitempty"`
 	Reason   string   `json:"reason,omitempty"`
 	ToolIDs  []string `json:"toolIds,omitempty"`
+	// ToolCount is how many tools the review registered, counted before
+	// ToolIDs is narrowed to the tools a caller may execute: the count is
+	// not secret, the ids are.
+	ToolCount int `json:"toolCount,omitempty"`
 	// Stage is the onboarding stage that failed (status failed).
 	Stage    string   `json:"failedStage,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
@@ -177,7 +181,7 @@ func outcomeOf(o *workflows.AirlockOutcome) *Outcome {
 	if o == nil {
 		return nil
 	}
-	return &Outcome{SpecHash: o.SpecHash, Status: o.Status, Reviewer: o.Reviewer, Reason: o.Reason, ToolIDs: o.ToolIDs,
+	return &Outcome{SpecHash: o.SpecHash, Status: o.Status, Reviewer: o.Reviewer, Reason: o.Reason, ToolIDs: o.ToolIDs, ToolCount: len(o.ToolIDs),
 		Stage: o.Stage, Warnings: o.Warnings, ClosedGaps: o.ClosedGaps}
 }
 

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -13,6 +14,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/airlock"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/graph/sqlite"
 	"github.com/toolsmith/toolsmith/workflows"
@@ -105,6 +107,63 @@ func TestDecidedNamesOnlyExecutableTools(t *testing.T) {
 		v, err := s.View(ctx, "airlock-vet", caller)
 		if err != nil || v.Outcome == nil || v.Outcome.Status != workflows.AirlockOnboarded || !slices.Equal(v.Outcome.ToolIDs, c.want) {
 			t.Fatalf("roles %v: view %+v %v, want tools %v", c.roles, v.Outcome, err, c.want)
+		}
+	}
+}
+
+// finished answers a decided review's outcome at once, as a Temporal
+// client does for a review that ends within the wait.
+type finished struct {
+	*fake
+	out workflows.AirlockOutcome
+}
+
+type outcomeRun struct {
+	client.WorkflowRun
+	out workflows.AirlockOutcome
+}
+
+func (r outcomeRun) Get(_ context.Context, ptr any) error { return value{r.out}.Get(ptr) }
+
+func (f finished) GetWorkflow(context.Context, string, string) client.WorkflowRun {
+	return outcomeRun{out: f.out}
+}
+
+// The answer to an approval (and a rejection) names, in its outcome, only
+// the tools the deciding approver may execute, as the review by id does:
+// an approver who required a role it lacks sees the outcome without the
+// ids of the tools it onboarded.
+func TestDecisionNamesOnlyExecutableTools(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "g.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	for id, perm := range map[string]string{"pet_clinic.list_pets": access.AnyOf([]string{"vet"}, nil), "pet_clinic.get_pet": "public"} {
+		if _, err := st.UpsertTool(ctx, graph.Tool{ToolSummary: graph.ToolSummary{ID: id, Verb: "FIND_PET", Name: id, Category: "pets",
+			Status: graph.StatusActive, Permissions: []string{perm}}, Description: "Pets.", Manifest: json.RawMessage(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := workflows.AirlockOutcome{Status: workflows.AirlockOnboarded, Reviewer: "vic", ToolIDs: []string{"pet_clinic.list_pets", "pet_clinic.get_pet"}}
+	for _, c := range []struct {
+		roles []string
+		want  []string
+	}{{[]string{"approver"}, []string{"pet_clinic.get_pet"}}, {[]string{"approver", "vet"}, []string{"pet_clinic.list_pets", "pet_clinic.get_pet"}}} {
+		caller := access.Caller{UserID: "vic", Level: "user", Roles: c.roles}
+		for _, decide := range []string{"approve", "reject"} {
+			f := &fake{states: map[string]workflows.AirlockState{"airlock-vet": {Status: workflows.AirlockPending}}, decided: map[string]workflows.Decision{}}
+			s := New(finished{fake: f, out: out}, st, Config{})
+			var res DecisionResult
+			if decide == "approve" {
+				res, err = s.Approve(ctx, "airlock-vet", "vic", caller, airlock.Policy{AllowedRoles: []string{"vet"}}, time.Second)
+			} else {
+				res, err = s.Reject(ctx, "airlock-vet", "vic", caller, "not ours", time.Second)
+			}
+			if err != nil || res.Outcome == nil || !slices.Equal(res.Outcome.ToolIDs, c.want) {
+				t.Fatalf("roles %v, %s: %+v %v, want tools %v", c.roles, decide, res.Outcome, err, c.want)
+			}
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/airlock"
 	"github.com/toolsmith/toolsmith/airlock/review"
 	"github.com/toolsmith/toolsmith/api/httpx"
@@ -274,12 +275,12 @@ func (h *Handler) approve(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
-	wait, reviewer, err := decisionParams(c)
+	wait, reviewer, caller, err := decisionParams(c)
 	if err != nil {
 		httpx.Error(c, err)
 		return
 	}
-	res, err := h.reviews.Approve(c.Request.Context(), c.Param("id"), reviewer, req.Policy, wait)
+	res, err := h.reviews.Approve(c.Request.Context(), c.Param("id"), reviewer, caller, req.Policy, wait)
 	decided(c, res, err)
 }
 
@@ -289,25 +290,25 @@ func (h *Handler) reject(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
-	wait, reviewer, err := decisionParams(c)
+	wait, reviewer, caller, err := decisionParams(c)
 	if err != nil {
 		httpx.Error(c, err)
 		return
 	}
-	res, err := h.reviews.Reject(c.Request.Context(), c.Param("id"), reviewer, req.Reason, wait)
+	res, err := h.reviews.Reject(c.Request.Context(), c.Param("id"), reviewer, caller, req.Reason, wait)
 	decided(c, res, err)
 }
 
 // decisionParams reads a decision's ?wait= and its reviewer: the
 // authenticated identity, never a header.
-func decisionParams(c *gin.Context) (time.Duration, string, error) {
+func decisionParams(c *gin.Context) (time.Duration, string, access.Caller, error) {
 	caller, err := httpx.Caller(c)
 	if err != nil {
-		return 0, "", err
+		return 0, "", access.Caller{}, err
 	}
 	wait, err := waitParam(c, 0)
 	if err != nil {
-		return 0, "", err
+		return 0, "", access.Caller{}, err
 	}
-	return wait, review.Reviewer(httpx.Principal(c), caller), nil
+	return wait, review.Reviewer(httpx.Principal(c), caller), caller, nil
 }

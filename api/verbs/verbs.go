@@ -82,7 +82,12 @@ func (h *Handler) startVerb(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	run, out, err := h.svc.StartVerb(ctx, caller, req, c.GetHeader(HeaderIdempotencyKey))
+	key, err := idempotencyKey(c)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	run, out, err := h.svc.StartVerb(ctx, caller, req, key)
 	if err != nil {
 		httpx.Error(c, err)
 		return
@@ -112,6 +117,20 @@ func (h *Handler) getVerb(c *gin.Context) {
 // and fulfil.StartVerb).
 const HeaderIdempotencyKey = fulfil.IdempotencyKeyField
 
+// idempotencyKey reads the Idempotency-Key header, which a request sends
+// at most once: two (or more) are a 400 naming it, never the first one
+// silently chosen.
+func idempotencyKey(c *gin.Context) (string, error) {
+	keys := c.Request.Header.Values(HeaderIdempotencyKey)
+	if len(keys) > 1 {
+		return "", fault.Malformed(HeaderIdempotencyKey, "must be sent once, got %d headers", len(keys))
+	}
+	if len(keys) == 0 {
+		return "", nil
+	}
+	return keys[0], nil
+}
+
 // executeTool runs the tool through ExecuteToolWorkflow rather than calling
 // the module from the API: the call then gets the activity's retries with
 // one idempotency key, survives an API restart, and leaves an audit trail
@@ -134,7 +153,12 @@ func (h *Handler) executeTool(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	run, out, err := h.svc.StartExecute(ctx, caller, toolID, req, c.GetHeader(HeaderIdempotencyKey))
+	key, err := idempotencyKey(c)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	run, out, err := h.svc.StartExecute(ctx, caller, toolID, req, key)
 	if err != nil {
 		httpx.Error(c, err)
 		return
@@ -161,8 +185,13 @@ func (h *Handler) refreshModules(c *gin.Context) {
 }
 
 // respond waits up to wait for run and writes 200 with its outcome, or 202
-// while it is still running.
+// while it is still running. A run that has already ended (an
+// idempotency key's repeat joining a finished run) answers its outcome
+// whatever the wait: reading it does not wait.
 func (h *Handler) respond(c *gin.Context, ctx context.Context, run client.WorkflowRun, wait time.Duration, out *Run, result any) {
+	if out.Status != workflows.StatusRunning {
+		wait = max(wait, endedWait)
+	}
 	if wait <= 0 {
 		writeRun(c, http.StatusAccepted, out)
 		return
@@ -179,6 +208,9 @@ func (h *Handler) respond(c *gin.Context, ctx context.Context, run client.Workfl
 	}
 	writeRun(c, http.StatusOK, out)
 }
+
+// endedWait bounds reading the outcome of a run that has already ended.
+const endedWait = 10 * time.Second
 
 // RunStatusHeader carries a run's status (running, completed, failed, …)
 // on every verbs response, so a client sees a failed outcome at a glance.

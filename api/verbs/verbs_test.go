@@ -98,6 +98,22 @@ func (f *fakeTemporal) GetWorkflow(_ context.Context, id, runID string) client.W
 }
 
 func (f *fakeTemporal) DescribeWorkflowExecution(context.Context, string, string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	if f.desc == nil && f.descErr == nil && len(f.started) > 0 {
+		// A keyed start refused as already started: the run is the one
+		// the last start named, with its memo, completed.
+		o := f.started[len(f.started)-1]
+		memo := map[string]*commonpb.Payload{}
+		for k, v := range o.Memo {
+			p, err := converter.GetDefaultDataConverter().ToPayload(v)
+			if err != nil {
+				return nil, err
+			}
+			memo[k] = p
+		}
+		return &workflowservice.DescribeWorkflowExecutionResponse{WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{
+			Execution: &commonpb.WorkflowExecution{WorkflowId: o.ID, RunId: f.run.runID}, Memo: &commonpb.Memo{Fields: memo},
+			Status: enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED}}, nil
+	}
 	return f.desc, f.descErr
 }
 
@@ -491,7 +507,7 @@ func TestExecuteTool(t *testing.T) {
 		return code, id, f.getCalled
 	}
 	code, id1, joined := idem("u1", "k-1")
-	if code != 200 || !strings.HasPrefix(id1, "tool-currency.convert-") || joined != id1 {
+	if code != 200 || !strings.HasPrefix(id1, "key-") || joined != id1 {
 		t.Errorf("HTTP %d, started %q, joined %q", code, id1, joined)
 	}
 	if _, again, _ := idem("u1", "k-1"); again != id1 {
@@ -611,5 +627,31 @@ func TestGetVerbHidesToolsTheReaderMayNotExecute(t *testing.T) {
 				t.Errorf("%s: a visible candidate is gone: %s", tc.level, body)
 			}
 		})
+	}
+}
+
+// Two Idempotency-Key headers are a 400 naming the header, on execute and
+// on a verb, and nothing starts: the first is never silently chosen.
+func TestTwoIdempotencyKeysAreRefused(t *testing.T) {
+	gin.SetMode(gin.TestMode)
+	tools := fakeTools{"currency.convert": {ToolSummary: graph.ToolSummary{ID: "currency.convert", Status: graph.StatusActive, Groups: []string{"default"}}}}
+	for path, body := range map[string]string{"/api/v1/tools/currency.convert/execute": `{"inputs":{"amount":100}}`, "/api/v1/verbs": `{"verb":"CONVERT_CURRENCY"}`} {
+		f := &fakeTemporal{run: &fakeRun{runID: "r1"}}
+		r := gin.New()
+		r.Use(httpxtest.HeaderIdentity())
+		verbs.New(f, tools, verbs.Config{}).Mount(r.Group("/api/v1"))
+		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+		req.Header.Set("X-Test-User", "u1")
+		req.Header.Add("Idempotency-Key", "k-1")
+		req.Header.Add("Idempotency-Key", "k-2")
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, req)
+		var resp response
+		if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Code != http.StatusBadRequest || len(resp.Error.Fields) != 1 || resp.Error.Fields[0].Path != "Idempotency-Key" || len(f.started) != 0 {
+			t.Errorf("%s: HTTP %d %+v, started %d; want 400 on Idempotency-Key and nothing started", path, rec.Code, resp.Error, len(f.started))
+		}
 	}
 }

@@ -71,9 +71,47 @@ func (e *ValidationError) Is(target error) bool {
 	return target == ErrInvalid
 }
 
-// Add appends a field problem.
+// Add appends a field problem. A string argument quoted with %q is the
+// input echoed back, and is echoed as Echo cuts it: a 120 KB query value
+// makes a short message, not a 120 KB one (twice, in the message and the
+// field).
 func (e *ValidationError) Add(path, format string, args ...any) {
-	e.Fields = append(e.Fields, FieldError{Path: path, Message: fmt.Sprintf(format, args...)})
+	echoed := make([]any, len(args))
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			a = echo(s)
+		}
+		echoed[i] = a
+	}
+	e.Fields = append(e.Fields, FieldError{Path: path, Message: fmt.Sprintf(format, echoed...)})
+}
+
+// MaxEcho is how many characters of an input a message quotes at most.
+const MaxEcho = 64
+
+// Echo is s as an error message quotes it: its first MaxEcho characters,
+// and "…" when it is longer.
+func Echo(s string) string {
+	n := 0
+	for i := range s {
+		if n == MaxEcho {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
+}
+
+// echo is a string argument of a field problem: quoted (%q), it is the
+// input echoed back and is cut by Echo; any other verb prints it whole.
+type echo string
+
+func (e echo) Format(f fmt.State, verb rune) {
+	s := string(e)
+	if verb == 'q' {
+		s = Echo(s)
+	}
+	fmt.Fprintf(f, fmt.FormatString(f, verb), s)
 }
 
 // Err returns e when it holds any field problem, else nil.
