@@ -22,10 +22,11 @@ type Graph struct {
 	Searcher Searcher
 	// Gaps records capability gaps; nil logs them only.
 	Gaps GapRecorder
-	// Routed reports whether this deployment routes a module (the module
-	// router's table): a candidate of a module it does not route is
-	// Unavailable. nil treats every module as routed.
-	Routed func(module string) bool
+	// Routed reports whether this deployment can run a tool of a module
+	// (the module router's table, and the tools the module's manifest
+	// lists once discovered: modules.Router.Serves): a candidate it cannot
+	// run is Unavailable. nil treats every tool as runnable.
+	Routed func(module, toolID string) bool
 	// Schemas, when set, is where SearchTools reads the candidates' input
 	// schemas for the JSON types of their required parameters
 	// (SearchInput.ParamTypes). nil, or a tool it cannot read, leaves a
@@ -97,7 +98,7 @@ func (g *Graph) SearchTools(ctx context.Context, in SearchInput) (SearchOutput, 
 			Module: h.Tool.Module, Similarity: h.Similarity, Score: h.Score, Keyword: h.Keyword, Subword: h.Subword, Learned: h.Learned,
 			Record: h.Record, Recorded: h.Recorded,
 			Required: h.Tool.RequiredParams, Optional: h.Tool.OptionalParams,
-			Unavailable: h.Tool.Module != "" && g.Routed != nil && !g.Routed(h.Tool.Module),
+			Unavailable: h.Tool.Module != "" && g.Routed != nil && !g.Routed(h.Tool.Module, h.Tool.ID),
 		})
 	}
 	// The searcher ranks by score already; the stable sort makes the order

@@ -137,7 +137,11 @@ func (r *Router) FetchManifest(ctx context.Context, module string) ([]tool.Manif
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("modules: manifest of %s: status %d: %s", module, resp.StatusCode, excerpt(raw))
 	}
-	return ConvertManifest(module, base, raw)
+	manifests, err := ConvertManifest(module, base, raw)
+	if err == nil {
+		r.remember(module, manifests)
+	}
+	return manifests, err
 }
 
 // ConvertManifest turns a module's GET /manifest body into Toolsmith

@@ -143,3 +143,30 @@ func TestDeriveVerb(t *testing.T) {
 		}
 	}
 }
+
+// Serves: a configured module's tools are taken as served until its
+// manifest is fetched; after that only the tools it lists are (the demo
+// currency module lists three of the catalogue's currency tools), and a
+// module not configured serves nothing.
+func TestServesWhatTheManifestLists(t *testing.T) {
+	currency, _ := demomodule.New("currency")
+	cur := httptest.NewServer(currency)
+	defer cur.Close()
+	cfg := NewConfig()
+	if err := cfg.Add("currency=" + cur.URL); err != nil {
+		t.Fatal(err)
+	}
+	r := NewRouter(cfg)
+	if !r.Serves("currency", "currency.historical_rate") || r.Serves("research", "research.summarize") {
+		t.Fatal("before discovery: a configured module serves every tool, another none")
+	}
+	if _, err := r.Discover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !r.Serves("currency", "currency.convert") {
+		t.Fatal("a listed tool is served")
+	}
+	if r.Serves("currency", "currency.historical_rate") {
+		t.Fatal("a tool the manifest does not list is not served")
+	}
+}

@@ -10,8 +10,11 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/toolsmith/toolsmith/tool"
 )
 
 // HeaderIdempotencyKey carries a call's idempotency key to the module, which
@@ -87,6 +90,39 @@ type Router struct {
 	registrar Registrar
 	schemas   schemaCache
 	logf      func(format string, args ...any)
+
+	// served holds, per module, the tool ids its last manifest listed
+	// (FetchManifest); a module not fetched yet has no entry.
+	servedMu sync.RWMutex
+	served   map[string]map[string]bool
+}
+
+// Serves reports whether this router can run a tool: its module is
+// configured and, once the module's manifest has been fetched (a
+// discovery), lists the tool. Before any fetch every tool of a configured
+// module is taken as served (execution finds out).
+func (r *Router) Serves(module, toolID string) bool {
+	if _, ok := r.cfg.Modules[module]; !ok {
+		return false
+	}
+	r.servedMu.RLock()
+	defer r.servedMu.RUnlock()
+	tools, fetched := r.served[module]
+	return !fetched || tools[toolID]
+}
+
+// remember keeps the tool ids a module's manifest listed (Serves).
+func (r *Router) remember(module string, manifests []tool.Manifest) {
+	tools := make(map[string]bool, len(manifests))
+	for _, m := range manifests {
+		tools[m.ToolID] = true
+	}
+	r.servedMu.Lock()
+	defer r.servedMu.Unlock()
+	if r.served == nil {
+		r.served = map[string]map[string]bool{}
+	}
+	r.served[module] = tools
 }
 
 // Option configures a Router.

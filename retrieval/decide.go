@@ -123,7 +123,8 @@ type Candidate struct {
 	Subword float64 `json:"subword,omitempty"`
 	// InputFit says whether the verb's inputs fill the tool's required
 	// parameters (InputFit, InputFitValues): +1 they do, -1 one is missing
-	// or of the wrong JSON type, 0 unknown (no inputs given).
+	// or of the wrong JSON type, 0 unknown (no inputs given, or the tool
+	// has no required parameter for them to fill).
 	InputFit int `json:"inputFit,omitempty"`
 	// Misfit, when InputFit is -1, may say which required parameter the
 	// inputs do not fill and why (InputFitValues' reason).
@@ -150,12 +151,13 @@ type Candidate struct {
 }
 
 // InputFit is Candidate.InputFit for a tool's required parameters and the
-// names of the inputs a verb brings: 0 without inputs, else +1 when every
+// names of the inputs a verb brings: 0 without inputs or without required
+// parameters (nothing says the inputs are the tool's), else +1 when every
 // required parameter has an input of its name (ignoring case and the
 // separators '_', '-', '.' and space, as the module router maps inputs),
 // -1 when one has none.
 func InputFit(required, inputs []string) int {
-	if len(inputs) == 0 {
+	if len(inputs) == 0 || len(required) == 0 {
 		return 0
 	}
 	have := make(map[string]bool, len(inputs))
@@ -201,13 +203,14 @@ type Param struct {
 // parameter is filled by an input of its name (matched as InputFit matches
 // it, an input of exactly its name first) whose JSON type is one of the
 // parameter's Types ("three" does not fill a number, 2.5 does not fill an
-// integer, 3.0 does). It is 0 without inputs, +1 when every required
+// integer, 3.0 does). It is 0 without inputs or without required
+// parameters, +1 when every required
 // parameter is filled, and -1 with the reason for the first (in order)
 // that is not: no input of its name, or an input of another JSON type.
 // A parameter that two inputs match ignoring case and separators is left
 // to the execution's mapping, as InputFit leaves it.
 func InputFitValues(required []Param, inputs map[string]any) (int, string) {
-	if len(inputs) == 0 {
+	if len(inputs) == 0 || len(required) == 0 {
 		return 0, ""
 	}
 	// Sorted names: the workflow calls this, and map order is random.
@@ -715,7 +718,11 @@ type Choice struct {
 // the decision model's confidence in it, the zero-shot floor. A first
 // that could not run ranks where it does because the query is like it,
 // not like the one read; that one must be a confident match on its own,
-// or nothing is substituted.
+// or nothing is substituted. And the inputs must fill it (InputFit +1:
+// it has required parameters and every one is filled): a tool that takes
+// none (a currency list below a conversion the inputs could not fill) is
+// "filled" by any inputs and leads only the tools after it, which says
+// nothing of the verb, so it is never read in the first's place.
 func (r SubstituteRule) ChooseWith(m DecisionModel, cands []Candidate) Choice {
 	ok, why := r.DecideWith(m, cands)
 	if ok {

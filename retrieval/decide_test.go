@@ -88,7 +88,7 @@ func TestInputFit(t *testing.T) {
 		{[]string{"amount", "from", "to"}, []string{"to", "amount", "from"}, 1}, // all there
 		{[]string{"from_currency"}, []string{"fromCurrency"}, 1},                // as the router maps names
 		{[]string{"amount", "from", "to"}, []string{"amount", "from"}, -1},      // one missing
-		{nil, []string{"anything"}, 1},                                          // nothing required
+		{nil, []string{"anything"}, 0},                                          // nothing required: nothing to fill, unknown
 	} {
 		if got := InputFit(tc.required, tc.inputs); got != tc.want {
 			t.Errorf("InputFit(%v, %v) = %d, want %d", tc.required, tc.inputs, got, tc.want)
@@ -387,7 +387,7 @@ func TestInputFitValues(t *testing.T) {
 		{"objects and arrays", []Param{{Name: "o", Types: []string{"object"}}, {Name: "a", Types: []string{"array"}}},
 			map[string]any{"o": map[string]any{}, "a": []any{1.0}}, 1, ""},
 		{"an array is no object", []Param{{Name: "o", Types: []string{"object"}}}, map[string]any{"o": []any{}}, -1, "o is an array, the tool wants an object"},
-		{"nothing required", nil, map[string]any{"anything": 1.0}, 1, ""},
+		{"nothing required: unknown", nil, map[string]any{"anything": 1.0}, 0, ""},
 	} {
 		got, why := InputFitValues(tc.required, tc.inputs)
 		if got != tc.want || why != tc.why {
@@ -531,5 +531,33 @@ func TestChooseUnknownFitUnchanged(t *testing.T) {
 				t.Fatalf("SubstituteWith disagrees with DecideWith")
 			}
 		}
+	}
+}
+
+// A runnable candidate below a first that could not run is read in its
+// place only when the inputs fill it: a tool that takes no parameters (so
+// any inputs would "fill" it) and does something else leads only the
+// tools after it, however widely, and is never substituted.
+func TestChooseRunnableFirstNeedsItsInputs(t *testing.T) {
+	r := DefaultSubstituteRule()
+	m := DefaultDecisionModel
+	if InputFit(nil, []string{"foo"}) != 0 || InputFit([]string{"amount"}, nil) != 0 {
+		t.Fatal("without required parameters, or without inputs, the fit is unknown")
+	}
+	cands := fits([]Candidate{
+		{Similarity: 0.8, Score: 32.7, Keyword: 3, SameVerb: true}, // the conversion: inputs do not fill it
+		{Similarity: 0.7, Score: 25, Keyword: 2},                   // a currency list: no parameters
+		{Similarity: 0.3, Score: 3},
+		{Similarity: 0.2, Score: 2},
+	}, -1, 0, 0, 0)
+	if ok, _ := r.DecideWith(m, cands[1:]); !ok {
+		t.Fatal("the list would be a confident first on its own; the case tests nothing")
+	}
+	if ch := r.ChooseWith(m, cands); ch.Pick != -1 || ch.Read != 0 || !strings.Contains(ch.Why, "required parameters") {
+		t.Fatalf("a runnable tool the inputs do not fill: %+v, want nothing substituted", ch)
+	}
+	cands[1].InputFit = 1
+	if ch := r.ChooseWith(m, cands); ch.Pick != 1 {
+		t.Fatalf("the same tool, filled by the inputs: %+v, want it substituted", ch)
 	}
 }

@@ -110,7 +110,7 @@ func Register(r Registry, deps Deps) {
 	if deps.Router != nil {
 		// A candidate whose module this deployment does not route could
 		// not run: fulfilment never substitutes it.
-		g.Routed = func(module string) bool { _, ok := deps.Router.Config().Modules[module]; return ok }
+		g.Routed = deps.Router.Serves
 	}
 	r.RegisterActivity(g)
 	r.RegisterActivity(&activities.Analytics{Store: deps.Store, Runs: deps.Runs})

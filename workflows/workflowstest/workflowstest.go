@@ -37,15 +37,15 @@ type Fixture struct {
 	LLM      llms.Model
 	Gaps     *GapLog
 	Usage    *UsageLog
-	// Routed is activities.Graph.Routed: nil treats every module as
-	// routed; RouteOnly makes it the router's table.
-	Routed func(module string) bool
+	// Routed is activities.Graph.Routed: nil treats every tool as
+	// runnable; RouteOnly makes it the router's (modules.Router.Serves).
+	Routed func(module, toolID string) bool
 }
 
 // RouteOnly makes the search mark candidates whose module the fixture's
 // router does not route as unavailable, as a deployment's worker does.
 func (f *Fixture) RouteOnly() {
-	f.Routed = func(module string) bool { _, ok := f.Router.Config().Modules[module]; return ok }
+	f.Routed = f.Router.Serves
 }
 
 // New starts the demo modules on httptest and returns a fixture over them.
