@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/tool"
 )
 
@@ -67,8 +69,14 @@ func (c *schemaCache) validate(schema json.RawMessage, doc json.RawMessage) erro
 	return nil
 }
 
+// quotedValue is a long quoted input in a validator's message (the value
+// that failed a pattern, an enum, a format): compactValidation cuts it as
+// every error cuts echoed input (fault.Echo), so a 100 KB value is not
+// sent back whole.
+var quotedValue = regexp.MustCompile(`'[^']{64,}'`)
+
 // compactValidation flattens jsonschema's multi-line error into one line of
-// "at 'location': message" parts.
+// "at 'location': message" parts, echoed values cut to a short prefix.
 func compactValidation(err error) string {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
@@ -80,7 +88,9 @@ func compactValidation(err error) string {
 		if u.Error == nil {
 			continue
 		}
-		msg := u.Error.String()
+		msg := quotedValue.ReplaceAllStringFunc(u.Error.String(), func(q string) string {
+			return "'" + fault.Echo(q[1:len(q)-1]) + "'"
+		})
 		if msg == "" {
 			continue
 		}
