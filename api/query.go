@@ -3,15 +3,24 @@ package api
 import (
 	"net/url"
 	"strings"
+	"unicode/utf8"
+)
+
+// Why a query string does not parse (badQuery).
+const (
+	badEscape = "does not parse: a % must start an escape of two hex digits (%25 for a % itself), and parameters are separated by &"
+	badUTF8   = "is not UTF-8 text: its percent-escapes spell bytes that are no characters"
 )
 
 // badQuery names what of a raw query string does not parse: the
 // parameter whose value holds a malformed percent-escape (?actor=key:abc%),
 // or "query" when a name itself is broken (?limt%zz=1, a ";" separator).
-// It is "" for a query that parses. url.Query drops what it cannot parse,
+// A name or value whose escapes spell bytes that are not UTF-8 (?q=%ff)
+// is refused the same way. why says which; both are "" for a query that
+// parses. url.Query drops what it cannot parse,
 // so without this check a filter would silently go missing and the route
 // answer as if it had not been asked.
-func badQuery(raw string) string {
+func badQuery(raw string) (name, why string) {
 	for raw != "" {
 		var pair string
 		pair, raw, _ = strings.Cut(raw, "&")
@@ -19,16 +28,23 @@ func badQuery(raw string) string {
 			continue
 		}
 		if strings.Contains(pair, ";") {
-			return "query"
+			return "query", badEscape
 		}
 		k, v, _ := strings.Cut(pair, "=")
 		name, err := url.QueryUnescape(k)
 		if err != nil {
-			return "query"
+			return "query", badEscape
 		}
-		if _, err := url.QueryUnescape(v); err != nil {
-			return name
+		if !utf8.ValidString(name) {
+			return "query", badUTF8
+		}
+		value, err := url.QueryUnescape(v)
+		if err != nil {
+			return name, badEscape
+		}
+		if !utf8.ValidString(value) {
+			return name, badUTF8
 		}
 	}
-	return ""
+	return "", ""
 }

@@ -25,6 +25,8 @@ func TestEveryRouteRefusesAQueryThatDoesNotParse(t *testing.T) {
 		{"/api/v1/tools?limt=%zz", "limt"},
 		{"/api/v1/tools?li%zzmt=1", "query"},
 		{"/api/v1/tools?limit=1;status=active", "query"},
+		{"/api/v1/tools/retrieval/search?q=%ff%fe", "q"},         // bytes that are no UTF-8
+		{"/api/v1/tools/retrieval/search?q%ff=convert", "query"}, // a name that is none
 	} {
 		r := send(t, h, http.MethodGet, c.path, owner, "")
 		if r.code != http.StatusBadRequest || !strings.Contains(r.raw, `"path":"`+c.field+`"`) {
@@ -42,6 +44,9 @@ func TestEveryRouteRefusesAQueryThatDoesNotParse(t *testing.T) {
 	// An escape that parses passes.
 	if r := send(t, h, http.MethodGet, "/api/v1/admin/audit?limit=1&actor=key%3Aabc%25", owner, ""); r.code != http.StatusOK {
 		t.Errorf("a well-escaped query: %d %s", r.code, r.raw)
+	}
+	if r := send(t, h, http.MethodGet, "/api/v1/tools/retrieval/search?q=caf%C3%A9", owner, ""); r.code != http.StatusOK {
+		t.Errorf("an escaped UTF-8 query: %d %s", r.code, r.raw)
 	}
 }
 

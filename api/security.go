@@ -107,8 +107,8 @@ func (s *Server) secure(c *gin.Context) {
 	p, caller := call.Principal, d.Caller
 	c.Request = c.Request.WithContext(audit.WithRequestID(identity.NewContext(c.Request.Context(), p, caller), rid))
 	query := c.Request.URL.Query() // parsed once for both checks
-	if name := badQuery(c.Request.URL.RawQuery); name != "" && !AnyQuery[call.Method+" "+route] {
-		httpx.Error(c, fault.Malformed(name, "does not parse: a %% must start an escape of two hex digits (%%25 for a %% itself), and parameters are separated by &"))
+	if name, why := badQuery(c.Request.URL.RawQuery); name != "" && !AnyQuery[call.Method+" "+route] {
+		httpx.Error(c, fault.Malformed(name, "%s", why))
 		c.Abort()
 	} else if name := unknownQuery(call.Method, route, query); name != "" {
 		known := Queries[call.Method+" "+route]

@@ -3,6 +3,7 @@ package verbs
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -118,8 +119,8 @@ func (h *Handler) getVerb(c *gin.Context) {
 const HeaderIdempotencyKey = fulfil.IdempotencyKeyField
 
 // idempotencyKey reads the Idempotency-Key header, which a request sends
-// at most once: two (or more) are a 400 naming it, never the first one
-// silently chosen.
+// at most once and not empty: two (or more), or an empty one, are a 400
+// naming it, never silently read as the first or as no key.
 func idempotencyKey(c *gin.Context) (string, error) {
 	keys := c.Request.Header.Values(HeaderIdempotencyKey)
 	if len(keys) > 1 {
@@ -127,6 +128,9 @@ func idempotencyKey(c *gin.Context) (string, error) {
 	}
 	if len(keys) == 0 {
 		return "", nil
+	}
+	if strings.TrimSpace(keys[0]) == "" {
+		return "", fault.Malformed(HeaderIdempotencyKey, "is empty; send a key, or leave the header out")
 	}
 	return keys[0], nil
 }

@@ -640,18 +640,21 @@ func TestTwoIdempotencyKeysAreRefused(t *testing.T) {
 		r := gin.New()
 		r.Use(httpxtest.HeaderIdentity())
 		verbs.New(f, tools, verbs.Config{}).Mount(r.Group("/api/v1"))
-		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
-		req.Header.Set("X-Test-User", "u1")
-		req.Header.Add("Idempotency-Key", "k-1")
-		req.Header.Add("Idempotency-Key", "k-2")
-		rec := httptest.NewRecorder()
-		r.ServeHTTP(rec, req)
-		var resp response
-		if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil {
-			t.Fatal(err)
-		}
-		if rec.Code != http.StatusBadRequest || len(resp.Error.Fields) != 1 || resp.Error.Fields[0].Path != "Idempotency-Key" || len(f.started) != 0 {
-			t.Errorf("%s: HTTP %d %+v, started %d; want 400 on Idempotency-Key and nothing started", path, rec.Code, resp.Error, len(f.started))
+		for _, keys := range [][]string{{"k-1", "k-2"}, {""}, {"  "}} {
+			req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+			req.Header.Set("X-Test-User", "u1")
+			for _, k := range keys {
+				req.Header.Add("Idempotency-Key", k)
+			}
+			rec := httptest.NewRecorder()
+			r.ServeHTTP(rec, req)
+			var resp response
+			if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil {
+				t.Fatal(err)
+			}
+			if rec.Code != http.StatusBadRequest || len(resp.Error.Fields) != 1 || resp.Error.Fields[0].Path != "Idempotency-Key" || len(f.started) != 0 {
+				t.Errorf("%s %q: HTTP %d %+v, started %d; want 400 on Idempotency-Key and nothing started", path, keys, rec.Code, resp.Error, len(f.started))
+			}
 		}
 	}
 }
