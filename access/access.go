@@ -93,20 +93,13 @@ func (c Caller) Reason(t *graph.ToolSummary) string {
 }
 
 // ModuleOf names the module a tool belongs to for a module-limited
-// caller: its manifest's module, or, for a tool that names none (an
-// airlock-onboarded wrapper such as xkcd.get_info_0_json, or a tool
-// registered without one), its namespace, the part of its id before the
-// first "." (xkcd). A tool whose id has no namespace belongs to no module
-// ("") and no module-limited caller sees it.
-func ModuleOf(t *graph.ToolSummary) string {
-	if t.Module != "" {
-		return t.Module
-	}
-	if ns, _, ok := strings.Cut(t.ID, "."); ok {
-		return ns
-	}
-	return ""
-}
+// caller: graph.ModuleOf, its manifest's module or, for a tool that names
+// none (an airlock-onboarded wrapper such as xkcd.get_info_0_json, or a
+// tool registered without one), its namespace, the part of its id before
+// the first "." (xkcd). A tool whose id has no namespace belongs to no
+// module ("") and no module-limited caller sees it. Filter.Modules and the
+// module listings use the same rule.
+func ModuleOf(t *graph.ToolSummary) string { return graph.ModuleOf(t) }
 
 // Allows reports whether the caller may see and execute the tool.
 func (c Caller) Allows(t *graph.ToolSummary) bool { return c.Reason(t) == "" }

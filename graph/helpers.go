@@ -181,3 +181,21 @@ func CompactSteps(now time.Time, r Retention) []CompactStep {
 	}
 	return steps
 }
+
+// ModuleOf names the module a tool belongs to: its manifest's module, or,
+// for a tool that names none (an airlock-onboarded wrapper such as
+// xkcd.get_info_0_json, or a tool registered without one), its namespace,
+// the part of its id before the first "." (xkcd). A tool whose id has no
+// namespace belongs to no module (""). It is the one rule for a
+// module-limited caller (access.ModuleOf), for Filter.Modules (each store
+// renders it in its query language: sqlite.moduleSQL, neo4j's
+// filterWhere) and for every listing or count of modules.
+func ModuleOf(t *ToolSummary) string {
+	if t.Module != "" {
+		return t.Module
+	}
+	if ns, _, ok := strings.Cut(t.ID, "."); ok {
+		return ns
+	}
+	return ""
+}

@@ -151,3 +151,19 @@ func TestCompactSteps(t *testing.T) {
 		t.Fatalf("CompactSteps = %+v, want %+v", got, want)
 	}
 }
+
+// TestModuleOf: the stored module wins; a tool that names none belongs to
+// the part of its id before the first "."; an id without one, to none.
+func TestModuleOf(t *testing.T) {
+	for _, c := range []struct{ id, module, want string }{
+		{"currency.convert", "currency", "currency"},
+		{"ns.y", "m", "m"},
+		{"pet_clinic.list_pets", "", "pet_clinic"},
+		{"ns.w.deep", "", "ns"},
+		{"bare", "", ""},
+	} {
+		if got := graph.ModuleOf(&graph.ToolSummary{ID: c.id, Module: c.module}); got != c.want {
+			t.Errorf("ModuleOf(%q, module %q) = %q, want %q", c.id, c.module, got, c.want)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/internal/fault"
@@ -191,14 +192,18 @@ func (c *catalogue) meta(version string) sdk.Meta {
 }
 
 // rule returns the shared visibility rule of a tool; the caller holds c.mu.
+// The rule has no id, so it carries the tool's module as access.ModuleOf
+// resolves it: a wrapper that names no module keeps its namespace, and a
+// caller limited to that namespace sees it listed.
 func (c *catalogue) rule(t graph.ToolSummary) *graph.ToolSummary {
+	module := access.ModuleOf(&t)
 	key := strings.Join([]string{strings.Join(t.Groups, "\x1f"), strings.Join(t.AvailableInStates, "\x1f"),
-		strings.Join(t.Permissions, "\x1f"), t.RequiredLevel, t.Module}, "\x1e")
+		strings.Join(t.Permissions, "\x1f"), t.RequiredLevel, module}, "\x1e")
 	if r, ok := c.rules[key]; ok {
 		return r
 	}
 	r := &graph.ToolSummary{Status: graph.StatusActive, Groups: t.Groups, AvailableInStates: t.AvailableInStates,
-		Permissions: t.Permissions, RequiredLevel: t.RequiredLevel, Module: t.Module}
+		Permissions: t.Permissions, RequiredLevel: t.RequiredLevel, Module: module}
 	if len(c.rules) < maxInterned {
 		c.rules[key] = r
 	}

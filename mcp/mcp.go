@@ -823,7 +823,7 @@ func (e *Edge) listCollections(ctx context.Context, caller access.Caller, in Col
 		}
 		for _, t := range page.Items {
 			count(out.Categories, t.Category)
-			count(out.Modules, t.Module)
+			count(out.Modules, access.ModuleOf(&t)) // a wrapper counts under its namespace, as a module-limited caller sees it
 			groups := t.Groups
 			if len(groups) == 0 {
 				groups = []string{access.DefaultGroup}

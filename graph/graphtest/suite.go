@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"testing"
 
@@ -32,6 +33,7 @@ func Run(t *testing.T, open func(t *testing.T) graph.Store) {
 		{"ListTools", testListTools},
 		{"ManifestRunes", testManifestRunes},
 		{"Filter", testFilter},
+		{"FilterModuleNamespace", testFilterModuleNamespace},
 		{"Related", testRelated},
 		{"VectorSearch", testVectorSearch},
 		{"MeanVector", testMeanVector},
@@ -536,6 +538,92 @@ func testFilter(t *testing.T, open func(*testing.T) graph.Store) {
 				if !contains(all, h.Tool.ID) {
 					t.Errorf("TextSearch returned %s, outside %v", h.Tool.ID, all)
 				}
+			}
+		})
+	}
+}
+
+// testFilterModuleNamespace: Filter.Modules matches a tool's module as
+// graph.ModuleOf names it, the stored module or, for a tool that names
+// none (an onboarded wrapper), the part of its id before the first ".".
+// Every read path that takes a Filter must agree, or a listing with
+// module=ns shows none of the tools a caller limited to ns sees.
+func testFilterModuleNamespace(t *testing.T, open func(*testing.T) graph.Store) {
+	s := fresh(t, open)
+	rel := relations(graph.Relation{Kind: graph.RelAlternative, Target: "ns.x"}, graph.Relation{Kind: graph.RelAlternative, Target: "ns.y"},
+		graph.Relation{Kind: graph.RelAlternative, Target: "m.z"}, graph.Relation{Kind: graph.RelAlternative, Target: "bare"},
+		graph.Relation{Kind: graph.RelAlternative, Target: "ns.w.deep"})
+	about := entities(graph.EntityRef{Name: "spaces"})
+	put(t, s,
+		mk("ns.x", "DO", "Space tool", "c", "space tool", mix(0, 1, 1, 0.1), about),              // no module: namespace ns
+		mk("ns.y", "DO", "Space tool", "c", "space tool", mix(0, 1, 1, 0.2), module("m"), about), // module m, though its id says ns
+		mk("m.z", "DO", "Space tool", "c", "space tool", mix(0, 1, 1, 0.3), module("m"), about),  // module m
+		mk("bare", "DO", "Space tool", "c", "space tool", mix(0, 1, 1, 0.4), about),              // no module, no namespace
+		mk("ns.w.deep", "DO", "Space tool", "c", "space tool", mix(0, 1, 1, 0.5), about),         // namespace ns (before the first ".")
+		mk("from", "DO", "Space origin", "c", "origin", unit(5), rel),
+	)
+	for _, tc := range []struct {
+		modules []string
+		want    []string
+	}{
+		{[]string{"ns"}, []string{"ns.w.deep", "ns.x"}},
+		{[]string{"m"}, []string{"m.z", "ns.y"}},
+		{[]string{"ns", "m"}, []string{"m.z", "ns.w.deep", "ns.x", "ns.y"}},
+		{[]string{"bare"}, nil},
+		{[]string{"ns.x"}, nil},
+		{[]string{"ns.w"}, nil},
+	} {
+		t.Run(fmt.Sprint(tc.modules), func(t *testing.T) {
+			sameSet := func(got, want []string) bool {
+				got, want = slices.Clone(got), slices.Clone(want)
+				slices.Sort(got)
+				slices.Sort(want)
+				return slices.Equal(got, want)
+			}
+			f := graph.Filter{Modules: tc.modules}
+			p, err := s.ListTools(ctx, graph.ListQuery{Filter: f})
+			if err != nil {
+				t.Fatalf("ListTools: %v", err)
+			}
+			if !sameSet(summaryIDs(p.Items), tc.want) || p.Total != len(tc.want) {
+				t.Errorf("ListTools = %v (total %d), want %v", summaryIDs(p.Items), p.Total, tc.want)
+			}
+			for _, it := range p.Items {
+				if m := graph.ModuleOf(&it); !contains(tc.modules, m) {
+					t.Errorf("ListTools returned %s of module %q, outside %v", it.ID, m, tc.modules)
+				}
+			}
+			vh, err := s.VectorSearch(ctx, unit(0), 10, f)
+			if err != nil {
+				t.Fatalf("VectorSearch: %v", err)
+			}
+			if !sameSet(ids(vh), tc.want) {
+				t.Errorf("VectorSearch = %v, want %v", ids(vh), tc.want)
+			}
+			th, err := s.TextSearch(ctx, "space tool", 10, f)
+			if err != nil {
+				t.Fatalf("TextSearch: %v", err)
+			}
+			if !sameSet(ids(th), tc.want) {
+				t.Errorf("TextSearch = %v, want %v", ids(th), tc.want)
+			}
+			rh, err := s.Related(ctx, "from", graph.RelAlternative, 10, f)
+			if err != nil {
+				t.Fatalf("Related: %v", err)
+			}
+			if !sameSet(ids(rh), tc.want) {
+				t.Errorf("Related = %v, want %v", ids(rh), tc.want)
+			}
+			eh, err := s.ToolsNearEntities(ctx, []string{"spaces"}, 1, f)
+			if err != nil {
+				t.Fatalf("ToolsNearEntities: %v", err)
+			}
+			var near []string
+			for _, h := range eh {
+				near = append(near, h.ToolID)
+			}
+			if !sameSet(near, tc.want) {
+				t.Errorf("ToolsNearEntities = %v, want %v", near, tc.want)
 			}
 		})
 	}

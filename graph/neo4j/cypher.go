@@ -101,11 +101,14 @@ RETURN m.model AS model, m.dimension AS dimension`
 )
 
 // filterWhere is the pushed-down part of graph.Filter over the tool variable
-// t. Empty lists mean "any", so one statement serves every filter.
+// t. Empty lists mean "any", so one statement serves every filter. A tool's
+// module is graph.ModuleOf's: the stored module or, for a tool that names
+// none (an onboarded wrapper), the part of its id before the first ".".
 const filterWhere = `t.status IN $statuses
   AND (size($categories) = 0 OR t.category IN $categories)
   AND (size($ids) = 0 OR t.id IN $ids)
-  AND (size($modules) = 0 OR t.module IN $modules)`
+  AND (size($modules) = 0 OR (CASE WHEN coalesce(t.module, '') <> '' THEN t.module
+    WHEN t.id CONTAINS '.' THEN split(t.id, '.')[0] ELSE '' END) IN $modules)`
 
 // Tool writes (UpsertTool runs them in one ExecuteWrite transaction).
 const (

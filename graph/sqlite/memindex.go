@@ -713,7 +713,7 @@ func (m *matcher) pushed(s *graph.ToolSummary) bool {
 	}
 	return (m.categories == nil || m.categories[s.Category]) &&
 		(m.ids == nil || m.ids[s.ID]) &&
-		(m.modules == nil || m.modules[s.Module])
+		(m.modules == nil || m.modules[graph.ModuleOf(s)])
 }
 
 // allow runs the caller's visibility check on a copy, so that a careless

@@ -429,7 +429,18 @@ func filterSQL(f graph.Filter, a string) (string, []any) {
 		in("id", f.IDs)
 	}
 	if len(f.Modules) > 0 {
-		in("module", f.Modules)
+		conds = append(conds, moduleSQL(a)+" IN ("+strings.Repeat("?,", len(f.Modules)-1)+"?)")
+		for _, m := range f.Modules {
+			args = append(args, m)
+		}
 	}
 	return strings.Join(conds, " AND "), args
+}
+
+// moduleSQL is graph.ModuleOf over the tools alias a: the stored module or,
+// for a tool that names none, the part of its id before the first ".", ""
+// without one. Matching the stored column alone left out every onboarded
+// wrapper, which a caller limited to its namespace sees.
+func moduleSQL(a string) string {
+	return "(CASE WHEN " + a + ".module <> '' THEN " + a + ".module WHEN instr(" + a + ".id, '.') > 0 THEN substr(" + a + ".id, 1, instr(" + a + ".id, '.') - 1) ELSE '' END)"
 }
