@@ -650,7 +650,7 @@ func (r SubstituteRule) DecideWith(m DecisionModel, cands []Candidate) (bool, st
 			why += " (" + cands[0].Misfit + ")"
 		}
 	case unavailable:
-		why = "this deployment cannot run the tool (its module is not served here)"
+		why = "this deployment cannot run the tool (no module served here runs it)"
 	case byEvidence:
 		why = fmt.Sprintf("score lead %.2f ≥ evidence margin %.2f", v.lead, r.EvidenceMargin)
 	case byVerb:
