@@ -400,14 +400,15 @@ func (m DecisionModel) hasEvidencePart() bool {
 // with the choose part's queries as history, and with that history for all
 // but an eighth of the tools whose queries are scored (`--cold-tools
 // 0.125`), pooled, for the built-in USE-Lite embedder and DefaultWeights:
-// its evidence part, with EvidenceShift chosen on the same runs. The
-// zero-shot part is the fifteenth round's, fitted on the same tune part
+// its evidence part. The zero-shot part is the fifteenth round's, fitted on the same tune part
 // (refitted on the zero-shot regime alone it put a near tie of three
 // look-alikes above the bar). See evaluation/TUNING.md, seventeenth round.
 // Its last two evidence weights read the first candidate's record, learned
 // from use (twenty-third round); a first without a record reads 0 for
-// both. No query of the parts the operating point was chosen or reported on was
-// fitted.
+// both. EvidenceShift (DefaultEvidenceShift) was re-chosen on the choose
+// part when the open usage gate came to reach only related tools
+// (twenty-fifth round). No query of the parts the operating point was
+// chosen or reported on was fitted.
 var DefaultDecisionModel = DecisionModel{
 	Bias:         -2.563373,
 	Weights:      [DecisionFeatures]float64{0.823007, 0.332488, 0.053115, 0.347034, 0.153414, 0.121634, 0.120512},
@@ -419,12 +420,24 @@ var DefaultDecisionModel = DecisionModel{
 		// a record reads exactly as before; "has a record" chosen on the
 		// choose part, as EvidenceShift was.
 		DefaultRecordWeight, DefaultRecordShift},
-	EvidenceShift: 0.15,
+	EvidenceShift: DefaultEvidenceShift,
 	// Chosen on the tune and choose parts, zero-shot: at .30 the default
 	// bar's recall is unchanged on tune (.1791) and loses .0002 on choose
 	// (evaluation/TUNING.md, twenty-first round).
 	ZeroShotFloor: DefaultZeroShotFloor,
 }
+
+// DefaultEvidenceShift is DefaultDecisionModel's EvidenceShift: the
+// largest shift at which, at the default bar, substitutions with dense
+// history are right at the target precision (≥ .90, nothing fits ≥ .80)
+// on the choose part, history from the tune part, on the ranking whose
+// open gate reaches only related tools (evaluation/TUNING.md, twenty-fifth
+// round). EarlierEvidenceShift is the shift chosen on the ranking before
+// (seventeenth round); workflow runs started before the change keep it.
+const (
+	DefaultEvidenceShift = -0.025
+	EarlierEvidenceShift = 0.15
+)
 
 // DefaultZeroShotFloor is DefaultDecisionModel's ZeroShotFloor.
 const DefaultZeroShotFloor = 0.30
