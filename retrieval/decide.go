@@ -17,8 +17,8 @@ const FulfilmentCandidates = 10
 // decision model's confidence (DefaultDecisionModel) a first candidate
 // needs to be substituted: the lowest bar with substitution precision ≥ .90
 // both zero-shot and with dense history on the "choose" part of the
-// MetaTool dev split (evaluation/TUNING.md, seventeenth round;
-// docs/fulfilment.md, "When does a tool substitute?", gives the costs
+// MetaTool dev split (evaluation/TUNING.md, seventeenth round; the
+// evidence part re-aligned to it in the twenty-fifth; docs/fulfilment.md, "When does a tool substitute?", gives the costs
 // behind it).
 const DefaultSubstituteConfidence = 0.425
 
