@@ -18,8 +18,8 @@ const FulfilmentCandidates = 10
 // needs to be substituted: the lowest bar with substitution precision ≥ .90
 // both zero-shot and with dense history on the "choose" part of the
 // MetaTool dev split (evaluation/TUNING.md, seventeenth round; the
-// evidence part re-aligned to it in the twenty-fifth; docs/fulfilment.md, "When does a tool substitute?", gives the costs
-// behind it).
+// evidence part re-aligned to it in the twenty-fifth; docs/fulfilment.md,
+// "When does a tool substitute?", gives the costs behind it).
 const DefaultSubstituteConfidence = 0.425
 
 // The close-match rule of the seventh tuning round, which the default rule
@@ -366,8 +366,8 @@ const DecisionEvidenceFeatures = DecisionFeatures + 6
 // EvidenceBias and EvidenceWeights over EvidenceFeatures, which also say
 // how much of the lead the usage signals opened. One bar serves both
 // because EvidenceShift moves the second part's confidence to the same
-// scale of precision as the first's (a log-odds shift, chosen where the
-// model was fitted). A model without the second part reads every search
+// scale of precision as the first's (a log-odds shift, chosen after the
+// fit on runs the fit did not see). A model without the second part reads every search
 // with the first.
 type DecisionModel struct {
 	Bias    float64                   `json:"bias"`
@@ -407,8 +407,8 @@ func (m DecisionModel) hasEvidencePart() bool {
 // queries as history, and with that history for all but an eighth of the
 // tools whose queries are scored (`--cold-tools 0.125`), pooled, all but
 // "has a record" (DefaultRecordShift, kept); its EvidenceShift was then
-// chosen on the choose part. A first without a
-// record reads 0 for both record features. No query of the parts the
+// chosen on the choose part. A first without a record reads 0 for both
+// record features. No query of the parts the
 // operating point was chosen or reported on was fitted.
 var DefaultDecisionModel = DecisionModel{
 	Bias:         -2.563373,
