@@ -367,7 +367,7 @@ const DecisionEvidenceFeatures = DecisionFeatures + 6
 // how much of the lead the usage signals opened. One bar serves both
 // because EvidenceShift moves the second part's confidence to the same
 // scale of precision as the first's (a log-odds shift, chosen after the
-// fit on runs the fit did not see). A model without the second part reads every search
+// fit). A model without the second part reads every search
 // with the first.
 type DecisionModel struct {
 	Bias    float64                   `json:"bias"`
