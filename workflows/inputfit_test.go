@@ -175,3 +175,33 @@ func TestRunsBeforeTheChangesReplay(t *testing.T) {
 		t.Fatalf("branch %q (%s), want the substitution by names alone", res.Branch, res.Reason)
 	}
 }
+
+// TestRunsBeforeTheEvidenceRefitReplay: a search with usage evidence that
+// the refitted evidence part takes above the bar and the earlier part
+// below it substitutes from "decision-evidence-refit" 1 on, and a run
+// started before the change replays refusing it.
+func TestRunsBeforeTheEvidenceRefitReplay(t *testing.T) {
+	search := func() *workflowstest.Fixture {
+		f := workflowstest.New(t, nil)
+		addHistoricalRate(f)
+		const words = "exchange money"
+		f.RankedHit(words, "currency.convert", retrieval.Candidate{Similarity: 0.7, Score: 25, Keyword: 2, Learned: 0.5, Recorded: true})
+		f.RankedHit(words, "currency.rates", retrieval.Candidate{Similarity: 0.5, Score: 6, Keyword: 0.5, Learned: 1})
+		f.RankedHit(words, "currency.historical_rate", retrieval.Candidate{Similarity: 0.45, Score: 5, Learned: 1})
+		f.RankedHit(words, "units.convert", retrieval.Candidate{Similarity: 0.4, Score: 4, Learned: 1})
+		f.RankedHit(words, "text.stats", retrieval.Candidate{Similarity: 0.35, Score: 3, Learned: 1})
+		return f
+	}
+	in := NovelVerbInput{Verb: "EXCHANGE_MONEY", Inputs: map[string]any{"amount": 3, "from": "USD", "to": "EUR"}, Options: NovelVerbOptions{DryRun: true}}
+	res, _, _ := run(t, search(), in)
+	if res.Branch == BranchDecompose {
+		t.Fatalf("branch %q (%s), want currency.convert substituted by the refitted part", res.Branch, res.Reason)
+	}
+	res, _, err := runWith(t, search(), in, func(env *testsuite.TestWorkflowEnvironment) {
+		env.OnGetVersion("decision-evidence-refit", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	})
+	wantType(t, err, activities.ErrTypeLLMUnavailable) // decomposition was tried
+	if res.Branch != BranchDecompose {
+		t.Fatalf("branch %q (%s), want the earlier part's refusal", res.Branch, res.Reason)
+	}
+}

@@ -404,6 +404,13 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 	if workflow.GetVersion(f.ctx, "decision-zero-shot-floor", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		model.ZeroShotFloor = 0
 	}
+	// The evidence part refitted for the ranking whose open gate reaches
+	// only related tools holds from version "decision-evidence-refit" 1
+	// on; runs started before it replay with the earlier evidence part.
+	if workflow.GetVersion(f.ctx, "decision-evidence-refit", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		earlier := retrieval.EarlierDecisionModel
+		model.EvidenceBias, model.EvidenceWeights, model.EvidenceShift = earlier.EvidenceBias, earlier.EvidenceWeights, earlier.EvidenceShift
+	}
 	pick, why := f.decide(model, search.Candidates, cands)
 	// A configured model judges the rule's decision from version
 	// "llm-judge" 1 on; runs recorded before it replay without the judge.
