@@ -103,12 +103,14 @@ RETURN m.model AS model, m.dimension AS dimension`
 // filterWhere is the pushed-down part of graph.Filter over the tool variable
 // t. Empty lists mean "any", so one statement serves every filter. A tool's
 // module is graph.ModuleOf's: the stored module or, for a tool that names
-// none (an onboarded wrapper), the part of its id before the first ".".
+// none (an onboarded wrapper), the part of its id before the first "."
+// (a module name has no ".", so "the id starts with the name and a dot"
+// says it, in functions every Neo4j version has).
 const filterWhere = `t.status IN $statuses
   AND (size($categories) = 0 OR t.category IN $categories)
   AND (size($ids) = 0 OR t.id IN $ids)
-  AND (size($modules) = 0 OR (CASE WHEN coalesce(t.module, '') <> '' THEN t.module
-    WHEN t.id CONTAINS '.' THEN split(t.id, '.')[0] ELSE '' END) IN $modules)`
+  AND (size($modules) = 0 OR (coalesce(t.module, '') <> '' AND t.module IN $modules)
+    OR (coalesce(t.module, '') = '' AND any(m IN $modules WHERE NOT m CONTAINS '.' AND t.id STARTS WITH m + '.')))`
 
 // Tool writes (UpsertTool runs them in one ExecuteWrite transaction).
 const (
