@@ -38,6 +38,9 @@ func badQuery(raw string) (name, why string) {
 		if !utf8.ValidString(name) {
 			return "query", badUTF8
 		}
+		if name == "" {
+			name = "query" // a value without a name (?=%) is named by the query
+		}
 		value, err := url.QueryUnescape(v)
 		if err != nil {
 			return name, badEscape

@@ -27,6 +27,7 @@ func TestEveryRouteRefusesAQueryThatDoesNotParse(t *testing.T) {
 		{"/api/v1/tools?limit=1;status=active", "query"},
 		{"/api/v1/tools/retrieval/search?q=%ff%fe", "q"},         // bytes that are no UTF-8
 		{"/api/v1/tools/retrieval/search?q%ff=convert", "query"}, // a name that is none
+		{"/api/v1/tools?=%", "query"},                            // a broken value without a name
 	} {
 		r := send(t, h, http.MethodGet, c.path, owner, "")
 		if r.code != http.StatusBadRequest || !strings.Contains(r.raw, `"path":"`+c.field+`"`) {

@@ -88,7 +88,9 @@ func mintSigninToken(key []byte, now time.Time) string {
 // signinTokenMaxAge before now.
 func checkSigninToken(key []byte, token string, now time.Time) error {
 	b64body, b64mac, ok := strings.Cut(token, ".")
-	if !ok || len(token) > 200 {
+	// Only the base64url alphabet: the decoder skips '\r' and '\n', which
+	// would let one token be sent in many spellings.
+	if !ok || len(token) > 200 || strings.ContainsFunc(b64body+b64mac, func(r rune) bool { return !isBase64URL(r) }) {
 		return errSigninToken
 	}
 	body, err1 := base64.RawURLEncoding.DecodeString(b64body)
@@ -101,6 +103,11 @@ func checkSigninToken(key []byte, token string, now time.Time) error {
 		return errSigninToken
 	}
 	return nil
+}
+
+// isBase64URL reports a character of the unpadded base64url alphabet.
+func isBase64URL(r rune) bool {
+	return r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_'
 }
 
 // issueSigninToken mints a token for the sign-in form.
