@@ -9,7 +9,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -374,10 +376,10 @@ func Build(ctx context.Context, store graph.Store, runs RunLister, o Options) (R
 	if o.Caller == nil {
 		r.QueryTools = map[string][]string{}
 		for _, q := range r.TopQueries {
-			r.QueryTools[q.Key] = sortedKeys(servedBy[q.Key])
+			r.QueryTools[q.Key] = slices.Sorted(maps.Keys(servedBy[q.Key]))
 		}
 		for _, q := range r.Trending {
-			r.QueryTools[q.Query] = sortedKeys(servedBy[q.Query])
+			r.QueryTools[q.Query] = slices.Sorted(maps.Keys(servedBy[q.Query]))
 		}
 	}
 
@@ -419,15 +421,6 @@ func Build(ctx context.Context, store graph.Store, runs RunLister, o Options) (R
 	return r, nil
 }
 
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // For trims a report made for no caller (the scheduled analytics') to
 // what caller may see: the tools of MostUsed, LowestSuccess and StaleTools
 // it may execute, and the queries of TopQueries and Trending that such a
@@ -439,64 +432,29 @@ func (r Report) For(ctx context.Context, g access.ToolGetter, caller access.Call
 	if caller.SeesEveryTool() {
 		return r, nil
 	}
-	visible := func(id string) (bool, error) {
-		ok, err := access.VisibleIDs(ctx, g, []string{id}, caller)
-		return len(ok) == 1, err
+	var ids []string
+	for _, u := range slices.Concat(r.MostUsed, r.LowestSuccess) {
+		ids = append(ids, u.ToolID)
 	}
-	var err error
-	keepUsage := func(list []ToolUsage) []ToolUsage {
-		out := make([]ToolUsage, 0, len(list))
-		for _, u := range list {
-			ok, e := visible(u.ToolID)
-			if e != nil {
-				err = e
-			}
-			if ok {
-				out = append(out, u)
-			}
-		}
-		return out
-	}
-	servedVisible := func(q string) bool {
-		for _, id := range qt[q] {
-			ok, e := visible(id)
-			if e != nil {
-				err = e
-			}
-			if ok {
-				return true
-			}
-		}
-		return false
-	}
-	r.MostUsed, r.LowestSuccess = keepUsage(r.MostUsed), keepUsage(r.LowestSuccess)
-	stale := make([]StaleTool, 0, len(r.StaleTools))
 	for _, st := range r.StaleTools {
-		ok, e := visible(st.ToolID)
-		if e != nil {
-			err = e
-		}
-		if ok {
-			stale = append(stale, st)
-		}
+		ids = append(ids, st.ToolID)
 	}
-	r.StaleTools, r.StaleCount = stale, len(stale)
-	queries := make([]Count, 0, len(r.TopQueries))
-	for _, q := range r.TopQueries {
-		if servedVisible(q.Key) {
-			queries = append(queries, q)
-		}
+	for _, tools := range qt {
+		ids = append(ids, tools...)
 	}
-	trends := make([]Trend, 0, len(r.Trending))
-	for _, q := range r.Trending {
-		if servedVisible(q.Query) {
-			trends = append(trends, q)
-		}
-	}
-	r.TopQueries, r.Trending = queries, trends
+	hidden, err := access.HiddenIDs(ctx, g, ids, caller)
 	if err != nil {
 		return Report{}, fmt.Errorf("analytics: trim for the reader: %w", err)
 	}
+	gone := func(id string) bool { return id == "" || hidden[id] }
+	unserved := func(q string) bool { return !slices.ContainsFunc(qt[q], func(id string) bool { return !gone(id) }) }
+	// Clones: the stored report's lists stay whole for the next reader.
+	r.MostUsed = slices.DeleteFunc(slices.Clone(r.MostUsed), func(u ToolUsage) bool { return gone(u.ToolID) })
+	r.LowestSuccess = slices.DeleteFunc(slices.Clone(r.LowestSuccess), func(u ToolUsage) bool { return gone(u.ToolID) })
+	r.StaleTools = slices.DeleteFunc(slices.Clone(r.StaleTools), func(st StaleTool) bool { return gone(st.ToolID) })
+	r.StaleCount = len(r.StaleTools)
+	r.TopQueries = slices.DeleteFunc(slices.Clone(r.TopQueries), func(q Count) bool { return unserved(q.Key) })
+	r.Trending = slices.DeleteFunc(slices.Clone(r.Trending), func(q Trend) bool { return unserved(q.Query) })
 	return r, nil
 }
 
