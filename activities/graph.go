@@ -15,6 +15,7 @@ import (
 	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/tool"
 )
 
 // Graph holds the activities that read the knowledge graph.
@@ -129,50 +130,7 @@ func (g *Graph) requiredTypes(ctx context.Context, id string) map[string][]strin
 		activity.GetLogger(ctx).Warn("param_types_unread", "tool", id, "error", err)
 		return nil
 	}
-	return RequiredTypes(m.InputSchema)
-}
-
-// jsonTypes are the JSON types a parameter's schema may give it.
-var jsonTypes = []string{"string", "number", "integer", "boolean", "object", "array", "null"}
-
-// RequiredTypes are the JSON types an object input schema gives its
-// required parameters: a property's "type", one name or a list of them. A
-// required parameter without a declared property, a property without a
-// "type" (or with "anyOf", "$ref" … instead) or with a name JSON Schema
-// does not define is left out: its type is unknown, so any value fills it.
-// nil when no required parameter has a type.
-func RequiredTypes(inputSchema json.RawMessage) map[string][]string {
-	var s struct {
-		Properties map[string]struct {
-			Type json.RawMessage `json:"type"`
-		} `json:"properties"`
-		Required []string `json:"required"`
-	}
-	if len(inputSchema) == 0 || json.Unmarshal(inputSchema, &s) != nil {
-		return nil
-	}
-	var out map[string][]string
-	for _, name := range s.Required {
-		p, ok := s.Properties[name]
-		if !ok || len(p.Type) == 0 {
-			continue
-		}
-		var types []string
-		var one string
-		if json.Unmarshal(p.Type, &one) == nil {
-			types = []string{one}
-		} else if json.Unmarshal(p.Type, &types) != nil {
-			continue
-		}
-		if len(types) == 0 || slices.ContainsFunc(types, func(t string) bool { return !slices.Contains(jsonTypes, t) }) {
-			continue
-		}
-		if out == nil {
-			out = map[string][]string{}
-		}
-		out[name] = types
-	}
-	return out
+	return tool.RequiredTypes(m.InputSchema)
 }
 
 // Gap is a verb Toolsmith could not fulfil: the input to find-or-build.

@@ -102,6 +102,50 @@ func Params(inputSchema json.RawMessage) (required, optional []string) {
 	return required, optional
 }
 
+// jsonTypes are the JSON types a parameter's schema may give it.
+var jsonTypes = []string{"string", "number", "integer", "boolean", "object", "array", "null"}
+
+// RequiredTypes are the JSON types an object input schema gives its
+// required parameters (Params names them): a property's "type", one name
+// or a list of them. A required parameter without a declared property, a
+// property without a "type" (or with "anyOf", "$ref" … instead) or with a
+// name JSON Schema does not define is left out: its type is unknown, so
+// any value fills it.
+// nil when no required parameter has a type.
+func RequiredTypes(inputSchema json.RawMessage) map[string][]string {
+	var s struct {
+		Properties map[string]struct {
+			Type json.RawMessage `json:"type"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	if len(inputSchema) == 0 || json.Unmarshal(inputSchema, &s) != nil {
+		return nil
+	}
+	var out map[string][]string
+	for _, name := range s.Required {
+		p, ok := s.Properties[name]
+		if !ok || len(p.Type) == 0 {
+			continue
+		}
+		var types []string
+		var one string
+		if json.Unmarshal(p.Type, &one) == nil {
+			types = []string{one}
+		} else if json.Unmarshal(p.Type, &types) != nil {
+			continue
+		}
+		if len(types) == 0 || slices.ContainsFunc(types, func(t string) bool { return !slices.Contains(jsonTypes, t) }) {
+			continue
+		}
+		if out == nil {
+			out = map[string][]string{}
+		}
+		out[name] = types
+	}
+	return out
+}
+
 // Bounds of ParamsText: long schemas must not drown the description.
 const (
 	maxParamsInText    = 10
