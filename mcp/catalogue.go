@@ -211,6 +211,11 @@ func (c *catalogue) rule(t graph.ToolSummary) *graph.ToolSummary {
 }
 
 // callExposed runs a catalogue tool, called by its MCP name, like call_tool.
+// It is audited and counted as call_tool, with the tool's id in the audit
+// event: the audit's action and route and the metrics' labels are read by
+// operators who may not execute every tool, so they do not carry a tool's
+// MCP name (its id spelled otherwise), and the metrics keep a fixed set of
+// label values however large the catalogue grows.
 func (e *Edge) callExposed(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 	name := req.Params.Name
 	x, ok := e.exposed(name)
@@ -230,17 +235,17 @@ func (e *Edge) callExposed(ctx context.Context, req *sdk.CallToolRequest) (*sdk.
 		err = e.limit(ratelimit.Execute, p, req)
 	}
 	if err != nil {
-		e.record(ctx, p, name, id, err, time.Since(start))
+		e.record(ctx, p, "call_tool", id, err, time.Since(start))
 		return errorResult(clientMessage(err)), nil
 	}
 	ctx = identity.NewContext(ctx, p, caller)
 	if _, err := e.visibleTool(ctx, caller, id); err != nil {
 		// Not listed for this caller, so not there: as for an unknown name.
-		e.record(ctx, p, name, id, err, time.Since(start))
+		e.record(ctx, p, "call_tool", id, err, time.Since(start))
 		return errorResult("not found: unknown tool " + name), nil
 	}
 	out, err := e.callTool(ctx, caller, CallToolIn{ToolID: id, Arguments: args})
-	e.record(ctx, p, name, id, err, time.Since(start))
+	e.record(ctx, p, "call_tool", id, err, time.Since(start))
 	if err != nil {
 		return errorResult(clientMessage(err)), nil
 	}

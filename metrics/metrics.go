@@ -246,7 +246,7 @@ func (m *Metrics) WatchTrims(runs func() int) {
 	}, func() float64 { return float64(runs()) }))
 }
 
-// MCPCall records one MCP tool call: its tool, outcome (success, error,
+// MCPCall records one MCP tool call: its tool, outcome (success, failed,
 // denied) and duration.
 func (m *Metrics) MCPCall(tool, outcome string, d time.Duration) {
 	if m == nil {
@@ -254,7 +254,7 @@ func (m *Metrics) MCPCall(tool, outcome string, d time.Duration) {
 	}
 	m.mcpOnce.Do(func() {
 		m.mcpCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolsmith_mcp_calls_total", Help: "MCP tool calls by tool and outcome (success, error, denied).",
+			Name: "toolsmith_mcp_calls_total", Help: "MCP tool calls by tool and outcome (success, failed, denied).",
 		}, []string{"tool", "outcome"})
 		m.mcpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "toolsmith_mcp_call_duration_seconds", Help: "MCP tool call duration by tool.",

@@ -1,0 +1,113 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/graph/sqlite"
+	"github.com/toolsmith/toolsmith/identity"
+	"github.com/toolsmith/toolsmith/mcp"
+	"github.com/toolsmith/toolsmith/metrics"
+	"github.com/toolsmith/toolsmith/tool"
+)
+
+// auditEvents keeps what the edge audits.
+type auditEvents struct {
+	mu  sync.Mutex
+	evs []graph.AuditEvent
+}
+
+func (a *auditEvents) Record(_ context.Context, e graph.AuditEvent) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.evs = append(a.evs, e)
+	return nil
+}
+
+// TestExposedCallsKeepTheirNameOutOfMetricsAndActions: a catalogue tool
+// called by its MCP name is counted and audited as call_tool, its id in
+// the audit event's tool field only (which the audit's readers see
+// redacted when they may not execute it). Neither /metrics, which an admin
+// or a scraper's key reads, nor an audit event's action or route spells
+// the tool's MCP name; a refused call of a tool the caller may not execute
+// included.
+func TestExposedCallsKeepTheirNameOutOfMetricsAndActions(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "g.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.EnsureEmbedder(ctx, graph.EmbedderInfo{Model: "test", Dimension: 2}); err != nil {
+		t.Fatal(err)
+	}
+	const hidden = "deployer.deploy_app"
+	if _, err := st.UpsertTool(ctx, graph.Tool{ToolSummary: graph.ToolSummary{ID: hidden, Verb: "DEPLOY_APP", Name: "Deployer",
+		ShortDescription: "Deploys an app", Status: graph.StatusActive, Permissions: []string{"role:developer"}},
+		Embedding: []float32{1, 0}, Manifest: json.RawMessage(`{"toolId":"` + hidden + `","inputSchema":{"type":"object"}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	keys := identity.NewKeyService(st)
+	_, secret, err := keys.Create(ctx, identity.Principal{}, identity.NewKey{Owner: "op", Level: "admin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := metrics.New()
+	rec := &auditEvents{}
+	edge := mcp.New(mcp.Deps{Auth: &identity.Authenticator{Keys: keys}, Store: st, Metrics: m, Audit: rec})
+	if _, err := edge.LoadCatalogue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(edge.Handler())
+	defer srv.Close()
+
+	name := tool.FunctionName(hidden)
+	text, isErr := callTool(t, srv.URL, http.Header{"Authorization": {"Bearer " + secret}}, name, map[string]any{})
+	if !isErr || !strings.Contains(text, "unknown tool") {
+		t.Fatalf("an admin without the developer role called %s: %v %s", name, isErr, text)
+	}
+
+	ms := httptest.NewServer(m.Handler())
+	defer ms.Close()
+	resp, err := http.Get(ms.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if strings.Contains(string(body), name) || strings.Contains(string(body), hidden) {
+		t.Errorf("/metrics names the tool:\n%s", grepLines(string(body), "mcp_call"))
+	}
+	if !strings.Contains(string(body), `toolsmith_mcp_calls_total{outcome="failed",tool="call_tool"} 1`) {
+		t.Errorf("the call is not counted as call_tool:\n%s", grepLines(string(body), "mcp_call"))
+	}
+
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.evs) != 1 {
+		t.Fatalf("audited %d events, want 1: %+v", len(rec.evs), rec.evs)
+	}
+	ev := rec.evs[0]
+	if ev.Action != "mcp.call_tool" || strings.Contains(ev.Route, name) || ev.Tool != hidden {
+		t.Errorf("audited %+v; want action mcp.call_tool, the id in tool only", ev)
+	}
+}
+
+// grepLines returns the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
