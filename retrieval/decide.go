@@ -427,12 +427,33 @@ var DefaultDecisionModel = DecisionModel{
 	ZeroShotFloor: DefaultZeroShotFloor,
 }
 
-// DefaultEvidenceShift is DefaultDecisionModel's EvidenceShift: the
-// largest shift (in steps of .025) at which, at the default bar,
-// substitutions with dense history are right at the target precision
-// (≥ .90, nothing fits ≥ .80) on the choose part, history from the tune
-// part (evaluation/TUNING.md, twenty-fifth round).
-const DefaultEvidenceShift = -0.30
+// DefaultEvidenceShift is DefaultDecisionModel's EvidenceShift. The
+// twenty-fifth round chose RefitEvidenceShift, the largest shift (in steps
+// of .025) at which, at the default bar, substitutions with dense history
+// are right at the target precision (≥ .90, nothing fits ≥ .80) on the
+// choose part, history from the tune part. The twenty-sixth round moved
+// .175 of it onto "has a record" (DefaultRecordShift), which leaves every
+// search whose first has a record as it was and reads one whose first has
+// none, as before the retraining has learned any records, .175 less sure
+// (evaluation/TUNING.md, twenty-sixth round).
+const DefaultEvidenceShift = RefitEvidenceShift - NoRecordDiscount
+
+// RefitEvidenceShift and RefitRecordShift are the evidence shift and the
+// "has a record" weight the twenty-fifth round shipped. Workflow runs
+// started before workflow change "decision-no-record" replay with them.
+const (
+	RefitEvidenceShift = -0.30
+	RefitRecordShift   = 0.30
+)
+
+// NoRecordDiscount is how much less sure the evidence part reads a search
+// whose first candidate has no record than the twenty-fifth round's model
+// did: the smallest (in steps of .025) at which, with dense history and no
+// records at all, substitutions on the choose part are right at the target
+// precision at the default bar (.8930 before, .9010 at .175), while
+// searches whose first has a record read exactly as before
+// (evaluation/TUNING.md, twenty-sixth round).
+const NoRecordDiscount = 0.175
 
 // EarlierDecisionModel is DefaultDecisionModel as it was before the
 // twenty-fifth round: the evidence part fitted (seventeenth round) and the
@@ -461,10 +482,11 @@ const DefaultZeroShotFloor = 0.30
 // round and kept: the refit would have made it a loss, and searches whose
 // first has no record, as before the retraining has learned any, then
 // read too sure: precision .871 and nothing fits .785 on the choose part;
-// evaluation/TUNING.md, twenty-fifth round).
+// evaluation/TUNING.md, twenty-fifth round), with NoRecordDiscount added
+// in the twenty-sixth round and taken off DefaultEvidenceShift.
 const (
 	DefaultRecordWeight = 0.940588
-	DefaultRecordShift  = 0.30
+	DefaultRecordShift  = RefitRecordShift + NoRecordDiscount
 )
 
 // HasEvidence reports whether at least half the candidates, and at least

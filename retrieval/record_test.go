@@ -110,3 +110,38 @@ func TestRecordChangesOnlyRecordedTools(t *testing.T) {
 		t.Fatalf("a first use found wrong nearly always was substituted (confidence %v)", m.Confidence(with(hi, -8, true)))
 	}
 }
+
+// The twenty-sixth round moved NoRecordDiscount of the evidence shift onto
+// "has a record": a search whose first has a record reads exactly as the
+// twenty-fifth round's model read it, one whose first has none (as before
+// the retraining has learned any records) reads NoRecordDiscount less sure
+// in log odds, and the zero-shot part is untouched.
+func TestNoRecordReadsLessSure(t *testing.T) {
+	refit := DefaultDecisionModel
+	refit.EvidenceShift = RefitEvidenceShift
+	refit.EvidenceWeights[DecisionEvidenceFeatures-1] = RefitRecordShift
+	if NoRecordDiscount <= 0 || DefaultDecisionModel == refit {
+		t.Fatalf("no discount: %v", NoRecordDiscount)
+	}
+	evidence := make([]Candidate, FulfilmentCandidates)
+	zeroShot := make([]Candidate, FulfilmentCandidates)
+	for i := range evidence {
+		evidence[i] = Candidate{Similarity: 0.6 - 0.02*float64(i), Score: 12 - float64(i), Learned: 2}
+		zeroShot[i] = Candidate{Similarity: 0.6 - 0.02*float64(i), Score: 12 - float64(i)}
+	}
+	logit := func(p float64) float64 { return math.Log(p / (1 - p)) }
+	m := DefaultDecisionModel
+	for _, lo := range []float64{-2, 0, 1} {
+		rec := slices.Clone(evidence)
+		rec[0].Record, rec[0].Recorded = lo, true
+		if got, want := m.Confidence(rec), refit.Confidence(rec); math.Abs(got-want) > 1e-12 {
+			t.Fatalf("record %v: confidence %v, want %v as before", lo, got, want)
+		}
+	}
+	if got, want := logit(m.Confidence(evidence)), logit(refit.Confidence(evidence))-NoRecordDiscount; math.Abs(got-want) > 1e-9 {
+		t.Fatalf("no record: log odds %v, want %v", got, want)
+	}
+	if got, want := m.Confidence(zeroShot), refit.Confidence(zeroShot); got != want {
+		t.Fatalf("zero-shot: confidence %v, want %v", got, want)
+	}
+}

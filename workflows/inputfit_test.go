@@ -205,3 +205,33 @@ func TestRunsBeforeTheEvidenceRefitReplay(t *testing.T) {
 		t.Fatalf("branch %q (%s), want the earlier part's refusal", res.Branch, res.Reason)
 	}
 }
+
+// TestRunsBeforeTheNoRecordDiscountReplay: with usage evidence, a first
+// without a record that the twenty-fifth round's model took just above
+// the bar reads NoRecordDiscount less sure from "decision-no-record" 1 on
+// and is refused; a run started before the change replays substituting it.
+func TestRunsBeforeTheNoRecordDiscountReplay(t *testing.T) {
+	search := func() *workflowstest.Fixture {
+		f := workflowstest.New(t, nil)
+		addHistoricalRate(f)
+		const words = "exchange money"
+		f.RankedHit(words, "currency.convert", retrieval.Candidate{Similarity: 0.7, Score: 26, Keyword: 2, Learned: 0.5})
+		f.RankedHit(words, "currency.rates", retrieval.Candidate{Similarity: 0.5, Score: 6, Keyword: 0.5, Learned: 1})
+		f.RankedHit(words, "currency.historical_rate", retrieval.Candidate{Similarity: 0.45, Score: 5, Learned: 1})
+		f.RankedHit(words, "units.convert", retrieval.Candidate{Similarity: 0.4, Score: 4, Learned: 1})
+		f.RankedHit(words, "text.stats", retrieval.Candidate{Similarity: 0.35, Score: 3, Learned: 1})
+		return f
+	}
+	in := NovelVerbInput{Verb: "EXCHANGE_MONEY", Inputs: map[string]any{"amount": 3, "from": "USD", "to": "EUR"}, Options: NovelVerbOptions{DryRun: true}}
+	res, _, err := run(t, search(), in)
+	wantType(t, err, activities.ErrTypeLLMUnavailable) // decomposition was tried
+	if res.Branch != BranchDecompose {
+		t.Fatalf("branch %q (%s), want a first without a record refused", res.Branch, res.Reason)
+	}
+	res, _, _ = runWith(t, search(), in, func(env *testsuite.TestWorkflowEnvironment) {
+		env.OnGetVersion("decision-no-record", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	})
+	if res.Branch == BranchDecompose {
+		t.Fatalf("branch %q (%s), want the refit's substitution replayed", res.Branch, res.Reason)
+	}
+}

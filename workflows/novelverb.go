@@ -407,9 +407,15 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 	// The evidence part refitted for the ranking whose open gate reaches
 	// only related tools holds from version "decision-evidence-refit" 1
 	// on; runs started before it replay with the earlier evidence part.
+	// A first without a record reads less sure from version
+	// "decision-no-record" 1 on (the shift moved onto "has a record");
+	// runs started before it replay with the refit's two weights.
 	if workflow.GetVersion(f.ctx, "decision-evidence-refit", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		earlier := retrieval.EarlierDecisionModel
 		model.EvidenceBias, model.EvidenceWeights, model.EvidenceShift = earlier.EvidenceBias, earlier.EvidenceWeights, earlier.EvidenceShift
+	} else if workflow.GetVersion(f.ctx, "decision-no-record", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		model.EvidenceShift = retrieval.RefitEvidenceShift
+		model.EvidenceWeights[retrieval.DecisionEvidenceFeatures-1] = retrieval.RefitRecordShift
 	}
 	pick, why := f.decide(model, search.Candidates, cands)
 	// A configured model judges the rule's decision from version
