@@ -235,3 +235,52 @@ func TestRunsBeforeTheNoRecordDiscountReplay(t *testing.T) {
 		t.Fatalf("branch %q (%s), want the refit's substitution replayed", res.Branch, res.Reason)
 	}
 }
+
+// TestForcedSubstitutionTeachesNoSearch: a substitution that only the
+// caller's own bar makes (options.confidence far under the default) runs,
+// but its use is recorded without the verb's text, so the caller cannot
+// teach everyone's searches by forcing it; one the default rule makes as
+// well (the same caller's bar, a confident match) teaches as ever, and a
+// run started before workflow change "substitute-teaches-default" replays
+// teaching.
+func TestForcedSubstitutionTeachesNoSearch(t *testing.T) {
+	search := func(score float64) *workflowstest.Fixture {
+		f := workflowstest.New(t, nil)
+		addHistoricalRate(f)
+		const words = "book table"
+		f.RankedHit(words, "currency.convert", retrieval.Candidate{Similarity: 0.4, Score: score, Keyword: 0.5})
+		f.RankedHit(words, "currency.rates", retrieval.Candidate{Similarity: 0.38, Score: 5})
+		f.RankedHit(words, "units.convert", retrieval.Candidate{Similarity: 0.3, Score: 4})
+		return f
+	}
+	in := NovelVerbInput{Verb: "BOOK_TABLE", Description: "for two", Inputs: map[string]any{"amount": 3, "from": "USD", "to": "EUR"},
+		Options: NovelVerbOptions{Confidence: 0.01}}
+	query := activities.VerbQuery(in.Verb, in.Description)
+
+	f := search(5.5)
+	res, _, err := run(t, f, in)
+	if err != nil || res.Branch != BranchSubstitute {
+		t.Fatalf("branch %q (%s) %v, want the caller's bar to substitute", res.Branch, res.Reason, err)
+	}
+	if ev := f.Usage.Events; len(ev) != 1 || ev[0].ToolID != "currency.convert" || ev[0].Query != "" || !strings.Contains(res.Reason, "teaches no search") {
+		t.Fatalf("usage %+v, reason %q: want one use without the verb's text, said so", ev, res.Reason)
+	}
+
+	f = search(5.5)
+	_, _, _ = runWith(t, f, in, func(env *testsuite.TestWorkflowEnvironment) {
+		env.OnGetVersion("substitute-teaches-default", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	})
+	if ev := f.Usage.Events; len(ev) != 1 || ev[0].Query != query {
+		t.Fatalf("replayed before the change: usage %+v, want the verb's text", ev)
+	}
+
+	// A confident match: the default rule substitutes it too.
+	f = search(40)
+	res, _, err = run(t, f, in)
+	if err != nil || res.Branch != BranchSubstitute || strings.Contains(res.Reason, "teaches no search") {
+		t.Fatalf("branch %q (%s) %v", res.Branch, res.Reason, err)
+	}
+	if ev := f.Usage.Events; len(ev) != 1 || ev[0].Query != query {
+		t.Fatalf("a substitution the default rule makes too: usage %+v, want the verb's text", ev)
+	}
+}

@@ -271,6 +271,14 @@ type fulfilment struct {
 	res      NovelVerbResult
 	progress Progress
 	caller   access.Caller
+	// ownRule says the caller set (part of) the substitution rule; such a
+	// run's substitution teaches no query unless the default rule would
+	// have made it too (untaught).
+	ownRule bool
+	// untaught says the substitution was the caller's rule's alone: its
+	// use is recorded without the verb's text, so it lifts the tool in no
+	// one's searches for that text.
+	untaught bool
 }
 
 // NovelVerbWorkflow fulfils a verb by substitution, decomposition or, failing
@@ -280,6 +288,7 @@ type fulfilment struct {
 // NovelVerbResult.
 func NovelVerbWorkflow(ctx workflow.Context, in NovelVerbInput) (NovelVerbResult, error) {
 	in.Verb = llm.NormalizeVerb(in.Verb)
+	ownRule := !in.Options.Rule().IsZero()
 	if in.Options.Threshold <= 0 && in.Options.Confidence <= 0 {
 		// Runs started before the decision model keep the rule they were
 		// started under, so their histories replay.
@@ -298,7 +307,7 @@ func NovelVerbWorkflow(ctx workflow.Context, in NovelVerbInput) (NovelVerbResult
 	if in.Options.SearchLimit <= 0 {
 		in.Options.SearchLimit = DefaultSearchLimit
 	}
-	f := &fulfilment{ctx: ctx, in: in, caller: access.Caller(in.Caller)}
+	f := &fulfilment{ctx: ctx, in: in, caller: access.Caller(in.Caller), ownRule: ownRule}
 	f.res = NovelVerbResult{
 		Verb: in.Verb, Branch: BranchSearch, Threshold: in.Options.Threshold, Rule: substituteRule(in.Options.Rule()), Depth: len(in.Options.Chain),
 		Scores: []ScoredTool{}, Tools: []string{}, State: f.caller.EffectiveState(), DryRun: in.Options.DryRun,
@@ -417,11 +426,22 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 		model.EvidenceShift = retrieval.RefitEvidenceShift
 		model.EvidenceWeights[retrieval.DecisionEvidenceFeatures-1] = retrieval.RefitRecordShift
 	}
-	pick, why := f.decide(model, search.Candidates, cands)
+	pick, why := f.decide(f.in.Options.Rule(), model, search.Candidates, cands)
 	// A configured model judges the rule's decision from version
 	// "llm-judge" 1 on; runs recorded before it replay without the judge.
 	if len(cands) > 0 && workflow.GetVersion(f.ctx, "llm-judge", workflow.DefaultVersion, 1) >= 1 {
 		pick, why = f.judge(search.Candidates, cands, pick, why)
+	}
+	// A substitution that only the caller's own rule makes (a lower
+	// confidence bar, a similarity threshold) is the caller's choice, not
+	// the service's judgement: from version "substitute-teaches-default" 1
+	// on, its use is recorded without the verb's text, so no caller can
+	// teach everyone's searches by forcing substitutions.
+	if pick >= 0 && f.ownRule && workflow.GetVersion(f.ctx, "substitute-teaches-default", workflow.DefaultVersion, 1) >= 1 {
+		if def, _ := f.decide(retrieval.DefaultSubstituteRule(), model, search.Candidates, cands); def != pick {
+			f.untaught = true
+			why += "; the default rule would not have substituted it, so this use teaches no search"
+		}
 	}
 	if pick >= 0 {
 		// A verb asked without inputs whose match has required parameters
@@ -439,7 +459,7 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 	return f.decompose(search.Candidates, why)
 }
 
-// decide applies the run's rule to the candidates (cands, read from all)
+// decide applies rule (the run's) to the candidates (cands, read from all)
 // and returns the index of the one to substitute (-1 for none) and why.
 // A first candidate that could not run (the inputs do not fill it, or this
 // deployment cannot run it) gives way to the first that could, read as if
@@ -447,8 +467,7 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 // "decision-runnable-first" 1 on; earlier runs replay refusing it. The
 // version is asked only of such searches, so other runs' histories do not
 // change.
-func (f *fulfilment) decide(model retrieval.DecisionModel, all []activities.Candidate, cands []retrieval.Candidate) (int, string) {
-	rule := f.in.Options.Rule()
+func (f *fulfilment) decide(rule retrieval.SubstituteRule, model retrieval.DecisionModel, all []activities.Candidate, cands []retrieval.Candidate) (int, string) {
 	if len(cands) == 0 || (cands[0].InputFit >= 0 && !cands[0].Unavailable) ||
 		workflow.GetVersion(f.ctx, "decision-runnable-first", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		ok, why := rule.DecideWith(model, cands)
@@ -642,7 +661,11 @@ func (o *NovelVerbOptions) SetRule(r retrieval.SubstituteRule) {
 func (f *fulfilment) substitute(best activities.Candidate, why string) (NovelVerbResult, error) {
 	f.res.Reason = fmt.Sprintf("%s matches %s (%s): %s", f.in.Verb, best.ToolID, best.Verb, why)
 	f.stage(BranchSubstitute, SABranch.ValueSet(BranchSubstitute), SAToolID.ValueSet(best.ToolID))
-	out, err := f.execute(best.ToolID, f.in.Inputs, activities.VerbQuery(f.in.Verb, f.in.Description))
+	query := activities.VerbQuery(f.in.Verb, f.in.Description)
+	if f.untaught {
+		query = ""
+	}
+	out, err := f.execute(best.ToolID, f.in.Inputs, query)
 	if err != nil {
 		return f.fail(typeOr(err, activities.ErrTypeToolFailed), "substitute %s for %s: %s", best.ToolID, f.in.Verb, activities.Message(err))
 	}
