@@ -64,10 +64,13 @@ func CloseMatchRule() SubstituteRule {
 // that the deployment cannot run (Candidate.Unavailable), is not
 // substituted: it could not run. Other candidates the inputs cannot fill
 // are no alternative to the first, so the bars read the first against the
-// candidates that could run (the inputs' fit is evidence the evaluation
-// sets, which carry no inputs, cannot measure, so it enters the decision
-// as this rule, not as a fitted weight); ChooseWith goes on to read the
-// first candidate that could run, as if it ranked first. Likewise the confidence bar
+// candidates the inputs could fill (the inputs' fit is evidence the
+// evaluation sets, which carry no inputs, cannot measure, so it enters the
+// decision as this rule, not as a fitted weight); ChooseWith goes on to
+// read the first candidate the inputs fill, as if it ranked first. A
+// candidate the deployment cannot run stays a rival: what a deployment
+// serves says nothing of what the verb means, so a tool served here is
+// never read in place of a better match that is not. Likewise the confidence bar
 // admits a close first candidate that alone provides the requested verb
 // (Candidate.SameVerb; see soleProvider).
 type SubstituteRule struct {
@@ -135,8 +138,9 @@ type Candidate struct {
 	// Learned is what the query earned by its own words. 0 zero-shot.
 	Learned float64 `json:"learned,omitempty"`
 	// Unavailable says the deployment cannot run the tool (its module is
-	// not routed here): like a tool the inputs cannot fill, it could not
-	// run in the verb's place.
+	// not routed here): it is never substituted, but unlike a tool the
+	// inputs cannot fill it stays a rival to the others (the verb may mean
+	// it), and no tool after it is read in its place.
 	Unavailable bool `json:"unavailable,omitempty"`
 	// SameVerb says the tool provides the very verb the request names
 	// (CONVERT_CURRENCY asked, a tool that declares CONVERT_CURRENCY): the
@@ -697,7 +701,7 @@ func (r SubstituteRule) DecideWith(m DecisionModel, cands []Candidate) (bool, st
 			why += " (" + cands[0].Misfit + ")"
 		}
 	case unavailable:
-		why = "this deployment cannot run the tool (no module served here runs it)"
+		why = UnavailableReason
 	case byEvidence:
 		why = fmt.Sprintf("score lead %.2f ≥ evidence margin %.2f", v.lead, r.EvidenceMargin)
 	case byVerb:
@@ -755,12 +759,16 @@ type Choice struct {
 // ChooseWith is DecideWith read from the first candidate that could run.
 // Where the first could (or no candidate says whether the inputs fill it:
 // no inputs, InputFit 0), it is DecideWith on cands, Read 0. Where the
-// first could not (the inputs do not fill it, or the deployment cannot run
-// it), the first candidate the inputs fill and the deployment can run is
-// read as the first, against the candidates after it that could run too:
+// inputs do not fill the first, the first candidate they fill is read as
+// the first, against the candidates after it the inputs could fill too:
 // the ones before it could not run in the verb's place, so they are no
-// alternative to it, as the candidates after a runnable first that could
-// not run are none. Every bar applies to it as it would if it ranked
+// alternative to it, as the candidates after a first that the inputs do
+// not fill are none. A candidate the deployment cannot run is different:
+// the inputs say which of the tools like the query the verb means, while
+// what this deployment serves says nothing of it, so when such a candidate
+// comes first (or before the first the inputs fill) nothing after it is
+// read in its place, and after the one read it stays a rival (a served
+// tool among many unserved look-alikes does not lead by default). Every bar applies to it as it would if it ranked
 // first: its similarity, its lead over the next candidate that could run,
 // the decision model's confidence in it, the zero-shot floor. A first
 // that could not run ranks where it does because the query is like it,
@@ -775,8 +783,8 @@ func (r SubstituteRule) ChooseWith(m DecisionModel, cands []Candidate) Choice {
 	if ok {
 		return Choice{Pick: 0, Why: why}
 	}
-	k := slices.IndexFunc(cands, func(c Candidate) bool { return !cannotRun(c) })
-	if len(cands) == 0 || !cannotRun(cands[0]) || k < 0 || cands[k].InputFit <= 0 {
+	k := slices.IndexFunc(cands, func(c Candidate) bool { return !unfilled(c) })
+	if len(cands) == 0 || !unfilled(cands[0]) || k < 0 || cands[k].InputFit <= 0 || cands[k].Unavailable {
 		return Choice{Pick: -1, Why: why}
 	}
 	ok, runWhy := r.DecideWith(m, runnable(cands[k:]))
@@ -786,6 +794,10 @@ func (r SubstituteRule) ChooseWith(m DecisionModel, cands []Candidate) Choice {
 	}
 	return c
 }
+
+// UnavailableReason is why a candidate this deployment cannot run is not
+// substituted.
+const UnavailableReason = "this deployment cannot run the tool (no module served here runs it)"
 
 // The outcomes of a decision.
 const (
@@ -809,19 +821,21 @@ type verdict struct {
 }
 
 // runnable is cands without the candidates after the first that the
-// verb's inputs cannot fill (InputFit < 0) or the deployment cannot run
-// (Unavailable): they could not run in its place, so they are no
-// alternative to it, and the rule weighs the first against the candidates
-// that could. Without inputs, and with every module routed, it is cands.
+// verb's inputs cannot fill (InputFit < 0): they could not run in its
+// place, so they are no alternative to it, and the rule weighs the first
+// against the candidates the inputs could fill. A candidate this
+// deployment cannot run (Unavailable) stays: the verb may mean it, so it
+// is a rival all the same. Without inputs it is cands.
 func runnable(cands []Candidate) []Candidate {
-	if !slices.ContainsFunc(cands[1:], cannotRun) {
+	if !slices.ContainsFunc(cands[1:], unfilled) {
 		return cands
 	}
-	return slices.DeleteFunc(slices.Clone(cands), cannotRun)
+	return slices.DeleteFunc(slices.Clone(cands), unfilled)
 }
 
-// cannotRun reports a candidate that could not run in the verb's place.
-func cannotRun(c Candidate) bool { return c.InputFit < 0 || c.Unavailable }
+// unfilled reports a candidate whose required parameters the verb's inputs
+// cannot fill.
+func unfilled(c Candidate) bool { return c.InputFit < 0 }
 
 // soleProvider reports whether the ranking's first is a close match
 // (similarity ≥ DefaultSubstituteThreshold) that provides the requested verb

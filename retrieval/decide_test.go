@@ -339,8 +339,8 @@ func TestMissingInputs(t *testing.T) {
 }
 
 // A candidate the deployment cannot run (its module is not served) is
-// never substituted, and is no alternative to the first: like a tool the
-// inputs cannot fill.
+// never substituted, but unlike a tool the inputs cannot fill it stays a
+// rival to the first: the verb may mean it.
 func TestSubstituteRuleUnavailable(t *testing.T) {
 	clear := []Candidate{{Similarity: 0.9, Score: 40, Keyword: 5}, {Similarity: 0.3, Score: 1}}
 	for _, r := range []SubstituteRule{DefaultSubstituteRule(), CloseMatchRule(), {Threshold: 0.1}} {
@@ -357,8 +357,13 @@ func TestSubstituteRuleUnavailable(t *testing.T) {
 		t.Fatalf("a near tie substitutes: %+v", tie)
 	}
 	tie[1].Unavailable = true
+	if ok, why := r.Decide(tie); ok {
+		t.Fatalf("the first against a look-alike that cannot run here: %v %q; want the near tie refused still", ok, why)
+	}
+	// One the inputs cannot fill is no rival.
+	tie[1].Unavailable, tie[1].InputFit = false, -1
 	if ok, why := r.Decide(tie); !ok {
-		t.Fatalf("the first against a look-alike that cannot run here: %v %q", ok, why)
+		t.Fatalf("the first against a look-alike the inputs cannot fill: %v %q", ok, why)
 	}
 }
 
@@ -445,16 +450,36 @@ func TestChooseRunnableFirst(t *testing.T) {
 	if ok, why := r.DecideWith(m, cands[1:]); !ok || why != ch.Why {
 		t.Fatalf("as first: %v %q, ChooseWith %q", ok, why, ch.Why)
 	}
-	// A candidate that could not run between them is skipped too, and so
-	// is an unavailable first.
-	mid := slices.Insert(slices.Clone(cands), 1, Candidate{Similarity: 0.79, Score: 31, InputFit: 1, Unavailable: true})
+	// A candidate the inputs do not fill between them is skipped too.
+	mid := slices.Insert(slices.Clone(cands), 1, Candidate{Similarity: 0.79, Score: 31, InputFit: -1})
 	if ch := r.ChooseWith(m, mid); ch.Pick != 2 || ch.Read != 2 {
-		t.Fatalf("past two that cannot run: %+v", ch)
+		t.Fatalf("past two the inputs do not fill: %+v", ch)
+	}
+	// One the deployment cannot run is not: the verb may mean it, so no
+	// tool after it is read in its place, first or not.
+	mid[1].InputFit, mid[1].Unavailable = 1, true
+	if ch := r.ChooseWith(m, mid); ch.Pick != -1 || ch.Read != 0 {
+		t.Fatalf("past one the deployment cannot run: %+v", ch)
 	}
 	gone := fits(cands, 1)
 	gone[0].Unavailable = true
-	if ch := r.ChooseWith(m, gone); ch.Pick != 1 || !strings.Contains(ch.Skipped, "cannot run") {
+	if ch := r.ChooseWith(m, gone); ch.Pick != -1 || ch.Read != 0 || !strings.Contains(ch.Why, "cannot run") {
 		t.Fatalf("past an unavailable first: %+v", ch)
+	}
+	// After the one read it stays a rival: a served tool among unserved
+	// look-alikes does not lead them by default.
+	rivals := fits([]Candidate{
+		{Similarity: 0.8, Score: 32.7, Keyword: 3},
+		{Similarity: 0.7, Score: 30, Keyword: 2.5},
+		{Similarity: 0.69, Score: 29.8, Keyword: 2.5},
+		{Similarity: 0.4, Score: 6},
+	}, -1, 1, 1, 1)
+	if ch := r.ChooseWith(m, rivals); ch.Pick != -1 {
+		t.Fatalf("a near tie among runnable tools: %+v", ch)
+	}
+	rivals[2].Unavailable = true
+	if ch := r.ChooseWith(m, rivals); ch.Pick != -1 || ch.Read != 1 {
+		t.Fatalf("a near tie with a tool the deployment cannot run: %+v; want it a rival still", ch)
 	}
 	// The first that could run is a plain first when the first can: a
 	// runnable first is decided as before.

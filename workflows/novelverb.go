@@ -395,12 +395,20 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 	// substituted, and no alternative to the first.
 	unavailable := slices.ContainsFunc(search.Candidates, func(c activities.Candidate) bool { return c.Unavailable }) &&
 		workflow.GetVersion(f.ctx, "decision-unavailable", workflow.DefaultVersion, 1) >= 1
+	// From version "decision-unavailable-rival" 1 on, such a candidate
+	// stays a rival of the others and nothing after it is read in its
+	// place (retrieval.SubstituteRule.ChooseWith); runs started before it
+	// replay reading it as one the inputs cannot fill, as the rule then did.
+	unservedRival := unavailable && workflow.GetVersion(f.ctx, "decision-unavailable-rival", workflow.DefaultVersion, 1) >= 1
 	cands := make([]retrieval.Candidate, len(search.Candidates))
 	for i, c := range search.Candidates {
 		cands[i] = retrieval.Candidate{Similarity: c.Similarity, Score: c.Score, Keyword: c.Keyword, Subword: c.Subword, Learned: c.Learned,
 			InputFit: retrieval.InputFit(c.Required, inputs), SameVerb: sameVerb && c.Verb == in.Verb, Unavailable: unavailable && c.Unavailable}
 		if types && inputs != nil {
 			cands[i].InputFit, cands[i].Misfit = retrieval.InputFitValues(requiredParams(c), in.Inputs)
+		}
+		if cands[i].Unavailable && !unservedRival {
+			cands[i].InputFit = -1
 		}
 		if record && c.Recorded {
 			cands[i].Record, cands[i].Recorded = c.Record, true

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -591,5 +592,42 @@ func TestUnavailableToolIsNotSubstituted(t *testing.T) {
 	wantType(t, err, activities.ErrTypeUnknownModule)
 	if res.Branch != BranchSubstitute || len(f.Usage.Events) != 0 {
 		t.Fatalf("branch %q (%s), usage %+v: want substitute without the routing check, and no use of a tool that never ran", res.Branch, res.Reason, f.Usage.Events)
+	}
+}
+
+// TestServedToolIsNotReadInPlaceOfAnUnservedMatch: a served tool the
+// inputs fill is not substituted in place of a better match this
+// deployment cannot run (a word count for a summary): the verb may mean
+// the unserved tool, so nothing after it is read in its place, from
+// workflow change "decision-unavailable-rival" 1 on; a run started before
+// it replays reading the served tool as the first.
+func TestServedToolIsNotReadInPlaceOfAnUnservedMatch(t *testing.T) {
+	search := func() *workflowstest.Fixture {
+		f := workflowstest.New(t, nil)
+		f.RouteOnly()
+		f.AddTool(tool.Manifest{ToolID: "research.summarize_page", Verb: "SUMMARIZE_TEXT", Name: "Summarize", ShortDescription: "Summarize a page",
+			Module: "research", InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)})
+		for _, id := range []string{"research.summarize_page", "text.stats"} {
+			t := f.Tools[id]
+			t.RequiredParams = []string{"text"} // as the store lists them
+			f.Tools[id] = t
+		}
+		const words = "summarize text"
+		f.RankedHit(words, "research.summarize_page", retrieval.Candidate{Similarity: 0.7, Score: 9.8, Keyword: 2})
+		f.RankedHit(words, "text.stats", retrieval.Candidate{Similarity: 0.6, Score: 8, Keyword: 1.5})
+		f.RankedHit(words, "currency.rates", retrieval.Candidate{Similarity: 0.3, Score: 1})
+		return f
+	}
+	in := NovelVerbInput{Verb: "SUMMARIZE_TEXT", Inputs: map[string]any{"text": "long"}, Options: NovelVerbOptions{DryRun: true}}
+	res, _, err := run(t, search(), in)
+	wantType(t, err, activities.ErrTypeLLMUnavailable) // decomposition was tried
+	if res.Branch != BranchDecompose || !strings.Contains(res.Reason, retrieval.UnavailableReason) {
+		t.Fatalf("branch %q tools %v (%s), want nothing read in place of the unserved match", res.Branch, res.Tools, res.Reason)
+	}
+	res, _, _ = runWith(t, search(), in, func(env *testsuite.TestWorkflowEnvironment) {
+		env.OnGetVersion("decision-unavailable-rival", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	})
+	if res.Branch != BranchSubstitute || !strings.Contains(res.Reason, "text.stats") {
+		t.Fatalf("replayed before the change: branch %q (%s), want text.stats read as the first", res.Branch, res.Reason)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/toolsmith/toolsmith/demo"
 	"github.com/toolsmith/toolsmith/internal/demomodule"
 	"github.com/toolsmith/toolsmith/modules"
+	"github.com/toolsmith/toolsmith/retrieval"
 )
 
 // TestDevRunsOnlyWhatItServes walks the demo catalogue in the make-run
@@ -18,7 +19,8 @@ import (
 // tool's own verb and description, whatever the run picks (substitute, or
 // needs_inputs naming it) has a module dev serves. The catalogue describes
 // many more modules than dev serves, for search; a tool dev cannot run is
-// never substituted (SUMMARIZE_TEXT and research.summarize_page).
+// never substituted (SUMMARIZE_TEXT and research.summarize_page), and no
+// served tool is substituted for it.
 func TestDevRunsOnlyWhatItServes(t *testing.T) {
 	modelDir := os.Getenv("TOOLSMITH_MODEL_DIR")
 	if modelDir == "" {
@@ -81,4 +83,65 @@ func TestDevRunsOnlyWhatItServes(t *testing.T) {
 		t.Fatal("no verb of the catalogue picked a tool: the walk checked nothing")
 	}
 	t.Logf("%d of %d verbs picked a tool dev serves", picked, len(mans))
+
+	// A served tool is never read in place of a better match dev does not
+	// serve: asked the verb and description of a tool dev cannot run, with
+	// inputs that fill a served text tool, no run substitutes past a first
+	// candidate because dev does not serve it (it had run text.stats, word
+	// counts, for a summary). A served tool that ranks first on its own,
+	// or one read past a first the inputs do not fill, is the rule's to
+	// judge as ever.
+	text := map[string]any{"text": "Toolsmith finds a tool for a verb, or builds one. It runs it in a sandbox."}
+	asked := 0
+	for _, m := range mans {
+		if slices.Contains(served, module[m.ToolID]) {
+			continue
+		}
+		asked++
+		code, env := in.call(t, http.MethodPost, "/api/v1/verbs?wait=60s", map[string]any{
+			"verb": m.Verb, "description": m.ShortDescription, "inputs": text, "options": map[string]any{"dryRun": true},
+		}, "Authorization", in.auth)
+		var run struct {
+			Result struct {
+				Branch string   `json:"branch"`
+				Reason string   `json:"reason"`
+				Tools  []string `json:"tools"`
+			} `json:"result"`
+		}
+		if code != http.StatusOK || json.Unmarshal(env.Data, &run) != nil {
+			t.Fatalf("%s: %d %s", m.Verb, code, env.Data)
+		}
+		if r := run.Result; r.Branch == "substitute" && strings.Contains(r.Reason, "ranks first but could not: "+retrieval.UnavailableReason) {
+			t.Errorf("%s %q with a text: substituted %v in place of a tool dev does not serve: %s", m.Verb, m.ShortDescription, r.Tools, r.Reason)
+		}
+	}
+	if asked == 0 {
+		t.Fatal("every demo tool is served: the walk checked nothing")
+	}
+	// As a planner asks it: a summary of a text is no word count, though
+	// the summarizer dev does not serve ranks first and the text fills the
+	// counter.
+	for _, c := range []struct {
+		verb, description string
+		inputs            map[string]any
+	}{
+		{"SUMMARIZE_TEXT", "summarize this text in two sentences", text},
+	} {
+		code, env := in.call(t, http.MethodPost, "/api/v1/verbs?wait=60s", map[string]any{
+			"verb": c.verb, "description": c.description, "inputs": c.inputs, "options": map[string]any{"dryRun": true},
+		}, "Authorization", in.auth)
+		var run struct {
+			Result struct {
+				Branch string   `json:"branch"`
+				Reason string   `json:"reason"`
+				Tools  []string `json:"tools"`
+			} `json:"result"`
+		}
+		if code != http.StatusOK || json.Unmarshal(env.Data, &run) != nil {
+			t.Fatalf("%s: %d %s", c.verb, code, env.Data)
+		}
+		if run.Result.Branch == "substitute" {
+			t.Errorf("%s %q: substituted %v: %s", c.verb, c.description, run.Result.Tools, run.Result.Reason)
+		}
+	}
 }
