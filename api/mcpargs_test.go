@@ -35,6 +35,9 @@ func TestMCPErrorsNameTheToolsArguments(t *testing.T) {
 		{"kb.hybrid_search", map[string]any{"query": strings.Repeat("a ", 5000)}, "query: must be at most", "q:"},
 		{"kb.hybrid_search", map[string]any{"query": "convert", "strategy": "bogus"}, "strategy: must be one of", "strategy: strategy"},
 		{"fulfil_verb", map[string]any{"verb": "DO_IT", "threshold": 7}, "threshold: must be between 0 and 1", "options."},
+		{"find_tools", map[string]any{"intent": "convert\x00money"}, "intent: must not contain control characters", "q:"},
+		{"find_tools", map[string]any{"intent": "convert", "context": "a\x1b[31m"}, "context: must not contain control characters", "q:"},
+		{"kb.hybrid_search", map[string]any{"query": "convert\x1bmoney"}, "query: must not contain control characters", "q:"},
 	} {
 		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: c.tool, Arguments: c.args})
 		if err != nil {
