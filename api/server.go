@@ -142,7 +142,7 @@ func New(opts Options, mounters ...httpx.Mounter) *Server {
 	e.ContextWithFallback = true
 	// Path ids are checked once here, after authentication, so no handler
 	// passes text Temporal, the file system or the store would refuse.
-	e.Use(s.logRequests, s.recover, s.secure, checkPathIDs)
+	e.Use(s.logRequests, s.recover, noStore, s.secure, checkPathIDs)
 	e.NoRoute(func(c *gin.Context) {
 		httpx.Error(c, fmt.Errorf("api: no route for %s %s: %w", c.Request.Method, c.Request.URL.Path, fault.ErrNotFound))
 	})
