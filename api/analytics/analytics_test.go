@@ -97,8 +97,8 @@ func TestReportRefusesSinceInTheFuture(t *testing.T) {
 		apianalytics.New(st, nil)).Handler()
 	admin := identitytest.Bearer(t, keys, identity.NewKey{Owner: "op", Level: "admin"})
 	for since, want := range map[string]int{
-		"9999-12-31T23:59:59Z": http.StatusBadRequest,
-		time.Now().Add(time.Hour).UTC().Format(time.RFC3339): http.StatusBadRequest,
+		"9999-12-31T23:59:59Z":                                http.StatusBadRequest,
+		time.Now().Add(time.Hour).UTC().Format(time.RFC3339):  http.StatusBadRequest,
 		time.Now().Add(-time.Hour).UTC().Format(time.RFC3339): http.StatusOK,
 	} {
 		req := httptest.NewRequest(http.MethodGet, "/api/v1/tools/admin/analytics?since="+since, nil)
