@@ -195,7 +195,7 @@ func (s *Server) Handler() http.Handler {
 		// HEAD is GET without the body (RFC 9110 §9.3.2): a GET route answers
 		// it with the same status and headers, under the same rule, limits
 		// and audit. MCP's GET opens an event stream, which a HEAD must not.
-		if r.Method == http.MethodHead && r.URL.Path != "/mcp" {
+		if r.Method == http.MethodHead && r.URL.Path != mcpPath {
 			r = r.Clone(r.Context())
 			r.Method = http.MethodGet
 			w = headWriter{w}
