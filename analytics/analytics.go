@@ -18,6 +18,7 @@ import (
 
 	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // Run is one novel-verb fulfilment as Temporal's visibility lists it.
@@ -179,12 +180,32 @@ type Fulfilments struct {
 	ByStatus map[string]int `json:"byStatus"`
 }
 
+// SinceSkew is how far past the server's clock a window's start (a
+// report's or a series' since) may be: clocks differ by a little.
+const SinceSkew = time.Minute
+
+// CheckSince refuses a window's start later than now plus SinceSkew, a
+// ValidationError on "since": a window that starts in the future holds
+// nothing, and answering its empty report would read as "nothing
+// happened" rather than "that time has not come".
+func CheckSince(since, now time.Time) error {
+	if since.After(now.Add(SinceSkew)) {
+		return fault.Malformed("since", "must not be in the future (the server's clock reads %s), got %s",
+			now.UTC().Format(time.RFC3339), since.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
 // Build reads the store (and runs, when non-nil) and returns the report.
+// A Since in the future is refused (CheckSince).
 func Build(ctx context.Context, store graph.Store, runs RunLister, o Options) (Report, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
 	now := o.Now().UTC()
+	if err := CheckSince(o.Since, now); err != nil {
+		return Report{}, err
+	}
 	if o.StaleAfter <= 0 {
 		o.StaleAfter = 30 * 24 * time.Hour
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
 // Series names the Sampler writes.
@@ -222,8 +223,22 @@ func (s *Sampler) Run(ctx context.Context, every time.Duration, onErr func(error
 }
 
 // SeriesAt reads points at res over [since, now): the points stored at res
-// and the finer ones not yet rolled up, rolled up to res.
+// and the finer ones not yet rolled up, rolled up to res. q names its
+// series or gives a prefix, not both (the two are alternatives: together
+// they would read only the named series that also start with the prefix),
+// and its Since is not in the future (CheckSince); otherwise a
+// ValidationError names the fields (series, prefix, since). Neither
+// reads every series.
 func SeriesAt(ctx context.Context, store graph.Series, q graph.SeriesQuery) ([]graph.SeriesPoint, error) {
+	if len(q.Series) > 0 && q.Prefix != "" {
+		v := &fault.ValidationError{Malformed: true}
+		v.Add("series", "names the series, and prefix selects them by name: give one of series and prefix, not both")
+		v.Add("prefix", "selects series by name, and series names them: give one of series and prefix, not both")
+		return nil, v
+	}
+	if err := CheckSince(q.Since, time.Now()); err != nil {
+		return nil, err
+	}
 	var all []graph.SeriesPoint
 	for _, res := range []string{graph.ResMinute, graph.ResHour, graph.ResDay} {
 		sub := q

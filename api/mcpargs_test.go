@@ -35,6 +35,13 @@ func TestMCPErrorsNameTheToolsArguments(t *testing.T) {
 		{"kb.hybrid_search", map[string]any{"query": strings.Repeat("a ", 5000)}, "query: must be at most", "q:"},
 		{"kb.hybrid_search", map[string]any{"query": "convert", "strategy": "bogus"}, "strategy: must be one of", "strategy: strategy"},
 		{"fulfil_verb", map[string]any{"verb": "DO_IT", "threshold": 7}, "threshold: must be between 0 and 1", "options."},
+		{"find_tools", map[string]any{"intent": "convert\x00money"}, "intent: must not contain control characters", "q:"},
+		{"find_tools", map[string]any{"intent": "convert", "context": "a\x1b[31m"}, "context: must not contain control characters", "q:"},
+		{"kb.hybrid_search", map[string]any{"query": "convert\x1bmoney"}, "query: must not contain control characters", "q:"},
+		// 0 is refused as REST refuses maxTools=0, not read as the default.
+		{"find_tools", map[string]any{"intent": "convert", "limit": 0}, "limit: must be between 1 and 10, got 0", "maxTools"},
+		{"find_tools", map[string]any{"intent": "convert", "limit": 50}, "limit: must be between 1 and 10, got 50", "maxTools"},
+		{"kb.hybrid_search", map[string]any{"query": "convert", "limit": 0}, "limit: must be between 1 and 20, got 0", "maxTools"},
 	} {
 		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: c.tool, Arguments: c.args})
 		if err != nil {

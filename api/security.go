@@ -1,10 +1,12 @@
 package api
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"regexp"
@@ -104,6 +106,12 @@ func (s *Server) secure(c *gin.Context) {
 		httpx.Error(c, d.Err)
 		return
 	}
+	if route == mcpPath && c.Request.ContentLength < 0 && c.Request.Body != nil && c.Request.Body != http.NoBody {
+		if err := bufferBody(c.Request, maxBody); err != nil {
+			httpx.Error(c, err)
+			return
+		}
+	}
 	p, caller := call.Principal, d.Caller
 	c.Request = c.Request.WithContext(audit.WithRequestID(identity.NewContext(c.Request.Context(), p, caller), rid))
 	query := c.Request.URL.Query() // parsed once for both checks
@@ -134,6 +142,29 @@ func (s *Server) secure(c *gin.Context) {
 		}
 		s.gate.Done(c.Request.Context(), call, d.Row, c.Writer.Status(), detail, httpx.AuditedTools(c))
 	}
+}
+
+// mcpPath is the MCP endpoint's route (served by the MCP SDK, not gin).
+const mcpPath = "/mcp"
+
+// bufferBody reads a body of unknown length (chunked) of a route whose
+// handler does not answer the API's envelope, so that one over the
+// bound (MaxBytesReader, set above) is refused here with the envelope
+// every other oversized body gets, naming the bound, instead of the MCP
+// SDK's plain-text 413. The SDK reads a whole POST body before it parses
+// it, so reading it first takes no memory it would not take.
+func bufferBody(r *http.Request, limit int64) error {
+	body, err := io.ReadAll(r.Body)
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return fmt.Errorf("body: the request body is over the %d-byte limit: %w", limit, fault.ErrTooLarge)
+	case err != nil:
+		return fault.Malformed("body", "cannot read request body: %v", err)
+	}
+	_ = r.Body.Close()
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	return nil
 }
 
 // pathTool is what a call is about, as its path names it (a tool, or a

@@ -142,7 +142,7 @@ func New(opts Options, mounters ...httpx.Mounter) *Server {
 	e.ContextWithFallback = true
 	// Path ids are checked once here, after authentication, so no handler
 	// passes text Temporal, the file system or the store would refuse.
-	e.Use(s.logRequests, s.recover, s.secure, checkPathIDs)
+	e.Use(s.logRequests, s.recover, noStore, s.secure, checkPathIDs)
 	e.NoRoute(func(c *gin.Context) {
 		httpx.Error(c, fmt.Errorf("api: no route for %s %s: %w", c.Request.Method, c.Request.URL.Path, fault.ErrNotFound))
 	})
@@ -195,7 +195,7 @@ func (s *Server) Handler() http.Handler {
 		// HEAD is GET without the body (RFC 9110 §9.3.2): a GET route answers
 		// it with the same status and headers, under the same rule, limits
 		// and audit. MCP's GET opens an event stream, which a HEAD must not.
-		if r.Method == http.MethodHead && r.URL.Path != "/mcp" {
+		if r.Method == http.MethodHead && r.URL.Path != mcpPath {
 			r = r.Clone(r.Context())
 			r.Method = http.MethodGet
 			w = headWriter{w}

@@ -128,7 +128,10 @@ func TestExecuteRefusesInputsThatDoNotFit(t *testing.T) {
 	f := &crashingTemporal{log: l}
 	svc := fulfil.New(f, oneTool{tl}, fulfil.Config{Audit: l})
 	owner := access.Caller{Level: "owner", Groups: []string{access.Wildcard}}
-	for _, bad := range []map[string]any{{"amount": "lots", "from": "USD"}, {"amount": 5}} {
+	// Two values for "amount" (the exact name and a variant of it) are as
+	// ambiguous as two variants: the run would otherwise take one and
+	// forward the other.
+	for _, bad := range []map[string]any{{"amount": "lots", "from": "USD"}, {"amount": 5}, {"amount": 1, "Amount": 500, "from": "USD"}} {
 		_, _, err := svc.StartExecute(context.Background(), owner, tl.ID, fulfil.ExecuteRequest{Inputs: bad}, "")
 		fields := fault.Fields(err)
 		if !errors.Is(err, fault.ErrInvalid) || len(fields) != 1 || fields[0].Path != "inputs" {

@@ -359,7 +359,7 @@ func clientMessage(err error) string {
 type FindToolsIn struct {
 	Intent  string `json:"intent" jsonschema:"what you want to do, in words (e.g. convert 100 USD to EUR)"`
 	Context string `json:"context,omitempty" jsonschema:"the conversation or task context, to disambiguate"`
-	Limit   int    `json:"limit,omitempty" jsonschema:"how many tools (1-10, default 3)"`
+	Limit   *int   `json:"limit,omitempty" jsonschema:"how many tools (1-10, default 3)"`
 }
 
 // FoundTool is one tool with what a planner needs to call it.
@@ -426,19 +426,17 @@ func (e *Edge) findTools(ctx context.Context, caller access.Caller, in FindTools
 	if strings.TrimSpace(in.Intent) == "" {
 		return FindToolsOut{}, fault.Invalid("intent", "is required")
 	}
-	if in.Limit < 0 || in.Limit > 10 {
-		return FindToolsOut{}, fault.Invalid("limit", "must be between 1 and 10, got %d", in.Limit)
+	limit, err := limitOf(in.Limit, 3, 10)
+	if err != nil {
+		return FindToolsOut{}, err
 	}
-	if in.Limit == 0 {
-		in.Limit = 3
-	}
-	hits, _, err := e.d.Retrieval.Rank(ctx, retrieval.Query{Text: in.Intent, Context: in.Context, MaxTools: in.Limit, Caller: caller})
+	hits, _, err := e.d.Retrieval.Rank(ctx, retrieval.Query{Text: in.Intent, Context: in.Context, MaxTools: limit, Caller: caller})
 	if err != nil {
 		return FindToolsOut{}, err
 	}
 	out := FindToolsOut{Tools: []FoundTool{}}
 	for _, h := range hits {
-		if len(out.Tools) == in.Limit {
+		if len(out.Tools) == limit {
 			break
 		}
 		ft := FoundTool{ToolID: h.Tool.ID, Name: h.Tool.Name, Verb: h.Tool.Verb, Description: h.Tool.ShortDescription, Score: h.Score}
@@ -457,6 +455,19 @@ func (e *Edge) findTools(ctx context.Context, caller access.Caller, in FindTools
 		out.Tools = append(out.Tools, ft)
 	}
 	return out, nil
+}
+
+// limitOf reads an optional limit argument as REST reads a search's
+// maxTools: absent (or null) is def, and a given one must be between 1
+// and max, so 0 is refused as 11 is rather than read as the default.
+func limitOf(limit *int, def, max int) (int, error) {
+	if limit == nil {
+		return def, nil
+	}
+	if *limit < 1 || *limit > max {
+		return 0, fault.Invalid("limit", "must be between 1 and %d, got %d", max, *limit)
+	}
+	return *limit, nil
 }
 
 func (e *Edge) callTool(ctx context.Context, caller access.Caller, in CallToolIn) (RunOut, error) {
@@ -533,7 +544,7 @@ type SearchIn struct {
 	Context  string `json:"context,omitempty" jsonschema:"context that disambiguates the query"`
 	Strategy string `json:"strategy,omitempty" jsonschema:"hybrid (default), semantic, keyword, category or session"`
 	Category string `json:"category,omitempty" jsonschema:"restrict to a category"`
-	Limit    int    `json:"limit,omitempty" jsonschema:"how many hits (1-20, default 5)"`
+	Limit    *int   `json:"limit,omitempty" jsonschema:"how many hits (1-20, default 5)"`
 }
 
 // SearchHit is a compact hit.
@@ -675,20 +686,17 @@ func (e *Edge) hybridSearch(ctx context.Context, caller access.Caller, in Search
 	if strings.TrimSpace(in.Query) == "" {
 		return SearchOut{}, fault.Invalid("query", "is required")
 	}
-	if in.Limit < 0 || in.Limit > 20 {
-		return SearchOut{}, fault.Invalid("limit", "must be between 1 and 20, got %d", in.Limit)
+	limit, err := limitOf(in.Limit, 5, retrieval.MaxTools)
+	if err != nil {
+		return SearchOut{}, err
 	}
 	st, err := retrieval.ParseStrategy(in.Strategy)
 	if err != nil {
 		return SearchOut{}, err // names strategy already
 	}
-	hits, _, err := e.d.Retrieval.Rank(ctx, retrieval.Query{Text: in.Query, Context: in.Context, Strategy: st, Category: in.Category, MaxTools: in.Limit, Caller: caller})
+	hits, _, err := e.d.Retrieval.Rank(ctx, retrieval.Query{Text: in.Query, Context: in.Context, Strategy: st, Category: in.Category, MaxTools: limit, Caller: caller})
 	if err != nil {
 		return SearchOut{}, err
-	}
-	limit := in.Limit
-	if limit == 0 {
-		limit = 5
 	}
 	out := SearchOut{Hits: []SearchHit{}}
 	for _, h := range hits[:min(limit, len(hits))] {

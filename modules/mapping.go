@@ -23,8 +23,9 @@ type Mapping struct {
 
 // MapInputs fits inputs to a tool's inputSchema without guessing: a parameter
 // takes the input of exactly the same name, else the one input whose name is
-// equal ignoring case, '_', '-' and spaces ("fromCurrency" ↔ "from_currency").
-// Two inputs competing for one parameter, or a required parameter with no
+// equal ignoring case, '_', '-', '.' and spaces ("fromCurrency" ↔
+// "from_currency"). Two inputs competing for one parameter (an exact name
+// and a variant of it too), or a required parameter with no
 // input, is an error wrapping ErrSchemaMismatch and fault.ErrInvalid. Types
 // are not coerced here: the caller validates the result against the schema,
 // which turns a string where a number is wanted into a mismatch.
@@ -61,10 +62,12 @@ func MapInputs(inputSchema json.RawMessage, inputs map[string]any) (Mapping, err
 
 	verr := &fault.ValidationError{}
 	used := map[string]bool{}
+	var exact []string
 	for _, p := range params {
 		if v, ok := inputs[p]; ok {
 			out.Arguments[p] = v
 			used[p] = true
+			exact = append(exact, p)
 		}
 	}
 	for _, p := range params {
@@ -87,6 +90,22 @@ func MapInputs(inputSchema json.RawMessage, inputs map[string]any) (Mapping, err
 			}
 			out.Renamed[p] = match[0]
 		default:
+			verr.Add("inputs."+p, "ambiguous: inputs %s all match parameter %q", strings.Join(match, ", "), p)
+		}
+	}
+	// An exact name does not settle a second input that matches the same
+	// parameter ignoring case and separators ("amount" and "Amount"): the
+	// caller gave two values for one parameter, and which one they meant is
+	// a guess. Checked after the fuzzy pass, so a variant that another
+	// parameter takes (a schema with both "amount" and "Amount") is used.
+	for _, p := range exact {
+		match := []string{p}
+		for _, n := range names {
+			if !used[n] && normalize(n) == normalize(p) {
+				match = append(match, n)
+			}
+		}
+		if len(match) > 1 {
 			verr.Add("inputs."+p, "ambiguous: inputs %s all match parameter %q", strings.Join(match, ", "), p)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/toolsmith/toolsmith/embed"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/tool"
 )
 
 // Strategy names a retrieval strategy.
@@ -509,14 +510,11 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 func normaliseQuery(q *Query) error {
 	q.Text = strings.TrimSpace(q.Text)
 	q.Context = strings.TrimSpace(q.Context)
-	if q.Text == "" {
-		return fault.Malformed("q", "is required")
+	if err := checkQueryText("q", q.Text); err != nil {
+		return err
 	}
-	if len(q.Text) > MaxQueryBytes {
-		return fault.Malformed("q", "must be at most %d bytes, got %d: a search is for an intent, not a document", MaxQueryBytes, len(q.Text))
-	}
-	if len(q.Context) > MaxQueryBytes {
-		return fault.Malformed("context", "must be at most %d bytes, got %d", MaxQueryBytes, len(q.Context))
+	if err := checkText("context", q.Context); err != nil {
+		return err
 	}
 	st, err := ParseStrategy(string(q.Strategy))
 	if err != nil {
@@ -536,6 +534,34 @@ func normaliseQuery(q *Query) error {
 	q.Phase = ph
 	if q.Strategy == StrategyCategory && strings.TrimSpace(q.Category) == "" {
 		return fault.Malformed("category", "is required by the category strategy")
+	}
+	return nil
+}
+
+// checkQueryText refuses a search's text (trimmed) that is empty, or that
+// checkText refuses, naming field: the edges call it q, queryText, intent
+// or query.
+func checkQueryText(field, text string) error {
+	if text == "" {
+		return fault.Malformed(field, "is required")
+	}
+	if len(text) > MaxQueryBytes {
+		return fault.Malformed(field, "must be at most %d bytes, got %d: a search is for an intent, not a document", MaxQueryBytes, len(text))
+	}
+	return checkText(field, text)
+}
+
+// checkText refuses a search's text or context over MaxQueryBytes or with
+// a control character other than tab, newline and carriage return (the
+// check tool texts, verb descriptions and usage events use,
+// tool.ControlAt): a search's text is shown in analytics, the audit log
+// and gaps, so it is printable, as a verb's description is.
+func checkText(field, text string) error {
+	if len(text) > MaxQueryBytes {
+		return fault.Malformed(field, "must be at most %d bytes, got %d", MaxQueryBytes, len(text))
+	}
+	if j := tool.ControlAt(text); j >= 0 {
+		return fault.Malformed(field, "must not contain control characters, got %U at byte %d", []rune(text[j:])[0], j)
 	}
 	return nil
 }
@@ -777,8 +803,13 @@ func (s *Service) Related(ctx context.Context, id string, kind RelationKind, max
 // Best returns the single best match for text and its cosine distance
 // (1 − cosine between the query and the tool's embedding), for
 // POST /api/v1/tools/search (a distance below 0.5 is a confident match).
-// ErrNotFound when the caller sees no tool at all.
+// ErrNotFound when the caller sees no tool at all. A text the search
+// refuses (empty, too long, a control character) is malformed, naming
+// the request's queryText.
 func (s *Service) Best(ctx context.Context, text string, caller access.Caller) (Hit, float64, error) {
+	if err := checkQueryText("queryText", strings.TrimSpace(text)); err != nil {
+		return Hit{}, 0, err
+	}
 	hits, _, err := s.Rank(ctx, Query{Text: text, MaxTools: 1, Caller: caller})
 	if err != nil {
 		return Hit{}, 0, err

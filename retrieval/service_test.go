@@ -121,6 +121,8 @@ func TestSearchRejectsBadParams(t *testing.T) {
 		{"category required", retrieval.Query{Text: "x", Strategy: retrieval.StrategyCategory}, "category"},
 		{"q too long", retrieval.Query{Text: strings.Repeat("word ", retrieval.MaxQueryBytes/5+1)}, "q"},
 		{"context too long", retrieval.Query{Text: "x", Context: strings.Repeat("c", retrieval.MaxQueryBytes+1)}, "context"},
+		{"NUL in q", retrieval.Query{Text: "a\x00b"}, "q"},
+		{"escape in context", retrieval.Query{Text: "x", Context: "a\x1b[2Jb"}, "context"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -68,7 +68,8 @@ func (c *Console) reviews(w http.ResponseWriter, r *http.Request, s *session) {
 	c.page(w, r, s, okOr(code), "reviews", map[string]any{"Items": items, "Error": msg})
 }
 
-// reviewOp is one operation of a review, marked when it was onboarded.
+// reviewOp is one operation of a review, marked when it was onboarded;
+// ToolID is empty when it may name a tool the reader may not execute.
 type reviewOp struct {
 	Name, Method, Path, Summary, ToolID string
 	Onboarded                           bool
@@ -104,6 +105,11 @@ func (c *Console) review(w http.ResponseWriter, r *http.Request, s *session) {
 	for _, o := range st.Review.Operations {
 		op := reviewOp{Name: o.Name, Method: o.Method, Path: o.Path, Summary: o.Summary, ToolID: st.Review.Slug + "." + o.Name}
 		op.Onboarded = out != nil && slices.Contains(out.ToolIDs, op.ToolID)
+		if !op.Onboarded && out.Narrowed() {
+			// Its tool may be one of those the reader may not execute,
+			// whose ids View left out: the page does not spell it either.
+			op.ToolID = ""
+		}
 		ops = append(ops, op)
 	}
 	var tl []review.TimelineEntry

@@ -874,9 +874,13 @@ func TestReviewPageCountsToolsItDoesNotName(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e.tc.states["airlock-vet"] = workflows.AirlockState{Status: workflows.AirlockOnboarded, Review: workflows.SpecReview{Title: "Pet clinic", Slug: "pet_clinic"},
+	// The operations table names each operation's tool, but not one the
+	// admin may not run.
+	ops := []workflows.ReviewOperation{{Name: "list_pets", Method: "GET", Path: "/pets"}, {Name: "add_pet", Method: "POST", Path: "/pets"},
+		{Name: "get_pet", Method: "GET", Path: "/pets/{id}"}}
+	e.tc.states["airlock-vet"] = workflows.AirlockState{Status: workflows.AirlockOnboarded, Review: workflows.SpecReview{Title: "Pet clinic", Slug: "pet_clinic", Operations: ops},
 		Outcome: &workflows.AirlockOutcome{Status: workflows.AirlockOnboarded, Reviewer: "ana", ToolIDs: []string{"pet_clinic.list_pets", "pet_clinic.add_pet"}}}
-	e.tc.states["airlock-mixed"] = workflows.AirlockState{Status: workflows.AirlockOnboarded, Review: workflows.SpecReview{Title: "Pet clinic", Slug: "pet_clinic"},
+	e.tc.states["airlock-mixed"] = workflows.AirlockState{Status: workflows.AirlockOnboarded, Review: workflows.SpecReview{Title: "Pet clinic", Slug: "pet_clinic", Operations: ops},
 		Outcome: &workflows.AirlockOutcome{Status: workflows.AirlockOnboarded, Reviewer: "ana", ToolIDs: []string{"pet_clinic.list_pets", "pet_clinic.get_pet"}}}
 	b.signIn(e.admin)
 	body := b.do("GET", "/ui/reviews/airlock-vet", nil).Body.String()
@@ -886,5 +890,16 @@ func TestReviewPageCountsToolsItDoesNotName(t *testing.T) {
 	body = b.do("GET", "/ui/reviews/airlock-mixed", nil).Body.String()
 	if !strings.Contains(body, "2 tools were registered; you may run 1 of them:") || !strings.Contains(body, `href="/ui/tools/pet_clinic.get_pet"`) || strings.Contains(body, "pet_clinic.list_pets") {
 		t.Fatalf("review of tools the admin may run one of:\n%s", body)
+	}
+	if !strings.Contains(body, "/pets/{id}") || !strings.Contains(body, "a tool you may not run") {
+		t.Fatalf("the operations table should list every operation, hiding the tools' ids:\n%s", body)
+	}
+	// A reader who may run every tool the review registered sees each
+	// operation's tool.
+	e.tc.states["airlock-public"] = workflows.AirlockState{Status: workflows.AirlockOnboarded, Review: workflows.SpecReview{Title: "Pet clinic", Slug: "pet_clinic", Operations: ops},
+		Outcome: &workflows.AirlockOutcome{Status: workflows.AirlockOnboarded, Reviewer: "ana", ToolIDs: []string{"pet_clinic.get_pet"}}}
+	body = b.do("GET", "/ui/reviews/airlock-public", nil).Body.String()
+	if !strings.Contains(body, `href="/ui/tools/pet_clinic.get_pet"`) || !strings.Contains(body, "<code>pet_clinic.list_pets</code>") {
+		t.Fatalf("review of tools the admin may all run:\n%s", body)
 	}
 }

@@ -147,6 +147,7 @@ func TestSchemaMismatch(t *testing.T) {
 		{"missing required", map[string]any{"amount": 5, "from": "USD"}, "inputs.to"},
 		{"type mismatch", map[string]any{"amount": "five", "from": "USD", "to": "EUR"}, "/amount"},
 		{"ambiguous", map[string]any{"amount": 1, "from": "USD", "To": "EUR", "TO": "GBP"}, "ambiguous"},
+		{"exact and a variant", map[string]any{"amount": 1, "Amount": 500, "from": "USD", "to": "EUR"}, "ambiguous"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -60,6 +60,12 @@ type Outcome struct {
 	ClosedGaps []string `json:"closedGaps,omitempty"`
 }
 
+// Narrowed reports whether the outcome registered tools it does not name
+// (View and Decided left out those the caller may not execute): a page
+// showing the review must then not spell an operation's tool id either,
+// since it may be one of them.
+func (o *Outcome) Narrowed() bool { return o != nil && len(o.ToolIDs) < o.ToolCount }
+
 // State is a review's present state: the prepared review of the spec, the
 // policy it was approved with, and its outcome once decided.
 type State struct {

@@ -61,7 +61,6 @@ func (h *Handlers) createKey(c *gin.Context) {
 		return
 	}
 	k.Hash = ""
-	c.Header("Cache-Control", "no-store")
 	httpx.OK(c, http.StatusCreated, CreatedKey{Key: k, Secret: secret})
 }
 

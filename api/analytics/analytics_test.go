@@ -65,9 +65,48 @@ func TestSeries(t *testing.T) {
 	if p := out.Data.Points[0]; p.Count != 8 || p.Mean != 30 || p.P50 != 50 || p.P95 != 50 || !p.At.Equal(hour) {
 		t.Fatalf("point: %+v", p)
 	}
-	for q, field := range map[string]string{"series=search&res=week": "res", "res=hour": "series", "series=search&since=yesterday": "since"} {
-		if code, body := get(q); code != http.StatusBadRequest || !json.Valid(body) || !strings.Contains(string(body), `"path":"`+field+`"`) {
+	soon := time.Now().Add(domain.SinceSkew / 2).UTC().Format(time.RFC3339) // within the clock skew allowed
+	if code, body := get("series=search&since=" + soon); code != http.StatusOK {
+		t.Errorf("since a moment ahead: %d %s", code, body)
+	}
+	for q, fields := range map[string][]string{"series=search&res=week": {"res"}, "res=hour": {"series"}, "series=search&since=yesterday": {"since"},
+		"series=search&since=9999-12-31T23:59:59Z": {"since"}, "series=x&prefix=y": {"series", "prefix"}} {
+		code, body := get(q)
+		if code != http.StatusBadRequest || !json.Valid(body) {
 			t.Errorf("%s: %d %s", q, code, body)
+		}
+		for _, field := range fields {
+			if !strings.Contains(string(body), `"path":"`+field+`"`) {
+				t.Errorf("%s: %d %s, want %s named", q, code, body, field)
+			}
+		}
+	}
+}
+
+// A report's since in the future (past the clock skew allowed) is a 400
+// naming since, not an empty report echoing it.
+func TestReportRefusesSinceInTheFuture(t *testing.T) {
+	gin.SetMode(gin.TestMode)
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "g.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	keys := identity.NewKeyService(identitytest.NewMem())
+	h := api.New(api.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Auth: &identity.Authenticator{Keys: keys}},
+		apianalytics.New(st, nil)).Handler()
+	admin := identitytest.Bearer(t, keys, identity.NewKey{Owner: "op", Level: "admin"})
+	for since, want := range map[string]int{
+		"9999-12-31T23:59:59Z":                                http.StatusBadRequest,
+		time.Now().Add(time.Hour).UTC().Format(time.RFC3339):  http.StatusBadRequest,
+		time.Now().Add(-time.Hour).UTC().Format(time.RFC3339): http.StatusOK,
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/api/v1/tools/admin/analytics?since="+since, nil)
+		req.Header.Set("Authorization", admin)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != want || (want != http.StatusOK && !strings.Contains(rec.Body.String(), `"path":"since"`)) {
+			t.Errorf("since=%s: %d %s, want %d", since, rec.Code, rec.Body, want)
 		}
 	}
 }

@@ -236,14 +236,6 @@ func (h *Handlers) best(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
-	if strings.TrimSpace(req.QueryText) == "" {
-		httpx.Error(c, fault.Malformed("queryText", "is required"))
-		return
-	}
-	if len(req.QueryText) > retrieval.MaxQueryBytes {
-		httpx.Error(c, fault.Malformed("queryText", "must be at most %d bytes, got %d", retrieval.MaxQueryBytes, len(req.QueryText)))
-		return
-	}
 	hit, dist, err := h.svc.Best(c.Request.Context(), req.QueryText, caller)
 	if err != nil {
 		httpx.Error(c, err)

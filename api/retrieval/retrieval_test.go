@@ -225,6 +225,16 @@ func TestBestEventsAndSessionStrategy(t *testing.T) {
 	if code, env := do(t, srv, http.MethodPost, "/api/v1/tools/search", nil, map[string]string{"queryText": strings.Repeat("long ", retrieval.MaxQueryBytes/5+1)}); code != http.StatusBadRequest || env.Error.Fields[0].Path != "queryText" {
 		t.Fatalf("a queryText over %d bytes: %d", retrieval.MaxQueryBytes, code)
 	}
+	if code, env := do(t, srv, http.MethodPost, "/api/v1/tools/search", nil, map[string]string{"queryText": "look up\x00flight"}); code != http.StatusBadRequest || env.Error.Fields[0].Path != "queryText" {
+		t.Fatalf("a queryText with NUL: %d", code)
+	}
+	if code, env := do(t, srv, http.MethodGet, "/api/v1/tools/retrieval/search?q=a%00b", nil, nil); code != http.StatusBadRequest || env.Error.Fields[0].Path != "q" {
+		t.Fatalf("a q with NUL: %d", code)
+	}
+	// Tab and newline stay allowed, as in every other text Toolsmith takes.
+	if code, env := do(t, srv, http.MethodGet, "/api/v1/tools/retrieval/search?q=flight%09status%0Anow", nil, nil); code != http.StatusOK {
+		t.Fatalf("a q with tab and newline: %d %+v", code, env.Error)
+	}
 
 	// u1 ran the tool through Toolsmith (outside the session), so its
 	// report of that use in the session is learned.
