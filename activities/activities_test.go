@@ -96,6 +96,9 @@ func TestExecuteTool(t *testing.T) {
 		retryable  bool
 		wantMsg    string
 		wantCalled bool
+		// failure: a failed call records one failed use; a refusal of the
+		// caller's own inputs records none.
+		failure bool
 	}
 	args := map[string]any{"amount": 10, "from": "USD", "to": "EUR"}
 	reply := func(status int, body string) http.HandlerFunc {
@@ -104,22 +107,24 @@ func TestExecuteTool(t *testing.T) {
 	cases := []tc{
 		{name: "success", handler: reply(200, okResult), in: ExecuteInput{ToolID: "currency.convert", Inputs: args}, wantCalled: true},
 		{name: "http 500", handler: reply(500, "Internal Server Error"), in: ExecuteInput{ToolID: "currency.convert", Inputs: args},
-			wantType: ErrTypeModuleUnavailable, retryable: true, wantMsg: "Module returned status 500: Internal Server Error", wantCalled: true},
+			wantType: ErrTypeModuleUnavailable, retryable: true, wantMsg: "Module returned status 500: Internal Server Error", wantCalled: true, failure: true},
 		{name: "http 400", handler: reply(400, "bad"), in: ExecuteInput{ToolID: "currency.convert", Inputs: args},
 			wantType: ErrTypeModuleRejected, wantMsg: "Module returned status 400: bad", wantCalled: true},
+		{name: "http 403", handler: reply(403, "no"), in: ExecuteInput{ToolID: "currency.convert", Inputs: args},
+			wantType: ErrTypeModuleRejected, wantMsg: "Module returned status 403: no", wantCalled: true, failure: true},
 		{name: "timeout", handler: func(w http.ResponseWriter, r *http.Request) {
 			select {
 			case <-time.After(time.Second):
 			case <-r.Context().Done():
 			}
 		}, timeout: 30 * time.Millisecond, in: ExecuteInput{ToolID: "currency.convert", Inputs: args},
-			wantType: ErrTypeModuleTimeout, retryable: true, wantMsg: "Tool execution timed out", wantCalled: true},
+			wantType: ErrTypeModuleTimeout, retryable: true, wantMsg: "Tool execution timed out", wantCalled: true, failure: true},
 		{name: "tool error", handler: reply(200, `{"tool_name":"currency.convert","success":false,"error":"unsupported currency"}`),
 			in: ExecuteInput{ToolID: "currency.convert", Inputs: args}, wantType: ErrTypeToolFailed, wantMsg: "unsupported currency", wantCalled: true},
 		{name: "bad response", handler: reply(200, `not json`), in: ExecuteInput{ToolID: "currency.convert", Inputs: args},
-			wantType: ErrTypeToolFailed, wantMsg: "invalid ToolResult", wantCalled: true},
+			wantType: ErrTypeToolFailed, wantMsg: "invalid ToolResult", wantCalled: true, failure: true},
 		{name: "output schema", handler: reply(200, `{"tool_name":"currency.convert","success":true,"result":{"rate":1}}`),
-			in: ExecuteInput{ToolID: "currency.convert", Inputs: args}, wantType: ErrTypeSchemaMismatch, wantMsg: "converted", wantCalled: true},
+			in: ExecuteInput{ToolID: "currency.convert", Inputs: args}, wantType: ErrTypeSchemaMismatch, wantMsg: "converted", wantCalled: true, failure: true},
 		{name: "input type mismatch", in: ExecuteInput{ToolID: "currency.convert", Inputs: map[string]any{"amount": "10", "from": "USD", "to": "EUR"}},
 			wantType: ErrTypeSchemaMismatch, wantMsg: "/amount"},
 		{name: "missing input", in: ExecuteInput{ToolID: "currency.convert", Inputs: map[string]any{"amount": 10}},
@@ -197,6 +202,12 @@ func TestExecuteTool(t *testing.T) {
 			}
 			if len(usage.pairs) != 0 {
 				t.Fatalf("a failed execution paired tools: %+v", usage.pairs)
+			}
+			// A tool's refusal of the caller's own inputs (a tool result
+			// with success false, a 400) is not the tool failing: it must not
+			// lower the tool's success rate for everyone.
+			if c.failure != (len(usage.events) == 1) || len(usage.events) > 1 || (len(usage.events) == 1 && usage.events[0].Success) {
+				t.Fatalf("usage = %+v, want one failed use: %v", usage.events, c.failure)
 			}
 			appErr := appError(t, err)
 			if appErr.Type() != c.wantType || appErr.NonRetryable() == c.retryable {
