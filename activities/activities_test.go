@@ -165,6 +165,8 @@ func TestExecuteTool(t *testing.T) {
 			// tool): a success pairs the two once.
 			in := c.in
 			in.PairWith = []string{"units.convert", in.ToolID, "units.convert"}
+			in.Caller.UserID = "ana"
+
 			val, err := env.ExecuteActivity(a.ExecuteTool, in)
 			mu.Lock()
 			called, key := calls, key
@@ -195,8 +197,8 @@ func TestExecuteTool(t *testing.T) {
 				if len(usage.events) != 1 || !usage.events[0].Success {
 					t.Fatalf("usage = %+v", usage.events)
 				}
-				if p := usage.pairs; len(p) != 1 || p[0].A != "currency.convert" || p[0].B != "units.convert" {
-					t.Fatalf("plan pairs = %+v, want currency.convert with units.convert once", p)
+				if p := usage.pairs; len(p) != 1 || p[0].A != "currency.convert" || p[0].B != "units.convert" || p[0].Caller != "ana" || !strings.HasPrefix(p[0].Session, "plan/") {
+					t.Fatalf("plan pairs = %+v, want currency.convert with units.convert once, ana's, in the plan's session", p)
 				}
 				return
 			}
@@ -215,6 +217,51 @@ func TestExecuteTool(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), c.wantMsg) {
 				t.Fatalf("error %q does not contain %q", err, c.wantMsg)
+			}
+		})
+	}
+}
+
+// TestPlanPairsNeedACaller: a plan's successful tools pair only for a
+// signed-in caller (an anonymous caller's plans teach no one), in the
+// caller's session when it names one.
+func TestPlanPairsNeedACaller(t *testing.T) {
+	okResult := `{"tool_name":"currency.convert","success":true,"result":{"converted":9.63,"rate":0.9626}}`
+	url := fakeModule(t, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(okResult)) })
+	cfg := modules.NewConfig()
+	_ = cfg.Add("currency=" + url)
+	tools := memTools{}
+	tools.add(currencyManifest(t), nil)
+	args := map[string]any{"amount": 10, "from": "USD", "to": "EUR"}
+	for _, c := range []struct {
+		name        string
+		caller      access.Caller
+		wantSession string
+	}{
+		{"anonymous", access.Caller{SessionID: "anonymous/anon1"}, ""},
+		{"signed in, in a session", access.Caller{UserID: "ana", SessionID: "ana/s1"}, "ana/s1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			usage := &usageLog{}
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestActivityEnvironment()
+			a := &Modules{Router: modules.NewRouter(cfg), Schemas: tools, Usage: usage, Pairs: usage}
+			env.RegisterActivity(a)
+			in := ExecuteInput{ToolID: "currency.convert", Inputs: args, Caller: c.caller, PairWith: []string{"units.convert"}}
+			if _, err := env.ExecuteActivity(a.ExecuteTool, in); err != nil {
+				t.Fatal(err)
+			}
+			if len(usage.events) != 1 || !usage.events[0].Success {
+				t.Fatalf("usage = %+v, want one successful use", usage.events)
+			}
+			if c.wantSession == "" {
+				if len(usage.pairs) != 0 {
+					t.Fatalf("an anonymous plan paired tools: %+v", usage.pairs)
+				}
+				return
+			}
+			if p := usage.pairs; len(p) != 1 || p[0].Caller != c.caller.UserID || p[0].Session != c.wantSession {
+				t.Fatalf("plan pairs = %+v, want one of %s in %s", p, c.caller.UserID, c.wantSession)
 			}
 		})
 	}

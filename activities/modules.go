@@ -298,7 +298,17 @@ func (m *Modules) recordUsage(ctx context.Context, in ExecuteInput, ok bool, ms 
 			activity.GetLogger(ctx).Warn("record_usage_failed", "tool", in.ToolID, "error", err)
 		}
 	}
-	if !ok || m.Pairs == nil {
+	// A plan's tools pair as a session's do: only for a signed-in caller
+	// (anyone can make an anonymous plan), once per caller's session; a
+	// plan run outside a session is its own (its workflow).
+	if !ok || m.Pairs == nil || in.Caller.UserID == "" {
+		return
+	}
+	session := in.Caller.SessionID
+	if session == "" && activity.IsActivity(ctx) {
+		session = "plan/" + activity.GetInfo(ctx).WorkflowExecution.ID
+	}
+	if session == "" {
 		return
 	}
 	var evidence []graph.PairEvidence
@@ -308,7 +318,8 @@ func (m *Modules) recordUsage(ctx context.Context, in ExecuteInput, ok bool, ms 
 			continue
 		}
 		seen[other] = true
-		evidence = append(evidence, graph.PairEvidence{A: min(in.ToolID, other), B: max(in.ToolID, other), At: now})
+		evidence = append(evidence, graph.PairEvidence{A: min(in.ToolID, other), B: max(in.ToolID, other), At: now,
+			Caller: in.Caller.UserID, Session: session})
 	}
 	if len(evidence) == 0 {
 		return
