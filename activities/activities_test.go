@@ -96,6 +96,9 @@ func TestExecuteTool(t *testing.T) {
 		retryable  bool
 		wantMsg    string
 		wantCalled bool
+		// failure: a failed call records one failed use; a refusal of the
+		// caller's own inputs records none.
+		failure bool
 	}
 	args := map[string]any{"amount": 10, "from": "USD", "to": "EUR"}
 	reply := func(status int, body string) http.HandlerFunc {
@@ -104,22 +107,24 @@ func TestExecuteTool(t *testing.T) {
 	cases := []tc{
 		{name: "success", handler: reply(200, okResult), in: ExecuteInput{ToolID: "currency.convert", Inputs: args}, wantCalled: true},
 		{name: "http 500", handler: reply(500, "Internal Server Error"), in: ExecuteInput{ToolID: "currency.convert", Inputs: args},
-			wantType: ErrTypeModuleUnavailable, retryable: true, wantMsg: "Module returned status 500: Internal Server Error", wantCalled: true},
+			wantType: ErrTypeModuleUnavailable, retryable: true, wantMsg: "Module returned status 500: Internal Server Error", wantCalled: true, failure: true},
 		{name: "http 400", handler: reply(400, "bad"), in: ExecuteInput{ToolID: "currency.convert", Inputs: args},
 			wantType: ErrTypeModuleRejected, wantMsg: "Module returned status 400: bad", wantCalled: true},
+		{name: "http 403", handler: reply(403, "no"), in: ExecuteInput{ToolID: "currency.convert", Inputs: args},
+			wantType: ErrTypeModuleRejected, wantMsg: "Module returned status 403: no", wantCalled: true, failure: true},
 		{name: "timeout", handler: func(w http.ResponseWriter, r *http.Request) {
 			select {
 			case <-time.After(time.Second):
 			case <-r.Context().Done():
 			}
 		}, timeout: 30 * time.Millisecond, in: ExecuteInput{ToolID: "currency.convert", Inputs: args},
-			wantType: ErrTypeModuleTimeout, retryable: true, wantMsg: "Tool execution timed out", wantCalled: true},
+			wantType: ErrTypeModuleTimeout, retryable: true, wantMsg: "Tool execution timed out", wantCalled: true, failure: true},
 		{name: "tool error", handler: reply(200, `{"tool_name":"currency.convert","success":false,"error":"unsupported currency"}`),
 			in: ExecuteInput{ToolID: "currency.convert", Inputs: args}, wantType: ErrTypeToolFailed, wantMsg: "unsupported currency", wantCalled: true},
 		{name: "bad response", handler: reply(200, `not json`), in: ExecuteInput{ToolID: "currency.convert", Inputs: args},
-			wantType: ErrTypeToolFailed, wantMsg: "invalid ToolResult", wantCalled: true},
+			wantType: ErrTypeToolFailed, wantMsg: "invalid ToolResult", wantCalled: true, failure: true},
 		{name: "output schema", handler: reply(200, `{"tool_name":"currency.convert","success":true,"result":{"rate":1}}`),
-			in: ExecuteInput{ToolID: "currency.convert", Inputs: args}, wantType: ErrTypeSchemaMismatch, wantMsg: "converted", wantCalled: true},
+			in: ExecuteInput{ToolID: "currency.convert", Inputs: args}, wantType: ErrTypeSchemaMismatch, wantMsg: "converted", wantCalled: true, failure: true},
 		{name: "input type mismatch", in: ExecuteInput{ToolID: "currency.convert", Inputs: map[string]any{"amount": "10", "from": "USD", "to": "EUR"}},
 			wantType: ErrTypeSchemaMismatch, wantMsg: "/amount"},
 		{name: "missing input", in: ExecuteInput{ToolID: "currency.convert", Inputs: map[string]any{"amount": 10}},
@@ -160,6 +165,8 @@ func TestExecuteTool(t *testing.T) {
 			// tool): a success pairs the two once.
 			in := c.in
 			in.PairWith = []string{"units.convert", in.ToolID, "units.convert"}
+			in.Caller.UserID = "ana"
+
 			val, err := env.ExecuteActivity(a.ExecuteTool, in)
 			mu.Lock()
 			called, key := calls, key
@@ -190,13 +197,19 @@ func TestExecuteTool(t *testing.T) {
 				if len(usage.events) != 1 || !usage.events[0].Success {
 					t.Fatalf("usage = %+v", usage.events)
 				}
-				if p := usage.pairs; len(p) != 1 || p[0].A != "currency.convert" || p[0].B != "units.convert" {
-					t.Fatalf("plan pairs = %+v, want currency.convert with units.convert once", p)
+				if p := usage.pairs; len(p) != 1 || p[0].A != "currency.convert" || p[0].B != "units.convert" || p[0].Caller != "ana" || !strings.HasPrefix(p[0].Session, "plan/") {
+					t.Fatalf("plan pairs = %+v, want currency.convert with units.convert once, ana's, in the plan's session", p)
 				}
 				return
 			}
 			if len(usage.pairs) != 0 {
 				t.Fatalf("a failed execution paired tools: %+v", usage.pairs)
+			}
+			// A tool's refusal of the caller's own inputs (a tool result
+			// with success false, a 400) is not the tool failing: it must not
+			// lower the tool's success rate for everyone.
+			if c.failure != (len(usage.events) == 1) || len(usage.events) > 1 || (len(usage.events) == 1 && usage.events[0].Success) {
+				t.Fatalf("usage = %+v, want one failed use: %v", usage.events, c.failure)
 			}
 			appErr := appError(t, err)
 			if appErr.Type() != c.wantType || appErr.NonRetryable() == c.retryable {
@@ -204,6 +217,51 @@ func TestExecuteTool(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), c.wantMsg) {
 				t.Fatalf("error %q does not contain %q", err, c.wantMsg)
+			}
+		})
+	}
+}
+
+// TestPlanPairsNeedACaller: a plan's successful tools pair only for a
+// signed-in caller (an anonymous caller's plans teach no one), in the
+// caller's session when it names one.
+func TestPlanPairsNeedACaller(t *testing.T) {
+	okResult := `{"tool_name":"currency.convert","success":true,"result":{"converted":9.63,"rate":0.9626}}`
+	url := fakeModule(t, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(okResult)) })
+	cfg := modules.NewConfig()
+	_ = cfg.Add("currency=" + url)
+	tools := memTools{}
+	tools.add(currencyManifest(t), nil)
+	args := map[string]any{"amount": 10, "from": "USD", "to": "EUR"}
+	for _, c := range []struct {
+		name        string
+		caller      access.Caller
+		wantSession string
+	}{
+		{"anonymous", access.Caller{SessionID: "anonymous/anon1"}, ""},
+		{"signed in, in a session", access.Caller{UserID: "ana", SessionID: "ana/s1"}, "ana/s1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			usage := &usageLog{}
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestActivityEnvironment()
+			a := &Modules{Router: modules.NewRouter(cfg), Schemas: tools, Usage: usage, Pairs: usage}
+			env.RegisterActivity(a)
+			in := ExecuteInput{ToolID: "currency.convert", Inputs: args, Caller: c.caller, PairWith: []string{"units.convert"}}
+			if _, err := env.ExecuteActivity(a.ExecuteTool, in); err != nil {
+				t.Fatal(err)
+			}
+			if len(usage.events) != 1 || !usage.events[0].Success {
+				t.Fatalf("usage = %+v, want one successful use", usage.events)
+			}
+			if c.wantSession == "" {
+				if len(usage.pairs) != 0 {
+					t.Fatalf("an anonymous plan paired tools: %+v", usage.pairs)
+				}
+				return
+			}
+			if p := usage.pairs; len(p) != 1 || p[0].Caller != c.caller.UserID || p[0].Session != c.wantSession {
+				t.Fatalf("plan pairs = %+v, want one of %s in %s", p, c.caller.UserID, c.wantSession)
 			}
 		})
 	}

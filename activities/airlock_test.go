@@ -40,22 +40,29 @@ func TestExecuteWrappedTools(t *testing.T) {
 		wrapped  *fakeWrapped
 		errType  string
 		retrying bool
+		// uses is how many uses the call records: a wrapper's refusal of
+		// the caller's inputs (kit.StageInput) records none.
+		uses int
 	}{
-		{"ok", &fakeWrapped{res: kit.Result{Success: true, Status: 200, Result: json.RawMessage(`[{"name":"Rex"}]`)}}, "", false},
-		{"quota", &fakeWrapped{err: fmt.Errorf("daily quota reached: %w", fault.ErrLimit)}, ErrTypePolicyRefused, false},
-		{"access", &fakeWrapped{err: fmt.Errorf("not allowed: %w", fault.ErrForbidden)}, ErrTypePolicyRefused, false},
-		{"no approval", &fakeWrapped{err: fmt.Errorf("no approval: %w", fault.ErrNotFound)}, ErrTypeNotExecutable, false},
-		{"bad input", &fakeWrapped{res: kit.Result{Stage: kit.StageInput, Error: "invalid arguments"}}, ErrTypeSchemaMismatch, false},
-		{"network", &fakeWrapped{res: kit.Result{Stage: kit.StageNetwork, Error: "connection refused"}}, ErrTypeModuleUnavailable, true},
-		{"bad response", &fakeWrapped{res: kit.Result{Stage: kit.StageResponse, Error: "does not match the spec"}}, ErrTypeToolFailed, false},
+		{"ok", &fakeWrapped{res: kit.Result{Success: true, Status: 200, Result: json.RawMessage(`[{"name":"Rex"}]`)}}, "", false, 1},
+		{"quota", &fakeWrapped{err: fmt.Errorf("daily quota reached: %w", fault.ErrLimit)}, ErrTypePolicyRefused, false, 0},
+		{"access", &fakeWrapped{err: fmt.Errorf("not allowed: %w", fault.ErrForbidden)}, ErrTypePolicyRefused, false, 0},
+		{"no approval", &fakeWrapped{err: fmt.Errorf("no approval: %w", fault.ErrNotFound)}, ErrTypeNotExecutable, false, 0},
+		{"bad input", &fakeWrapped{res: kit.Result{Stage: kit.StageInput, Error: "invalid arguments"}}, ErrTypeSchemaMismatch, false, 0},
+		{"network", &fakeWrapped{res: kit.Result{Stage: kit.StageNetwork, Error: "connection refused"}}, ErrTypeModuleUnavailable, true, 1},
+		{"bad response", &fakeWrapped{res: kit.Result{Stage: kit.StageResponse, Error: "does not match the spec"}}, ErrTypeToolFailed, false, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var s testsuite.WorkflowTestSuite
 			env := s.NewTestActivityEnvironment()
-			a := &Modules{Router: modules.NewRouter(modules.NewConfig()), Schemas: tools, Wrapped: c.wrapped}
+			usage := &usageLog{}
+			a := &Modules{Router: modules.NewRouter(modules.NewConfig()), Schemas: tools, Wrapped: c.wrapped, Usage: usage}
 			env.RegisterActivity(a)
 			val, err := env.ExecuteActivity(a.ExecuteTool, ExecuteInput{ToolID: "pets.list_pets", Inputs: map[string]any{"limit": 2}})
+			if len(usage.events) != c.uses {
+				t.Fatalf("usage = %+v, want %d use(s)", usage.events, c.uses)
+			}
 			if c.errType == "" {
 				if err != nil {
 					t.Fatal(err)

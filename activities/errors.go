@@ -112,6 +112,24 @@ func ErrorType(err error) string {
 	return ""
 }
 
+// refusedInput reports whether a failed module result is the tool's answer
+// to the caller's own inputs: a tool result with success false (the tool
+// read the inputs and refused them: an unknown currency, a division by
+// zero) or an answer of 400 or 422. moduleError does not retry them (the
+// same inputs get the same answer), and ExecuteTool does not record them
+// as a failure of the tool: otherwise anyone could lower a tool's success
+// rate for everyone by sending it bad inputs. A module that cannot run
+// answers 5xx, times out or answers no ToolResult; those still count.
+func refusedInput(res modules.Result) bool {
+	switch res.Kind {
+	case modules.KindToolError:
+		return true
+	case modules.KindHTTP:
+		return res.Status == http.StatusBadRequest || res.Status == http.StatusUnprocessableEntity
+	}
+	return false
+}
+
 // moduleError converts a failed modules.Result into an application error.
 func moduleError(res modules.Result) error {
 	switch res.Kind {

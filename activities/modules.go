@@ -217,9 +217,14 @@ func (m *Modules) executeTool(ctx context.Context, in ExecuteInput, use *usage) 
 		IdempotencyKey: key, InputSchema: man.InputSchema, OutputSchema: man.OutputSchema,
 	})
 	out.DurationMs = time.Since(start).Milliseconds()
-	switch res.Kind {
-	case modules.KindUnknownModule, modules.KindInvalidName, modules.KindInvalidInput:
+	switch {
+	case res.Kind == modules.KindUnknownModule, res.Kind == modules.KindInvalidName, res.Kind == modules.KindInvalidInput:
 		// Refused before any module was called: the tool did not run.
+	case refusedInput(res):
+		// The tool refused the caller's own inputs: the caller's mistake,
+		// not a failure of the tool, so it does not lower the tool's
+		// success rate for everyone (the audit and metrics still count
+		// the call).
 	default:
 		use.set(res.Success, out.DurationMs)
 	}
@@ -256,7 +261,11 @@ func (m *Modules) executeWrapped(ctx context.Context, in ExecuteInput, man tool.
 		use.set(false, out.DurationMs)
 		return ExecuteOutput{}, retryable(ErrTypeModuleUnavailable, "%v", err)
 	}
-	use.set(res.Success, out.DurationMs)
+	if res.Success || res.Stage != kit.StageInput {
+		// A wrapper's refusal of the inputs (kit.StageInput) is made before
+		// any request: the caller's mistake, not a failure of the tool.
+		use.set(res.Success, out.DurationMs)
+	}
 	if !res.Success {
 		switch res.Stage {
 		case kit.StageInput:
@@ -289,7 +298,17 @@ func (m *Modules) recordUsage(ctx context.Context, in ExecuteInput, ok bool, ms 
 			activity.GetLogger(ctx).Warn("record_usage_failed", "tool", in.ToolID, "error", err)
 		}
 	}
-	if !ok || m.Pairs == nil {
+	// A plan's tools pair as a session's do: only for a signed-in caller
+	// (anyone can make an anonymous plan), once per caller's session; a
+	// plan run outside a session is its own (its workflow).
+	if !ok || m.Pairs == nil || in.Caller.UserID == "" {
+		return
+	}
+	session := in.Caller.SessionID
+	if session == "" && activity.IsActivity(ctx) {
+		session = "plan/" + activity.GetInfo(ctx).WorkflowExecution.ID
+	}
+	if session == "" {
 		return
 	}
 	var evidence []graph.PairEvidence
@@ -299,7 +318,8 @@ func (m *Modules) recordUsage(ctx context.Context, in ExecuteInput, ok bool, ms 
 			continue
 		}
 		seen[other] = true
-		evidence = append(evidence, graph.PairEvidence{A: min(in.ToolID, other), B: max(in.ToolID, other), At: now})
+		evidence = append(evidence, graph.PairEvidence{A: min(in.ToolID, other), B: max(in.ToolID, other), At: now,
+			Caller: in.Caller.UserID, Session: session})
 	}
 	if len(evidence) == 0 {
 		return

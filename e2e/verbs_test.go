@@ -17,6 +17,7 @@ import (
 	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/api/verbs"
+	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/internal/demomodule"
 	"github.com/toolsmith/toolsmith/retrieval"
 	"github.com/toolsmith/toolsmith/workflows"
@@ -173,33 +174,47 @@ func TestConvertCurrencySubstitutes(t *testing.T) {
 
 // TestSessionRunsLearnPairings: two verbs a planner fulfils in one session
 // (X-Session-ID) substitute two tools; the worker records both executions
-// through retrieval's learning path, so the tools pair (learned), and the
-// pairing is served by related?relationshipType=pairings.
+// through retrieval's learning path, so the tools pair (learned). One
+// caller's sessions alone show the pairing to no one; once a second caller
+// has used the two together, related?relationshipType=pairings serves it.
 func TestSessionRunsLearnPairings(t *testing.T) {
 	e := newEnv(t)
-	session := http.Header{"X-Session-ID": []string{"trip-42"}}
-	var run verbRun
-	if code := e.do(http.MethodPost, "/api/v1/verbs?wait=30s", convertBody, session, &run); code != http.StatusOK || run.Result.Branch != workflows.BranchSubstitute {
-		t.Fatalf("convert: HTTP %d %+v", code, run.Result)
-	}
 	units := map[string]any{
 		"verb": "CONVERT_UNITS", "description": "convert a length from kilometres to miles",
 		"inputs":  map[string]any{"value": 42.195, "from_unit": "km", "to_unit": "mi"},
 		"options": map[string]any{"threshold": hashingThreshold},
 	}
-	if code := e.do(http.MethodPost, "/api/v1/verbs?wait=30s", units, session, &run); code != http.StatusOK || run.Result.Branch != workflows.BranchSubstitute || len(run.Result.Tools) != 1 || run.Result.Tools[0] != "units.convert" {
-		t.Fatalf("units: HTTP %d %+v", code, run.Result)
+	planner := e.key(identity.NewKey{Owner: "e2e planner", Level: "user", Groups: []string{access.Wildcard}})
+	learned := func() bool {
+		t.Helper()
+		rel, err := e.search.Related(context.Background(), "currency.convert", retrieval.RelPairings, 10, searchCaller)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rel {
+			if r.ToolID == "units.convert" && r.Source == retrieval.PairLearned && r.RelationshipScore > 0 {
+				return true
+			}
+		}
+		return false
 	}
-	rel, err := e.search.Related(context.Background(), "currency.convert", retrieval.RelPairings, 10, searchCaller)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range rel {
-		if r.ToolID == "units.convert" && r.Source == retrieval.PairLearned && r.RelationshipScore > 0 {
-			return
+	for i, who := range []http.Header{{}, bearer(planner)} {
+		session := who.Clone()
+		session.Set("X-Session-ID", "trip-42")
+		var run verbRun
+		if code := e.do(http.MethodPost, "/api/v1/verbs?wait=30s", convertBody, session, &run); code != http.StatusOK || run.Result.Branch != workflows.BranchSubstitute {
+			t.Fatalf("convert: HTTP %d %+v", code, run.Result)
+		}
+		if code := e.do(http.MethodPost, "/api/v1/verbs?wait=30s", units, session, &run); code != http.StatusOK || run.Result.Branch != workflows.BranchSubstitute || len(run.Result.Tools) != 1 || run.Result.Tools[0] != "units.convert" {
+			t.Fatalf("units: HTTP %d %+v", code, run.Result)
+		}
+		if i == 0 && learned() {
+			t.Fatal("one caller's session alone showed its pairing to everyone")
 		}
 	}
-	t.Fatalf("pairings of currency.convert = %+v; want units.convert, learned from the session's two runs", rel)
+	if !learned() {
+		t.Fatal("pairings of currency.convert lack units.convert, learned from two callers' sessions")
+	}
 }
 
 func assertVisible(t *testing.T, e *env, query, id string) {

@@ -659,11 +659,12 @@ func Run(ctx context.Context, o Options, out io.Writer) (Report, error) {
 	if len(history) > 0 {
 		var evs []retrieval.Event
 		for i, h := range history {
-			// One session per history query: its relevant tools were used
-			// together (learned pairings), nothing else was.
-			sid := fmt.Sprintf("eval-history-%d", i)
+			// One session per history query, each a user's own: its
+			// relevant tools were used together (learned pairings, shown
+			// once graph.PairQuorum users paired them), nothing else was.
+			sid, user := fmt.Sprintf("eval-history-%d", i), fmt.Sprintf("eval-user-%d", i)
 			for _, id := range h.RelevantToolIDs {
-				evs = append(evs, retrieval.Event{ToolID: id, Query: h.Query, Success: true, SessionID: sid})
+				evs = append(evs, retrieval.Event{ToolID: id, Query: h.Query, Success: true, SessionID: sid, UserID: user})
 			}
 		}
 		p := &progress{w: o.Progress, label: "ingest history", total: len(evs)}

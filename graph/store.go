@@ -245,7 +245,10 @@ type Usage struct {
 
 // SessionEvent is one entry of a session's tool history, newest first.
 type SessionEvent struct {
-	ToolID  string    `json:"toolId"`
+	ToolID string `json:"toolId"`
+	// UserID is the user the event was recorded for ("" for an anonymous
+	// caller's).
+	UserID  string    `json:"userId,omitempty"`
 	Success bool      `json:"success"`
 	At      time.Time `json:"at"`
 }

@@ -416,29 +416,41 @@ const PairWindow = 10 * time.Minute
 
 // learnPairs strengthens the learned pairing of each new successful event's
 // tool with the other tools its session used successfully within
-// PairWindow before it (or at the same time); each pair counts once per
-// call.
+// PairWindow before it (or at the same time). A session belongs to its
+// caller: two uses pair only when both events carry the same user and
+// session, and anonymous events (no user) never teach pairings, since
+// anyone can name any session id. The store counts a pair once per
+// caller's session and shows it only once graph.PairQuorum callers gave
+// evidence of it (graph.Pairings).
 func (s *Service) learnPairs(ctx context.Context, events []graph.UsageEvent) error {
-	bySession := map[string][]graph.UsageEvent{}
-	var sessions []string
+	type session struct{ user, id string }
+	bySession := map[session][]graph.UsageEvent{}
+	var sessions []session
 	for _, e := range events {
-		if e.Success && e.SessionID != "" {
-			if _, seen := bySession[e.SessionID]; !seen {
-				sessions = append(sessions, e.SessionID)
-			}
-			bySession[e.SessionID] = append(bySession[e.SessionID], e)
+		if !e.Success || e.SessionID == "" || e.UserID == "" {
+			continue
 		}
+		k := session{e.UserID, e.SessionID}
+		if _, seen := bySession[k]; !seen {
+			sessions = append(sessions, k)
+		}
+		bySession[k] = append(bySession[k], e)
 	}
 	var evidence []graph.PairEvidence
-	for _, sid := range sessions {
-		hist, err := s.store.SessionHistory(ctx, sid, 50)
-		if err != nil {
-			return fmt.Errorf("retrieval: learn pairings: %w", err)
+	histories := map[string][]graph.SessionEvent{}
+	for _, k := range sessions {
+		hist, ok := histories[k.id]
+		if !ok {
+			var err error
+			if hist, err = s.store.SessionHistory(ctx, k.id, 50); err != nil {
+				return fmt.Errorf("retrieval: learn pairings: %w", err)
+			}
+			histories[k.id] = hist
 		}
 		counted := map[[2]string]bool{}
-		for _, e := range bySession[sid] {
+		for _, e := range bySession[k] {
 			for _, h := range hist {
-				if !h.Success || h.ToolID == e.ToolID || h.At.After(e.At) || e.At.Sub(h.At) > PairWindow {
+				if !h.Success || h.UserID != k.user || h.ToolID == e.ToolID || h.At.After(e.At) || e.At.Sub(h.At) > PairWindow {
 					continue
 				}
 				key := [2]string{min(e.ToolID, h.ToolID), max(e.ToolID, h.ToolID)}
@@ -446,7 +458,7 @@ func (s *Service) learnPairs(ctx context.Context, events []graph.UsageEvent) err
 					continue
 				}
 				counted[key] = true
-				evidence = append(evidence, graph.PairEvidence{A: key[0], B: key[1], At: e.At})
+				evidence = append(evidence, graph.PairEvidence{A: key[0], B: key[1], At: e.At, Caller: k.user, Session: k.id})
 			}
 		}
 	}

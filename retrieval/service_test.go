@@ -530,8 +530,10 @@ func TestRecordUsageLearns(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
 	if err := svc.RecordUsage(ctx, []graph.UsageEvent{
-		{ToolID: "trip.flight", SessionID: "s1", Query: " BOOK FLIGHT: zebra airways ", Success: true, At: t0},
-		{ToolID: "trip.hotel", SessionID: "s1", Query: "BOOK HOTEL", Success: true, At: t0.Add(time.Minute)},
+		{ToolID: "trip.flight", SessionID: "ana/s1", UserID: "ana", Query: " BOOK FLIGHT: zebra airways ", Success: true, At: t0},
+		{ToolID: "trip.hotel", SessionID: "ana/s1", UserID: "ana", Query: "BOOK HOTEL", Success: true, At: t0.Add(time.Minute)},
+		{ToolID: "trip.hotel", SessionID: "bob/s1", UserID: "bob", Success: true, At: t0},
+		{ToolID: "trip.flight", SessionID: "bob/s1", UserID: "bob", Success: true, At: t0.Add(time.Minute)},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -635,41 +637,99 @@ func TestYoungQueryLogDoesNotSwamp(t *testing.T) {
 	}
 }
 
-// Tools used together in a session within the window become learned
-// pairings, served beside declared ones and marked; uses far apart, or in
-// different sessions, do not pair.
+// Tools used together in a caller's session within the window become
+// learned pairings, served beside declared ones and marked, once two
+// callers have used them together; uses far apart, in different sessions,
+// by different callers under one session id, or by anonymous callers do
+// not pair, and one session repeated counts once.
 func TestLearnedPairings(t *testing.T) {
 	ms := []tool.Manifest{
 		retrievaltest.Manifest("trip.flight", "BOOK_FLIGHT", "travel", "Book a flight."),
 		retrievaltest.Manifest("trip.hotel", "BOOK_HOTEL", "travel", "Book a hotel room."),
 		retrievaltest.Manifest("trip.car", "RENT_CAR", "travel", "Rent a car."),
 	}
-	svc, _ := newService(t, retrieval.Options{}, ms...)
+	svc, st := newService(t, retrieval.Options{}, ms...)
 	ctx := context.Background()
 	t0 := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
-	evs := []retrieval.Event{
-		{ToolID: "trip.flight", SessionID: "s1", Success: true, At: t0},
-		{ToolID: "trip.hotel", SessionID: "s1", Success: true, At: t0.Add(2 * time.Minute)},
-		{ToolID: "trip.car", SessionID: "s1", Success: true, At: t0.Add(2 * time.Hour)}, // too late to pair
-		{ToolID: "trip.car", SessionID: "s2", Success: true, At: t0},                    // another session
+	pairings := func(id string) []retrieval.RelatedTool {
+		t.Helper()
+		rel, err := svc.Related(ctx, id, retrieval.RelPairings, 5, access.Caller{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rel
 	}
-	if err := svc.RecordEvents(ctx, recorder, evs); err != nil {
+	// Anonymous runs sharing a session id (anyone can send one) teach no
+	// pairing, however many callers send it.
+	for i := range 3 {
+		at := t0.Add(time.Duration(i) * time.Minute)
+		if err := svc.RecordUsage(ctx, []graph.UsageEvent{
+			{ToolID: "trip.car", SessionID: "anonymous/anon1", Success: true, At: at},
+			{ToolID: "trip.hotel", SessionID: "anonymous/anon1", Success: true, At: at},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Two users' events under one session id are not one session.
+	if err := svc.RecordEvents(ctx, recorder, []retrieval.Event{
+		{ToolID: "trip.car", SessionID: "shared", UserID: "ana", Success: true, At: t0},
+		{ToolID: "trip.flight", SessionID: "shared", UserID: "bob", Success: true, At: t0.Add(time.Minute)},
+		{ToolID: "trip.car", SessionID: "shared", UserID: "carol", Success: true, At: t0},
+		{ToolID: "trip.flight", SessionID: "shared", UserID: "dave", Success: true, At: t0.Add(time.Minute)},
+	}); err != nil {
 		t.Fatal(err)
 	}
-	rel, err := svc.Related(ctx, "trip.flight", retrieval.RelPairings, 5, access.Caller{})
-	if err != nil {
+	// ana's session pairs flight and hotel, repeated: it counts once, and
+	// one caller alone shows it to no one.
+	ana := []retrieval.Event{
+		{ToolID: "trip.flight", SessionID: "s1", UserID: "ana", Success: true, At: t0},
+		{ToolID: "trip.hotel", SessionID: "s1", UserID: "ana", Success: true, At: t0.Add(2 * time.Minute)},
+		{ToolID: "trip.car", SessionID: "s1", UserID: "ana", Success: true, At: t0.Add(2 * time.Hour)}, // too late to pair
+		{ToolID: "trip.car", SessionID: "s2", UserID: "ana", Success: true, At: t0},                    // another session
+	}
+	if err := svc.RecordEvents(ctx, recorder, ana); err != nil {
 		t.Fatal(err)
 	}
+	for i := range 5 {
+		at := t0.Add(time.Duration(3+i) * time.Minute)
+		if err := svc.RecordEvents(ctx, recorder, []retrieval.Event{
+			{ToolID: "trip.flight", SessionID: "s1", UserID: "ana", Success: true, At: at},
+			{ToolID: "trip.hotel", SessionID: "s1", UserID: "ana", Success: true, At: at},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"trip.flight", "trip.hotel", "trip.car"} {
+		if rel := pairings(id); len(rel) != 0 {
+			t.Fatalf("pairings of %s = %+v; want none (anonymous sessions, one caller, or callers sharing a session id)", id, rel)
+		}
+	}
+	// bob's session is a second caller: the pairing is shown, with one
+	// use together per session (ana's repeated session counts once).
+	if err := svc.RecordEvents(ctx, recorder, []retrieval.Event{
+		{ToolID: "trip.hotel", SessionID: "s1", UserID: "bob", Success: true, At: t0},
+		{ToolID: "trip.flight", SessionID: "s1", UserID: "bob", Success: true, At: t0.Add(time.Minute)},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rel := pairings("trip.flight")
 	if len(rel) != 1 || rel[0].ToolID != "trip.hotel" || rel[0].Source != retrieval.PairLearned || rel[0].RelationshipScore <= 0 {
 		t.Fatalf("pairings of trip.flight: %+v", rel)
 	}
-	// Recording the same session's hotel again, later, strengthens the pair.
-	if err := svc.RecordEvents(ctx, recorder, []retrieval.Event{{ToolID: "trip.flight", SessionID: "s1", Success: true, At: t0.Add(3 * time.Minute)}}); err != nil {
+	hits, err := st.LearnedPairs(ctx, "trip.flight", 5, graph.Filter{}, t0.Add(time.Hour))
+	if err != nil || len(hits) != 1 || math.Abs(hits[0].Score-2) > 0.01 {
+		t.Fatalf("learned pairs of trip.flight = %+v, %v; want trip.hotel at 2 (one per caller's session)", hits, err)
+	}
+	// A new session of ana's strengthens the pair.
+	if err := svc.RecordEvents(ctx, recorder, []retrieval.Event{
+		{ToolID: "trip.flight", SessionID: "s3", UserID: "ana", Success: true, At: t0.Add(time.Hour)},
+		{ToolID: "trip.hotel", SessionID: "s3", UserID: "ana", Success: true, At: t0.Add(time.Hour)},
+	}); err != nil {
 		t.Fatal(err)
 	}
-	again, err := svc.Related(ctx, "trip.hotel", retrieval.RelPairings, 5, access.Caller{})
-	if err != nil || len(again) != 1 || again[0].ToolID != "trip.flight" || again[0].RelationshipScore <= rel[0].RelationshipScore {
-		t.Fatalf("pairings of trip.hotel: %+v %v (before %v)", again, err, rel[0].RelationshipScore)
+	again := pairings("trip.hotel")
+	if len(again) != 1 || again[0].ToolID != "trip.flight" || again[0].RelationshipScore <= rel[0].RelationshipScore {
+		t.Fatalf("pairings of trip.hotel: %+v (before %v)", again, rel[0].RelationshipScore)
 	}
 }
 

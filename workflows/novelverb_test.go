@@ -256,7 +256,8 @@ func TestDecomposeWithNestedNovelVerb(t *testing.T) {
 	f.ClearHit("measure distance in miles", "units.convert")
 	llm := &workflowstest.ScriptedLLM{Answers: map[string]string{"PLAN_TRIP_BUDGET": tripPlan}}
 	f.LLM = llm
-	res, p, err := run(t, f, NovelVerbInput{Verb: "PLAN_TRIP_BUDGET", Inputs: map[string]any{"budget": 1000, "currency": "USD", "distance_km": 42.195}})
+	res, p, err := run(t, f, NovelVerbInput{Verb: "PLAN_TRIP_BUDGET", Inputs: map[string]any{"budget": 1000, "currency": "USD", "distance_km": 42.195},
+		Caller: Caller{UserID: "ana"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,8 +302,9 @@ func TestDecomposeWithNestedNovelVerb(t *testing.T) {
 	if strings.Join(served, "\n") != strings.Join(wantServed, "\n") {
 		t.Fatalf("usage recorded:\n%s\nwant:\n%s", strings.Join(served, "\n"), strings.Join(wantServed, "\n"))
 	}
-	if len(f.Usage.Pairs) != 1 || f.Usage.Pairs[0].A != "currency.convert" || f.Usage.Pairs[0].B != "units.convert" {
-		t.Fatalf("plan pairings = %+v, want currency.convert with units.convert once", f.Usage.Pairs)
+	// (A plan pairs its tools only for a signed-in caller, as ana.)
+	if len(f.Usage.Pairs) != 1 || f.Usage.Pairs[0].A != "currency.convert" || f.Usage.Pairs[0].B != "units.convert" || f.Usage.Pairs[0].Caller != "ana" {
+		t.Fatalf("plan pairings = %+v, want currency.convert with units.convert once, ana's", f.Usage.Pairs)
 	}
 }
 

@@ -28,7 +28,8 @@ func runExecute(t *testing.T, f *workflowstest.Fixture, in ExecuteToolInput) err
 
 // TestExecuteRecordsOneUsePerCall: a call records one use, its final
 // outcome, however many attempts ran; an error the module classifies as not
-// retryable runs once.
+// retryable runs once, and the module's refusal of the caller's inputs
+// records no use.
 func TestExecuteRecordsOneUsePerCall(t *testing.T) {
 	in := ExecuteToolInput{ToolID: "currency.convert", Inputs: eurInputs(), Caller: Caller{UserID: "ana"}}
 
@@ -48,7 +49,16 @@ func TestExecuteRecordsOneUsePerCall(t *testing.T) {
 	if got := len(f.Mods["currency"].Calls()); got != 1 {
 		t.Fatalf("an input error was tried %d times, want 1", got)
 	}
-	if ev := f.Usage.Events; len(ev) != 1 || ev[0].Success {
-		t.Fatalf("usage = %+v, want one failed use", ev)
+	// The caller's own bad inputs are not the tool failing: no use is
+	// recorded, so they cannot lower its success rate for everyone.
+	if ev := f.Usage.Events; len(ev) != 0 {
+		t.Fatalf("usage after an input error = %+v, want none", ev)
+	}
+
+	f = workflowstest.New(t, nil)
+	in.Inputs = map[string]any{"amount": 1, "from": "ZZZ", "to": "EUR"} // the tool answers success false
+	wantType(t, runExecute(t, f, in), activities.ErrTypeToolFailed)
+	if ev := f.Usage.Events; len(ev) != 0 {
+		t.Fatalf("usage after an unknown currency = %+v, want none", ev)
 	}
 }

@@ -11,9 +11,11 @@ import (
 	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
-// testPairings: learned pairings are undirected, strengthen with each use
-// together, decay with graph.PairHalfLife, follow the filter, skip
-// unregistered partners, and a bad batch writes nothing.
+// testPairings: learned pairings are undirected, count once per caller's
+// session, are shown only once graph.PairQuorum distinct callers gave
+// evidence of them, decay with graph.PairHalfLife, follow the filter, skip
+// unregistered partners, and a bad batch (a tool with itself, evidence
+// without a caller or a session) writes nothing.
 func testPairings(t *testing.T, open func(*testing.T) graph.Store) {
 	s := fresh(t, open)
 	var ps graph.Pairings = s
@@ -24,18 +26,23 @@ func testPairings(t *testing.T, open func(*testing.T) graph.Store) {
 		mk("fx.convert", "CONVERT_CURRENCY", "FX", "finance", "Convert money.", unit(2)),
 	)
 	t0 := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
-	if err := ps.LearnPairs(ctx, []graph.PairEvidence{{A: "trip.flight", B: "trip.hotel", At: t0}, {A: "trip.flight", B: "trip.flight", At: t0}}); !errors.Is(err, fault.ErrInvalid) {
-		t.Fatalf("a tool paired with itself: %v", err)
+	ev := func(a, b string, at time.Time, caller, session string) graph.PairEvidence {
+		return graph.PairEvidence{A: a, B: b, At: at, Caller: caller, Session: session}
 	}
-	if hits, err := ps.LearnedPairs(ctx, "trip.flight", 10, graph.Filter{}, t0); err != nil || len(hits) != 0 {
-		t.Fatalf("a refused batch wrote: %+v %v", hits, err)
+	for name, bad := range map[string]graph.PairEvidence{
+		"a tool with itself":       ev("trip.flight", "trip.flight", t0, "ana", "ana/s1"),
+		"evidence without caller":  ev("trip.flight", "fx.convert", t0, "", "s1"),
+		"evidence without session": ev("trip.flight", "fx.convert", t0, "ana", ""),
+	} {
+		if err := ps.LearnPairs(ctx, []graph.PairEvidence{ev("trip.flight", "trip.hotel", t0, "ana", "ana/s1"), bad}); !errors.Is(err, fault.ErrInvalid) {
+			t.Fatalf("%s: %v, want fault.ErrInvalid", name, err)
+		}
 	}
-	err := ps.LearnPairs(ctx, []graph.PairEvidence{
-		{A: "trip.hotel", B: "trip.flight", At: t0}, {A: "trip.flight", B: "trip.hotel", At: t0},
-		{A: "trip.flight", B: "fx.convert", At: t0}, {A: "trip.flight", B: "ghost.tool", At: t0},
-	})
-	if err != nil {
-		t.Fatal(err)
+	learn := func(evidence ...graph.PairEvidence) {
+		t.Helper()
+		if err := ps.LearnPairs(ctx, evidence); err != nil {
+			t.Fatal(err)
+		}
 	}
 	pairs := func(id string, f graph.Filter, asOf time.Time) []graph.Hit {
 		t.Helper()
@@ -56,16 +63,29 @@ func testPairings(t *testing.T, open func(*testing.T) graph.Store) {
 			}
 		}
 	}
-	want(pairs("trip.flight", graph.Filter{}, t0), []string{"trip.hotel", "fx.convert"}, []float64{2, 1})
-	want(pairs("trip.hotel", graph.Filter{}, t0), []string{"trip.flight"}, []float64{2})
-	want(pairs("trip.flight", graph.Filter{Categories: []string{"travel"}}, t0), []string{"trip.hotel"}, []float64{2})
+	// ana's first session pairs flight with hotel (twice: it counts once)
+	// and with fx; her second session pairs flight and hotel again (a new
+	// session counts). Evidence about an unregistered tool is no edge.
+	learn(ev("trip.hotel", "trip.flight", t0, "ana", "ana/s1"), ev("trip.flight", "trip.hotel", t0, "ana", "ana/s1"),
+		ev("trip.flight", "fx.convert", t0, "ana", "ana/s1"), ev("trip.flight", "ghost.tool", t0, "ana", "ana/s1"))
+	learn(ev("trip.flight", "trip.hotel", t0, "ana", "ana/s1"))
+	learn(ev("trip.flight", "trip.hotel", t0, "ana", "ana/s2"))
+	// One caller alone, however many sessions, shows nothing to anyone.
+	want(pairs("trip.flight", graph.Filter{}, t0), nil, nil)
+	want(pairs("trip.hotel", graph.Filter{}, t0), nil, nil)
+	// bob's session is a second caller's evidence: flight–hotel is shown
+	// (ana's two sessions and bob's, weight 3); flight–fx still only ana's.
+	learn(ev("trip.hotel", "trip.flight", t0, "bob", "bob/s1"))
+	want(pairs("trip.flight", graph.Filter{}, t0), []string{"trip.hotel"}, []float64{3})
+	learn(ev("fx.convert", "trip.flight", t0, "carol", "carol/s1"))
+	want(pairs("trip.flight", graph.Filter{}, t0), []string{"trip.hotel", "fx.convert"}, []float64{3, 2})
+	want(pairs("trip.hotel", graph.Filter{}, t0), []string{"trip.flight"}, []float64{3})
+	want(pairs("trip.flight", graph.Filter{Categories: []string{"travel"}}, t0), []string{"trip.hotel"}, []float64{3})
 	// One half-life later the evidence weighs half; new evidence adds one.
 	later := t0.Add(graph.PairHalfLife)
-	want(pairs("trip.flight", graph.Filter{}, later), []string{"trip.hotel", "fx.convert"}, []float64{1, 0.5})
-	if err := ps.LearnPairs(ctx, []graph.PairEvidence{{A: "fx.convert", B: "trip.flight", At: later}}); err != nil {
-		t.Fatal(err)
-	}
-	want(pairs("trip.flight", graph.Filter{}, later), []string{"fx.convert", "trip.hotel"}, []float64{1.5, 1})
+	want(pairs("trip.flight", graph.Filter{}, later), []string{"trip.hotel", "fx.convert"}, []float64{1.5, 1})
+	learn(ev("fx.convert", "trip.flight", later, "dave", "dave/s1"))
+	want(pairs("trip.flight", graph.Filter{}, later), []string{"fx.convert", "trip.hotel"}, []float64{2, 1.5})
 	if hits, err := ps.LearnedPairs(ctx, "trip.flight", 1, graph.Filter{}, later); err != nil || len(hits) != 1 {
 		t.Fatalf("limit 1: %+v %v", hits, err)
 	}

@@ -23,7 +23,7 @@ func testUsage(t *testing.T, open func(*testing.T) graph.Store) {
 		{ToolID: "fx", SessionID: "s1", Query: "euros", QueryEmbedding: unit(3), Success: true, At: base},
 		{ToolID: "fx", SessionID: "s1", Query: "yen", QueryEmbedding: unit(4), Success: true, At: base.Add(time.Minute)},
 		{ToolID: "fx", SessionID: "s2", Query: "bad", QueryEmbedding: unit(5), Success: false, At: base.Add(2 * time.Minute)},
-		{ToolID: "wx", SessionID: "s1", Query: "rain", Success: true, At: base.Add(3 * time.Minute)},
+		{ToolID: "wx", SessionID: "s1", UserID: "ana", Query: "rain", Success: true, At: base.Add(3 * time.Minute)},
 		{ToolID: "wx", SessionID: "s1", Query: "snow", QueryEmbedding: unit(6), Success: false, At: base.Add(4 * time.Minute)},
 	}
 	if err := s.RecordUsage(ctx, events); err != nil {
@@ -82,10 +82,12 @@ func testUsage(t *testing.T, open func(*testing.T) graph.Store) {
 	}
 	var got []string
 	for _, e := range hist {
-		got = append(got, fmt.Sprintf("%s/%v", e.ToolID, e.Success))
+		got = append(got, fmt.Sprintf("%s/%s/%v", e.ToolID, e.UserID, e.Success))
 	}
-	if !sameStrings(got, []string{"wx/false", "wx/true", "fx/true", "fx/true"}) {
-		t.Errorf("SessionHistory(s1) = %v, want newest first", got)
+	// Each event carries the user it was recorded for (pairings are
+	// learned only between one user's events of a session).
+	if !sameStrings(got, []string{"wx//false", "wx/ana/true", "fx//true", "fx//true"}) {
+		t.Errorf("SessionHistory(s1) = %v, want newest first, with their users", got)
 	}
 	if !hist[0].At.Equal(base.Add(4 * time.Minute)) {
 		t.Errorf("newest event at %v", hist[0].At)

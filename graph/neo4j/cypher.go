@@ -358,7 +358,7 @@ RETURN t.id AS id, t.uses AS uses, coalesce(t.successes, 0) AS successes, coales
   t.usageCentroid AS centroid, coalesce(t.centroidN, 0) AS centroidN
 ORDER BY id`
 	cypherSessionHistory = `MATCH (e:UsageEvent {sessionId: $session})
-RETURN e.toolId AS toolId, e.success AS success, e.at AS at
+RETURN e.toolId AS toolId, e.userId AS userId, e.success AS success, e.at AS at
 ORDER BY e.at DESC, e.ordinal DESC
 LIMIT $limit`
 	// A served query's Seq is its ordinal + 1 (ordinals start at 0, Seq at 1).
@@ -501,6 +501,10 @@ func Statements() []Statement {
 		"putGap":                 cypherPutGap,
 		"coverGap":               cypherCoverGap,
 		"listGaps":               cypherListGaps,
+		"constraintPairSession":  cypherConstraintPairSession,
+		"indexPairSessionCaller": cypherIndexPairSessionCaller,
+		"pairSessions":           cypherPairSessions,
+		"putPairSession":         cypherPutPairSession,
 		"getLearnedPair":         cypherGetLearnedPair,
 		"putLearnedPair":         cypherPutLearnedPair,
 		"learnedPairs":           cypherLearnedPairs,
@@ -711,18 +715,31 @@ LIMIT $limit`
 
 // Learned pairings (graph.Pairings): tools used together, one edge per
 // pair from the smaller id to the larger; weight is as of updatedAt (Unix
-// nanoseconds) and decays with graph.PairHalfLife.
+// nanoseconds) and decays with graph.PairHalfLife; callers counts the
+// distinct callers whose sessions gave evidence of it (graph.PairQuorum;
+// missing on the edges learned before it was kept, read as 0). One
+// PairSession node per pair and caller's session that gave evidence, keyed
+// by the four, makes a pair count once per session.
 //
-//	(:Tool)-[:PAIRS_LEARNED {weight, count, updatedAt}]->(:Tool)
+//	(:Tool)-[:PAIRS_LEARNED {weight, count, callers, updatedAt}]->(:Tool)
+//	(:PairSession {key, a, b, caller, session, at})
 const (
+	cypherConstraintPairSession  = `CREATE CONSTRAINT pair_session_key IF NOT EXISTS FOR (s:PairSession) REQUIRE s.key IS UNIQUE`
+	cypherIndexPairSessionCaller = `CREATE INDEX pair_session_caller IF NOT EXISTS FOR (s:PairSession) ON (s.a, s.b, s.caller)`
+	cypherPairSessions           = `OPTIONAL MATCH (s:PairSession {a: $a, b: $b, caller: $caller})
+RETURN count(s) AS sessions, count(CASE WHEN s.session = $session THEN 1 END) AS seen`
+	cypherPutPairSession = `MATCH (:Tool {id: $a})
+MATCH (:Tool {id: $b})
+MERGE (s:PairSession {key: $key})
+SET s.a = $a, s.b = $b, s.caller = $caller, s.session = $session, s.at = $at`
 	cypherGetLearnedPair = `MATCH (:Tool {id: $a})-[p:PAIRS_LEARNED]->(:Tool {id: $b})
-RETURN p.weight AS weight, p.count AS count, p.updatedAt AS updatedAt`
+RETURN p.weight AS weight, p.count AS count, p.callers AS callers, p.updatedAt AS updatedAt`
 	cypherPutLearnedPair = `MATCH (a:Tool {id: $a})
 MATCH (b:Tool {id: $b})
 MERGE (a)-[p:PAIRS_LEARNED]->(b)
-SET p.weight = $weight, p.count = $count, p.updatedAt = $updatedAt`
+SET p.weight = $weight, p.count = $count, p.callers = $callers, p.updatedAt = $updatedAt`
 	cypherLearnedPairs = `MATCH (:Tool {id: $id})-[p:PAIRS_LEARNED]-(t:Tool)
-WHERE t.id <> $id AND ` + filterWhere + `
+WHERE t.id <> $id AND coalesce(p.callers, 0) >= $quorum AND ` + filterWhere + `
 RETURN t.summary AS summary, p.weight AS weight, p.updatedAt AS updatedAt`
 )
 

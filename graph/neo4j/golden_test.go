@@ -506,10 +506,20 @@ func goldenCases() []goldenCase {
 			return s.CloseGap(ctx, "SING", "music.sing", goldenNow.Add(time.Hour))
 		}},
 		{"learn_pairs", func(t *testing.T, f *fakeRunner) {
-			f.answer("getLearnedPair", record{"weight": 2.0, "count": int64(2), "updatedAt": goldenNow.UnixNano()})
+			// ana's second session pairs hotel and flight (she is known:
+			// callers stays 1); bob's first pairs fx and flight (a new
+			// caller); ana's second session again changes nothing.
+			f.answer("pairSessions", record{"sessions": int64(1), "seen": int64(0)})
+			f.answer("getLearnedPair", record{"weight": 2.0, "count": int64(2), "callers": int64(1), "updatedAt": goldenNow.UnixNano()})
+			f.answer("pairSessions", record{"sessions": int64(0), "seen": int64(0)})
 			f.answer("getLearnedPair")
+			f.answer("pairSessions", record{"sessions": int64(2), "seen": int64(1)})
 		}, func(ctx context.Context, s *Store) (any, error) {
-			return nil, s.LearnPairs(ctx, []graph.PairEvidence{{A: "trip.hotel", B: "trip.flight", At: goldenNow.Add(graph.PairHalfLife)}, {A: "fx.convert", B: "trip.flight", At: goldenNow}})
+			return nil, s.LearnPairs(ctx, []graph.PairEvidence{
+				{A: "trip.hotel", B: "trip.flight", At: goldenNow.Add(graph.PairHalfLife), Caller: "ana", Session: "ana/s2"},
+				{A: "fx.convert", B: "trip.flight", At: goldenNow, Caller: "bob", Session: "bob/s1"},
+				{A: "trip.flight", B: "trip.hotel", At: goldenNow.Add(graph.PairHalfLife), Caller: "ana", Session: "ana/s2"},
+			})
 		}},
 		{"learned_pairs", func(t *testing.T, f *fakeRunner) {
 			f.answer("learnedPairs", record{"summary": summaryJSON(t, "trip.hotel", "active"), "weight": 2.0, "updatedAt": goldenNow.UnixNano()},

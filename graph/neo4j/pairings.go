@@ -2,6 +2,7 @@ package neo4j
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -12,7 +13,7 @@ var _ graph.Pairings = (*Store)(nil)
 
 // LearnPairs implements graph.Pairings in one write transaction; evidence
 // about a tool that is not registered is dropped (no edge without both
-// nodes).
+// nodes, and no PairSession either).
 func (s *Store) LearnPairs(ctx context.Context, evidence []graph.PairEvidence) error {
 	for _, e := range evidence {
 		if _, _, err := graph.OrderPair(e); err != nil {
@@ -29,16 +30,51 @@ func (s *Store) LearnPairs(ctx context.Context, evidence []graph.PairEvidence) e
 			if at.IsZero() {
 				at = s.clock()
 			}
-			recs, err := tx.run(ctx, cypherGetLearnedPair, map[string]any{"a": a, "b": b})
+			// A pair counts once per caller's session: a session repeated
+			// cannot inflate it.
+			key, err := json.Marshal([]string{a, b, e.Caller, e.Session})
 			if err != nil {
 				return err
 			}
-			w, n, last := 0.0, int64(0), at
+			who := map[string]any{"a": a, "b": b, "caller": e.Caller, "session": e.Session}
+			recs, err := tx.run(ctx, cypherPairSessions, who)
+			if err != nil {
+				return err
+			}
+			var sessions, seen int64
+			if len(recs) > 0 {
+				if sessions, err = getInt(recs[0], "sessions"); err != nil {
+					return err
+				}
+				if seen, err = getInt(recs[0], "seen"); err != nil {
+					return err
+				}
+			}
+			if seen > 0 {
+				continue
+			}
+			if _, err := tx.run(ctx, cypherPutPairSession, map[string]any{
+				"key": string(key), "a": a, "b": b, "caller": e.Caller, "session": e.Session, "at": at.UnixNano(),
+			}); err != nil {
+				return err
+			}
+			newCaller := int64(0)
+			if sessions == 0 {
+				newCaller = 1
+			}
+			recs, err = tx.run(ctx, cypherGetLearnedPair, map[string]any{"a": a, "b": b})
+			if err != nil {
+				return err
+			}
+			w, n, callers, last := 0.0, int64(0), int64(0), at
 			if len(recs) > 0 {
 				if w, err = getFloat(recs[0], "weight"); err != nil {
 					return err
 				}
 				if n, err = getInt(recs[0], "count"); err != nil {
+					return err
+				}
+				if callers, err = getInt(recs[0], "callers"); err != nil {
 					return err
 				}
 				u, err := getInt(recs[0], "updatedAt")
@@ -51,7 +87,7 @@ func (s *Store) LearnPairs(ctx context.Context, evidence []graph.PairEvidence) e
 			if at.Before(last) {
 				at = last
 			}
-			if _, err := tx.run(ctx, cypherPutLearnedPair, map[string]any{"a": a, "b": b, "weight": w, "count": n + 1, "updatedAt": at.UnixNano()}); err != nil {
+			if _, err := tx.run(ctx, cypherPutLearnedPair, map[string]any{"a": a, "b": b, "weight": w, "count": n + 1, "callers": callers + newCaller, "updatedAt": at.UnixNano()}); err != nil {
 				return err
 			}
 		}
@@ -71,7 +107,7 @@ func (s *Store) LearnedPairs(ctx context.Context, id string, limit int, f graph.
 	}
 	out := []graph.Hit{}
 	err := s.r.read(ctx, func(tx txRunner) error {
-		recs, err := tx.run(ctx, cypherLearnedPairs, filterParams(f, map[string]any{"id": id}))
+		recs, err := tx.run(ctx, cypherLearnedPairs, filterParams(f, map[string]any{"id": id, "quorum": int64(graph.PairQuorum)}))
 		if err != nil {
 			return err
 		}

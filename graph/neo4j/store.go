@@ -144,6 +144,8 @@ var schemaStatements = []string{
 	cypherIndexAuditAt,
 	cypherConstraintGap,
 	cypherConstraintModelVersion,
+	cypherConstraintPairSession,
+	cypherIndexPairSessionCaller,
 	cypherConstraintSeries,
 	cypherConstraintSession,
 	cypherConstraintRateCount,

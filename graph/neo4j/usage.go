@@ -260,6 +260,9 @@ func (s *Store) SessionHistory(ctx context.Context, sessionID string, limit int)
 			if e.ToolID, err = getString(r, "toolId"); err != nil {
 				return err
 			}
+			if e.UserID, err = getString(r, "userId"); err != nil {
+				return err
+			}
 			if e.Success, err = getBool(r, "success"); err != nil {
 				return err
 			}

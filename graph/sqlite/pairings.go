@@ -39,10 +39,30 @@ func (s *Store) LearnPairs(ctx context.Context, evidence []graph.PairEvidence) e
 		if at.IsZero() {
 			at = s.now()
 		}
+		// A pair counts once per caller's session: a session repeated
+		// cannot inflate it.
+		res, err := tx.ExecContext(ctx, `INSERT INTO learned_pair_sessions(a, b, caller, session, at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			a, b, e.Caller, e.Session, graph.Nanos(at))
+		if err != nil {
+			return fmt.Errorf("sqlite: learn pairs: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("sqlite: learn pairs: %w", err)
+		} else if n == 0 {
+			continue
+		}
+		var sessions int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM learned_pair_sessions WHERE a = ? AND b = ? AND caller = ?`, a, b, e.Caller).Scan(&sessions); err != nil {
+			return fmt.Errorf("sqlite: learn pairs: %w", err)
+		}
+		newCaller := 0
+		if sessions == 1 {
+			newCaller = 1
+		}
 		var w float64
-		var n int
+		var n, callers int
 		var updated int64
-		switch err := tx.QueryRowContext(ctx, `SELECT weight, count, updated_at FROM learned_pairs WHERE a = ? AND b = ?`, a, b).Scan(&w, &n, &updated); {
+		switch err := tx.QueryRowContext(ctx, `SELECT weight, count, callers, updated_at FROM learned_pairs WHERE a = ? AND b = ?`, a, b).Scan(&w, &n, &callers, &updated); {
 		case errors.Is(err, sql.ErrNoRows):
 			updated = graph.Nanos(at)
 		case err != nil:
@@ -53,9 +73,9 @@ func (s *Store) LearnPairs(ctx context.Context, evidence []graph.PairEvidence) e
 		if at.Before(last) {
 			at = last // late evidence counts, without moving time back
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO learned_pairs(a, b, weight, count, updated_at) VALUES (?, ?, ?, ?, ?)
-ON CONFLICT(a, b) DO UPDATE SET weight = excluded.weight, count = excluded.count, updated_at = excluded.updated_at`,
-			a, b, w, n+1, graph.Nanos(at)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO learned_pairs(a, b, weight, count, callers, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT(a, b) DO UPDATE SET weight = excluded.weight, count = excluded.count, callers = excluded.callers, updated_at = excluded.updated_at`,
+			a, b, w, n+1, callers+newCaller, graph.Nanos(at)); err != nil {
 			return fmt.Errorf("sqlite: learn pairs: %w", err)
 		}
 	}
@@ -65,15 +85,16 @@ ON CONFLICT(a, b) DO UPDATE SET weight = excluded.weight, count = excluded.count
 	return nil
 }
 
-// learnedPairsSQL selects a tool's learned partners (two arguments: the id
-// twice) that pass where (on tools t). CROSS JOIN keeps the edges the outer
-// loop: otherwise SQLite may walk every active tool by the status index and
-// probe the edges for each (plan_test.go checks).
+// learnedPairsSQL selects a tool's learned partners (four arguments: the
+// id and graph.PairQuorum, twice) that pass where (on tools t). CROSS JOIN
+// keeps the edges the outer loop: otherwise SQLite may walk every active
+// tool by the status index and probe the edges for each (plan_test.go
+// checks).
 func learnedPairsSQL(where string) string {
 	return `SELECT t.summary, e.weight, e.updated_at FROM (
-		SELECT b AS peer, weight, updated_at FROM learned_pairs WHERE a = ?
+		SELECT b AS peer, weight, updated_at FROM learned_pairs WHERE a = ? AND callers >= ?
 		UNION ALL
-		SELECT a AS peer, weight, updated_at FROM learned_pairs WHERE b = ?
+		SELECT a AS peer, weight, updated_at FROM learned_pairs WHERE b = ? AND callers >= ?
 	) AS e CROSS JOIN tools t ON t.id = e.peer WHERE ` + where
 }
 
@@ -84,7 +105,7 @@ func (s *Store) LearnedPairs(ctx context.Context, id string, limit int, f graph.
 		asOf = s.now()
 	}
 	where, args := filterSQL(f, "t")
-	rows, err := s.db.QueryContext(ctx, learnedPairsSQL(where), append([]any{id, id}, args...)...)
+	rows, err := s.db.QueryContext(ctx, learnedPairsSQL(where), append([]any{id, graph.PairQuorum, id, graph.PairQuorum}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: learned pairs of %q: %w", id, err)
 	}

@@ -36,7 +36,7 @@ func TestNeighbourQueriesStartFromTheirEdges(t *testing.T) {
 			return query{sql, args}
 		}
 		queries := map[string]query{
-			"learned pairs":        {learnedPairsSQL(where), []any{"a", "a"}},
+			"learned pairs":        {learnedPairsSQL(where), []any{"a", graph.PairQuorum, "a", graph.PairQuorum}},
 			"related depends_on":   related(graph.RelDependsOn),
 			"related alternatives": related(graph.RelAlternative),
 			"text search":          {textSearchSQL(where), []any{"currency", 20}},

@@ -336,6 +336,22 @@ ALTER TABLE usage_events ADD COLUMN origin TEXT NOT NULL DEFAULT '';
 ALTER TABLE usage_events ADD COLUMN claimed INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX usage_events_observed ON usage_events(user_id, tool_id, at) WHERE origin = 'observed';
 `,
+	// v17: who taught each learned pairing (graph.PairEvidence): one row per
+	// pair and caller's session that gave evidence of it, so that a pair
+	// counts once per session, and the number of distinct callers per pair,
+	// which graph.PairQuorum reads. The pairs learned before have no
+	// known callers (0) and are not shown until callers teach them again.
+	`
+CREATE TABLE learned_pair_sessions (
+	a       TEXT NOT NULL,
+	b       TEXT NOT NULL,
+	caller  TEXT NOT NULL,
+	session TEXT NOT NULL,
+	at      INTEGER NOT NULL,
+	PRIMARY KEY (a, b, caller, session)
+) WITHOUT ROWID;
+ALTER TABLE learned_pairs ADD COLUMN callers INTEGER NOT NULL DEFAULT 0;
+`,
 }
 
 // schemaVersion is the version a fully migrated store has.

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/fault"
@@ -444,5 +445,47 @@ func TestTextSearchWhileTheIndexLoads(t *testing.T) {
 		if during[i].Tool.ID != loaded[i].Tool.ID || math.Abs(during[i].Score-loaded[i].Score) > 1e-9 {
 			t.Fatalf("hit %d: %s %.9f during the load, %s %.9f after", i, during[i].Tool.ID, during[i].Score, loaded[i].Tool.ID, loaded[i].Score)
 		}
+	}
+}
+
+// TestPairsLearnedBeforeCallersStayHidden: a pair written before its
+// callers were kept (migration v17 gives it no known callers) is not shown
+// until graph.PairQuorum callers teach it again; its weight carries over.
+func TestPairsLearnedBeforeCallersStayHidden(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(filepath.Join(t.TempDir(), "g.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.EnsureEmbedder(ctx, graph.EmbedderInfo{Model: "m", Dimension: benchDim}); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	if _, err := s.UpsertTools(ctx, []graph.Tool{benchTool(r, "t.a"), benchTool(r, "t.b")}); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC)
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO learned_pairs(a, b, weight, count, updated_at) VALUES ('t.a', 't.b', 5, 5, ?)`, graph.Nanos(at)); err != nil {
+		t.Fatal(err)
+	}
+	shown := func() []graph.Hit {
+		t.Helper()
+		hits, err := s.LearnedPairs(ctx, "t.a", 10, graph.Filter{}, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hits
+	}
+	if hits := shown(); len(hits) != 0 {
+		t.Fatalf("a pair without known callers is shown: %+v", hits)
+	}
+	for _, who := range []string{"ana", "bob"} {
+		if err := s.LearnPairs(ctx, []graph.PairEvidence{{A: "t.a", B: "t.b", At: at, Caller: who, Session: who + "/s1"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if hits := shown(); len(hits) != 1 || hits[0].Tool.ID != "t.b" || hits[0].Score != 7 {
+		t.Fatalf("pairs after two callers = %+v, want t.b at 7", hits)
 	}
 }

@@ -216,7 +216,7 @@ func (s *Store) servedQueries(ctx context.Context, op, query string, args ...any
 // SessionHistory returns a session's events, newest first; limit <= 0 means 100.
 func (s *Store) SessionHistory(ctx context.Context, sessionID string, limit int) ([]graph.SessionEvent, error) {
 	limit = graph.Limit(limit, graph.DefaultEventsLimit, 0)
-	rows, err := s.db.QueryContext(ctx, `SELECT tool_id, success, at FROM usage_events WHERE session_id = ? ORDER BY at DESC, id DESC LIMIT ?`, sessionID, limit)
+	rows, err := s.db.QueryContext(ctx, `SELECT tool_id, user_id, success, at FROM usage_events WHERE session_id = ? ORDER BY at DESC, id DESC LIMIT ?`, sessionID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: session history %q: %w", sessionID, err)
 	}
@@ -225,7 +225,7 @@ func (s *Store) SessionHistory(ctx context.Context, sessionID string, limit int)
 	for rows.Next() {
 		var e graph.SessionEvent
 		var at int64
-		if err := rows.Scan(&e.ToolID, &e.Success, &at); err != nil {
+		if err := rows.Scan(&e.ToolID, &e.UserID, &e.Success, &at); err != nil {
 			return nil, fmt.Errorf("sqlite: session history %q: %w", sessionID, err)
 		}
 		e.At = graph.FromNanos(at)
