@@ -99,6 +99,8 @@ func TestExecuteTool(t *testing.T) {
 		// failure: a failed call records one failed use; a refusal of the
 		// caller's own inputs records none.
 		failure bool
+		// anonymous: the call has no caller (the others are ana's).
+		anonymous bool
 	}
 	args := map[string]any{"amount": 10, "from": "USD", "to": "EUR"}
 	reply := func(status int, body string) http.HandlerFunc {
@@ -120,7 +122,9 @@ func TestExecuteTool(t *testing.T) {
 		}, timeout: 30 * time.Millisecond, in: ExecuteInput{ToolID: "currency.convert", Inputs: args},
 			wantType: ErrTypeModuleTimeout, retryable: true, wantMsg: "Tool execution timed out", wantCalled: true, failure: true},
 		{name: "tool error", handler: reply(200, `{"tool_name":"currency.convert","success":false,"error":"unsupported currency"}`),
-			in: ExecuteInput{ToolID: "currency.convert", Inputs: args}, wantType: ErrTypeToolFailed, wantMsg: "unsupported currency", wantCalled: true},
+			in: ExecuteInput{ToolID: "currency.convert", Inputs: args}, wantType: ErrTypeToolFailed, wantMsg: "unsupported currency", wantCalled: true, anonymous: true},
+		{name: "tool error, signed in", handler: reply(200, `{"tool_name":"currency.convert","success":false,"error":"rate unavailable"}`),
+			in: ExecuteInput{ToolID: "currency.convert", Inputs: args}, wantType: ErrTypeToolFailed, wantMsg: "rate unavailable", wantCalled: true, failure: true},
 		{name: "bad response", handler: reply(200, `not json`), in: ExecuteInput{ToolID: "currency.convert", Inputs: args},
 			wantType: ErrTypeToolFailed, wantMsg: "invalid ToolResult", wantCalled: true, failure: true},
 		{name: "output schema", handler: reply(200, `{"tool_name":"currency.convert","success":true,"result":{"rate":1}}`),
@@ -165,7 +169,9 @@ func TestExecuteTool(t *testing.T) {
 			// tool): a success pairs the two once.
 			in := c.in
 			in.PairWith = []string{"units.convert", in.ToolID, "units.convert"}
-			in.Caller.UserID = "ana"
+			if !c.anonymous {
+				in.Caller.UserID = "ana"
+			}
 
 			val, err := env.ExecuteActivity(a.ExecuteTool, in)
 			mu.Lock()
@@ -205,9 +211,10 @@ func TestExecuteTool(t *testing.T) {
 			if len(usage.pairs) != 0 {
 				t.Fatalf("a failed execution paired tools: %+v", usage.pairs)
 			}
-			// A tool's refusal of the caller's own inputs (a tool result
-			// with success false, a 400) is not the tool failing: it must not
-			// lower the tool's success rate for everyone.
+			// A tool's refusal of the caller's own inputs (a 400, or an
+			// anonymous caller's tool result with success false) is not
+			// counted as the tool failing: it must not lower the tool's
+			// success rate for everyone.
 			if c.failure != (len(usage.events) == 1) || len(usage.events) > 1 || (len(usage.events) == 1 && usage.events[0].Success) {
 				t.Fatalf("usage = %+v, want one failed use: %v", usage.events, c.failure)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/modules"
 )
 
@@ -112,18 +113,20 @@ func ErrorType(err error) string {
 	return ""
 }
 
-// refusedInput reports whether a failed module result is the tool's answer
-// to the caller's own inputs: a tool result with success false (the tool
-// read the inputs and refused them: an unknown currency, a division by
-// zero) or an answer of 400 or 422. moduleError does not retry them (the
-// same inputs get the same answer), and ExecuteTool does not record them
-// as a failure of the tool: otherwise anyone could lower a tool's success
-// rate for everyone by sending it bad inputs. A module that cannot run
-// answers 5xx, times out or answers no ToolResult; those still count.
-func refusedInput(res modules.Result) bool {
+// refusedInput reports whether a failed module result is not the tool's
+// own failure, for the success rate everyone's ranking reads. A module's
+// answer of 400 or 422 is its refusal of the caller's inputs: the
+// caller's mistake, whoever called. A tool result with success false is
+// either (an unknown currency, or "rate unavailable"): it counts for a
+// signed-in caller, whose calls are limited and audited per key, and not
+// for an anonymous one, who could otherwise lower a tool's success rate
+// for everyone with inputs it refuses. moduleError retries neither (the
+// same inputs get the same answer). A module that cannot run answers 5xx,
+// times out or answers no ToolResult: those always count.
+func refusedInput(res modules.Result, caller access.Caller) bool {
 	switch res.Kind {
 	case modules.KindToolError:
-		return true
+		return !caller.Authenticated()
 	case modules.KindHTTP:
 		return res.Status == http.StatusBadRequest || res.Status == http.StatusUnprocessableEntity
 	}

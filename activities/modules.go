@@ -220,11 +220,11 @@ func (m *Modules) executeTool(ctx context.Context, in ExecuteInput, use *usage) 
 	switch {
 	case res.Kind == modules.KindUnknownModule, res.Kind == modules.KindInvalidName, res.Kind == modules.KindInvalidInput:
 		// Refused before any module was called: the tool did not run.
-	case refusedInput(res):
-		// The tool refused the caller's own inputs: the caller's mistake,
-		// not a failure of the tool, so it does not lower the tool's
-		// success rate for everyone (the audit and metrics still count
-		// the call).
+	case refusedInput(res, in.Caller):
+		// The tool refused the caller's own inputs (or an anonymous
+		// caller's run failed): not counted as a failure of the tool, so
+		// it does not lower the tool's success rate for everyone (the
+		// audit and metrics still count the call).
 	default:
 		use.set(res.Success, out.DurationMs)
 	}

@@ -29,7 +29,8 @@ func runExecute(t *testing.T, f *workflowstest.Fixture, in ExecuteToolInput) err
 // TestExecuteRecordsOneUsePerCall: a call records one use, its final
 // outcome, however many attempts ran; an error the module classifies as not
 // retryable runs once, and the module's refusal of the caller's inputs
-// records no use.
+// (a 400 or 422, or an anonymous caller's failed tool result) records no
+// use.
 func TestExecuteRecordsOneUsePerCall(t *testing.T) {
 	in := ExecuteToolInput{ToolID: "currency.convert", Inputs: eurInputs(), Caller: Caller{UserID: "ana"}}
 
@@ -55,10 +56,19 @@ func TestExecuteRecordsOneUsePerCall(t *testing.T) {
 		t.Fatalf("usage after an input error = %+v, want none", ev)
 	}
 
+	// A tool result with success false may be the tool failing ("rate
+	// unavailable") or refusing the inputs: it counts for a signed-in
+	// caller, and not for an anonymous one.
 	f = workflowstest.New(t, nil)
 	in.Inputs = map[string]any{"amount": 1, "from": "ZZZ", "to": "EUR"} // the tool answers success false
 	wantType(t, runExecute(t, f, in), activities.ErrTypeToolFailed)
+	if ev := f.Usage.Events; len(ev) != 1 || ev[0].Success {
+		t.Fatalf("usage after a signed-in caller's failed run = %+v, want one failed use", ev)
+	}
+	f = workflowstest.New(t, nil)
+	in.Caller = Caller{}
+	wantType(t, runExecute(t, f, in), activities.ErrTypeToolFailed)
 	if ev := f.Usage.Events; len(ev) != 0 {
-		t.Fatalf("usage after an unknown currency = %+v, want none", ev)
+		t.Fatalf("usage after an anonymous caller's failed run = %+v, want none", ev)
 	}
 }
