@@ -44,21 +44,7 @@ func TestDevRunsOnlyWhatItServes(t *testing.T) {
 	}
 	picked := 0
 	for _, m := range mans {
-		code, env := in.call(t, http.MethodPost, "/api/v1/verbs?wait=60s", map[string]any{
-			"verb": m.Verb, "description": m.ShortDescription, "options": map[string]any{"dryRun": true},
-		}, "Authorization", in.auth)
-		var run struct {
-			Result struct {
-				Branch string   `json:"branch"`
-				Reason string   `json:"reason"`
-				Tool   string   `json:"tool"`
-				Tools  []string `json:"tools"`
-			} `json:"result"`
-		}
-		if code != http.StatusOK || json.Unmarshal(env.Data, &run) != nil {
-			t.Fatalf("%s: %d %s", m.Verb, code, env.Data)
-		}
-		r := run.Result
+		r := in.dryRunVerb(t, m.Verb, m.ShortDescription, nil)
 		var ran string
 		switch {
 		case r.Branch == "needs_inputs":
@@ -98,20 +84,7 @@ func TestDevRunsOnlyWhatItServes(t *testing.T) {
 			continue
 		}
 		asked++
-		code, env := in.call(t, http.MethodPost, "/api/v1/verbs?wait=60s", map[string]any{
-			"verb": m.Verb, "description": m.ShortDescription, "inputs": text, "options": map[string]any{"dryRun": true},
-		}, "Authorization", in.auth)
-		var run struct {
-			Result struct {
-				Branch string   `json:"branch"`
-				Reason string   `json:"reason"`
-				Tools  []string `json:"tools"`
-			} `json:"result"`
-		}
-		if code != http.StatusOK || json.Unmarshal(env.Data, &run) != nil {
-			t.Fatalf("%s: %d %s", m.Verb, code, env.Data)
-		}
-		if r := run.Result; r.Branch == "substitute" && strings.Contains(r.Reason, "ranks first but could not: "+retrieval.UnavailableReason) {
+		if r := in.dryRunVerb(t, m.Verb, m.ShortDescription, text); r.Branch == "substitute" && strings.Contains(r.Reason, "ranks first but could not: "+retrieval.UnavailableReason) {
 			t.Errorf("%s %q with a text: substituted %v in place of a tool dev does not serve: %s", m.Verb, m.ShortDescription, r.Tools, r.Reason)
 		}
 	}
@@ -127,21 +100,34 @@ func TestDevRunsOnlyWhatItServes(t *testing.T) {
 	}{
 		{"SUMMARIZE_TEXT", "summarize this text in two sentences", text},
 	} {
-		code, env := in.call(t, http.MethodPost, "/api/v1/verbs?wait=60s", map[string]any{
-			"verb": c.verb, "description": c.description, "inputs": c.inputs, "options": map[string]any{"dryRun": true},
-		}, "Authorization", in.auth)
-		var run struct {
-			Result struct {
-				Branch string   `json:"branch"`
-				Reason string   `json:"reason"`
-				Tools  []string `json:"tools"`
-			} `json:"result"`
-		}
-		if code != http.StatusOK || json.Unmarshal(env.Data, &run) != nil {
-			t.Fatalf("%s: %d %s", c.verb, code, env.Data)
-		}
-		if run.Result.Branch == "substitute" {
-			t.Errorf("%s %q: substituted %v: %s", c.verb, c.description, run.Result.Tools, run.Result.Reason)
+		if r := in.dryRunVerb(t, c.verb, c.description, c.inputs); r.Branch == "substitute" {
+			t.Errorf("%s %q: substituted %v: %s", c.verb, c.description, r.Tools, r.Reason)
 		}
 	}
+}
+
+// verbRun is what the walks read of a verb run's result.
+type verbRun struct {
+	Branch string   `json:"branch"`
+	Reason string   `json:"reason"`
+	Tool   string   `json:"tool"`
+	Tools  []string `json:"tools"`
+}
+
+// dryRunVerb asks dev for a dry run of verb with inputs (none when nil), as
+// the owner, and returns its result.
+func (in *instance) dryRunVerb(t *testing.T, verb, description string, inputs map[string]any) verbRun {
+	t.Helper()
+	body := map[string]any{"verb": verb, "description": description, "options": map[string]any{"dryRun": true}}
+	if inputs != nil {
+		body["inputs"] = inputs
+	}
+	code, env := in.call(t, http.MethodPost, "/api/v1/verbs?wait=60s", body, "Authorization", in.auth)
+	var run struct {
+		Result verbRun `json:"result"`
+	}
+	if code != http.StatusOK || json.Unmarshal(env.Data, &run) != nil {
+		t.Fatalf("%s: %d %s", verb, code, env.Data)
+	}
+	return run.Result
 }
