@@ -41,14 +41,7 @@ func (a *auditEvents) Record(_ context.Context, e graph.AuditEvent) error {
 // included.
 func TestExposedCallsKeepTheirNameOutOfMetricsAndActions(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "g.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if err := st.EnsureEmbedder(ctx, graph.EmbedderInfo{Model: "test", Dimension: 2}); err != nil {
-		t.Fatal(err)
-	}
+	st := openStore(t)
 	const hidden = "deployer.deploy_app"
 	if _, err := st.UpsertTool(ctx, graph.Tool{ToolSummary: graph.ToolSummary{ID: hidden, Verb: "DEPLOY_APP", Name: "Deployer",
 		ShortDescription: "Deploys an app", Status: graph.StatusActive, Permissions: []string{"role:developer"}},
@@ -110,4 +103,19 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// openStore opens a fresh SQLite store for a 2-dimensional test embedder,
+// closed when the test ends.
+func openStore(t *testing.T) *sqlite.Store {
+	t.Helper()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "g.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.EnsureEmbedder(context.Background(), graph.EmbedderInfo{Model: "test", Dimension: 2}); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }

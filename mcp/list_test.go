@@ -97,14 +97,7 @@ func TestToolsListIsTheActingCallers(t *testing.T) {
 // gets the empty one, and a withdrawn tool is no longer listed.
 func TestCatalogueToolsAsListed(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "g.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if err := st.EnsureEmbedder(ctx, graph.EmbedderInfo{Model: "test", Dimension: 2}); err != nil {
-		t.Fatal(err)
-	}
+	st := openStore(t)
 	schema := `{"type": "object", "properties": {"city": {"type": "string", "description": "the city"}}, "required": ["city"]}`
 	for i, id := range []string{"weather.now", "weather.now.eu-central", "weather.raw"} {
 		in := schema

@@ -6,12 +6,10 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/toolsmith/toolsmith/graph"
-	"github.com/toolsmith/toolsmith/graph/sqlite"
 	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/mcp"
 	"github.com/toolsmith/toolsmith/tool"
@@ -26,14 +24,7 @@ import (
 // id it falls back to.
 func TestModulesAsModuleOfNamesThem(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "g.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if err := st.EnsureEmbedder(ctx, graph.EmbedderInfo{Model: "test", Dimension: 2}); err != nil {
-		t.Fatal(err)
-	}
+	st := openStore(t)
 	for id, module := range map[string]string{"pet_clinic.list_pets": "", "pet_clinic.get_pet": "", "currency.convert": "currency", "bare": ""} {
 		man := `{"toolId": "` + id + `", "inputSchema": {"type": "object"}}`
 		if _, err := st.UpsertTool(ctx, graph.Tool{ToolSummary: graph.ToolSummary{ID: id, Verb: "DO", Name: id, Status: graph.StatusActive,

@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsmith/toolsmith/graph"
-	"github.com/toolsmith/toolsmith/graph/sqlite"
 	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/mcp"
 )
@@ -45,14 +43,7 @@ func callTool(t *testing.T, url string, h http.Header, name string, args any) (s
 // admin without the developer role does not see the developer's tool.
 func TestStatsNameOnlyToolsTheCallerMayExecute(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "g.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if err := st.EnsureEmbedder(ctx, graph.EmbedderInfo{Model: "test", Dimension: 2}); err != nil {
-		t.Fatal(err)
-	}
+	st := openStore(t)
 	for id, perms := range map[string][]string{"deployer.deploy_app": {"role:developer"}, "currency.convert": {"public"}} {
 		if _, err := st.UpsertTool(ctx, graph.Tool{ToolSummary: graph.ToolSummary{ID: id, Verb: "DO", Name: id, Status: graph.StatusActive,
 			Permissions: perms}, Embedding: []float32{1, 0}, Manifest: json.RawMessage(`{}`)}); err != nil {
