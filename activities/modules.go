@@ -124,13 +124,17 @@ func (m *Modules) ExecuteTool(ctx context.Context, in ExecuteInput) (ExecuteOutp
 				outcome = "error"
 			}
 		}
-		activity.GetMetricsHandler(ctx).WithTags(map[string]string{"tool": in.ToolID, "outcome": outcome}).Counter(MetricToolExecutions).Inc(1)
+		activity.GetMetricsHandler(ctx).WithTags(map[string]string{"outcome": outcome}).Counter(MetricToolExecutions).Inc(1)
 	}
 	return out, err
 }
 
-// MetricToolExecutions counts tool executions by tool and outcome
-// ("success" or the error type), through the activity's metrics handler.
+// MetricToolExecutions counts tool executions by outcome ("success" or
+// the error type), through the activity's metrics handler. It carries no
+// tool label: /metrics is read by operators (and scrapers' keys) who may
+// not execute every tool, and one label value per catalogue tool would
+// grow with the catalogue; the analytics report per tool, trimmed to what
+// each reader may execute.
 const MetricToolExecutions = "toolsmith_tool_executions"
 
 // usage is what an attempt that reached the tool reports for its use.

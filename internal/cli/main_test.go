@@ -328,6 +328,14 @@ func TestDevEndToEnd(t *testing.T) {
 	}
 	_ = cs.Close()
 
+	// A tool execution is counted by outcome (below).
+	code, env = in.call(t, http.MethodPost, "/api/v1/tools/currency.convert/execute?wait=60s", map[string]any{
+		"inputs": map[string]any{"amount": 1, "from": "USD", "to": "EUR"},
+	}, "Authorization", in.auth)
+	if code != http.StatusOK {
+		t.Fatalf("execute: %d %s", code, env.Data)
+	}
+
 	// /metrics carries the HTTP, retrieval and Temporal SDK client metrics,
 	// and the memory trims (which `toolsmith bench` waits for).
 	req, _ := http.NewRequest(http.MethodGet, in.base+"/metrics", nil)
@@ -338,10 +346,15 @@ func TestDevEndToEnd(t *testing.T) {
 	}
 	scraped, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, family := range []string{"toolsmith_http_requests_total", "toolsmith_search_duration_seconds", "temporal_request_total", "toolsmith_fulfilments_total", "agent_tool_group_availability", "toolsmith_memory_trims_total"} {
+	for _, family := range []string{"toolsmith_http_requests_total", "toolsmith_search_duration_seconds", "temporal_request_total", "toolsmith_fulfilments_total", "agent_tool_group_availability", "toolsmith_memory_trims_total", "toolsmith_tool_executions_total"} {
 		if resp.StatusCode != http.StatusOK || !strings.Contains(string(scraped), "\n"+family) {
 			t.Errorf("/metrics (%d) lacks %s", resp.StatusCode, family)
 		}
+	}
+	// No label names a tool: operators who may not execute every tool
+	// read /metrics, and a label per catalogue tool grows with it.
+	if strings.Contains(string(scraped), "currency.convert") {
+		t.Errorf("/metrics names a tool: %q", grepLines(string(scraped), "currency.convert"))
 	}
 
 	// Edit and deprecate demo tools: a restart must not revert them.
@@ -685,4 +698,15 @@ func TestKeysCommands(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(string(env.Data), `"admin.keys.delete"`) && !strings.Contains(string(env.Data), `"admin.keys"`) {
 		t.Fatalf("audit: %d %s", code, env.Data)
 	}
+}
+
+// grepLines returns the lines of s that contain sub.
+func grepLines(s, sub string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
