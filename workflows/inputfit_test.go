@@ -284,3 +284,39 @@ func TestForcedSubstitutionTeachesNoSearch(t *testing.T) {
 		t.Fatalf("a substitution the default rule makes too: usage %+v, want the verb's text", ev)
 	}
 }
+
+// TestWeakMatchSubstitutionTeachesNoSearch: a substitution that usage
+// evidence carried past a weak match (the verb's text less like the tool
+// than retrieval.ReportFloor) runs, but its use is recorded without the
+// verb's text, so it is no evidence for the next such verb.
+func TestWeakMatchSubstitutionTeachesNoSearch(t *testing.T) {
+	search := func(sim float64) *workflowstest.Fixture {
+		f := workflowstest.New(t, nil)
+		addHistoricalRate(f)
+		const words = "pay bill"
+		f.RankedHit(words, "currency.convert", retrieval.Candidate{Similarity: sim, Score: 40, Keyword: 2, Learned: 20, Recorded: true})
+		f.RankedHit(words, "currency.rates", retrieval.Candidate{Similarity: 0.2, Score: 6, Keyword: 0.5, Learned: 1})
+		f.RankedHit(words, "currency.historical_rate", retrieval.Candidate{Similarity: 0.2, Score: 5, Learned: 1})
+		f.RankedHit(words, "units.convert", retrieval.Candidate{Similarity: 0.2, Score: 4, Learned: 1})
+		f.RankedHit(words, "text.stats", retrieval.Candidate{Similarity: 0.15, Score: 3, Learned: 1})
+		return f
+	}
+	in := NovelVerbInput{Verb: "PAY_BILL", Description: "water bill", Inputs: map[string]any{"amount": 40, "from": "USD", "to": "USD"}}
+	f := search(0.25)
+	res, _, err := run(t, f, in)
+	if err != nil || res.Branch != BranchSubstitute {
+		t.Fatalf("branch %q (%s) %v, want the evidence to substitute", res.Branch, res.Reason, err)
+	}
+	if ev := f.Usage.Events; len(ev) != 1 || ev[0].Query != "" || !strings.Contains(res.Reason, "teaches no search") {
+		t.Fatalf("usage %+v, reason %q: want one use without the verb's text", ev, res.Reason)
+	}
+	// A match like the verb teaches as ever.
+	f = search(0.45)
+	res, _, err = run(t, f, in)
+	if err != nil || res.Branch != BranchSubstitute {
+		t.Fatalf("branch %q (%s) %v", res.Branch, res.Reason, err)
+	}
+	if ev := f.Usage.Events; len(ev) != 1 || ev[0].Query != activities.VerbQuery(in.Verb, in.Description) {
+		t.Fatalf("usage %+v: want the verb's text taught", ev)
+	}
+}

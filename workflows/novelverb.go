@@ -440,15 +440,27 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 	if len(cands) > 0 && workflow.GetVersion(f.ctx, "llm-judge", workflow.DefaultVersion, 1) >= 1 {
 		pick, why = f.judge(search.Candidates, cands, pick, why)
 	}
-	// A substitution that only the caller's own rule makes (a lower
-	// confidence bar, a similarity threshold) is the caller's choice, not
-	// the service's judgement: from version "substitute-teaches-default" 1
-	// on, its use is recorded without the verb's text, so no caller can
-	// teach everyone's searches by forcing substitutions.
-	if pick >= 0 && f.ownRule && workflow.GetVersion(f.ctx, "substitute-teaches-default", workflow.DefaultVersion, 1) >= 1 {
-		if def, _ := f.decide(retrieval.DefaultSubstituteRule(), model, search.Candidates, cands); def != pick {
+	// From version "substitute-teaches-default" 1 on, a substitution's use
+	// is recorded without the verb's text (it teaches no search) when:
+	//   - only the caller's own rule makes it (a lower confidence bar, a
+	//     similarity threshold): the caller's choice, not the service's
+	//     judgement, so no caller can teach everyone's searches by forcing
+	//     substitutions;
+	//   - or the verb's text is less like the tool than a reported use's
+	//     query must be to be learned (retrieval.ReportFloor): one rule
+	//     for what a use teaches, so a substitution that usage evidence
+	//     carried past a weak match does not become evidence for the next
+	//     (paying a bill run as a currency conversion, then paying a
+	//     plumber).
+	if pick >= 0 && workflow.GetVersion(f.ctx, "substitute-teaches-default", workflow.DefaultVersion, 1) >= 1 {
+		if sim := search.Candidates[pick].Similarity; sim < retrieval.ReportFloor {
 			f.untaught = true
-			why += "; the default rule would not have substituted it, so this use teaches no search"
+			why += fmt.Sprintf("; the verb is little like the tool (similarity %.3f < %.2f), so this use teaches no search", sim, retrieval.ReportFloor)
+		} else if f.ownRule {
+			if def, _ := f.decide(retrieval.DefaultSubstituteRule(), model, search.Candidates, cands); def != pick {
+				f.untaught = true
+				why += "; the default rule would not have substituted it, so this use teaches no search"
+			}
 		}
 	}
 	if pick >= 0 {
