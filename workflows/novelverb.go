@@ -275,10 +275,10 @@ type fulfilment struct {
 	// run's substitution teaches no query unless the default rule would
 	// have made it too (untaught).
 	ownRule bool
-	// untaught says the substitution was the caller's rule's alone: its
-	// use is recorded without the verb's text, so it lifts the tool in no
-	// one's searches for that text.
-	untaught bool
+	// untaught, when set, says why the substitution's use is recorded
+	// without the verb's text (it lifts the tool in no one's searches for
+	// that text): the caller's rule alone made it, or the match is weak.
+	untaught string
 }
 
 // NovelVerbWorkflow fulfils a verb by substitution, decomposition or, failing
@@ -454,12 +454,10 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 	//     plumber).
 	if pick >= 0 && workflow.GetVersion(f.ctx, "substitute-teaches-default", workflow.DefaultVersion, 1) >= 1 {
 		if sim := search.Candidates[pick].Similarity; sim < retrieval.ReportFloor {
-			f.untaught = true
-			why += fmt.Sprintf("; the verb is little like the tool (similarity %.3f < %.2f), so this use teaches no search", sim, retrieval.ReportFloor)
+			f.untaught = fmt.Sprintf("the verb is little like the tool (similarity %.3f < %.2f), so this use teaches no search", sim, retrieval.ReportFloor)
 		} else if f.ownRule {
 			if def, _ := f.decide(retrieval.DefaultSubstituteRule(), model, search.Candidates, cands); def != pick {
-				f.untaught = true
-				why += "; the default rule would not have substituted it, so this use teaches no search"
+				f.untaught = "the default rule would not have substituted it, so this use teaches no search"
 			}
 		}
 	}
@@ -679,12 +677,13 @@ func (o *NovelVerbOptions) SetRule(r retrieval.SubstituteRule) {
 
 // substitute executes the best match with the original inputs.
 func (f *fulfilment) substitute(best activities.Candidate, why string) (NovelVerbResult, error) {
+	query := activities.VerbQuery(f.in.Verb, f.in.Description)
+	if f.untaught != "" {
+		query = ""
+		why += "; " + f.untaught
+	}
 	f.res.Reason = fmt.Sprintf("%s matches %s (%s): %s", f.in.Verb, best.ToolID, best.Verb, why)
 	f.stage(BranchSubstitute, SABranch.ValueSet(BranchSubstitute), SAToolID.ValueSet(best.ToolID))
-	query := activities.VerbQuery(f.in.Verb, f.in.Description)
-	if f.untaught {
-		query = ""
-	}
 	out, err := f.execute(best.ToolID, f.in.Inputs, query)
 	if err != nil {
 		return f.fail(typeOr(err, activities.ErrTypeToolFailed), "substitute %s for %s: %s", best.ToolID, f.in.Verb, activities.Message(err))
