@@ -170,7 +170,7 @@ func TestExecuteTool(t *testing.T) {
 			in := c.in
 			in.PairWith = []string{"units.convert", in.ToolID, "units.convert"}
 			if !c.anonymous {
-				in.Caller.UserID = "ana"
+				in.Caller.UserID, in.Caller.Level = "ana", "user"
 			}
 
 			val, err := env.ExecuteActivity(a.ExecuteTool, in)
@@ -200,8 +200,8 @@ func TestExecuteTool(t *testing.T) {
 				if key == "" || key != out.IdempotencyKey || !strings.Contains(key, "/") {
 					t.Fatalf("idempotency key sent %q, reported %q", key, out.IdempotencyKey)
 				}
-				if len(usage.events) != 1 || !usage.events[0].Success {
-					t.Fatalf("usage = %+v", usage.events)
+				if len(usage.events) != 1 || !usage.events[0].Success || usage.events[0].Level != "user" {
+					t.Fatalf("usage = %+v, want one success of ana's, at her level", usage.events)
 				}
 				if p := usage.pairs; len(p) != 1 || p[0].A != "currency.convert" || p[0].B != "units.convert" || p[0].Caller != "ana" || !strings.HasPrefix(p[0].Session, "plan/") {
 					t.Fatalf("plan pairs = %+v, want currency.convert with units.convert once, ana's, in the plan's session", p)
@@ -230,8 +230,9 @@ func TestExecuteTool(t *testing.T) {
 }
 
 // TestPlanPairsNeedACaller: a plan's successful tools pair only for a
-// signed-in caller (an anonymous caller's plans teach no one), in the
-// caller's session when it names one.
+// signed-in caller who may teach the shared learned data (an anonymous
+// caller's or a guest key's plans teach no one, though their uses are
+// recorded), in the caller's session when it names one.
 func TestPlanPairsNeedACaller(t *testing.T) {
 	okResult := `{"tool_name":"currency.convert","success":true,"result":{"converted":9.63,"rate":0.9626}}`
 	url := fakeModule(t, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(okResult)) })
@@ -246,7 +247,8 @@ func TestPlanPairsNeedACaller(t *testing.T) {
 		wantSession string
 	}{
 		{"anonymous", access.Caller{SessionID: "anonymous/anon1"}, ""},
-		{"signed in, in a session", access.Caller{UserID: "ana", SessionID: "ana/s1"}, "ana/s1"},
+		{"guest key, in a session", access.Caller{UserID: "key:g", SessionID: "key:g/gs1", Level: "guest"}, ""},
+		{"signed in, in a session", access.Caller{UserID: "ana", SessionID: "ana/s1", Level: "user"}, "ana/s1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			usage := &usageLog{}
@@ -263,7 +265,7 @@ func TestPlanPairsNeedACaller(t *testing.T) {
 			}
 			if c.wantSession == "" {
 				if len(usage.pairs) != 0 {
-					t.Fatalf("an anonymous plan paired tools: %+v", usage.pairs)
+					t.Fatalf("a plan of a caller who may not teach paired tools: %+v", usage.pairs)
 				}
 				return
 			}

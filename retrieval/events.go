@@ -107,9 +107,9 @@ func (s *Service) Report(ctx context.Context, caller access.Caller, events []Eve
 	}
 	// What teaches the shared ranking is a signed-in user's own use: a
 	// guest's word is not evidence.
-	if access.LevelRank(caller.Level) < access.LevelRank("user") {
-		return Tally{}, fmt.Errorf("events: recording uses needs level user or above (this caller is %s): %w",
-			access.Levels[access.LevelRank(caller.Level)], fault.ErrForbidden)
+	if !access.MayTeach(caller.Level) {
+		return Tally{}, fmt.Errorf("events: recording uses needs level %s or above (this caller is %s): %w",
+			access.TeachLevel, access.Levels[access.LevelRank(caller.Level)], fault.ErrForbidden)
 	}
 	trusted := access.LevelRank(caller.Level) >= access.LevelRank("admin")
 	limit := MaxCallerEvents
@@ -173,7 +173,7 @@ func (s *Service) Report(ctx context.Context, caller access.Caller, events []Eve
 		out[i] = graph.UsageEvent{
 			ToolID: strings.TrimSpace(e.ToolID), SessionID: e.SessionID, UserID: e.UserID,
 			Query: strings.TrimSpace(e.Query), Success: e.Success, LatencyMs: e.LatencyMs, At: at,
-			Origin: graph.OriginReported,
+			Origin: graph.OriginReported, Level: caller.Level,
 		}
 	}
 	tally := Tally{Recorded: len(out)}
@@ -421,13 +421,17 @@ const PairWindow = 10 * time.Minute
 // session, and anonymous events (no user) never teach pairings, since
 // anyone can name any session id. The store counts a pair once per
 // caller's session and shows it only once graph.PairQuorum callers gave
-// evidence of it (graph.Pairings).
+// evidence of it (graph.Pairings). Only a caller who may teach the shared
+// learned data (access.MayTeach of the event's Level, as for a report)
+// teaches pairings: a guest's run is recorded but pairs nothing. A user
+// id is one key's (or one OIDC subject's), so the session's earlier uses
+// of the same user were made at the same level.
 func (s *Service) learnPairs(ctx context.Context, events []graph.UsageEvent) error {
 	type session struct{ user, id string }
 	bySession := map[session][]graph.UsageEvent{}
 	var sessions []session
 	for _, e := range events {
-		if !e.Success || e.SessionID == "" || e.UserID == "" {
+		if !e.Success || e.SessionID == "" || e.UserID == "" || !access.MayTeach(e.Level) {
 			continue
 		}
 		k := session{e.UserID, e.SessionID}
