@@ -54,9 +54,35 @@ func checkEventText(v *fault.ValidationError, i int, field, text string, max int
 	}
 }
 
-// FutureSkew is how far past the server's clock an event's time may be
-// (clocks differ); a later one is refused.
-const FutureSkew = 5 * time.Minute
+// FutureSkew is how far past the server's clock a reported event's time
+// may be (clocks differ); a later one is refused.
+const FutureSkew = time.Minute
+
+// earliestImport is the earliest time an admin's imported event may carry:
+// an earlier one (the zero Unix time, a year without its century) is a
+// mistake, not history.
+var earliestImport = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// checkEventTime records in v an event time outside the window a report
+// can have: after FutureSkew past now, or, before earliest (for an admin's
+// import, 2000-01-01; for anyone else's, ReportWindow before now, since no
+// run older than that can back the report). A zero time means now.
+func checkEventTime(v *fault.ValidationError, i int, at, now time.Time, trusted bool) {
+	if at.IsZero() {
+		return
+	}
+	path := fmt.Sprintf("events[%d].at", i)
+	switch {
+	case at.After(now.Add(FutureSkew)):
+		v.Add(path, "must not be more than %s in the future (%s is after the server's %s)",
+			FutureSkew, at.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	case trusted && at.Before(earliestImport):
+		v.Add(path, "must not be before %s, got %s", earliestImport.Format(time.DateOnly), at.UTC().Format(time.RFC3339))
+	case !trusted && at.Before(now.Add(-ReportWindow)):
+		v.Add(path, "must be within the last %g h, as only a run in that window can back a report (got %s, the server's time is %s)",
+			ReportWindow.Hours(), at.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	}
+}
 
 // ReportWindow is how long an observed run can back a report: a
 // non-admin caller's reported use is learned only if the caller ran that
@@ -142,10 +168,7 @@ func (s *Service) Report(ctx context.Context, caller access.Caller, events []Eve
 		if e.LatencyMs < 0 {
 			verr.Add(fmt.Sprintf("events[%d].latencyMs", i), "must not be negative")
 		}
-		if e.At.After(now.Add(FutureSkew)) {
-			verr.Add(fmt.Sprintf("events[%d].at", i), "must not be in the future (%s is after the server's %s)",
-				e.At.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
-		}
+		checkEventTime(verr, i, e.At, now, trusted)
 		if _, ok := checked[id]; ok {
 			continue
 		}
