@@ -446,9 +446,9 @@ const PairWindow = 10 * time.Minute
 // caller's session and shows it only once graph.PairQuorum callers gave
 // evidence of it (graph.Pairings). Only a caller who may teach the shared
 // learned data (access.MayTeach of the event's Level, as for a report)
-// teaches pairings: a guest's run is recorded but pairs nothing. A user
-// id is one key's (or one OIDC subject's), so the session's earlier uses
-// of the same user were made at the same level.
+// teaches pairings: a guest's run is recorded but pairs nothing. The
+// level read is the new use's (stores do not keep it); the session's
+// earlier uses it pairs with are the same user's.
 func (s *Service) learnPairs(ctx context.Context, events []graph.UsageEvent) error {
 	type session struct{ user, id string }
 	bySession := map[session][]graph.UsageEvent{}
