@@ -33,6 +33,17 @@ func LevelRank(level string) int {
 	return 0
 }
 
+// TeachLevel is the lowest level whose uses teach the shared learned data:
+// a reported use (retrieval.Report) and a pairing of two tools used
+// together in a caller's session or plan. A guest's runs are still
+// recorded (success rate, latency), but teach no one else's ranking.
+const TeachLevel = "user"
+
+// MayTeach reports whether a caller of level may teach the shared learned
+// data (TeachLevel and above). It is the one rule for it: the report
+// routes and the pairings learned from runs both apply it.
+func MayTeach(level string) bool { return LevelRank(level) >= LevelRank(TeachLevel) }
+
 // Caller is who asks, with everything that decides visibility. The zero value
 // is an anonymous guest in the default group and the undefined state.
 type Caller struct {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/demomodule"
 	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/internal/temporallog"
 	"github.com/toolsmith/toolsmith/llm"
 	"github.com/toolsmith/toolsmith/modules"
 	"github.com/toolsmith/toolsmith/tool"
@@ -58,6 +60,48 @@ func (u *usageLog) RecordUsage(_ context.Context, ev []graph.UsageEvent) error {
 func (u *usageLog) LearnPairs(_ context.Context, ev []graph.PairEvidence) error {
 	u.pairs = append(u.pairs, ev...)
 	return nil
+}
+
+// logRecords is a slog.Handler that keeps the records it handles.
+type logRecords struct {
+	mu      sync.Mutex
+	records []slog.Record
+}
+
+func (l *logRecords) Enabled(context.Context, slog.Level) bool { return true }
+
+func (l *logRecords) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.records = append(l.records, r.Clone())
+	return nil
+}
+
+func (l *logRecords) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *logRecords) WithGroup(string) slog.Handler      { return l }
+
+// count counts the records of msg at level.
+func (l *logRecords) count(level slog.Level, msg string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, r := range l.records {
+		if r.Level == level && r.Message == msg {
+			n++
+		}
+	}
+	return n
+}
+
+// all lists the records' levels and messages.
+func (l *logRecords) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, r := range l.records {
+		out = append(out, r.Level.String()+" "+r.Message)
+	}
+	return out
 }
 
 // fakeModule answers /execute as the test says.
@@ -101,6 +145,10 @@ func TestExecuteTool(t *testing.T) {
 		failure bool
 		// anonymous: the call has no caller (the others are ana's).
 		anonymous bool
+		// refused: a refusal of the caller's own inputs, which the
+		// worker's log leaves out (the SDK logs it at debug); any other
+		// failure is logged as "Activity error." at ERROR.
+		refused bool
 	}
 	args := map[string]any{"amount": 10, "from": "USD", "to": "EUR"}
 	reply := func(status int, body string) http.HandlerFunc {
@@ -111,7 +159,7 @@ func TestExecuteTool(t *testing.T) {
 		{name: "http 500", handler: reply(500, "Internal Server Error"), in: ExecuteInput{ToolID: "currency.convert", Inputs: args},
 			wantType: ErrTypeModuleUnavailable, retryable: true, wantMsg: "Module returned status 500: Internal Server Error", wantCalled: true, failure: true},
 		{name: "http 400", handler: reply(400, "bad"), in: ExecuteInput{ToolID: "currency.convert", Inputs: args},
-			wantType: ErrTypeModuleRejected, wantMsg: "Module returned status 400: bad", wantCalled: true},
+			wantType: ErrTypeModuleRejected, wantMsg: "Module returned status 400: bad", wantCalled: true, refused: true},
 		{name: "http 403", handler: reply(403, "no"), in: ExecuteInput{ToolID: "currency.convert", Inputs: args},
 			wantType: ErrTypeModuleRejected, wantMsg: "Module returned status 403: no", wantCalled: true, failure: true},
 		{name: "timeout", handler: func(w http.ResponseWriter, r *http.Request) {
@@ -122,7 +170,7 @@ func TestExecuteTool(t *testing.T) {
 		}, timeout: 30 * time.Millisecond, in: ExecuteInput{ToolID: "currency.convert", Inputs: args},
 			wantType: ErrTypeModuleTimeout, retryable: true, wantMsg: "Tool execution timed out", wantCalled: true, failure: true},
 		{name: "tool error", handler: reply(200, `{"tool_name":"currency.convert","success":false,"error":"unsupported currency"}`),
-			in: ExecuteInput{ToolID: "currency.convert", Inputs: args}, wantType: ErrTypeToolFailed, wantMsg: "unsupported currency", wantCalled: true, anonymous: true},
+			in: ExecuteInput{ToolID: "currency.convert", Inputs: args}, wantType: ErrTypeToolFailed, wantMsg: "unsupported currency", wantCalled: true, anonymous: true, refused: true},
 		{name: "tool error, signed in", handler: reply(200, `{"tool_name":"currency.convert","success":false,"error":"rate unavailable"}`),
 			in: ExecuteInput{ToolID: "currency.convert", Inputs: args}, wantType: ErrTypeToolFailed, wantMsg: "rate unavailable", wantCalled: true, failure: true},
 		{name: "bad response", handler: reply(200, `not json`), in: ExecuteInput{ToolID: "currency.convert", Inputs: args},
@@ -130,9 +178,9 @@ func TestExecuteTool(t *testing.T) {
 		{name: "output schema", handler: reply(200, `{"tool_name":"currency.convert","success":true,"result":{"rate":1}}`),
 			in: ExecuteInput{ToolID: "currency.convert", Inputs: args}, wantType: ErrTypeSchemaMismatch, wantMsg: "converted", wantCalled: true, failure: true},
 		{name: "input type mismatch", in: ExecuteInput{ToolID: "currency.convert", Inputs: map[string]any{"amount": "10", "from": "USD", "to": "EUR"}},
-			wantType: ErrTypeSchemaMismatch, wantMsg: "/amount"},
+			wantType: ErrTypeSchemaMismatch, wantMsg: "/amount", refused: true},
 		{name: "missing input", in: ExecuteInput{ToolID: "currency.convert", Inputs: map[string]any{"amount": 10}},
-			wantType: ErrTypeSchemaMismatch, wantMsg: "inputs.from"},
+			wantType: ErrTypeSchemaMismatch, wantMsg: "inputs.from", refused: true},
 		{name: "unknown tool", in: ExecuteInput{ToolID: "nope.tool"}, wantType: ErrTypeToolNotFound},
 		{name: "deprecated", edit: func(t *graph.Tool) { t.Status = graph.StatusDeprecated }, in: ExecuteInput{ToolID: "currency.convert", Inputs: args},
 			wantType: ErrTypeToolNotFound, wantMsg: "deprecated"},
@@ -162,6 +210,9 @@ func TestExecuteTool(t *testing.T) {
 			tools.add(currencyManifest(t), c.edit)
 			usage := &usageLog{}
 			var s testsuite.WorkflowTestSuite
+			logged := &logRecords{}
+			// The worker's logger adapter, as the worker wires it.
+			s.SetLogger(temporallog.Quiet(slog.New(logged)))
 			env := s.NewTestActivityEnvironment()
 			a := &Modules{Router: modules.NewRouter(cfg), Schemas: tools, Usage: usage, Pairs: usage}
 			env.RegisterActivity(a)
@@ -170,7 +221,7 @@ func TestExecuteTool(t *testing.T) {
 			in := c.in
 			in.PairWith = []string{"units.convert", in.ToolID, "units.convert"}
 			if !c.anonymous {
-				in.Caller.UserID = "ana"
+				in.Caller.UserID, in.Caller.Level = "ana", "user"
 			}
 
 			val, err := env.ExecuteActivity(a.ExecuteTool, in)
@@ -200,8 +251,8 @@ func TestExecuteTool(t *testing.T) {
 				if key == "" || key != out.IdempotencyKey || !strings.Contains(key, "/") {
 					t.Fatalf("idempotency key sent %q, reported %q", key, out.IdempotencyKey)
 				}
-				if len(usage.events) != 1 || !usage.events[0].Success {
-					t.Fatalf("usage = %+v", usage.events)
+				if len(usage.events) != 1 || !usage.events[0].Success || usage.events[0].Level != "user" {
+					t.Fatalf("usage = %+v, want one success of ana's, at her level", usage.events)
 				}
 				if p := usage.pairs; len(p) != 1 || p[0].A != "currency.convert" || p[0].B != "units.convert" || p[0].Caller != "ana" || !strings.HasPrefix(p[0].Session, "plan/") {
 					t.Fatalf("plan pairs = %+v, want currency.convert with units.convert once, ana's, in the plan's session", p)
@@ -222,6 +273,12 @@ func TestExecuteTool(t *testing.T) {
 			if appErr.Type() != c.wantType || appErr.NonRetryable() == c.retryable {
 				t.Fatalf("type %q nonRetryable %v, want %q retryable %v (%v)", appErr.Type(), appErr.NonRetryable(), c.wantType, c.retryable, err)
 			}
+			// Anyone can send inputs a tool refuses: such a refusal must
+			// not reach the server's log at ERROR, or any caller could
+			// flood it; the tool's own failures still do.
+			if n := logged.count(slog.LevelError, "Activity error."); n != map[bool]int{true: 0, false: 1}[c.refused] {
+				t.Fatalf("\"Activity error.\" logged at ERROR %d times (records %v), refusal of the caller's inputs: %v", n, logged.all(), c.refused)
+			}
 			if !strings.Contains(err.Error(), c.wantMsg) {
 				t.Fatalf("error %q does not contain %q", err, c.wantMsg)
 			}
@@ -230,8 +287,9 @@ func TestExecuteTool(t *testing.T) {
 }
 
 // TestPlanPairsNeedACaller: a plan's successful tools pair only for a
-// signed-in caller (an anonymous caller's plans teach no one), in the
-// caller's session when it names one.
+// signed-in caller who may teach the shared learned data (an anonymous
+// caller's or a guest key's plans teach no one, though their uses are
+// recorded), in the caller's session when it names one.
 func TestPlanPairsNeedACaller(t *testing.T) {
 	okResult := `{"tool_name":"currency.convert","success":true,"result":{"converted":9.63,"rate":0.9626}}`
 	url := fakeModule(t, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(okResult)) })
@@ -246,7 +304,8 @@ func TestPlanPairsNeedACaller(t *testing.T) {
 		wantSession string
 	}{
 		{"anonymous", access.Caller{SessionID: "anonymous/anon1"}, ""},
-		{"signed in, in a session", access.Caller{UserID: "ana", SessionID: "ana/s1"}, "ana/s1"},
+		{"guest key, in a session", access.Caller{UserID: "key:g", SessionID: "key:g/gs1", Level: "guest"}, ""},
+		{"signed in, in a session", access.Caller{UserID: "ana", SessionID: "ana/s1", Level: "user"}, "ana/s1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			usage := &usageLog{}
@@ -263,7 +322,7 @@ func TestPlanPairsNeedACaller(t *testing.T) {
 			}
 			if c.wantSession == "" {
 				if len(usage.pairs) != 0 {
-					t.Fatalf("an anonymous plan paired tools: %+v", usage.pairs)
+					t.Fatalf("a plan of a caller who may not teach paired tools: %+v", usage.pairs)
 				}
 				return
 			}
@@ -333,31 +392,39 @@ func TestExecuteToolNetworkError(t *testing.T) {
 }
 
 func TestModuleErrorMapping(t *testing.T) {
+	ana := access.Caller{UserID: "ana", Level: "user"}
 	cases := []struct {
 		res       modules.Result
+		caller    access.Caller
 		typ       string
 		retryable bool
+		// benign: a refusal of the caller's own inputs (refuse).
+		benign bool
 	}{
-		{modules.Result{Kind: modules.KindInvalidName, Error: "Invalid tool name format: x"}, ErrTypeInvalidToolName, false},
-		{modules.Result{Kind: modules.KindUnknownModule}, ErrTypeUnknownModule, false},
-		{modules.Result{Kind: modules.KindInvalidInput}, ErrTypeSchemaMismatch, false},
-		{modules.Result{Kind: modules.KindInvalidOutput}, ErrTypeSchemaMismatch, false},
-		{modules.Result{Kind: modules.KindTimeout}, ErrTypeModuleTimeout, true},
-		{modules.Result{Kind: modules.KindNetwork}, ErrTypeModuleUnavailable, true},
-		{modules.Result{Kind: modules.KindHTTP, Status: 503}, ErrTypeModuleUnavailable, true},
-		{modules.Result{Kind: modules.KindHTTP, Status: 429}, ErrTypeModuleUnavailable, true},
-		{modules.Result{Kind: modules.KindHTTP, Status: 404}, ErrTypeModuleRejected, false},
-		{modules.Result{Kind: modules.KindToolError}, ErrTypeToolFailed, false},
-		{modules.Result{Kind: modules.KindBadResponse}, ErrTypeToolFailed, false},
+		{modules.Result{Kind: modules.KindInvalidName, Error: "Invalid tool name format: x"}, ana, ErrTypeInvalidToolName, false, false},
+		{modules.Result{Kind: modules.KindUnknownModule}, ana, ErrTypeUnknownModule, false, false},
+		{modules.Result{Kind: modules.KindInvalidInput}, ana, ErrTypeSchemaMismatch, false, true},
+		{modules.Result{Kind: modules.KindInvalidOutput}, ana, ErrTypeSchemaMismatch, false, false},
+		{modules.Result{Kind: modules.KindTimeout}, ana, ErrTypeModuleTimeout, true, false},
+		{modules.Result{Kind: modules.KindNetwork}, ana, ErrTypeModuleUnavailable, true, false},
+		{modules.Result{Kind: modules.KindHTTP, Status: 503}, ana, ErrTypeModuleUnavailable, true, false},
+		{modules.Result{Kind: modules.KindHTTP, Status: 429}, ana, ErrTypeModuleUnavailable, true, false},
+		{modules.Result{Kind: modules.KindHTTP, Status: 404}, ana, ErrTypeModuleRejected, false, false},
+		{modules.Result{Kind: modules.KindHTTP, Status: 400}, ana, ErrTypeModuleRejected, false, true},
+		{modules.Result{Kind: modules.KindHTTP, Status: 422}, access.Caller{}, ErrTypeModuleRejected, false, true},
+		{modules.Result{Kind: modules.KindToolError}, ana, ErrTypeToolFailed, false, false},
+		{modules.Result{Kind: modules.KindToolError}, access.Caller{}, ErrTypeToolFailed, false, true},
+		{modules.Result{Kind: modules.KindBadResponse}, access.Caller{}, ErrTypeToolFailed, false, false},
 	}
 	for _, c := range cases {
-		err := moduleError(c.res)
+		err := moduleError(c.res, c.caller)
 		e := appError(t, err)
-		if e.Type() != c.typ || e.NonRetryable() == c.retryable {
-			t.Errorf("%s/%d: type %q nonRetryable %v", c.res.Kind, c.res.Status, e.Type(), e.NonRetryable())
+		if e.Type() != c.typ || e.NonRetryable() == c.retryable || (e.Category() == temporal.ApplicationErrorCategoryBenign) != c.benign {
+			t.Errorf("%s/%d (caller %q): type %q nonRetryable %v category %v, want benign %v",
+				c.res.Kind, c.res.Status, c.caller.UserID, e.Type(), e.NonRetryable(), e.Category(), c.benign)
 		}
 	}
-	if ErrorType(moduleError(modules.Result{Kind: modules.KindCanceled})) != "" {
+	if ErrorType(moduleError(modules.Result{Kind: modules.KindCanceled}, ana)) != "" {
 		t.Error("cancellation must not become an application error")
 	}
 }

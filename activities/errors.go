@@ -72,6 +72,20 @@ func Fail(errType string, format string, args ...any) error {
 	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), errType, nil)
 }
 
+// refuse is Fail for a refusal of the caller's own inputs (they do not
+// fit the tool's schema, the module answered 400 or 422, an anonymous
+// caller's tool result is a failure: refusedInput), in the SDK's benign
+// category. The SDK logs a benign activity failure at debug instead of as
+// "Activity error." at ERROR, and counts it in no failure metric: anyone
+// can send bad inputs, and one ERROR line each would let any caller flood
+// the server's log. The caller is answered, and the audit and the
+// execution metrics count the call; workflows branch on the type, which
+// is unchanged.
+func refuse(errType string, format string, args ...any) error {
+	return temporal.NewApplicationErrorWithOptions(fmt.Sprintf(format, args...), errType,
+		temporal.ApplicationErrorOptions{NonRetryable: true, Category: temporal.ApplicationErrorCategoryBenign})
+}
+
 // FailWithDetails is Fail with details attached (e.g. a workflow's partial
 // result, read back with appErr.Details).
 func FailWithDetails(errType string, details any, format string, args ...any) error {
@@ -133,15 +147,21 @@ func refusedInput(res modules.Result, caller access.Caller) bool {
 	return false
 }
 
-// moduleError converts a failed modules.Result into an application error.
-func moduleError(res modules.Result) error {
+// moduleError converts a failed modules.Result of caller's call into an
+// application error; a refusal of the caller's own inputs is a benign one
+// (refuse).
+func moduleError(res modules.Result, caller access.Caller) error {
+	fail := Fail
+	if res.Kind == modules.KindInvalidInput || refusedInput(res, caller) {
+		fail = refuse
+	}
 	switch res.Kind {
 	case modules.KindInvalidName:
 		return Fail(ErrTypeInvalidToolName, "%s", res.Error)
 	case modules.KindUnknownModule:
 		return Fail(ErrTypeUnknownModule, "%s", res.Error)
 	case modules.KindInvalidInput, modules.KindInvalidOutput:
-		return Fail(ErrTypeSchemaMismatch, "%s", res.Error)
+		return fail(ErrTypeSchemaMismatch, "%s", res.Error)
 	case modules.KindTimeout:
 		return retryable(ErrTypeModuleTimeout, "%s", res.Error)
 	case modules.KindNetwork:
@@ -150,10 +170,10 @@ func moduleError(res modules.Result) error {
 		if res.Status >= 500 || res.Status == http.StatusTooManyRequests || res.Status == http.StatusRequestTimeout {
 			return retryable(ErrTypeModuleUnavailable, "%s", res.Error)
 		}
-		return Fail(ErrTypeModuleRejected, "%s", res.Error)
+		return fail(ErrTypeModuleRejected, "%s", res.Error)
 	case modules.KindCanceled:
 		return fmt.Errorf("activities: execute %s: %s", res.ToolName, res.Error)
 	default: // KindToolError, KindBadResponse
-		return Fail(ErrTypeToolFailed, "%s", res.Error)
+		return fail(ErrTypeToolFailed, "%s", res.Error)
 	}
 }

@@ -189,7 +189,7 @@ func (m *Modules) executeTool(ctx context.Context, in ExecuteInput, use *usage) 
 	}
 	mapping, err := modules.FitInputs(man.InputSchema, in.Inputs, m.Router.ValidateArguments)
 	if err != nil {
-		return ExecuteOutput{}, Fail(ErrTypeSchemaMismatch, "inputs do not fit %s: %v", in.ToolID, err)
+		return ExecuteOutput{}, refuse(ErrTypeSchemaMismatch, "inputs do not fit %s: %v", in.ToolID, err)
 	}
 	out := ExecuteOutput{
 		ToolID: in.ToolID, Module: man.Module, Arguments: mapping.Arguments,
@@ -233,7 +233,7 @@ func (m *Modules) executeTool(ctx context.Context, in ExecuteInput, use *usage) 
 		use.set(res.Success, out.DurationMs)
 	}
 	if !res.Success {
-		return ExecuteOutput{}, moduleError(res)
+		return ExecuteOutput{}, moduleError(res, in.Caller)
 	}
 	if len(res.Result) > 0 {
 		if err := json.Unmarshal(res.Result, &out.Output); err != nil {
@@ -273,7 +273,7 @@ func (m *Modules) executeWrapped(ctx context.Context, in ExecuteInput, man tool.
 	if !res.Success {
 		switch res.Stage {
 		case kit.StageInput:
-			return ExecuteOutput{}, Fail(ErrTypeSchemaMismatch, "%s: %s", in.ToolID, res.Error)
+			return ExecuteOutput{}, refuse(ErrTypeSchemaMismatch, "%s: %s", in.ToolID, res.Error)
 		case kit.StageNetwork:
 			return ExecuteOutput{}, retryable(ErrTypeModuleUnavailable, "%s: %s", in.ToolID, res.Error)
 		default:
@@ -295,7 +295,7 @@ func (m *Modules) recordUsage(ctx context.Context, in ExecuteInput, ok bool, ms 
 	now := time.Now().UTC()
 	if m.Usage != nil {
 		ev := graph.UsageEvent{ToolID: in.ToolID, SessionID: in.Caller.SessionID, UserID: in.Caller.UserID,
-			Query: in.Query, Success: ok, LatencyMs: ms, At: now, Origin: graph.OriginObserved}
+			Query: in.Query, Success: ok, LatencyMs: ms, At: now, Origin: graph.OriginObserved, Level: in.Caller.Level}
 		if err := m.Usage.RecordUsage(ctx, []graph.UsageEvent{ev}); err != nil {
 			// Usage is evidence for ranking, not part of the execution: a failed
 			// write must not fail (and so repeat) a call that already happened.
@@ -303,9 +303,11 @@ func (m *Modules) recordUsage(ctx context.Context, in ExecuteInput, ok bool, ms 
 		}
 	}
 	// A plan's tools pair as a session's do: only for a signed-in caller
-	// (anyone can make an anonymous plan), once per caller's session; a
-	// plan run outside a session is its own (its workflow).
-	if !ok || m.Pairs == nil || in.Caller.UserID == "" {
+	// who may teach the shared learned data (anyone can make an anonymous
+	// plan, and a guest key is anyone's; access.MayTeach), once per
+	// caller's session; a plan run outside a session is its own (its
+	// workflow).
+	if !ok || m.Pairs == nil || in.Caller.UserID == "" || !access.MayTeach(in.Caller.Level) {
 		return
 	}
 	session := in.Caller.SessionID

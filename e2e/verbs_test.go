@@ -175,7 +175,8 @@ func TestConvertCurrencySubstitutes(t *testing.T) {
 // TestSessionRunsLearnPairings: two verbs a planner fulfils in one session
 // (X-Session-ID) substitute two tools; the worker records both executions
 // through retrieval's learning path, so the tools pair (learned). One
-// caller's sessions alone show the pairing to no one; once a second caller
+// caller's sessions alone show the pairing to no one, nor do guest keys'
+// (however many); once a second signed-in caller of level user or above
 // has used the two together, related?relationshipType=pairings serves it.
 func TestSessionRunsLearnPairings(t *testing.T) {
 	e := newEnv(t)
@@ -197,6 +198,23 @@ func TestSessionRunsLearnPairings(t *testing.T) {
 			}
 		}
 		return false
+	}
+	// Two guest keys run the two in a session each: their runs are
+	// recorded, but a guest may not teach the shared learned data (as it
+	// may not report uses), so they pair nothing, however many there are.
+	for _, owner := range []string{"e2e guest", "e2e guest 2"} {
+		guest := bearer(e.key(identity.NewKey{Owner: owner, Level: "guest", Groups: []string{access.Wildcard}}))
+		guest.Set("X-Session-ID", "gs1")
+		var run verbRun
+		if code := e.do(http.MethodPost, "/api/v1/verbs?wait=30s", convertBody, guest, &run); code != http.StatusOK || run.Result.Branch != workflows.BranchSubstitute {
+			t.Fatalf("guest convert: HTTP %d %+v", code, run.Result)
+		}
+		if code := e.do(http.MethodPost, "/api/v1/verbs?wait=30s", units, guest, &run); code != http.StatusOK || run.Result.Branch != workflows.BranchSubstitute {
+			t.Fatalf("guest units: HTTP %d %+v", code, run.Result)
+		}
+	}
+	if learned() {
+		t.Fatal("two guest keys' sessions taught a pairing shown to everyone")
 	}
 	for i, who := range []http.Header{{}, bearer(planner)} {
 		session := who.Clone()

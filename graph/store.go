@@ -228,6 +228,11 @@ type UsageEvent struct {
 	LatencyMs      int64     `json:"latencyMs,omitempty"`
 	At             time.Time `json:"at"`
 	Origin         string    `json:"origin,omitempty"`
+	// Level is the access level of the caller the use was recorded for
+	// (guest, user, admin, owner; empty for a guest). Stores do not keep
+	// it: it is read as the event is recorded, to decide whether the use
+	// teaches pairings (retrieval).
+	Level string `json:"-"`
 }
 
 // Usage is the evidence a tool has accumulated from UsageEvents.

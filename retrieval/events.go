@@ -54,9 +54,35 @@ func checkEventText(v *fault.ValidationError, i int, field, text string, max int
 	}
 }
 
-// FutureSkew is how far past the server's clock an event's time may be
-// (clocks differ); a later one is refused.
-const FutureSkew = 5 * time.Minute
+// FutureSkew is how far past the server's clock a reported event's time
+// may be (clocks differ); a later one is refused.
+const FutureSkew = time.Minute
+
+// earliestImport is the earliest time an admin's imported event may carry:
+// an earlier one (the zero Unix time, a year without its century) is a
+// mistake, not history.
+var earliestImport = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// checkEventTime records in v an event time outside the window a report
+// can have: after FutureSkew past now, or, before earliest (for an admin's
+// import, 2000-01-01; for anyone else's, ReportWindow before now, since no
+// run older than that can back the report). A zero time means now.
+func checkEventTime(v *fault.ValidationError, i int, at, now time.Time, trusted bool) {
+	if at.IsZero() {
+		return
+	}
+	path := fmt.Sprintf("events[%d].at", i)
+	switch {
+	case at.After(now.Add(FutureSkew)):
+		v.Add(path, "must not be more than %s in the future (%s is after the server's %s)",
+			FutureSkew, at.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	case trusted && at.Before(earliestImport):
+		v.Add(path, "must not be before %s, got %s", earliestImport.Format(time.DateOnly), at.UTC().Format(time.RFC3339))
+	case !trusted && at.Before(now.Add(-ReportWindow)):
+		v.Add(path, "must be within the last %g h, as only a run in that window can back a report (got %s, the server's time is %s)",
+			ReportWindow.Hours(), at.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	}
+}
 
 // ReportWindow is how long an observed run can back a report: a
 // non-admin caller's reported use is learned only if the caller ran that
@@ -107,9 +133,9 @@ func (s *Service) Report(ctx context.Context, caller access.Caller, events []Eve
 	}
 	// What teaches the shared ranking is a signed-in user's own use: a
 	// guest's word is not evidence.
-	if access.LevelRank(caller.Level) < access.LevelRank("user") {
-		return Tally{}, fmt.Errorf("events: recording uses needs level user or above (this caller is %s): %w",
-			access.Levels[access.LevelRank(caller.Level)], fault.ErrForbidden)
+	if !access.MayTeach(caller.Level) {
+		return Tally{}, fmt.Errorf("events: recording uses needs level %s or above (this caller is %s): %w",
+			access.TeachLevel, access.Levels[access.LevelRank(caller.Level)], fault.ErrForbidden)
 	}
 	trusted := access.LevelRank(caller.Level) >= access.LevelRank("admin")
 	limit := MaxCallerEvents
@@ -142,10 +168,7 @@ func (s *Service) Report(ctx context.Context, caller access.Caller, events []Eve
 		if e.LatencyMs < 0 {
 			verr.Add(fmt.Sprintf("events[%d].latencyMs", i), "must not be negative")
 		}
-		if e.At.After(now.Add(FutureSkew)) {
-			verr.Add(fmt.Sprintf("events[%d].at", i), "must not be in the future (%s is after the server's %s)",
-				e.At.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
-		}
+		checkEventTime(verr, i, e.At, now, trusted)
 		if _, ok := checked[id]; ok {
 			continue
 		}
@@ -173,7 +196,7 @@ func (s *Service) Report(ctx context.Context, caller access.Caller, events []Eve
 		out[i] = graph.UsageEvent{
 			ToolID: strings.TrimSpace(e.ToolID), SessionID: e.SessionID, UserID: e.UserID,
 			Query: strings.TrimSpace(e.Query), Success: e.Success, LatencyMs: e.LatencyMs, At: at,
-			Origin: graph.OriginReported,
+			Origin: graph.OriginReported, Level: caller.Level,
 		}
 	}
 	tally := Tally{Recorded: len(out)}
@@ -421,13 +444,17 @@ const PairWindow = 10 * time.Minute
 // session, and anonymous events (no user) never teach pairings, since
 // anyone can name any session id. The store counts a pair once per
 // caller's session and shows it only once graph.PairQuorum callers gave
-// evidence of it (graph.Pairings).
+// evidence of it (graph.Pairings). Only a caller who may teach the shared
+// learned data (access.MayTeach of the event's Level, as for a report)
+// teaches pairings: a guest's run is recorded but pairs nothing. The
+// level read is the new use's (stores do not keep it); the session's
+// earlier uses it pairs with are the same user's.
 func (s *Service) learnPairs(ctx context.Context, events []graph.UsageEvent) error {
 	type session struct{ user, id string }
 	bySession := map[session][]graph.UsageEvent{}
 	var sessions []session
 	for _, e := range events {
-		if !e.Success || e.SessionID == "" || e.UserID == "" {
+		if !e.Success || e.SessionID == "" || e.UserID == "" || !access.MayTeach(e.Level) {
 			continue
 		}
 		k := session{e.UserID, e.SessionID}

@@ -530,10 +530,10 @@ func TestRecordUsageLearns(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
 	if err := svc.RecordUsage(ctx, []graph.UsageEvent{
-		{ToolID: "trip.flight", SessionID: "ana/s1", UserID: "ana", Query: " BOOK FLIGHT: zebra airways ", Success: true, At: t0},
-		{ToolID: "trip.hotel", SessionID: "ana/s1", UserID: "ana", Query: "BOOK HOTEL", Success: true, At: t0.Add(time.Minute)},
-		{ToolID: "trip.hotel", SessionID: "bob/s1", UserID: "bob", Success: true, At: t0},
-		{ToolID: "trip.flight", SessionID: "bob/s1", UserID: "bob", Success: true, At: t0.Add(time.Minute)},
+		{ToolID: "trip.flight", SessionID: "ana/s1", UserID: "ana", Level: "user", Query: " BOOK FLIGHT: zebra airways ", Success: true, At: t0},
+		{ToolID: "trip.hotel", SessionID: "ana/s1", UserID: "ana", Level: "user", Query: "BOOK HOTEL", Success: true, At: t0.Add(time.Minute)},
+		{ToolID: "trip.hotel", SessionID: "bob/s1", UserID: "bob", Level: "admin", Success: true, At: t0},
+		{ToolID: "trip.flight", SessionID: "bob/s1", UserID: "bob", Level: "admin", Success: true, At: t0.Add(time.Minute)},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -640,8 +640,8 @@ func TestYoungQueryLogDoesNotSwamp(t *testing.T) {
 // Tools used together in a caller's session within the window become
 // learned pairings, served beside declared ones and marked, once two
 // callers have used them together; uses far apart, in different sessions,
-// by different callers under one session id, or by anonymous callers do
-// not pair, and one session repeated counts once.
+// by different callers under one session id, or by anonymous callers or
+// guest keys do not pair, and one session repeated counts once.
 func TestLearnedPairings(t *testing.T) {
 	ms := []tool.Manifest{
 		retrievaltest.Manifest("trip.flight", "BOOK_FLIGHT", "travel", "Book a flight."),
@@ -669,6 +669,20 @@ func TestLearnedPairings(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// Guest keys' runs, each in its own session, are recorded but teach no
+	// pairing: a guest may not teach the shared learned data
+	// (access.MayTeach), however many guest keys there are.
+	for _, guest := range []string{"key:g1", "key:g2", "key:g3"} {
+		if err := svc.RecordUsage(ctx, []graph.UsageEvent{
+			{ToolID: "trip.car", SessionID: guest + "/gs1", UserID: guest, Level: "guest", Success: true, At: t0},
+			{ToolID: "trip.flight", SessionID: guest + "/gs1", UserID: guest, Level: "guest", Success: true, At: t0.Add(time.Minute)},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if u, err := st.Usage(ctx, []string{"trip.car"}); err != nil || u["trip.car"].Uses < 3 {
+		t.Fatalf("usage of trip.car = %+v, %v; want the guests' runs recorded", u, err)
 	}
 	// Two users' events under one session id are not one session.
 	if err := svc.RecordEvents(ctx, recorder, []retrieval.Event{
@@ -701,7 +715,7 @@ func TestLearnedPairings(t *testing.T) {
 	}
 	for _, id := range []string{"trip.flight", "trip.hotel", "trip.car"} {
 		if rel := pairings(id); len(rel) != 0 {
-			t.Fatalf("pairings of %s = %+v; want none (anonymous sessions, one caller, or callers sharing a session id)", id, rel)
+			t.Fatalf("pairings of %s = %+v; want none (anonymous sessions, guest keys, one caller, or callers sharing a session id)", id, rel)
 		}
 	}
 	// bob's session is a second caller: the pairing is shown, with one

@@ -257,7 +257,7 @@ func TestDecomposeWithNestedNovelVerb(t *testing.T) {
 	llm := &workflowstest.ScriptedLLM{Answers: map[string]string{"PLAN_TRIP_BUDGET": tripPlan}}
 	f.LLM = llm
 	res, p, err := run(t, f, NovelVerbInput{Verb: "PLAN_TRIP_BUDGET", Inputs: map[string]any{"budget": 1000, "currency": "USD", "distance_km": 42.195},
-		Caller: Caller{UserID: "ana"}})
+		Caller: Caller{UserID: "ana", Level: "user"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +302,8 @@ func TestDecomposeWithNestedNovelVerb(t *testing.T) {
 	if strings.Join(served, "\n") != strings.Join(wantServed, "\n") {
 		t.Fatalf("usage recorded:\n%s\nwant:\n%s", strings.Join(served, "\n"), strings.Join(wantServed, "\n"))
 	}
-	// (A plan pairs its tools only for a signed-in caller, as ana.)
+	// (A plan pairs its tools only for a signed-in caller who may teach
+	// the shared learned data, as ana, level user.)
 	if len(f.Usage.Pairs) != 1 || f.Usage.Pairs[0].A != "currency.convert" || f.Usage.Pairs[0].B != "units.convert" || f.Usage.Pairs[0].Caller != "ana" {
 		t.Fatalf("plan pairings = %+v, want currency.convert with units.convert once, ana's", f.Usage.Pairs)
 	}

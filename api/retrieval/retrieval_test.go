@@ -282,8 +282,9 @@ func TestBestEventsAndSessionStrategy(t *testing.T) {
 
 // TestEventsAreAUsersOwnBoundedUse: a guest's reported uses teach
 // nothing (403), a non-admin records at most retrieval.MaxCallerEvents a
-// call (an admin imports more), and an event dated in the future is
-// refused naming its field.
+// call (an admin imports more), and an event dated more than a minute
+// ahead, before the report window (a user's) or before 2000 (an admin's
+// import) is refused naming its field.
 func TestEventsAreAUsersOwnBoundedUse(t *testing.T) {
 	srv, _ := server(t, retrievaltest.Reservation()...)
 	ev := map[string]any{"toolId": "airline.book_seat", "query": "fly", "success": true}
@@ -308,6 +309,37 @@ func TestEventsAreAUsersOwnBoundedUse(t *testing.T) {
 	code, env = do(t, srv, http.MethodPost, "/api/v1/tools/usage/batch", user, map[string]any{"events": []any{ev, future}})
 	if code != http.StatusUnprocessableEntity || len(env.Error.Fields) != 1 || env.Error.Fields[0].Path != "events[1].at" {
 		t.Fatalf("an event dated tomorrow: %d %+v", code, env.Error)
+	}
+	// An event's time is within the window a report can have: a user's
+	// within the report window (no older run can back it), an admin's
+	// import from 2000 on; neither more than a minute ahead.
+	admin := map[string]string{"X-Test-User": "a", "X-Test-Level": "admin"}
+	at := func(when time.Time) map[string]any {
+		return map[string]any{"toolId": "airline.book_seat", "query": "fly", "success": true, "at": when.Format(time.RFC3339)}
+	}
+	epoch := time.Unix(0, 0).UTC()
+	for _, tc := range []struct {
+		who  map[string]string
+		when time.Time
+		ok   bool
+	}{
+		{user, epoch, false},
+		{user, time.Now().Add(-retrieval.ReportWindow - time.Hour), false},
+		{user, time.Now().Add(2 * time.Minute), false},
+		{user, time.Now().Add(-retrieval.ReportWindow + time.Hour), true},
+		{admin, epoch, false},
+		{admin, time.Date(1999, 12, 31, 23, 0, 0, 0, time.UTC), false},
+		{admin, time.Now().Add(2 * time.Minute), false},
+		{admin, time.Date(2001, 3, 1, 0, 0, 0, 0, time.UTC), true},
+		{admin, time.Now().Add(-retrieval.ReportWindow - time.Hour), true},
+	} {
+		code, env = do(t, srv, http.MethodPost, "/api/v1/tools/usage/batch", tc.who, map[string]any{"events": []any{ev, at(tc.when)}})
+		if tc.ok && code != http.StatusAccepted {
+			t.Fatalf("an event of %s at %s: %d %+v, want 202", tc.who["X-Test-Level"], tc.when, code, env.Error)
+		}
+		if !tc.ok && (code != http.StatusUnprocessableEntity || len(env.Error.Fields) != 1 || env.Error.Fields[0].Path != "events[1].at") {
+			t.Fatalf("an event of %s at %s: %d %+v, want 422 naming events[1].at", tc.who["X-Test-Level"], tc.when, code, env.Error)
+		}
 	}
 	// Free text is bounded and printable: a query as a search's q, ids to
 	// a sane size; the session route applies the same domain check.
