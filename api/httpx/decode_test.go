@@ -49,6 +49,14 @@ func TestDecodeErrorsSpeakJSON(t *testing.T) {
 		{`{"options":{"":1}}`, "options", "empty name"},
 		// A wrong type inside a list is named with its index.
 		{`{"events":[{"n":1},{"n":"x"}]}`, "events[1].n", "must be an integer"},
+		// A repeated key is named, at any depth, not decoded as its last
+		// value; so is a string that is not UTF-8, which the decoder would
+		// turn into U+FFFD.
+		{`{"count":1,"count":500}`, "count", "more than once"},
+		{`{"inputs":{"amount":1,"amount":500}}`, "inputs.amount", "more than once"},
+		{`{"events":[{"n":1},{"n":2,"n":3}]}`, "events[1].n", "more than once"},
+		{"{\"scope\":\"a\xff\"}", "scope", "not UTF-8"},
+		{"{\"inputs\":{\"q\":[\"\xfe\"]}}", "inputs.q[0]", "not UTF-8"},
 	} {
 		var b body
 		err := httpx.DecodeStrict([]byte(c.in), &b)

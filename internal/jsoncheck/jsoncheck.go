@@ -1,0 +1,149 @@
+// Package jsoncheck checks what encoding/json lets through silently in a
+// request body: a key repeated in one object (the decoder keeps the last,
+// so {"amount":1,"amount":500} runs with 500 while a reviewer or a log
+// reads 1) and bytes that are not UTF-8 inside a string (the decoder
+// replaces them with U+FFFD, so the text stored or searched is not the
+// text sent). Both are refused with a fault.ErrMalformed error naming the
+// place, as a field path ("inputs.amount", "tools[2].manifest").
+package jsoncheck
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/toolsmith/toolsmith/internal/fault"
+)
+
+// frame is one open object or array on the way to the current token.
+type frame struct {
+	path    string              // the container's own path ("" at the top)
+	object  bool                // an object, else an array
+	keys    map[string]struct{} // the object's keys so far
+	key     string              // the object's current key
+	wantKey bool                // the next string token is a key
+	index   int                 // the array's next index
+}
+
+// child is the path of the container's current value.
+func (f *frame) child() string {
+	if !f.object {
+		return f.path + "[" + strconv.Itoa(f.index) + "]"
+	}
+	if f.path == "" {
+		return f.key
+	}
+	return f.path + "." + f.key
+}
+
+// Check reads body once, token by token, and returns a fault.ErrMalformed
+// error naming the first repeated key or the first string that is not
+// UTF-8, with root ("" or, for instance, "arguments") before every path.
+// Syntax errors are not its business: a body that does not parse is nil
+// here and left to the decoder, whose message says where.
+func Check(body []byte, root string) error {
+	bad := -1 // the offset of the first byte that is not UTF-8
+	if !utf8.Valid(body) {
+		bad = invalidAt(body)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber() // numbers are not converted, only skipped
+	stack := []*frame{}
+	where := func() string { // the path of the value being read
+		p := root
+		if n := len(stack); n > 0 {
+			p = join(root, stack[n-1].child())
+		}
+		if p == "" {
+			p = "body"
+		}
+		return p
+	}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // the end, or a syntax error the decoder reports
+		}
+		var top *frame
+		if n := len(stack); n > 0 {
+			top = stack[n-1]
+		}
+		isKey := false
+		if s, ok := tok.(string); ok && top != nil && top.object && top.wantKey {
+			isKey = true
+			if bad >= 0 && dec.InputOffset() > int64(bad) {
+				p := join(root, top.path)
+				if p == "" {
+					p = "body"
+				}
+				return fault.Malformed(p, "holds a key that is not UTF-8 text (byte %d is 0x%02x)", bad, body[bad])
+			}
+			top.key, top.wantKey = s, false
+			if _, dup := top.keys[s]; dup {
+				return fault.Malformed(where(), "is given more than once; a key may appear once in an object")
+			}
+			top.keys[s] = struct{}{}
+			continue
+		}
+		if !isKey && bad >= 0 && dec.InputOffset() > int64(bad) {
+			if _, ok := tok.(string); ok {
+				return fault.Malformed(where(), "is not UTF-8 text: byte %d is 0x%02x", bad, body[bad])
+			}
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			f := &frame{path: "", object: tok == json.Delim('{')}
+			if top != nil {
+				f.path = top.child()
+			}
+			if f.object {
+				f.keys, f.wantKey = map[string]struct{}{}, true
+			}
+			stack = append(stack, f)
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			if n := len(stack); n > 0 {
+				top = stack[n-1]
+			} else {
+				top = nil
+			}
+		}
+		// A value ended: the object wants its next key, the array its
+		// next index.
+		if top != nil {
+			if top.object {
+				top.wantKey = true
+			} else {
+				top.index++
+			}
+		}
+	}
+}
+
+// join puts root before path.
+func join(root, path string) string {
+	switch {
+	case root == "":
+		return path
+	case path == "":
+		return root
+	case path[0] == '[':
+		return root + path
+	}
+	return root + "." + path
+}
+
+// invalidAt is the offset of the first byte of b that does not start a
+// valid UTF-8 sequence.
+func invalidAt(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
+}
