@@ -58,3 +58,37 @@ func TestCallArgumentsRepeatingAKeyAreRefused(t *testing.T) {
 		t.Errorf("a clean call: %q", got)
 	}
 }
+
+// TestGetDocumentRefusesNegativePositions: kb.get_document names a
+// negative startByte (which was read as no byte range at all), and every
+// sibling position, instead of answering another part of the document.
+func TestGetDocumentRefusesNegativePositions(t *testing.T) {
+	ctx := context.Background()
+	edge := mcp.New(mcp.Deps{Metrics: metrics.New()})
+	st, ct := sdk.NewInMemoryTransports()
+	ss, err := edge.Server().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "doc-test", Version: "test"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for _, field := range []string{"startByte", "endByte", "startLine", "endLine"} {
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "kb.get_document", Arguments: map[string]any{"id": "currency.convert", field: -1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := ""
+		for _, c := range res.Content {
+			if tc, ok := c.(*sdk.TextContent); ok {
+				text += tc.Text
+			}
+		}
+		if !res.IsError || !strings.Contains(text, field+": must not be negative") {
+			t.Errorf("%s -1: %v %q, want an error naming %s", field, res.IsError, text, field)
+		}
+	}
+}

@@ -745,7 +745,21 @@ func (e *Edge) getDocument(ctx context.Context, caller access.Caller, in GetDocu
 	if strings.TrimSpace(in.ID) == "" {
 		return DocumentOut{}, fault.Invalid("id", "is required")
 	}
-	if in.StartLine < 0 || in.EndLine < 0 || (in.EndLine > 0 && in.EndLine < in.StartLine) {
+	// A negative position is refused naming it: left to the checks below,
+	// startByte -1 without an endByte read as no byte range at all.
+	neg := &fault.ValidationError{}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"startLine", in.StartLine}, {"endLine", in.EndLine}, {"startByte", in.StartByte}, {"endByte", in.EndByte}} {
+		if f.v < 0 {
+			neg.Add(f.name, "must not be negative, got %d", f.v)
+		}
+	}
+	if err := neg.Err(); err != nil {
+		return DocumentOut{}, err
+	}
+	if in.EndLine > 0 && in.EndLine < in.StartLine {
 		return DocumentOut{}, fault.Invalid("endLine", "must be ≥ startLine ≥ 1, got %d..%d", in.StartLine, in.EndLine)
 	}
 	mv, err := e.d.Retrieval.Manifest(ctx, in.ID, caller, retrieval.ManifestOptions{IncludeExamples: true})
