@@ -66,6 +66,14 @@ func MapInputs(inputSchema json.RawMessage, inputs map[string]any) (Mapping, err
 		names = append(names, n)
 	}
 	slices.Sort(names)
+	// Each name is normalized once: the passes below compare every
+	// parameter with every input.
+	norms := make(map[string]string, len(params)+len(names))
+	for _, n := range append(slices.Clone(params), names...) {
+		if _, ok := norms[n]; !ok {
+			norms[n] = normalize(n)
+		}
+	}
 
 	verr := &fault.ValidationError{}
 	used := map[string]bool{}
@@ -83,7 +91,7 @@ func MapInputs(inputSchema json.RawMessage, inputs map[string]any) (Mapping, err
 		}
 		var match []string
 		for _, n := range names {
-			if !used[n] && normalize(n) == normalize(p) {
+			if !used[n] && norms[n] == norms[p] {
 				match = append(match, n)
 			}
 		}
@@ -108,7 +116,7 @@ func MapInputs(inputSchema json.RawMessage, inputs map[string]any) (Mapping, err
 	for _, p := range exact {
 		match := []string{p}
 		for _, n := range names {
-			if !used[n] && normalize(n) == normalize(p) {
+			if !used[n] && norms[n] == norms[p] {
 				match = append(match, n)
 			}
 		}
