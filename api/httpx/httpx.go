@@ -108,14 +108,19 @@ func BindJSON(c *gin.Context, dst any) error {
 }
 
 // DecodeStrict is BindJSON's decoder, for bodies already read. A key
-// repeated in one object and a string that is not UTF-8 are refused
-// (jsoncheck.Check) before decoding, which would keep the last of the
-// keys and turn the bytes into U+FFFD without a word.
+// repeated in one object (exactly, or, for a struct's field, in another
+// case: "verb" and "Verb") and a string that is not UTF-8 are refused
+// (jsoncheck.Scan) before decoding, which would keep the last of the keys
+// and turn the bytes into U+FFFD without a word.
 func DecodeStrict(body []byte, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return fault.Malformed("body", "request body is empty; expected a JSON object")
 	}
-	if err := jsoncheck.Check(body, ""); err != nil {
+	folds, err := jsoncheck.Scan(body, "")
+	if err != nil {
+		return err
+	}
+	if err := foldedField(folds, dst); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))

@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/toolsmith/toolsmith/internal/fault"
@@ -21,6 +22,7 @@ type frame struct {
 	path    string              // the container's own path ("" at the top)
 	object  bool                // an object, else an array
 	keys    map[string]struct{} // the object's keys so far
+	lower   map[string]string   // the keys so far by their lower case
 	key     string              // the object's current key
 	wantKey bool                // the next string token is a key
 	index   int                 // the array's next index
@@ -37,12 +39,35 @@ func (f *frame) child() string {
 	return f.path + "." + f.key
 }
 
+// Fold is two keys of one object that differ only in case. encoding/json
+// matches a struct's fields ignoring case, so for an object decoded into a
+// struct they are one field given twice (the last wins); in a map they are
+// two keys. Which it is, only the destination's type tells.
+type Fold struct {
+	// Object is where the object stands: its keys (strings) and indices
+	// (ints) from the top, empty for the top-level object.
+	Object []any
+	// Keys are the two keys, in the body's order.
+	Keys [2]string
+}
+
+// maxFolds bounds the folds Scan reports.
+const maxFolds = 100
+
 // Check reads body once, token by token, and returns a fault.ErrMalformed
 // error naming the first repeated key or the first string that is not
 // UTF-8, with root ("" or, for instance, "arguments") before every path.
 // Syntax errors are not its business: a body that does not parse is nil
 // here and left to the decoder, whose message says where.
 func Check(body []byte, root string) error {
+	_, err := Scan(body, root)
+	return err
+}
+
+// Scan is Check, and also reports (up to 100 of) the objects' keys that
+// differ only in case, for a caller that knows the destination's type.
+func Scan(body []byte, root string) ([]Fold, error) {
+	var folds []Fold
 	bad := -1 // the offset of the first byte that is not UTF-8
 	if !utf8.Valid(body) {
 		bad = invalidAt(body)
@@ -63,7 +88,7 @@ func Check(body []byte, root string) error {
 	for {
 		tok, err := dec.Token()
 		if err != nil {
-			return nil // the end, or a syntax error the decoder reports
+			return folds, nil // the end, or a syntax error the decoder reports
 		}
 		var top *frame
 		if n := len(stack); n > 0 {
@@ -77,18 +102,24 @@ func Check(body []byte, root string) error {
 				if p == "" {
 					p = "body"
 				}
-				return fault.Malformed(p, "holds a key that is not UTF-8 text (byte %d is 0x%02x)", bad, body[bad])
+				return nil, fault.Malformed(p, "holds a key that is not UTF-8 text (byte %d is 0x%02x)", bad, body[bad])
 			}
 			top.key, top.wantKey = s, false
 			if _, dup := top.keys[s]; dup {
-				return fault.Malformed(where(), "is given more than once; a key may appear once in an object")
+				return nil, fault.Malformed(where(), "is given more than once; a key may appear once in an object")
 			}
 			top.keys[s] = struct{}{}
+			low := strings.ToLower(s)
+			if first, ok := top.lower[low]; ok && len(folds) < maxFolds {
+				folds = append(folds, Fold{Object: objectAt(stack), Keys: [2]string{first, s}})
+			} else if !ok {
+				top.lower[low] = s
+			}
 			continue
 		}
 		if !isKey && bad >= 0 && dec.InputOffset() > int64(bad) {
 			if _, ok := tok.(string); ok {
-				return fault.Malformed(where(), "is not UTF-8 text: byte %d is 0x%02x", bad, body[bad])
+				return nil, fault.Malformed(where(), "is not UTF-8 text: byte %d is 0x%02x", bad, body[bad])
 			}
 		}
 		switch tok {
@@ -98,7 +129,7 @@ func Check(body []byte, root string) error {
 				f.path = top.child()
 			}
 			if f.object {
-				f.keys, f.wantKey = map[string]struct{}{}, true
+				f.keys, f.lower, f.wantKey = map[string]struct{}{}, map[string]string{}, true
 			}
 			stack = append(stack, f)
 			continue
@@ -120,6 +151,19 @@ func Check(body []byte, root string) error {
 			}
 		}
 	}
+}
+
+// objectAt is where the innermost open object of stack stands.
+func objectAt(stack []*frame) []any {
+	var at []any
+	for _, f := range stack[:len(stack)-1] {
+		if f.object {
+			at = append(at, f.key)
+		} else {
+			at = append(at, f.index)
+		}
+	}
+	return at
 }
 
 // join puts root before path.

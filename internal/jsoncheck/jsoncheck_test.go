@@ -3,6 +3,7 @@ package jsoncheck_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -67,4 +68,22 @@ func FuzzCheck(f *testing.F) {
 			t.Fatalf("%q: %v names %+v, want one malformed path", body, err, fields)
 		}
 	})
+}
+
+// Scan reports keys of one object that differ only in case, with where the
+// object stands, for the caller to judge by the destination's type.
+func TestScanReportsKeysOfAnotherCase(t *testing.T) {
+	folds, err := jsoncheck.Scan([]byte(`{"Verb":"X","verb":"Y","a":[{},{"b":{"n":1,"N":2}}],"c":{"x":1,"y":2}}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []jsoncheck.Fold{{Object: nil, Keys: [2]string{"Verb", "verb"}}, {Object: []any{"a", 1, "b"}, Keys: [2]string{"n", "N"}}}
+	if len(folds) != len(want) {
+		t.Fatalf("folds = %+v, want %+v", folds, want)
+	}
+	for i := range want {
+		if fmt.Sprint(folds[i]) != fmt.Sprint(want[i]) {
+			t.Fatalf("fold %d = %+v, want %+v", i, folds[i], want[i])
+		}
+	}
 }
