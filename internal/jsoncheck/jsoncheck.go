@@ -21,11 +21,54 @@ import (
 type frame struct {
 	path    string              // the container's own path ("" at the top)
 	object  bool                // an object, else an array
-	keys    map[string]struct{} // the object's keys so far
-	lower   map[string]string   // the keys so far by their lower case
+	keys    []string            // the object's keys so far, while few
+	set     map[string]struct{} // the keys, once there are many
+	lower   map[string]string   // the keys by their lower case, likewise
 	key     string              // the object's current key
 	wantKey bool                // the next string token is a key
 	index   int                 // the array's next index
+}
+
+// fewKeys is how many keys an object holds in a list, searched in turn,
+// before they are indexed: most objects have a few keys, and two maps
+// each would cost more than the search.
+const fewKeys = 16
+
+// add records key s of the object. dup reports that s was there already;
+// first is an earlier key that differs from s only in case ("" if none).
+func (f *frame) add(s string) (dup bool, first string) {
+	if f.set == nil && len(f.keys) < fewKeys {
+		for _, k := range f.keys {
+			if k == s {
+				return true, ""
+			}
+			if first == "" && strings.EqualFold(k, s) {
+				first = k
+			}
+		}
+		f.keys = append(f.keys, s)
+		return false, first
+	}
+	if f.set == nil {
+		f.set, f.lower = make(map[string]struct{}, 2*fewKeys), make(map[string]string, 2*fewKeys)
+		for _, k := range f.keys {
+			f.set[k] = struct{}{}
+			if _, ok := f.lower[strings.ToLower(k)]; !ok {
+				f.lower[strings.ToLower(k)] = k
+			}
+		}
+		f.keys = nil
+	}
+	if _, ok := f.set[s]; ok {
+		return true, ""
+	}
+	f.set[s] = struct{}{}
+	low := strings.ToLower(s)
+	if k, ok := f.lower[low]; ok {
+		return false, k
+	}
+	f.lower[low] = s
+	return false, ""
 }
 
 // child is the path of the container's current value.
@@ -105,15 +148,12 @@ func Scan(body []byte, root string) ([]Fold, error) {
 				return nil, fault.Malformed(p, "holds a key that is not UTF-8 text (byte %d is 0x%02x)", bad, body[bad])
 			}
 			top.key, top.wantKey = s, false
-			if _, dup := top.keys[s]; dup {
+			dup, first := top.add(s)
+			if dup {
 				return nil, fault.Malformed(where(), "is given more than once; a key may appear once in an object")
 			}
-			top.keys[s] = struct{}{}
-			low := strings.ToLower(s)
-			if first, ok := top.lower[low]; ok && len(folds) < maxFolds {
+			if first != "" && len(folds) < maxFolds {
 				folds = append(folds, Fold{Object: objectAt(stack), Keys: [2]string{first, s}})
-			} else if !ok {
-				top.lower[low] = s
 			}
 			continue
 		}
@@ -129,7 +169,7 @@ func Scan(body []byte, root string) ([]Fold, error) {
 				f.path = top.child()
 			}
 			if f.object {
-				f.keys, f.lower, f.wantKey = map[string]struct{}{}, map[string]string{}, true
+				f.wantKey = true
 			}
 			stack = append(stack, f)
 			continue

@@ -27,6 +27,8 @@ func TestCheck(t *testing.T) {
 		{"bad UTF-8 deep", "{\"a\":[\"ok\",{\"b\":\"\xfe\"}]}", "", "a[1].b", "not UTF-8"},
 		{"bad UTF-8 in a key", "{\"a\":{\"\xff\":1}}", "", "a", "key that is not UTF-8"},
 		{"bad UTF-8 in a top-level string", "\"\xff\"", "", "body", "not UTF-8"},
+		{"repeat in a large object", manyKeys(40) + `,"k7":1}}`, "", "o.k7", "more than once"},
+		{"large object without a repeat", manyKeys(40) + `}}`, "", "", ""},
 		{"syntax errors are the decoder's", `{"a":1,"b"`, "", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -43,6 +45,19 @@ func TestCheck(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manyKeys is `{"o":{"k0":0,…` with n keys, the object left open.
+func manyKeys(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"o":{`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"k%d":%d`, i, i)
+	}
+	return b.String()
 }
 
 // FuzzCheck feeds arbitrary bodies to the checker: it never panics, an
@@ -73,11 +88,12 @@ func FuzzCheck(f *testing.F) {
 // Scan reports keys of one object that differ only in case, with where the
 // object stands, for the caller to judge by the destination's type.
 func TestScanReportsKeysOfAnotherCase(t *testing.T) {
-	folds, err := jsoncheck.Scan([]byte(`{"Verb":"X","verb":"Y","a":[{},{"b":{"n":1,"N":2}}],"c":{"x":1,"y":2}}`), "")
+	folds, err := jsoncheck.Scan([]byte(`{"Verb":"X","verb":"Y","a":[{},{"b":{"n":1,"N":2}}],"c":{"x":1,"y":2},"o":`+manyKeys(30)[5:]+`,"K29":1}}`), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []jsoncheck.Fold{{Object: nil, Keys: [2]string{"Verb", "verb"}}, {Object: []any{"a", 1, "b"}, Keys: [2]string{"n", "N"}}}
+	want := []jsoncheck.Fold{{Object: nil, Keys: [2]string{"Verb", "verb"}}, {Object: []any{"a", 1, "b"}, Keys: [2]string{"n", "N"}},
+		{Object: []any{"o"}, Keys: [2]string{"k29", "K29"}}}
 	if len(folds) != len(want) {
 		t.Fatalf("folds = %+v, want %+v", folds, want)
 	}
