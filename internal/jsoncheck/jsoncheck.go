@@ -129,6 +129,7 @@ func Scan(body []byte, root string) ([]Fold, error) {
 		return p
 	}
 	for {
+		start := dec.InputOffset()
 		tok, err := dec.Token()
 		if err != nil {
 			return folds, nil // the end, or a syntax error the decoder reports
@@ -137,6 +138,11 @@ func Scan(body []byte, root string) ([]Fold, error) {
 		if n := len(stack); n > 0 {
 			top = stack[n-1]
 		}
+		str, isStr := tok.(string)
+		// An escape that is no character (a lone surrogate, "\ud800") is
+		// decoded as U+FFFD too: more of them than the raw text spells.
+		lost := isStr && (bad < 0 || dec.InputOffset() <= int64(bad)) && strings.ContainsRune(str, utf8.RuneError) &&
+			lostRunes(str, body[start:dec.InputOffset()])
 		isKey := false
 		if s, ok := tok.(string); ok && top != nil && top.object && top.wantKey {
 			isKey = true
@@ -146,6 +152,13 @@ func Scan(body []byte, root string) ([]Fold, error) {
 					p = "body"
 				}
 				return nil, fault.Malformed(p, "holds a key that is not UTF-8 text (byte %d is 0x%02x)", bad, body[bad])
+			}
+			if lost {
+				p := join(root, top.path)
+				if p == "" {
+					p = "body"
+				}
+				return nil, fault.Malformed(p, "holds a key with an escape that is no character (a lone UTF-16 surrogate such as \\ud800)")
 			}
 			top.key, top.wantKey = s, false
 			dup, first := top.add(s)
@@ -157,10 +170,11 @@ func Scan(body []byte, root string) ([]Fold, error) {
 			}
 			continue
 		}
-		if !isKey && bad >= 0 && dec.InputOffset() > int64(bad) {
-			if _, ok := tok.(string); ok {
-				return nil, fault.Malformed(where(), "is not UTF-8 text: byte %d is 0x%02x", bad, body[bad])
-			}
+		if !isKey && bad >= 0 && dec.InputOffset() > int64(bad) && isStr {
+			return nil, fault.Malformed(where(), "is not UTF-8 text: byte %d is 0x%02x", bad, body[bad])
+		}
+		if lost {
+			return nil, fault.Malformed(where(), "holds an escape that is no character (a lone UTF-16 surrogate such as \\ud800)")
 		}
 		switch tok {
 		case json.Delim('{'), json.Delim('['):
@@ -204,6 +218,15 @@ func objectAt(stack []*frame) []any {
 		}
 	}
 	return at
+}
+
+// lostRunes reports whether decoded, a string token, holds more U+FFFD
+// than raw, its text in the body, spells: as the character itself or as
+// the escape \ufffd. The others stand for escapes that are no character.
+func lostRunes(decoded string, raw []byte) bool {
+	low := bytes.ToLower(raw) // \uFFFD and \ufffd alike; U+FFFD stays
+	spelt := bytes.Count(low, []byte("\uFFFD")) + bytes.Count(low, []byte(`\ufffd`))
+	return strings.Count(decoded, "\uFFFD") > spelt
 }
 
 // join puts root before path.

@@ -29,6 +29,9 @@ func TestCheck(t *testing.T) {
 		{"bad UTF-8 in a top-level string", "\"\xff\"", "", "body", "not UTF-8"},
 		{"repeat in a large object", manyKeys(40) + `,"k7":1}}`, "", "o.k7", "more than once"},
 		{"large object without a repeat", manyKeys(40) + `}}`, "", "", ""},
+		{"lone surrogate escape", `{"queryText":"a\ud800b"}`, "", "queryText", "no character"},
+		{"lone surrogate in a key", `{"a":{"\udc00":1}}`, "", "a", "no character"},
+		{"U+FFFD spelt", "{\"a\":\"\uFFFD \\ufffd \\uFFFD \\ud83d\\ude00\"}", "", "", ""},
 		{"syntax errors are the decoder's", `{"a":1,"b"`, "", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
