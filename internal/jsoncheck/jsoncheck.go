@@ -1,10 +1,13 @@
 // Package jsoncheck checks what encoding/json lets through silently in a
 // request body: a key repeated in one object (the decoder keeps the last,
 // so {"amount":1,"amount":500} runs with 500 while a reviewer or a log
-// reads 1) and bytes that are not UTF-8 inside a string (the decoder
-// replaces them with U+FFFD, so the text stored or searched is not the
-// text sent). Both are refused with a fault.ErrMalformed error naming the
-// place, as a field path ("inputs.amount", "tools[2].manifest").
+// reads 1) and bytes that are not UTF-8 inside a string, or an escape
+// that is no character (the decoder replaces either with U+FFFD, so the
+// text stored or searched is not the text sent). Both are refused with a
+// fault.ErrMalformed error naming the place, as a field path
+// ("inputs.amount", "tools[2].manifest"). Keys that differ only in case
+// are reported (Scan) for a caller that knows whether they land in one
+// struct field.
 package jsoncheck
 
 import (
