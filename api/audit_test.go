@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/toolsmith/toolsmith/analytics"
 	"github.com/toolsmith/toolsmith/api"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/identity"
@@ -114,4 +117,21 @@ func TestAuditSurvivesTheCaller(t *testing.T) {
 	if len(rec.errs) > 0 || len(rec.events) != 1 || rec.events[0].Action != "hangup" {
 		t.Fatalf("audit after the client hung up: events %+v, errors %v", rec.events, rec.errs)
 	}
+}
+
+// TestAuditSinceInTheFutureIsRefused: the audit log's since follows the
+// analytics' rule (analytics.CheckSince): more than SinceSkew ahead of the
+// server's clock is a 400 naming since, not an empty page; within the
+// skew, or with an until in the future, the log answers.
+func TestAuditSinceInTheFutureIsRefused(t *testing.T) {
+	srv, keys, _ := fullServer(t)
+	owner := identitytest.Bearer(t, keys, identity.NewKey{Owner: "root", Level: "owner", Groups: []string{"*"}})
+	h := srv.Handler()
+	r := send(t, h, "GET", "/api/v1/admin/audit?since=2099-01-01T00:00:00Z", owner, "")
+	if r.code != http.StatusBadRequest || !strings.Contains(r.raw, `"path":"since"`) || !strings.Contains(r.raw, "future") {
+		t.Fatalf("since=2099: %d %s, want 400 naming since", r.code, r.raw)
+	}
+	soon := time.Now().Add(analytics.SinceSkew / 2).UTC().Format(time.RFC3339)
+	auditPage(t, h, owner, "since="+soon)
+	auditPage(t, h, owner, "until=2099-01-01T00:00:00Z")
 }

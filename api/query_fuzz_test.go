@@ -4,14 +4,17 @@ import (
 	"net/url"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/toolsmith/toolsmith/tool"
 )
 
 // FuzzBadQuery: badQuery refuses exactly the raw query strings that
 // url.ParseQuery cannot read whole, or whose names or values are not
-// UTF-8, and always says why when it names something.
+// UTF-8 or hold a control character other than tab, newline and carriage
+// return, and always says why when it names something.
 func FuzzBadQuery(f *testing.F) {
 	for _, seed := range []string{"", "q=convert&maxTools=5", "actor=key:abc%", "limt=%zz", "li%zzmt=1",
-		"limit=1;status=active", "q=%ff%fe", "q%ff=x", "q=caf%C3%A9", "&&a=&=b&", "a=%2", "a%=1", "=%"} {
+		"limit=1;status=active", "q=%ff%fe", "q%ff=x", "q=caf%C3%A9", "actor=%00", "q=a%09b%0Ac", "category=%7F", "a%01=1", "&&a=&=b&", "a=%2", "a%=1", "=%"} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
@@ -22,9 +25,9 @@ func FuzzBadQuery(f *testing.F) {
 		values, err := url.ParseQuery(raw)
 		ok := err == nil
 		for k, vs := range values {
-			ok = ok && utf8.ValidString(k)
+			ok = ok && utf8.ValidString(k) && tool.ControlAt(k) < 0
 			for _, v := range vs {
-				ok = ok && utf8.ValidString(v)
+				ok = ok && utf8.ValidString(v) && tool.ControlAt(v) < 0
 			}
 		}
 		if ok != (name == "") {

@@ -28,6 +28,10 @@ func TestEveryRouteRefusesAQueryThatDoesNotParse(t *testing.T) {
 		{"/api/v1/tools/retrieval/search?q=%ff%fe", "q"},         // bytes that are no UTF-8
 		{"/api/v1/tools/retrieval/search?q%ff=convert", "query"}, // a name that is none
 		{"/api/v1/tools?=%", "query"},                            // a broken value without a name
+		{"/api/v1/admin/audit?actor=%00", "actor"},               // a control character in a filter
+		{"/api/v1/tools?category=%00", "category"},
+		{"/api/v1/tools?category=a%1Bb", "category"},
+		{"/api/v1/tools?cat%07=x", "query"},
 	} {
 		r := send(t, h, http.MethodGet, c.path, owner, "")
 		if r.code != http.StatusBadRequest || !strings.Contains(r.raw, `"path":"`+c.field+`"`) {
@@ -45,6 +49,9 @@ func TestEveryRouteRefusesAQueryThatDoesNotParse(t *testing.T) {
 	// An escape that parses passes.
 	if r := send(t, h, http.MethodGet, "/api/v1/admin/audit?limit=1&actor=key%3Aabc%25", owner, ""); r.code != http.StatusOK {
 		t.Errorf("a well-escaped query: %d %s", r.code, r.raw)
+	}
+	if r := send(t, h, http.MethodGet, "/api/v1/tools/retrieval/search?q=flight%09status%0Anow", owner, ""); r.code != http.StatusOK {
+		t.Errorf("tab and newline in a query value: %d %s", r.code, r.raw)
 	}
 	if r := send(t, h, http.MethodGet, "/api/v1/tools/retrieval/search?q=caf%C3%A9", owner, ""); r.code != http.StatusOK {
 		t.Errorf("an escaped UTF-8 query: %d %s", r.code, r.raw)

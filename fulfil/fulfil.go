@@ -413,10 +413,16 @@ var verbRe = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`)
 
 const maxVerbLen = 64
 
-// MaxInputsBytes bounds a run's inputs, as JSON: they travel in the
-// workflow's history, whose payloads Temporal caps at a few MB, so larger
-// inputs would fail deep inside the start with an opaque error.
-const MaxInputsBytes = 1 << 20
+// MaxInputsBytes bounds a run's inputs, as JSON (256 KiB). They travel in
+// the workflow's history, whose payloads Temporal refuses over its blob
+// size limit (2 MiB by default; it warns over 512 KiB), and one payload
+// can carry them more than once: an execution's result holds the
+// arguments mapped from them beside the tool's output, a verb's result
+// each step's inputs and arguments, an error the value it quotes. A
+// 1 MB input passed a 1 MiB bound and the run then failed inside
+// Temporal (payloadSizeError); a quarter of the warning size leaves room
+// for those copies, and is far above what any tool's arguments need.
+const MaxInputsBytes = 256 << 10
 
 // checkInputsSize refuses inputs over MaxInputsBytes.
 func checkInputsSize(inputs map[string]any) error {

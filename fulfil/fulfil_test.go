@@ -3,6 +3,7 @@ package fulfil_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -146,6 +147,36 @@ func TestExecuteRefusesInputsThatDoNotFit(t *testing.T) {
 	}
 	if len(f.started) != 1 {
 		t.Fatalf("started %v, want one run", f.started)
+	}
+}
+
+// TestInputsOverTheBoundStartNothing: a run's inputs over MaxInputsBytes
+// of JSON (a 1 MB string in one input, which Temporal then refused as a
+// payload too large) are a 422 on inputs, on execute and on a verb, and
+// no workflow starts; inputs at the bound start one.
+func TestInputsOverTheBoundStartNothing(t *testing.T) {
+	l := &log{}
+	f := &crashingTemporal{log: l}
+	tl := graph.Tool{ToolSummary: graph.ToolSummary{ID: "timezone.world_clock", Status: graph.StatusActive}, Manifest: []byte(`{"inputSchema":{"type":"object"}}`)}
+	svc := fulfil.New(f, oneTool{tl}, fulfil.Config{Audit: l})
+	owner := access.Caller{UserID: "o", Level: "owner", Groups: []string{access.Wildcard}}
+	big := map[string]any{"zones": []any{strings.Repeat("z", 1_000_000)}}
+	_, _, err := svc.StartExecute(context.Background(), owner, tl.ID, fulfil.ExecuteRequest{Inputs: big}, "")
+	if fields := fault.Fields(err); !errors.Is(err, fault.ErrInvalid) || len(fields) != 1 || fields[0].Path != "inputs" ||
+		!strings.Contains(err.Error(), strconv.Itoa(fulfil.MaxInputsBytes)) {
+		t.Fatalf("execute with 1 MB of inputs: %v (fields %+v), want invalid on inputs naming the bound", err, fields)
+	}
+	_, _, err = svc.StartVerb(context.Background(), owner, fulfil.VerbRequest{Verb: "WORLD_CLOCK", Inputs: big}, "")
+	if fields := fault.Fields(err); !errors.Is(err, fault.ErrInvalid) || len(fields) != 1 || fields[0].Path != "inputs" {
+		t.Fatalf("verb with 1 MB of inputs: %v (fields %+v), want invalid on inputs", err, fields)
+	}
+	if len(f.started) != 0 {
+		t.Fatalf("started %v", f.started)
+	}
+	// {"zones":["…"]} is 14 bytes around the string.
+	at := map[string]any{"zones": []any{strings.Repeat("z", fulfil.MaxInputsBytes-14)}}
+	if _, _, err := svc.StartExecute(context.Background(), owner, tl.ID, fulfil.ExecuteRequest{Inputs: at}, ""); err != nil {
+		t.Fatalf("inputs at the bound: %v", err)
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/internal/jsoncheck"
 	"github.com/toolsmith/toolsmith/metrics"
 	"github.com/toolsmith/toolsmith/ratelimit"
 	"github.com/toolsmith/toolsmith/retrieval"
@@ -122,8 +123,31 @@ func New(d Deps) *Edge {
 	})
 	e := &Edge{d: d, server: s, cat: newCatalogue()}
 	e.register()
-	s.AddReceivingMiddleware(e.listOnlyCallable)
+	s.AddReceivingMiddleware(e.listOnlyCallable, checkArguments)
 	return e
+}
+
+// checkArguments refuses a tools/call whose arguments repeat a key in one
+// object or hold a string that is not UTF-8 (jsoncheck.Check, the REST
+// bodies' check): decoded, the last key would win and the bytes become
+// U+FFFD, so the tool would run with what the caller did not mean. A
+// catalogue tool's arguments are named under "arguments", as call_tool's
+// are; a gateway tool's are its own fields.
+func checkArguments(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		call, ok := req.(*sdk.CallToolRequest)
+		if method != "tools/call" || !ok || call.Params == nil || len(call.Params.Arguments) == 0 {
+			return next(ctx, method, req)
+		}
+		root := "arguments"
+		if _, gateway := Rules[call.Params.Name]; gateway {
+			root = ""
+		}
+		if err := jsoncheck.Check(call.Params.Arguments, root); err != nil {
+			return errorResult(clientMessage(err)), nil
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // listOnlyCallable filters tools/list to the tools the caller's rule
@@ -721,7 +745,21 @@ func (e *Edge) getDocument(ctx context.Context, caller access.Caller, in GetDocu
 	if strings.TrimSpace(in.ID) == "" {
 		return DocumentOut{}, fault.Invalid("id", "is required")
 	}
-	if in.StartLine < 0 || in.EndLine < 0 || (in.EndLine > 0 && in.EndLine < in.StartLine) {
+	// A negative position is refused naming it: left to the checks below,
+	// startByte -1 without an endByte read as no byte range at all.
+	neg := &fault.ValidationError{}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"startLine", in.StartLine}, {"endLine", in.EndLine}, {"startByte", in.StartByte}, {"endByte", in.EndByte}} {
+		if f.v < 0 {
+			neg.Add(f.name, "must not be negative, got %d", f.v)
+		}
+	}
+	if err := neg.Err(); err != nil {
+		return DocumentOut{}, err
+	}
+	if in.EndLine > 0 && in.EndLine < in.StartLine {
 		return DocumentOut{}, fault.Invalid("endLine", "must be ≥ startLine ≥ 1, got %d..%d", in.StartLine, in.EndLine)
 	}
 	mv, err := e.d.Retrieval.Manifest(ctx, in.ID, caller, retrieval.ManifestOptions{IncludeExamples: true})

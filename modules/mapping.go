@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/toolsmith/toolsmith/internal/fault"
 )
@@ -24,7 +27,8 @@ type Mapping struct {
 // MapInputs fits inputs to a tool's inputSchema without guessing: a parameter
 // takes the input of exactly the same name, else the one input whose name is
 // equal ignoring case, '_', '-', '.' and spaces ("fromCurrency" ↔
-// "from_currency"). Two inputs competing for one parameter (an exact name
+// "from_currency") after NFKC ("ａmount" ↔ "amount"). An input name holding
+// an invisible character ("amount\u200b") is refused. Two inputs competing for one parameter (an exact name
 // and a variant of it too), or a required parameter with no
 // input, is an error wrapping ErrSchemaMismatch and fault.ErrInvalid. Types
 // are not coerced here: the caller validates the result against the schema,
@@ -41,6 +45,9 @@ func MapInputs(inputSchema json.RawMessage, inputs map[string]any) (Mapping, err
 		if err := json.Unmarshal(inputSchema, &s); err != nil {
 			return Mapping{}, fmt.Errorf("modules: map inputs: inputSchema: %w", err)
 		}
+	}
+	if err := invisibleNames(inputs); err != nil {
+		return Mapping{}, fmt.Errorf("%w: %w", ErrSchemaMismatch, err)
 	}
 	out := Mapping{Arguments: map[string]any{}}
 	if len(s.Properties) == 0 {
@@ -59,6 +66,14 @@ func MapInputs(inputSchema json.RawMessage, inputs map[string]any) (Mapping, err
 		names = append(names, n)
 	}
 	slices.Sort(names)
+	// Each name is normalized once: the passes below compare every
+	// parameter with every input.
+	norms := make(map[string]string, len(params)+len(names))
+	for _, n := range append(slices.Clone(params), names...) {
+		if _, ok := norms[n]; !ok {
+			norms[n] = normalize(n)
+		}
+	}
 
 	verr := &fault.ValidationError{}
 	used := map[string]bool{}
@@ -76,7 +91,7 @@ func MapInputs(inputSchema json.RawMessage, inputs map[string]any) (Mapping, err
 		}
 		var match []string
 		for _, n := range names {
-			if !used[n] && normalize(n) == normalize(p) {
+			if !used[n] && norms[n] == norms[p] {
 				match = append(match, n)
 			}
 		}
@@ -101,7 +116,7 @@ func MapInputs(inputSchema json.RawMessage, inputs map[string]any) (Mapping, err
 	for _, p := range exact {
 		match := []string{p}
 		for _, n := range names {
-			if !used[n] && normalize(n) == normalize(p) {
+			if !used[n] && norms[n] == norms[p] {
 				match = append(match, n)
 			}
 		}
@@ -131,6 +146,38 @@ func MapInputs(inputSchema json.RawMessage, inputs map[string]any) (Mapping, err
 	return out, nil
 }
 
+// invisibleNames refuses an input name holding a character that shows as
+// nothing: a control or format character (zero-width space, joiners, bidi
+// controls, Unicode category Cf), a variation selector or another default
+// ignorable code point. "amount\u200b" beside "amount" reads as one name
+// twice, yet would pass as two; no parameter name needs one.
+func invisibleNames(inputs map[string]any) error {
+	var bad []string
+	for n := range inputs {
+		if strings.IndexFunc(n, invisible) >= 0 {
+			bad = append(bad, n)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	slices.Sort(bad)
+	v := &fault.ValidationError{}
+	for _, n := range bad {
+		i := strings.IndexFunc(n, invisible)
+		v.Add("inputs", "the input name %q holds an invisible character (%U at byte %d); name inputs with visible characters", n, []rune(n[i:])[0], i)
+	}
+	return v
+}
+
+// invisible reports a character that renders as nothing.
+func invisible(r rune) bool {
+	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point)
+}
+
+// normalize is the name a parameter and an input are compared by: NFKC
+// (full-width "ａｍｏｕｎｔ" is "amount", as are other compatibility
+// forms), ASCII letters lower-cased, and '_', '-', ' ' and '.' dropped.
 func normalize(s string) string {
 	return strings.Map(func(r rune) rune {
 		switch r {
@@ -141,7 +188,7 @@ func normalize(s string) string {
 			return r + ('a' - 'A')
 		}
 		return r
-	}, s)
+	}, norm.NFKC.String(s))
 }
 
 func listOrNone(xs []string) string {

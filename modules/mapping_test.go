@@ -36,6 +36,15 @@ func TestMapInputs(t *testing.T) {
 		{name: "no schema passes through", schema: nil, in: map[string]any{"a": 1}, args: map[string]any{"a": 1}},
 		{name: "missing required", schema: closed, in: map[string]any{"amount": 1}, errPath: "inputs.from_currency"},
 		{name: "ambiguous", schema: closed, in: map[string]any{"amount": 1, "FromCurrency": "a", "from-currency": "b"}, errPath: "inputs.from_currency"},
+		// Look-alikes: a full-width name is its ASCII twin (NFKC), so it is
+		// ambiguous beside it and renamed alone; a name with an invisible
+		// character is refused, with or without a schema.
+		{name: "full-width beside ASCII", schema: closed, in: map[string]any{"amount": 1, "\uff41mount": 500, "from_currency": "X"}, errPath: "inputs.amount"},
+		{name: "full-width alone", schema: closed, in: map[string]any{"\uff41\uff4d\uff4f\uff55\uff4e\uff54": 1, "from_currency": "X"},
+			args: map[string]any{"amount": 1, "from_currency": "X"}, renamed: map[string]string{"amount": "\uff41\uff4d\uff4f\uff55\uff4e\uff54"}},
+		{name: "zero-width space", schema: closed, in: map[string]any{"amount": 1, "amount\u200b": 500, "from_currency": "X"}, errPath: "inputs"},
+		{name: "bidi control", schema: open, in: map[string]any{"query": "q", "\u202equery": "r"}, errPath: "inputs"},
+		{name: "invisible without a schema", schema: nil, in: map[string]any{"a\u2060": 1}, errPath: "inputs"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

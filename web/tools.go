@@ -219,10 +219,11 @@ func (c *Console) catalogue(r *http.Request, s *session, sortBy string) ([]brows
 }
 
 // notFoundTool gives every not-found outcome the same message, so a
-// hidden tool is indistinguishable from an unknown one.
+// hidden tool is indistinguishable from an unknown one. The id is echoed
+// cut to fault.MaxEcho characters: the path can hold thousands.
 func notFoundTool(id string, err error) error {
 	if errors.Is(err, fault.ErrNotFound) {
-		return fmt.Errorf("tools: tool %q: %w", id, fault.ErrNotFound)
+		return fmt.Errorf("tools: tool %q: %w", fault.Echo(id), fault.ErrNotFound)
 	}
 	return err
 }

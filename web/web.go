@@ -199,7 +199,7 @@ func (c *Console) routes() {
 	h("POST /ui/keys/{id}/revoke", c.revokeKey)
 	h("GET /ui/audit", c.auditLog)
 	h("/", func(w http.ResponseWriter, r *http.Request, s *session) {
-		c.page(w, r, s, http.StatusNotFound, "error", map[string]any{"Title": "Page not found", "Message": "There is no page " + r.URL.Path + ".",
+		c.page(w, r, s, http.StatusNotFound, "error", map[string]any{"Title": "Page not found", "Message": "There is no page " + fault.Echo(r.URL.Path) + ".",
 			"Next": "Use the sections above, or start from the console's first page."})
 	})
 	c.mux = m

@@ -710,6 +710,21 @@ func TestUnknownReviewSaysWhatToDoNext(t *testing.T) {
 	}
 }
 
+// A not-found page quotes at most fault.MaxEcho characters of the tool id
+// or path it did not find, as every error does, however long the path.
+func TestNotFoundPagesCutTheEcho(t *testing.T) {
+	b, _ := newBrowser(t)
+	long := strings.Repeat("x", 3000)
+	for p, title := range map[string]string{"/ui/tools/" + long: "No such tool", "/ui/" + long: "Page not found"} {
+		w := b.do("GET", p, nil)
+		body := w.Body.String()
+		if w.Code != http.StatusNotFound || !strings.Contains(body, title) || strings.Contains(body, strings.Repeat("x", fault.MaxEcho+1)) ||
+			!strings.Contains(body, strings.Repeat("x", fault.MaxEcho/2)) {
+			t.Fatalf("GET %.40s…: %d, want a 404 quoting at most %d characters of it\n%.300s", p, w.Code, fault.MaxEcho, body)
+		}
+	}
+}
+
 func TestFavicon(t *testing.T) {
 	b, _ := newBrowser(t)
 	w := b.do("GET", "/favicon.ico", nil)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/toolsmith/toolsmith/analytics"
 	"github.com/toolsmith/toolsmith/api/httpx"
 	"github.com/toolsmith/toolsmith/audit"
 	"github.com/toolsmith/toolsmith/graph"
@@ -97,6 +98,15 @@ func (h *Handlers) listAudit(c *gin.Context) {
 	if q.Since, err = queryTime(c, "since"); err != nil {
 		httpx.Error(c, err)
 		return
+	}
+	// A since in the future is refused as analytics' and series' is: the
+	// empty page would read as "nothing happened". A future until is only
+	// "up to now", and stays allowed.
+	if !q.Since.IsZero() {
+		if err := analytics.CheckSince(q.Since, time.Now()); err != nil {
+			httpx.Error(c, err)
+			return
+		}
 	}
 	if q.Until, err = queryTime(c, "until"); err != nil {
 		httpx.Error(c, err)

@@ -49,6 +49,20 @@ func TestDecodeErrorsSpeakJSON(t *testing.T) {
 		{`{"options":{"":1}}`, "options", "empty name"},
 		// A wrong type inside a list is named with its index.
 		{`{"events":[{"n":1},{"n":"x"}]}`, "events[1].n", "must be an integer"},
+		// A repeated key is named, at any depth, not decoded as its last
+		// value; so is a string that is not UTF-8, which the decoder would
+		// turn into U+FFFD.
+		{`{"count":1,"count":500}`, "count", "more than once"},
+		{`{"inputs":{"amount":1,"amount":500}}`, "inputs.amount", "more than once"},
+		{`{"events":[{"n":1},{"n":2,"n":3}]}`, "events[1].n", "more than once"},
+		// encoding/json matches a struct's fields ignoring case: two
+		// spellings of one field are the field twice; in a map they are
+		// two keys.
+		{`{"count":1,"Count":500}`, "Count", "ignoring case"},
+		{`{"events":[{"n":1},{"n":2,"N":3}]}`, "events[1].N", "ignoring case"},
+		{`{"limits":{"a":{"perMinute":1,"PERMINUTE":2}}}`, "limits.a.PERMINUTE", "ignoring case"},
+		{"{\"scope\":\"a\xff\"}", "scope", "not UTF-8"},
+		{"{\"inputs\":{\"q\":[\"\xfe\"]}}", "inputs.q[0]", "not UTF-8"},
 	} {
 		var b body
 		err := httpx.DecodeStrict([]byte(c.in), &b)
@@ -85,5 +99,16 @@ func TestDecodeErrorsSkipEmbeddedTypeNames(t *testing.T) {
 		if f := fault.Fields(err); len(f) != 1 || f[0].Path != path {
 			t.Errorf("%s: %v (fields %+v), want %s", in, err, f, path)
 		}
+	}
+}
+
+// Keys of a map that differ only in case are two keys, not a field twice.
+func TestDecodeKeepsMapKeysOfAnotherCase(t *testing.T) {
+	var b body
+	if err := httpx.DecodeStrict([]byte(`{"inputs":{"amount":1,"Amount":2},"limits":{"a":{"perMinute":1},"A":{"perMinute":2}}}`), &b); err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Inputs) != 2 || len(b.Limits) != 2 {
+		t.Fatalf("decoded %+v", b)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/internal/jsoncheck"
 )
 
 // MaxBodyBytes bounds request bodies (batch registration included).
@@ -89,8 +90,8 @@ func Error(c *gin.Context, err error) {
 }
 
 // BindJSON decodes the request body strictly into dst: unknown fields, wrong
-// types, trailing data and oversized bodies are ErrMalformed errors that name
-// the field path.
+// types, repeated keys, text that is not UTF-8, trailing data and oversized
+// bodies are ErrMalformed errors that name the field path.
 func BindJSON(c *gin.Context, dst any) error {
 	body, err := io.ReadAll(io.LimitReader(c.Request.Body, MaxBodyBytes+1))
 	var tooBig *http.MaxBytesError
@@ -106,10 +107,21 @@ func BindJSON(c *gin.Context, dst any) error {
 	return DecodeStrict(body, dst)
 }
 
-// DecodeStrict is BindJSON's decoder, for bodies already read.
+// DecodeStrict is BindJSON's decoder, for bodies already read. A key
+// repeated in one object (exactly, or, for a struct's field, in another
+// case: "verb" and "Verb") and a string that is not UTF-8 are refused
+// (jsoncheck.Scan) before decoding, which would keep the last of the keys
+// and turn the bytes into U+FFFD without a word.
 func DecodeStrict(body []byte, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return fault.Malformed("body", "request body is empty; expected a JSON object")
+	}
+	folds, err := jsoncheck.Scan(body, "")
+	if err != nil {
+		return err
+	}
+	if err := foldedField(folds, dst); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

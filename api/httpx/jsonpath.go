@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/internal/jsoncheck"
 )
 
 // jsonPath finds where in body a decoding error of dst happened, as a
@@ -206,4 +209,77 @@ func jsonKindOf(v any) string {
 		return "object"
 	}
 	return ""
+}
+
+// foldedField is the first of folds (two keys of one object that differ
+// only in case) whose object dst decodes into a struct that has a field of
+// that name: encoding/json matches field names ignoring case, so the two
+// keys are one field given twice, and the last would silently win. Two
+// such keys of a map (a run's inputs) are two keys, and pass.
+func foldedField(folds []jsoncheck.Fold, dst any) error {
+	for _, f := range folds {
+		t := typeAt(reflect.TypeOf(dst), f.Object)
+		for t != nil && t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t == nil || t.Kind() != reflect.Struct || t == timeType {
+			continue
+		}
+		if _, ok := jsonFields(t)[strings.ToLower(f.Keys[1])]; !ok {
+			continue // an unknown field, which the decoder names
+		}
+		path := f.Keys[1]
+		if at := pathOf(f.Object); at != "" {
+			path = at + "." + f.Keys[1]
+		}
+		return fault.Malformed(path, "is given twice, as %q and %q: field names match ignoring case, so give it once", f.Keys[0], f.Keys[1])
+	}
+	return nil
+}
+
+// typeAt is the type a value at the keys and indices of at decodes into
+// from t, nil when there is none.
+func typeAt(t reflect.Type, at []any) reflect.Type {
+	for _, seg := range at {
+		for t != nil && t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t == nil {
+			return nil
+		}
+		switch seg := seg.(type) {
+		case string:
+			switch {
+			case t.Kind() == reflect.Struct && t != timeType:
+				t = jsonFields(t)[strings.ToLower(seg)]
+			case t.Kind() == reflect.Map:
+				t = t.Elem()
+			default:
+				return nil
+			}
+		case int:
+			if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
+				return nil
+			}
+			t = t.Elem()
+		}
+	}
+	return t
+}
+
+// pathOf writes keys and indices as a field path ("events[1].at").
+func pathOf(at []any) string {
+	var b strings.Builder
+	for _, seg := range at {
+		switch seg := seg.(type) {
+		case string:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(seg)
+		case int:
+			b.WriteString("[" + strconv.Itoa(seg) + "]")
+		}
+	}
+	return b.String()
 }

@@ -228,6 +228,11 @@ func TestBestEventsAndSessionStrategy(t *testing.T) {
 	if code, env := do(t, srv, http.MethodPost, "/api/v1/tools/search", nil, map[string]string{"queryText": "look up\x00flight"}); code != http.StatusBadRequest || env.Error.Fields[0].Path != "queryText" {
 		t.Fatalf("a queryText with NUL: %d", code)
 	}
+	// Bytes that are not UTF-8 are refused as GET's q=%ff is, not searched
+	// as U+FFFD.
+	if code, env := do(t, srv, http.MethodPost, "/api/v1/tools/search", nil, json.RawMessage("{\"queryText\":\"flight \xff\xfe status\"}")); code != http.StatusBadRequest || env.Error.Fields[0].Path != "queryText" {
+		t.Fatalf("a queryText that is not UTF-8: %d %+v", code, env.Error)
+	}
 	if code, env := do(t, srv, http.MethodGet, "/api/v1/tools/retrieval/search?q=a%00b", nil, nil); code != http.StatusBadRequest || env.Error.Fields[0].Path != "q" {
 		t.Fatalf("a q with NUL: %d", code)
 	}

@@ -280,6 +280,10 @@ func TestStartVerbValidation(t *testing.T) {
 		{"limit", "/api/v1/verbs", `{"verb":"A_B","options":{"searchLimit":101}}`, 422, "options.searchLimit"},
 		{"long description", "/api/v1/verbs", `{"verb":"A_B","description":"` + strings.Repeat("d", fulfil.MaxVerbTextBytes+1) + `"}`, 422, "description"},
 		{"long context", "/api/v1/verbs", `{"verb":"A_B","context":"` + strings.Repeat("c", fulfil.MaxVerbTextBytes+1) + `"}`, 422, "context"},
+		{"repeated verb", "/api/v1/verbs", `{"verb":"A_B","verb":"C_D"}`, 400, "verb"},
+		{"verb in two cases", "/api/v1/verbs", `{"verb":"A_B","VERB":"C_D"}`, 400, "VERB"},
+		{"repeated input", "/api/v1/verbs", `{"verb":"A_B","inputs":{"amount":1,"amount":500}}`, 400, "inputs.amount"},
+		{"description not UTF-8", "/api/v1/verbs", "{\"verb\":\"A_B\",\"description\":\"\xff\"}", 400, "description"},
 		{"huge inputs", "/api/v1/verbs", `{"verb":"A_B","inputs":{"x":"` + strings.Repeat("i", fulfil.MaxInputsBytes) + `"}}`, 422, "inputs"},
 	}
 	for _, tc := range tests {
