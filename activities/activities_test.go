@@ -262,8 +262,8 @@ func TestExecuteTool(t *testing.T) {
 			if len(usage.pairs) != 0 {
 				t.Fatalf("a failed execution paired tools: %+v", usage.pairs)
 			}
-			// A tool's refusal of the caller's own inputs (a 400, or an
-			// anonymous caller's tool result with success false) is not
+			// A tool's refusal of the caller's own inputs (a 400, or a
+			// guest's tool result with success false) is not
 			// counted as the tool failing: it must not lower the tool's
 			// success rate for everyone.
 			if c.failure != (len(usage.events) == 1) || len(usage.events) > 1 || (len(usage.events) == 1 && usage.events[0].Success) {

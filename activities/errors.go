@@ -73,8 +73,8 @@ func Fail(errType string, format string, args ...any) error {
 }
 
 // refuse is Fail for a refusal of the caller's own inputs (they do not
-// fit the tool's schema, the module answered 400 or 422, an anonymous
-// caller's tool result is a failure: refusedInput), in the SDK's benign
+// fit the tool's schema, the module answered 400 or 422, a guest
+// tool result is a failure: refusedInput), in the SDK's benign
 // category. The SDK logs a benign activity failure at debug instead of as
 // "Activity error." at ERROR, and counts it in no failure metric: anyone
 // can send bad inputs, and one ERROR line each would let any caller flood
@@ -132,15 +132,16 @@ func ErrorType(err error) string {
 // answer of 400 or 422 is its refusal of the caller's inputs: the
 // caller's mistake, whoever called. A tool result with success false is
 // either (an unknown currency, or "rate unavailable"): it counts for a
-// signed-in caller, whose calls are limited and audited per key, and not
-// for an anonymous one, who could otherwise lower a tool's success rate
-// for everyone with inputs it refuses. moduleError retries neither (the
-// same inputs get the same answer). A module that cannot run answers 5xx,
-// times out or answers no ToolResult: those always count.
+// caller who may teach the shared learned data (access.MayTeach: a user
+// and above, whose calls are limited and audited per key), and not for a
+// guest, anonymous or not, who could otherwise lower a tool's success
+// rate for everyone with inputs it refuses. moduleError retries neither
+// (the same inputs get the same answer). A module that cannot run answers
+// 5xx, times out or answers no ToolResult: those always count.
 func refusedInput(res modules.Result, caller access.Caller) bool {
 	switch res.Kind {
 	case modules.KindToolError:
-		return !caller.Authenticated()
+		return !access.MayTeach(caller.Level)
 	case modules.KindHTTP:
 		return res.Status == http.StatusBadRequest || res.Status == http.StatusUnprocessableEntity
 	}

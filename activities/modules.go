@@ -225,8 +225,8 @@ func (m *Modules) executeTool(ctx context.Context, in ExecuteInput, use *usage) 
 	case res.Kind == modules.KindUnknownModule, res.Kind == modules.KindInvalidName, res.Kind == modules.KindInvalidInput:
 		// Refused before any module was called: the tool did not run.
 	case refusedInput(res, in.Caller):
-		// The tool refused the caller's own inputs (or an anonymous
-		// caller's run failed): not counted as a failure of the tool, so
+		// The tool refused the caller's own inputs (or a guest's
+		// run failed): not counted as a failure of the tool, so
 		// it does not lower the tool's success rate for everyone (the
 		// audit and metrics still count the call).
 	default:

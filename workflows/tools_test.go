@@ -57,18 +57,19 @@ func TestExecuteRecordsOneUsePerCall(t *testing.T) {
 	}
 
 	// A tool result with success false may be the tool failing ("rate
-	// unavailable") or refusing the inputs: it counts for a signed-in
-	// caller, and not for an anonymous one.
-	f = workflowstest.New(t, nil)
+	// unavailable") or refusing the inputs: it counts for a caller who may
+	// teach the shared learned data (a user and above), and not for a
+	// guest, with a key or anonymous.
 	in.Inputs = map[string]any{"amount": 1, "from": "ZZZ", "to": "EUR"} // the tool answers success false
-	wantType(t, runExecute(t, f, in), activities.ErrTypeToolFailed)
-	if ev := f.Usage.Events; len(ev) != 1 || ev[0].Success {
-		t.Fatalf("usage after a signed-in caller's failed run = %+v, want one failed use", ev)
-	}
-	f = workflowstest.New(t, nil)
-	in.Caller = Caller{}
-	wantType(t, runExecute(t, f, in), activities.ErrTypeToolFailed)
-	if ev := f.Usage.Events; len(ev) != 0 {
-		t.Fatalf("usage after an anonymous caller's failed run = %+v, want none", ev)
+	for _, c := range []struct {
+		caller Caller
+		uses   int
+	}{{Caller{UserID: "ana", Level: "user"}, 1}, {Caller{UserID: "gus", Level: "guest"}, 0}, {Caller{}, 0}} {
+		f = workflowstest.New(t, nil)
+		in.Caller = c.caller
+		wantType(t, runExecute(t, f, in), activities.ErrTypeToolFailed)
+		if ev := f.Usage.Events; len(ev) != c.uses || (len(ev) == 1 && ev[0].Success) {
+			t.Fatalf("%+v: usage after a failed run = %+v, want %d failed use(s)", c.caller, ev, c.uses)
+		}
 	}
 }
