@@ -73,7 +73,7 @@ func Fail(errType string, format string, args ...any) error {
 }
 
 // refuse is Fail for a refusal of the caller's own inputs (they do not
-// fit the tool's schema, the module answered 400 or 422, a guest
+// fit the tool's schema, the module answered 400 or 422, a guest's
 // tool result is a failure: refusedInput), in the SDK's benign
 // category. The SDK logs a benign activity failure at debug instead of as
 // "Activity error." at ERROR, and counts it in no failure metric: anyone
