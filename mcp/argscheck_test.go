@@ -18,30 +18,13 @@ import (
 // decoded, the last key would win silently.
 func TestCallArgumentsRepeatingAKeyAreRefused(t *testing.T) {
 	ctx := context.Background()
-	edge := mcp.New(mcp.Deps{Metrics: metrics.New()})
-	st, ct := sdk.NewInMemoryTransports()
-	ss, err := edge.Server().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "args-test", Version: "test"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := inMemorySession(t, mcp.New(mcp.Deps{Metrics: metrics.New()}))
 	call := func(name, args string) string {
 		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: json.RawMessage(args)})
 		if err != nil {
 			return err.Error()
 		}
-		var b strings.Builder
-		for _, c := range res.Content {
-			if tc, ok := c.(*sdk.TextContent); ok {
-				b.WriteString(tc.Text)
-			}
-		}
-		return b.String()
+		return resultText(res)
 	}
 	for _, tc := range []struct{ name, args, want string }{
 		{"call_tool", `{"toolId":"currency.convert","arguments":{"amount":1,"amount":500}}`, "arguments.amount: is given more than once"},
@@ -64,31 +47,45 @@ func TestCallArgumentsRepeatingAKeyAreRefused(t *testing.T) {
 // sibling position, instead of answering another part of the document.
 func TestGetDocumentRefusesNegativePositions(t *testing.T) {
 	ctx := context.Background()
-	edge := mcp.New(mcp.Deps{Metrics: metrics.New()})
-	st, ct := sdk.NewInMemoryTransports()
-	ss, err := edge.Server().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "doc-test", Version: "test"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := inMemorySession(t, mcp.New(mcp.Deps{Metrics: metrics.New()}))
 	for _, field := range []string{"startByte", "endByte", "startLine", "endLine"} {
 		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "kb.get_document", Arguments: map[string]any{"id": "currency.convert", field: -1}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		text := ""
-		for _, c := range res.Content {
-			if tc, ok := c.(*sdk.TextContent); ok {
-				text += tc.Text
-			}
-		}
+		text := resultText(res)
 		if !res.IsError || !strings.Contains(text, field+": must not be negative") {
 			t.Errorf("%s -1: %v %q, want an error naming %s", field, res.IsError, text, field)
 		}
 	}
+}
+
+// inMemorySession connects a client to edge over in-memory transports,
+// both closed when the test ends.
+func inMemorySession(t *testing.T, edge *mcp.Edge) *sdk.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	st, ct := sdk.NewInMemoryTransports()
+	ss, err := edge.Server().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "in-memory-test", Version: "test"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// resultText is a tool result's text content.
+func resultText(res *sdk.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
 }

@@ -30,13 +30,7 @@ func callTool(t *testing.T, url string, h http.Header, name string, args any) (s
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	var b strings.Builder
-	for _, ct := range res.Content {
-		if tc, ok := ct.(*sdk.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String(), res.IsError
+	return resultText(res), res.IsError
 }
 
 // kb.stats' most used tools name only tools the caller may execute: an
