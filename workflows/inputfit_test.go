@@ -182,15 +182,7 @@ func TestRunsBeforeTheChangesReplay(t *testing.T) {
 // started before the change replays refusing it.
 func TestRunsBeforeTheEvidenceRefitReplay(t *testing.T) {
 	search := func() *workflowstest.Fixture {
-		f := workflowstest.New(t, nil)
-		addHistoricalRate(f)
-		const words = "exchange money"
-		f.RankedHit(words, "currency.convert", retrieval.Candidate{Similarity: 0.7, Score: 25, Keyword: 2, Learned: 0.5, Recorded: true})
-		f.RankedHit(words, "currency.rates", retrieval.Candidate{Similarity: 0.5, Score: 6, Keyword: 0.5, Learned: 1})
-		f.RankedHit(words, "currency.historical_rate", retrieval.Candidate{Similarity: 0.45, Score: 5, Learned: 1})
-		f.RankedHit(words, "units.convert", retrieval.Candidate{Similarity: 0.4, Score: 4, Learned: 1})
-		f.RankedHit(words, "text.stats", retrieval.Candidate{Similarity: 0.35, Score: 3, Learned: 1})
-		return f
+		return evidenceSearch(t, retrieval.Candidate{Similarity: 0.7, Score: 25, Keyword: 2, Learned: 0.5, Recorded: true})
 	}
 	in := NovelVerbInput{Verb: "EXCHANGE_MONEY", Inputs: map[string]any{"amount": 3, "from": "USD", "to": "EUR"}, Options: NovelVerbOptions{DryRun: true}}
 	res, _, _ := run(t, search(), in)
@@ -212,15 +204,7 @@ func TestRunsBeforeTheEvidenceRefitReplay(t *testing.T) {
 // and is refused; a run started before the change replays substituting it.
 func TestRunsBeforeTheNoRecordDiscountReplay(t *testing.T) {
 	search := func() *workflowstest.Fixture {
-		f := workflowstest.New(t, nil)
-		addHistoricalRate(f)
-		const words = "exchange money"
-		f.RankedHit(words, "currency.convert", retrieval.Candidate{Similarity: 0.7, Score: 26, Keyword: 2, Learned: 0.5})
-		f.RankedHit(words, "currency.rates", retrieval.Candidate{Similarity: 0.5, Score: 6, Keyword: 0.5, Learned: 1})
-		f.RankedHit(words, "currency.historical_rate", retrieval.Candidate{Similarity: 0.45, Score: 5, Learned: 1})
-		f.RankedHit(words, "units.convert", retrieval.Candidate{Similarity: 0.4, Score: 4, Learned: 1})
-		f.RankedHit(words, "text.stats", retrieval.Candidate{Similarity: 0.35, Score: 3, Learned: 1})
-		return f
+		return evidenceSearch(t, retrieval.Candidate{Similarity: 0.7, Score: 26, Keyword: 2, Learned: 0.5})
 	}
 	in := NovelVerbInput{Verb: "EXCHANGE_MONEY", Inputs: map[string]any{"amount": 3, "from": "USD", "to": "EUR"}, Options: NovelVerbOptions{DryRun: true}}
 	res, _, err := run(t, search(), in)
@@ -319,4 +303,19 @@ func TestWeakMatchSubstitutionTeachesNoSearch(t *testing.T) {
 	if ev := f.Usage.Events; len(ev) != 1 || ev[0].Query != activities.VerbQuery(in.Verb, in.Description) {
 		t.Fatalf("usage %+v: want the verb's text taught", ev)
 	}
+}
+
+// evidenceSearch is a fixture whose search for "exchange money" finds
+// currency.convert first (as given), then four candidates that
+// carry usage evidence: a search the decision's evidence part reads.
+func evidenceSearch(t *testing.T, first retrieval.Candidate) *workflowstest.Fixture {
+	f := workflowstest.New(t, nil)
+	addHistoricalRate(f)
+	const words = "exchange money"
+	f.RankedHit(words, "currency.convert", first)
+	f.RankedHit(words, "currency.rates", retrieval.Candidate{Similarity: 0.5, Score: 6, Keyword: 0.5, Learned: 1})
+	f.RankedHit(words, "currency.historical_rate", retrieval.Candidate{Similarity: 0.45, Score: 5, Learned: 1})
+	f.RankedHit(words, "units.convert", retrieval.Candidate{Similarity: 0.4, Score: 4, Learned: 1})
+	f.RankedHit(words, "text.stats", retrieval.Candidate{Similarity: 0.35, Score: 3, Learned: 1})
+	return f
 }
