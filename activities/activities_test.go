@@ -398,7 +398,7 @@ func TestModuleErrorMapping(t *testing.T) {
 		caller    access.Caller
 		typ       string
 		retryable bool
-		// benign: a refusal of the caller's own inputs (refuse).
+		// benign: an outcome any caller can bring about (benign).
 		benign bool
 	}{
 		{modules.Result{Kind: modules.KindInvalidName, Error: "Invalid tool name format: x"}, ana, ErrTypeInvalidToolName, false, false},
@@ -471,6 +471,11 @@ func TestDecomposeVerb(t *testing.T) {
 			case c.typ != "":
 				if e := appError(t, err); e.Type() != c.typ || !e.NonRetryable() {
 					t.Fatalf("err = %v", err)
+				}
+				// No model is an outcome any caller can bring about (every
+				// verb nothing fits), so it is no ERROR line in the log.
+				if e := appError(t, err); (e.Category() == temporal.ApplicationErrorCategoryBenign) != (c.model == nil) {
+					t.Fatalf("category %v of %v", e.Category(), err)
 				}
 			case c.retryable:
 				var appErr *temporal.ApplicationError

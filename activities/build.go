@@ -94,7 +94,7 @@ func (b *Build) WriteProgram(ctx context.Context, in WriteProgramInput) (WritePr
 	if b.Model == nil {
 		// The message is the reason after the workflow's "build needs a
 		// model: " (no sentinel text for people to read).
-		return out, Fail(ErrTypeLLMUnavailable, "%s", build.NoModelHint)
+		return out, benign(ErrTypeLLMUnavailable, "%s", build.NoModelHint)
 	}
 	left := out.Budget - in.TokensUsed
 	if left <= 0 {

@@ -72,16 +72,17 @@ func Fail(errType string, format string, args ...any) error {
 	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), errType, nil)
 }
 
-// refuse is Fail for a refusal of the caller's own inputs (they do not
-// fit the tool's schema, the module answered 400 or 422, a guest's
-// tool result is a failure: refusedInput), in the SDK's benign
-// category. The SDK logs a benign activity failure at debug instead of as
-// "Activity error." at ERROR, and counts it in no failure metric: anyone
-// can send bad inputs, and one ERROR line each would let any caller flood
-// the server's log. The caller is answered, and the audit and the
-// execution metrics count the call; workflows branch on the type, which
-// is unchanged.
-func refuse(errType string, format string, args ...any) error {
+// benign is Fail for an outcome the server expects in normal operation
+// and any caller can bring about, in the SDK's benign category: a refusal
+// of the caller's own inputs (they do not fit the tool's schema, the
+// module answered 400 or 422, a guest's tool result is a failure:
+// refusedInput), or no language model configured for a step that needs
+// one. The SDK logs a benign activity failure at debug instead of as
+// "Activity error." at ERROR, and counts it in no failure metric: one
+// ERROR line each would let any caller flood the server's log. The
+// caller is answered, and the audit and the execution metrics count the
+// call; workflows branch on the type, which is unchanged.
+func benign(errType string, format string, args ...any) error {
 	return temporal.NewApplicationErrorWithOptions(fmt.Sprintf(format, args...), errType,
 		temporal.ApplicationErrorOptions{NonRetryable: true, Category: temporal.ApplicationErrorCategoryBenign})
 }
@@ -150,11 +151,11 @@ func refusedInput(res modules.Result, caller access.Caller) bool {
 
 // moduleError converts a failed modules.Result of caller's call into an
 // application error; a refusal of the caller's own inputs is a benign one
-// (refuse).
+// (benign).
 func moduleError(res modules.Result, caller access.Caller) error {
 	fail := Fail
 	if res.Kind == modules.KindInvalidInput || refusedInput(res, caller) {
-		fail = refuse
+		fail = benign
 	}
 	switch res.Kind {
 	case modules.KindInvalidName:

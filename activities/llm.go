@@ -24,7 +24,7 @@ type DecomposeInput = llm.DecomposeRequest
 // InvalidPlan; a failed call (network, 5xx, rate limit) is retried.
 func (l *LLM) DecomposeVerb(ctx context.Context, in DecomposeInput) (llm.Plan, error) {
 	if l.Model == nil {
-		return llm.Plan{}, Fail(ErrTypeLLMUnavailable,
+		return llm.Plan{}, benign(ErrTypeLLMUnavailable,
 			"cannot decompose %s: no language model is configured (set --llm-provider); Toolsmith never invents a plan", in.Verb)
 	}
 	p, err := llm.Decompose(ctx, l.Model, in)
@@ -51,7 +51,7 @@ type JudgeInput = llm.JudgeRequest
 // the caller's policy. Every failure leaves the decision to the rule.
 func (l *LLM) JudgeSubstitution(ctx context.Context, in JudgeInput) (llm.Judgement, error) {
 	if l.Model == nil {
-		return llm.Judgement{}, Fail(ErrTypeLLMUnavailable, "cannot judge %s: no language model is configured", in.Verb)
+		return llm.Judgement{}, benign(ErrTypeLLMUnavailable, "cannot judge %s: no language model is configured", in.Verb)
 	}
 	j, err := llm.Judge(ctx, l.Model, in)
 	switch {

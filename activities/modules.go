@@ -189,7 +189,7 @@ func (m *Modules) executeTool(ctx context.Context, in ExecuteInput, use *usage) 
 	}
 	mapping, err := modules.FitInputs(man.InputSchema, in.Inputs, m.Router.ValidateArguments)
 	if err != nil {
-		return ExecuteOutput{}, refuse(ErrTypeSchemaMismatch, "inputs do not fit %s: %v", in.ToolID, err)
+		return ExecuteOutput{}, benign(ErrTypeSchemaMismatch, "inputs do not fit %s: %v", in.ToolID, err)
 	}
 	out := ExecuteOutput{
 		ToolID: in.ToolID, Module: man.Module, Arguments: mapping.Arguments,
@@ -273,7 +273,7 @@ func (m *Modules) executeWrapped(ctx context.Context, in ExecuteInput, man tool.
 	if !res.Success {
 		switch res.Stage {
 		case kit.StageInput:
-			return ExecuteOutput{}, refuse(ErrTypeSchemaMismatch, "%s: %s", in.ToolID, res.Error)
+			return ExecuteOutput{}, benign(ErrTypeSchemaMismatch, "%s: %s", in.ToolID, res.Error)
 		case kit.StageNetwork:
 			return ExecuteOutput{}, retryable(ErrTypeModuleUnavailable, "%s: %s", in.ToolID, res.Error)
 		default:
