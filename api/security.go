@@ -19,6 +19,7 @@ import (
 	"github.com/toolsmith/toolsmith/audit"
 	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/internal/jsoncheck"
 	"github.com/toolsmith/toolsmith/ratelimit"
 )
 
@@ -106,8 +107,17 @@ func (s *Server) secure(c *gin.Context) {
 		httpx.Error(c, d.Err)
 		return
 	}
-	if route == mcpPath && c.Request.ContentLength < 0 && c.Request.Body != nil && c.Request.Body != http.NoBody {
-		if err := bufferBody(c.Request, maxBody); err != nil {
+	if route == mcpPath && c.Request.Method == http.MethodPost && c.Request.Body != nil && c.Request.Body != http.NoBody {
+		body, err := bufferBody(c.Request, maxBody)
+		if err == nil {
+			// The JSON-RPC message as a whole, its envelope included
+			// (params.name, params.arguments given twice), is read for a
+			// repeated key or a string that is not UTF-8, as REST bodies
+			// are: decoded, the last key would win, so what ran would not
+			// be what a proxy reading the first one saw.
+			err = jsoncheck.Check(body, "")
+		}
+		if err != nil {
 			httpx.Error(c, err)
 			return
 		}
@@ -147,24 +157,26 @@ func (s *Server) secure(c *gin.Context) {
 // mcpPath is the MCP endpoint's route (served by the MCP SDK, not gin).
 const mcpPath = "/mcp"
 
-// bufferBody reads a body of unknown length (chunked) of a route whose
-// handler does not answer the API's envelope, so that one over the
-// bound (MaxBytesReader, set above) is refused here with the envelope
-// every other oversized body gets, naming the bound, instead of the MCP
-// SDK's plain-text 413. The SDK reads a whole POST body before it parses
-// it, so reading it first takes no memory it would not take.
-func bufferBody(r *http.Request, limit int64) error {
+// bufferBody reads the body of a route whose handler does not answer the
+// API's envelope (MCP's POSTs), so that one over the bound
+// (MaxBytesReader, set above; a chunked body's length is not known
+// before) is refused here with the envelope every other oversized body
+// gets, naming the bound, instead of the MCP SDK's plain-text 413, and so
+// that it can be checked as a whole. The SDK reads a whole POST body
+// before it parses it, so reading it first takes no memory it would not
+// take.
+func bufferBody(r *http.Request, limit int64) ([]byte, error) {
 	body, err := io.ReadAll(r.Body)
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
-		return fmt.Errorf("body: the request body is over the %d-byte limit: %w", limit, fault.ErrTooLarge)
+		return nil, fmt.Errorf("body: the request body is over the %d-byte limit: %w", limit, fault.ErrTooLarge)
 	case err != nil:
-		return fault.Malformed("body", "cannot read request body: %v", err)
+		return nil, fault.Malformed("body", "cannot read request body: %v", err)
 	}
 	_ = r.Body.Close()
 	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-	return nil
+	return body, nil
 }
 
 // pathTool is what a call is about, as its path names it (a tool, or a
