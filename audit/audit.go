@@ -243,15 +243,19 @@ func (l *Log) Query(ctx context.Context, q graph.AuditQuery) (graph.AuditPage, e
 // whole; anyone else reads every event, but an event about a tool the
 // caller may not execute names it access.HiddenTool (in Tool and in
 // Detail), and a filter on such a tool finds nothing, as one on an id no
-// tool has. An event's Tool that is not a tool (a key, a review, a run)
-// is shown as it is. The log keeps who did what; only the names of tools
-// the reader may not run are left out of the reading.
+// tool has. An event of a tool action (tools.*, mcp.*) about an id no tool
+// has reads access.HiddenTool too: its 404 and a hidden tool's are alike
+// on purpose, so its audit record must not tell them apart. An event's
+// Tool that is not a tool (a key, a review, a run, a session) is shown as
+// it is. The log keeps who did what; only the names of tools the reader
+// may not run are left out of the reading.
 func (l *Log) QueryAs(ctx context.Context, caller access.Caller, q graph.AuditQuery) (graph.AuditPage, error) {
 	if caller.SeesEveryTool() {
 		return l.Query(ctx, q)
 	}
 	tools, _ := l.store.(access.ToolGetter)
-	seen := map[string]bool{}
+	seen := map[string]bool{}    // tool ids read: hidden or not
+	unknown := map[string]bool{} // ids no tool has
 	hidden := func(id string) (bool, error) {
 		if h, ok := seen[id]; ok {
 			return h, nil
@@ -261,7 +265,7 @@ func (l *Log) QueryAs(ctx context.Context, caller access.Caller, q graph.AuditQu
 			t, err := tools.GetTool(ctx, id)
 			switch {
 			case errors.Is(err, fault.ErrNotFound):
-				h = false // not a tool's id
+				h, unknown[id] = false, true // not a tool's id
 			case err != nil:
 				return false, fmt.Errorf("audit: read tool %q: %w", id, err)
 			default:
@@ -303,17 +307,27 @@ func (l *Log) QueryAs(ctx context.Context, caller access.Caller, q graph.AuditQu
 			redact[id] = true
 		}
 	}
-	if len(redact) == 0 {
-		return page, nil
-	}
 	for i := range page.Items {
 		e := &page.Items[i]
+		if unknown[e.Tool] && toolAction(e.Action) {
+			e.Detail = access.RedactText(e.Detail, map[string]bool{e.Tool: true})
+			e.Tool = access.HiddenTool
+		}
+		if len(redact) == 0 {
+			continue
+		}
 		if redact[e.Tool] {
 			e.Tool = access.HiddenTool
 		}
 		e.Detail = access.RedactText(e.Detail, redact)
 	}
 	return page, nil
+}
+
+// toolAction reports whether an audit action is about a tool named by its
+// event's Tool: a REST tool route's or an MCP tool call's.
+func toolAction(action string) bool {
+	return strings.HasPrefix(action, "tools.") || strings.HasPrefix(action, "mcp.")
 }
 
 // idRe is the form of NewID's ids.
