@@ -401,8 +401,8 @@ func TestModuleErrorMapping(t *testing.T) {
 		// benign: an outcome any caller can bring about (benign).
 		benign bool
 	}{
-		{modules.Result{Kind: modules.KindInvalidName, Error: "Invalid tool name format: x"}, ana, ErrTypeInvalidToolName, false, false},
-		{modules.Result{Kind: modules.KindUnknownModule}, ana, ErrTypeUnknownModule, false, false},
+		{modules.Result{Kind: modules.KindInvalidName, Error: "Invalid tool name format: x"}, ana, ErrTypeInvalidToolName, false, true},
+		{modules.Result{Kind: modules.KindUnknownModule}, ana, ErrTypeUnknownModule, false, true},
 		{modules.Result{Kind: modules.KindInvalidInput}, ana, ErrTypeSchemaMismatch, false, true},
 		{modules.Result{Kind: modules.KindInvalidOutput}, ana, ErrTypeSchemaMismatch, false, false},
 		{modules.Result{Kind: modules.KindTimeout}, ana, ErrTypeModuleTimeout, true, false},

@@ -150,8 +150,9 @@ func refusedInput(res modules.Result, caller access.Caller) bool {
 }
 
 // moduleError converts a failed modules.Result of caller's call into an
-// application error; a refusal of the caller's own inputs is a benign one
-// (benign).
+// application error; a refusal of the caller's own inputs, and a call of
+// a tool whose name is malformed or whose module this deployment does
+// not serve (any caller can ask for one), are benign ones (benign).
 func moduleError(res modules.Result, caller access.Caller) error {
 	fail := Fail
 	if res.Kind == modules.KindInvalidInput || refusedInput(res, caller) {
@@ -159,9 +160,9 @@ func moduleError(res modules.Result, caller access.Caller) error {
 	}
 	switch res.Kind {
 	case modules.KindInvalidName:
-		return Fail(ErrTypeInvalidToolName, "%s", res.Error)
+		return benign(ErrTypeInvalidToolName, "%s", res.Error)
 	case modules.KindUnknownModule:
-		return Fail(ErrTypeUnknownModule, "%s", res.Error)
+		return benign(ErrTypeUnknownModule, "%s", res.Error)
 	case modules.KindInvalidInput, modules.KindInvalidOutput:
 		return fail(ErrTypeSchemaMismatch, "%s", res.Error)
 	case modules.KindTimeout:
