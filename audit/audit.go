@@ -243,9 +243,10 @@ func (l *Log) Query(ctx context.Context, q graph.AuditQuery) (graph.AuditPage, e
 // whole; anyone else reads every event, but an event about a tool the
 // caller may not execute names it access.HiddenTool (in Tool and in
 // Detail), and a filter on such a tool finds nothing, as one on an id no
-// tool has. An event of a tool action (tools.*, mcp.*) about an id no tool
-// has reads access.HiddenTool too: its 404 and a hidden tool's are alike
-// on purpose, so its audit record must not tell them apart. An event's
+// tool has. An event whose caller named a tool id no tool has (a REST
+// route's :toolId, an MCP call's tool) reads access.HiddenTool too: its
+// 404 and a hidden tool's are alike on purpose, so its audit record must
+// not tell them apart. An event's
 // Tool that is not a tool (a key, a review, a run, a session) is shown as
 // it is. The log keeps who did what; only the names of tools the reader
 // may not run are left out of the reading.
@@ -309,7 +310,7 @@ func (l *Log) QueryAs(ctx context.Context, caller access.Caller, q graph.AuditQu
 	}
 	for i := range page.Items {
 		e := &page.Items[i]
-		if unknown[e.Tool] && toolAction(e.Action) {
+		if unknown[e.Tool] && namesTool(*e) {
 			e.Detail = access.RedactText(e.Detail, map[string]bool{e.Tool: true})
 			e.Tool = access.HiddenTool
 		}
@@ -324,10 +325,11 @@ func (l *Log) QueryAs(ctx context.Context, caller access.Caller, q graph.AuditQu
 	return page, nil
 }
 
-// toolAction reports whether an audit action is about a tool named by its
-// event's Tool: a REST tool route's or an MCP tool call's.
-func toolAction(action string) bool {
-	return strings.HasPrefix(action, "tools.") || strings.HasPrefix(action, "mcp.")
+// namesTool reports whether an event's Tool is a tool id as its caller
+// gave it: a REST route's :toolId, or an MCP call's tool (call_tool,
+// kb.get_document). Other events name a review, key, source or run there.
+func namesTool(e graph.AuditEvent) bool {
+	return strings.Contains(e.Route, "/:toolId") || strings.HasPrefix(e.Action, "mcp.")
 }
 
 // idRe is the form of NewID's ids.

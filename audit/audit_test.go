@@ -139,7 +139,10 @@ func TestQueryAsNamesOnlyExecutableTools(t *testing.T) {
 		{Actor: "key:dev", Action: "tools.execute", Tool: "deployer.deploy_app", Outcome: "success", Detail: "ran deployer.deploy_app"},
 		{Actor: "key:ana", Action: "tools.execute", Tool: "currency.convert", Outcome: "success"},
 		{Actor: "key:root", Action: "admin.keys.revoke", Tool: "k123", Outcome: "success"},
-		{Actor: "key:eve", Action: "tools.execute", Tool: "deployer.no_such_tool", Outcome: "failed", Detail: "tool deployer.no_such_tool: not found"},
+		{Actor: "key:eve", Action: "tools.execute", Tool: "deployer.no_such_tool", Outcome: "failed", Detail: "tool deployer.no_such_tool: not found",
+			Route: "POST /api/v1/tools/:toolId/execute"},
+		{Actor: "key:mal", Action: "mcp.call_tool", Tool: "deployer.other", Outcome: "failed", Route: "mcp tools/call call_tool"},
+		{Actor: "key:app", Action: "tools.pending.approve", Tool: "airlock-a", Outcome: "success", Route: "POST /api/v1/tools/pending/:id/approve"},
 	} {
 		if err := l.Record(ctx, e); err != nil {
 			t.Fatal(err)
@@ -157,7 +160,7 @@ func TestQueryAsNamesOnlyExecutableTools(t *testing.T) {
 	// An execute of an id no tool has reads like a hidden tool's: their 404s
 	// are alike on purpose, so their audit records must not tell them apart.
 	want := map[string]string{"key:dev": access.HiddenTool + "|ran " + access.HiddenTool, "key:ana": "currency.convert|", "key:root": "k123|",
-		"key:eve": access.HiddenTool + "|tool " + access.HiddenTool + ": not found"}
+		"key:eve": access.HiddenTool + "|tool " + access.HiddenTool + ": not found", "key:mal": access.HiddenTool + "|", "key:app": "airlock-a|"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("admin reads %v, want %v", got, want)
 	}
