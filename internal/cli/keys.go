@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -273,6 +274,9 @@ func openKeyClient(ctx context.Context, e *env, cfg config.Config, kf keysFlags)
 		}
 	}
 	if kf.url != "" {
+		if err := checkBaseURL(kf.url); err != nil {
+			return nil, err
+		}
 		secret := ""
 		switch {
 		case kf.keyFile != "":
@@ -397,3 +401,14 @@ func (h *httpKeys) revoke(ctx context.Context, id string) error {
 }
 
 func (h *httpKeys) close() {}
+
+// checkBaseURL refuses a --url that is no http(s) URL with a host: a bare
+// "127.0.0.1:8080" would otherwise fail deep in the HTTP client ("first
+// path segment in URL cannot contain colon").
+func checkBaseURL(v string) error {
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("--url: must be an http(s) URL with a host, like http://127.0.0.1:8080, got %q: %w", v, config.ErrInvalid)
+	}
+	return nil
+}

@@ -55,3 +55,18 @@ func TestClaimSecretFile(t *testing.T) {
 		t.Errorf("key file mode %v, %v; want 0600", fi.Mode().Perm(), err)
 	}
 }
+
+// A --url without a scheme (host:port, as a new user types it) is a usage
+// error that says what a URL looks like, before any request, for the keys
+// commands and the MCP bridge alike.
+func TestURLFlagWantsAnHTTPURL(t *testing.T) {
+	for _, args := range [][]string{
+		{"keys", "list", "--data-dir", t.TempDir(), "--url", "127.0.0.1:18385"},
+		{"mcp", "--url", "localhost:8080"},
+	} {
+		code, _, errOut := runCLI(t, args...)
+		if code != exitUsage || !strings.Contains(errOut, "--url: must be an http(s) URL with a host, like http://127.0.0.1:8080") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+}

@@ -29,6 +29,9 @@ func newMCPCommand(e *env) *cobra.Command {
 		if *url == "" {
 			return fmt.Errorf("mcp: --url is required (the running Toolsmith to bridge to): %w", config.ErrInvalid)
 		}
+		if err := checkBaseURL(*url); err != nil {
+			return fmt.Errorf("mcp: %w", err)
+		}
 		key := ""
 		switch {
 		case *keyFile != "":
