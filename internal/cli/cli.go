@@ -77,6 +77,18 @@ func newRoot(e *env) *cobra.Command {
 	for _, c := range cmds {
 		attach(root, c, e)
 	}
+	// cobra's completion command names its shells as subcommands; an
+	// unknown one ("completion nosh") printed the help and exited 0.
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.Args = unknownCommand
+			c.RunE = func(c *cobra.Command, _ []string) error {
+				_ = c.Help()
+				return errUsageShown
+			}
+		}
+	}
 	return root
 }
 

@@ -70,3 +70,13 @@ func TestURLFlagWantsAnHTTPURL(t *testing.T) {
 		}
 	}
 }
+
+// An unknown shell for completion is a usage error, not the help with exit 0.
+func TestCompletionOfAnUnknownShell(t *testing.T) {
+	if code, _, errOut := runCLI(t, "completion", "nosh"); code != exitUsage || !strings.Contains(errOut, `unknown command "nosh"`) {
+		t.Errorf("completion nosh: exit %d, stderr %q", code, errOut)
+	}
+	if code, out, _ := runCLI(t, "completion", "bash"); code != exitOK || !strings.Contains(out, "bash completion") {
+		t.Errorf("completion bash: exit %d, %.80q", code, out)
+	}
+}
