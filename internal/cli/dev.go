@@ -29,6 +29,12 @@ func newDevCommand(e *env) *cobra.Command {
 // API. On first start (an empty store) it loads the demo catalogue unless
 // --no-demo; /healthz answers 503 until everything is up.
 func runDev(ctx context.Context, e *env, cfg config.Config) error {
+	// A taken --http-addr is found before the data dir, the owner key,
+	// the store and Temporal's state are created for a server that cannot
+	// start.
+	if err := addrFree(cfg.HTTPAddr); err != nil {
+		return err
+	}
 	lock, err := lockDataDir(cfg)
 	if err != nil {
 		return err

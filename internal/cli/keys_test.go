@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,5 +79,25 @@ func TestCompletionOfAnUnknownShell(t *testing.T) {
 	}
 	if code, out, _ := runCLI(t, "completion", "bash"); code != exitOK || !strings.Contains(out, "bash completion") {
 		t.Errorf("completion bash: exit %d, %.80q", code, out)
+	}
+}
+
+// dev on a taken --http-addr fails before it creates anything in its data
+// dir (the owner key, the store, Temporal's state) for a server that
+// cannot start.
+func TestDevOnATakenAddressCreatesNothing(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	dir := filepath.Join(t.TempDir(), "data")
+	code, _, errOut := runCLI(t, "dev", "--data-dir", dir, "--http-addr", ln.Addr().String(), "--ui-addr", "")
+	if code == exitOK || !strings.Contains(errOut, "--http-addr "+ln.Addr().String()) {
+		t.Fatalf("dev on a taken address: exit %d, stderr %q", code, errOut)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		entries, _ := os.ReadDir(dir)
+		t.Fatalf("the data dir was created (%v): %v", err, entries)
 	}
 }

@@ -30,6 +30,17 @@ type serveOptions struct {
 	handlers []api.Handler
 }
 
+// addrFree reports a --http-addr another process listens on, by listening
+// on it once (and closing at once): serve listens for real later, once
+// everything it serves is open.
+func addrFree(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on --http-addr %s: %w", addr, err)
+	}
+	return ln.Close()
+}
+
 // serve listens on the configured address, serves the API with the
 // system's routes, runs setup, prints where everything is and then runs
 // until ctx ends (SIGINT/SIGTERM) or a component fails, shutting every
