@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/toolsmith/toolsmith/access"
@@ -83,6 +84,47 @@ func TestExecuteWrappedTools(t *testing.T) {
 			}
 		})
 	}
+	// The upstream API's answers of 4xx, by modules' rule (refusedInput):
+	// a 400 or 422 refuses the caller's inputs, whoever called, and any
+	// other 4xx is the tool's failure for a user and above, and nothing
+	// counted for a guest; both not counted are benign. A spec that does
+	// not declare the status (kit.StageResponse) changes none of it.
+	user := access.Caller{UserID: "key:ana", Level: "user"}
+	guest := access.Caller{}
+	for _, c := range []struct {
+		name   string
+		res    kit.Result
+		caller access.Caller
+		uses   int
+		benign bool
+	}{
+		{"400, guest", kit.Result{Status: 400, Error: "the API answered 400"}, guest, 0, true},
+		{"400, user", kit.Result{Status: 400, Error: "the API answered 400"}, user, 0, true},
+		{"422, user", kit.Result{Status: 422, Error: "the API answered 422"}, user, 0, true},
+		{"400 undeclared, user", kit.Result{Status: 400, Stage: kit.StageResponse, Error: "response does not match the spec"}, user, 0, true},
+		{"404, guest", kit.Result{Status: 404, Error: "the API answered 404"}, guest, 0, true},
+		{"404 undeclared, guest", kit.Result{Status: 404, Stage: kit.StageResponse, Error: "response does not match the spec"}, guest, 0, true},
+		{"404, user", kit.Result{Status: 404, Error: "the API answered 404"}, user, 1, false},
+		{"500, guest", kit.Result{Status: 500, Error: "the API answered 500"}, guest, 1, false},
+		{"bad response, guest", kit.Result{Status: 200, Stage: kit.StageResponse, Error: "response does not match the spec"}, guest, 1, false},
+	} {
+		t.Run("upstream "+c.name, func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestActivityEnvironment()
+			usage := &usageLog{}
+			a := &Modules{Router: modules.NewRouter(modules.NewConfig()), Schemas: tools, Wrapped: &fakeWrapped{res: c.res}, Usage: usage}
+			env.RegisterActivity(a)
+			_, err := env.ExecuteActivity(a.ExecuteTool, ExecuteInput{ToolID: "pets.list_pets", Inputs: map[string]any{"limit": 2}, Caller: c.caller})
+			if len(usage.events) != c.uses || (c.uses == 1 && usage.events[0].Success) {
+				t.Fatalf("usage = %+v, want %d failed use(s)", usage.events, c.uses)
+			}
+			e := appError(t, err)
+			if e.Type() != ErrTypeToolFailed || !e.NonRetryable() || (e.Category() == temporal.ApplicationErrorCategoryBenign) != c.benign {
+				t.Fatalf("err type %s (non-retryable %v, category %v), want %s, benign %v", e.Type(), e.NonRetryable(), e.Category(), ErrTypeToolFailed, c.benign)
+			}
+		})
+	}
+
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
 	a := &Modules{Router: modules.NewRouter(modules.NewConfig()), Schemas: tools}

@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/codegen/kit"
 	"github.com/toolsmith/toolsmith/modules"
 )
 
@@ -76,7 +77,8 @@ func Fail(errType string, format string, args ...any) error {
 // and any caller can bring about, in the SDK's benign category: a refusal
 // of the caller's own inputs (they do not fit the tool's schema, the
 // module answered 400 or 422, a guest's tool result is a failure:
-// refusedInput), or no language model configured for a step that needs
+// refusedInput, and a wrapped tool's upstream API answered so:
+// upstreamRefused), or no language model configured for a step that needs
 // one. The SDK logs a benign activity failure at debug instead of as
 // "Activity error." at ERROR, and counts it in no failure metric: one
 // ERROR line each would let any caller flood the server's log. The
@@ -145,6 +147,29 @@ func refusedInput(res modules.Result, caller access.Caller) bool {
 		return !access.MayTeach(caller.Level)
 	case modules.KindHTTP:
 		return res.Status == http.StatusBadRequest || res.Status == http.StatusUnprocessableEntity
+	}
+	return false
+}
+
+// upstreamRefused reports whether a wrapped tool's failed result is not
+// the tool's own failure, by refusedInput's rule for modules: the
+// upstream API's answer of 400 or 422 is its refusal of the caller's
+// inputs, whoever called; its other 4xx answers (404 for an id it does
+// not have, say) are the tool's failure, like a module's tool result
+// with success false: counted for a caller who may teach the shared
+// learned data (access.MayTeach), not for a guest. The API answered
+// either way, so the kit reports its status with no stage (or, when the
+// answer's body is not the spec's, kit.StageResponse): the request the
+// caller's inputs made was refused, whatever the body says.
+func upstreamRefused(res kit.Result, caller access.Caller) bool {
+	if res.Success || (res.Stage != "" && res.Stage != kit.StageResponse) {
+		return false
+	}
+	switch {
+	case res.Status == http.StatusBadRequest || res.Status == http.StatusUnprocessableEntity:
+		return true
+	case res.Status >= 400 && res.Status < 500:
+		return !access.MayTeach(caller.Level)
 	}
 	return false
 }

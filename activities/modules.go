@@ -265,17 +265,23 @@ func (m *Modules) executeWrapped(ctx context.Context, in ExecuteInput, man tool.
 		use.set(false, out.DurationMs)
 		return ExecuteOutput{}, retryable(ErrTypeModuleUnavailable, "%v", err)
 	}
-	if res.Success || res.Stage != kit.StageInput {
+	refused := upstreamRefused(res, in.Caller)
+	if res.Success || (res.Stage != kit.StageInput && !refused) {
 		// A wrapper's refusal of the inputs (kit.StageInput) is made before
-		// any request: the caller's mistake, not a failure of the tool.
+		// any request, and the upstream API's (upstreamRefused) answers
+		// them: neither is counted as a failure of the tool, as for a
+		// module's tool (executeTool).
 		use.set(res.Success, out.DurationMs)
 	}
 	if !res.Success {
-		switch res.Stage {
-		case kit.StageInput:
+		switch {
+		case res.Stage == kit.StageInput:
 			return ExecuteOutput{}, benign(ErrTypeSchemaMismatch, "%s: %s", in.ToolID, res.Error)
-		case kit.StageNetwork:
+		case res.Stage == kit.StageNetwork:
 			return ExecuteOutput{}, retryable(ErrTypeModuleUnavailable, "%s: %s", in.ToolID, res.Error)
+		case refused:
+			// Any caller can bring it about: logged at debug (benign).
+			return ExecuteOutput{}, benign(ErrTypeToolFailed, "%s: %s", in.ToolID, res.Error)
 		default:
 			return ExecuteOutput{}, Fail(ErrTypeToolFailed, "%s: %s", in.ToolID, res.Error)
 		}

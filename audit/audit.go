@@ -242,11 +242,12 @@ func (l *Log) Query(ctx context.Context, q graph.AuditQuery) (graph.AuditPage, e
 // QueryAs reads events as caller may see them: an owner reads the log
 // whole; anyone else reads every event, but an event about a tool the
 // caller may not execute names it access.HiddenTool (in Tool and in
-// Detail), and a filter on such a tool finds nothing, as one on an id no
-// tool has. An event whose caller named a tool id no tool has (a REST
-// route's :toolId, an MCP call's tool) reads access.HiddenTool too: its
-// 404 and a hidden tool's are alike on purpose, so its audit record must
-// not tell them apart. An event's
+// Detail), and a filter on such a tool finds nothing. An event whose
+// caller named a tool id no tool has (a REST route's :toolId, an MCP
+// call's tool) reads access.HiddenTool too: its 404 and a hidden tool's
+// are alike on purpose, so its audit record must not tell them apart,
+// and a filter on such an id finds none of those events either (only
+// those about a review, key or source of that id). An event's
 // Tool that is not a tool (a key, a review, a run, a session) is shown as
 // it is. The log keeps who did what; only the names of tools the reader
 // may not run are left out of the reading.
@@ -291,7 +292,13 @@ func (l *Log) QueryAs(ctx context.Context, caller access.Caller, q graph.AuditQu
 			return graph.AuditPage{Items: []graph.AuditEvent{}}, nil
 		}
 	}
-	page, err := l.Query(ctx, q)
+	var page graph.AuditPage
+	var err error
+	if q.Tool != "" && unknown[q.Tool] {
+		page, err = l.queryNotNamingTool(ctx, q)
+	} else {
+		page, err = l.Query(ctx, q)
+	}
 	if err != nil {
 		return page, err
 	}
@@ -323,6 +330,37 @@ func (l *Log) QueryAs(ctx context.Context, caller access.Caller, q graph.AuditQu
 		e.Detail = access.RedactText(e.Detail, redact)
 	}
 	return page, nil
+}
+
+// queryNotNamingTool answers a filter on an id no tool has with its
+// events that do not name a tool (namesTool): a review, key or source
+// with that id. Those that do are left out, as a filter on a hidden
+// tool finds nothing of them. It reads the store's pages on until it has
+// a page's worth; Next is the cursor after the last event it kept.
+func (l *Log) queryNotNamingTool(ctx context.Context, q graph.AuditQuery) (graph.AuditPage, error) {
+	limit := graph.AuditLimit(q.Limit)
+	out := graph.AuditPage{Items: []graph.AuditEvent{}}
+	for {
+		page, err := l.Query(ctx, q)
+		if err != nil {
+			return graph.AuditPage{}, err
+		}
+		for _, e := range page.Items {
+			if namesTool(e) {
+				continue
+			}
+			if len(out.Items) == limit {
+				// One more is left: the page is full and has a next.
+				out.Next = out.Items[limit-1].ID
+				return out, nil
+			}
+			out.Items = append(out.Items, e)
+		}
+		if page.Next == "" {
+			return out, nil
+		}
+		q.Before = page.Next
+	}
 }
 
 // namesTool reports whether an event's Tool is a tool id as its caller

@@ -118,9 +118,10 @@ func TestQueryRefusesAMadeUpCursor(t *testing.T) {
 // TestQueryAsNamesOnlyExecutableTools: an admin reading the log sees every
 // event, but a tool only the developer role may run is named
 // access.HiddenTool (in Tool and in Detail), and filtering on it finds
-// nothing, as an unknown id would; a tool action about an id no tool has
-// reads the same; events about other things (a key) are shown as they
-// are, and an owner reads the log whole.
+// nothing; a tool action about an id no tool has reads the same, and a
+// filter on that id finds none of them; events about other things (a key,
+// a review) are shown and found as they are, and an owner reads the log
+// whole.
 func TestQueryAsNamesOnlyExecutableTools(t *testing.T) {
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "a.db"), sqlite.Options{})
 	if err != nil {
@@ -166,6 +167,51 @@ func TestQueryAsNamesOnlyExecutableTools(t *testing.T) {
 	}
 	if page, err := l.QueryAs(ctx, admin, graph.AuditQuery{Tool: "deployer.deploy_app"}); err != nil || len(page.Items) != 0 {
 		t.Fatalf("a filter on a hidden tool: %+v %v", page.Items, err)
+	}
+	// A filter on an id no tool has finds none of the events whose caller
+	// named it as a tool, as a hidden tool's finds none of its own; the
+	// events about a review, key or source of that id are still found.
+	for _, id := range []string{"deployer.no_such_tool", "deployer.other"} {
+		if page, err := l.QueryAs(ctx, admin, graph.AuditQuery{Tool: id}); err != nil || len(page.Items) != 0 || page.Next != "" {
+			t.Fatalf("a filter on the unknown %s: %+v %v", id, page, err)
+		}
+	}
+	for _, q := range []graph.AuditQuery{{Tool: "airlock-a"}, {Tool: "k123"}} {
+		if page, err := l.QueryAs(ctx, admin, q); err != nil || len(page.Items) != 1 || page.Items[0].Tool != q.Tool {
+			t.Fatalf("a filter on %s: %+v %v", q.Tool, page.Items, err)
+		}
+	}
+	// Pages over the events of an unknown id that name no tool skip those
+	// that do, and their cursor leads on to the rest.
+	for i := range 3 {
+		for _, e := range []graph.AuditEvent{
+			{Actor: "key:eve", Action: "tools.execute", Tool: "airlock-b", Outcome: "failed", Route: "POST /api/v1/tools/:toolId/execute"},
+			{Actor: fmt.Sprintf("key:app%d", i), Action: "tools.pending.approve", Tool: "airlock-b", Outcome: "success", Route: "POST /api/v1/tools/pending/:id/approve"},
+		} {
+			if err := l.Record(ctx, e); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var actors []string
+	for q := (graph.AuditQuery{Tool: "airlock-b", Limit: 2}); ; {
+		page, err := l.QueryAs(ctx, admin, q)
+		if err != nil || len(page.Items) > 2 {
+			t.Fatalf("a page of airlock-b: %+v %v", page, err)
+		}
+		for _, e := range page.Items {
+			actors = append(actors, e.Actor)
+		}
+		if page.Next == "" {
+			break
+		}
+		q.Before = page.Next
+	}
+	if fmt.Sprint(actors) != "[key:app2 key:app1 key:app0]" {
+		t.Fatalf("the pages of airlock-b read %v", actors)
+	}
+	if page, err := l.QueryAs(ctx, access.Caller{Level: "owner"}, graph.AuditQuery{Tool: "deployer.no_such_tool"}); err != nil || len(page.Items) != 1 {
+		t.Fatalf("the owner's filter on an unknown id: %+v %v", page.Items, err)
 	}
 	if _, err := l.QueryAs(ctx, admin, graph.AuditQuery{Tool: "deployer.deploy_app", Before: "garbage"}); !errors.Is(err, fault.ErrMalformed) {
 		t.Fatalf("a bad cursor beside a hidden tool's filter: %v", err)

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unique"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsmith/toolsmith/access"
@@ -220,29 +221,45 @@ func (e *Edge) callExposed(ctx context.Context, req *sdk.CallToolRequest) (*sdk.
 	name := req.Params.Name
 	x, ok := e.exposed(name)
 	if !ok {
-		return errorResult("not found: unknown tool " + name), nil
+		return nil, unknownTool(name)
 	}
 	id := x.id
-	var args map[string]any
-	if len(req.Params.Arguments) > 0 {
-		if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
-			return errorResult("arguments: must be a JSON object: " + err.Error()), nil
-		}
-	}
 	start := time.Now()
 	p, caller, err := e.caller(ctx, req)
-	if err == nil {
-		err = e.limit(ratelimit.Execute, p, req)
-	}
 	if err != nil {
+		// A credential or a narrowing header this call cannot use: the
+		// tool is judged as the principal (or, unauthenticated, the guest)
+		// sees it, so a tool hidden from it answers as an unknown name,
+		// not with the credential's problem.
+		seer := identity.Anonymous()
+		if p.Authenticated() {
+			seer = p
+		}
+		if _, verr := e.visibleTool(ctx, seer.Caller(), id); verr != nil {
+			e.record(ctx, p, "call_tool", id, verr, time.Since(start))
+			return nil, unknownTool(name)
+		}
 		e.record(ctx, p, "call_tool", id, err, time.Since(start))
 		return errorResult(clientMessage(err)), nil
 	}
 	ctx = identity.NewContext(ctx, p, caller)
 	if _, err := e.visibleTool(ctx, caller, id); err != nil {
-		// Not listed for this caller, so not there: as for an unknown name.
+		// Not listed for this caller, so not there: the SDK's own answer
+		// to a name it does not serve, before the rate limit or the
+		// arguments are read (an unknown name reaches neither), so
+		// nothing tells a hidden tool from a name no tool has.
 		e.record(ctx, p, "call_tool", id, err, time.Since(start))
-		return errorResult("not found: unknown tool " + name), nil
+		return nil, unknownTool(name)
+	}
+	if err := e.limit(ratelimit.Execute, p, req); err != nil {
+		e.record(ctx, p, "call_tool", id, err, time.Since(start))
+		return errorResult(clientMessage(err)), nil
+	}
+	var args map[string]any
+	if len(req.Params.Arguments) > 0 {
+		if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+			return errorResult("arguments: must be a JSON object: " + err.Error()), nil
+		}
 	}
 	out, err := e.callTool(ctx, caller, CallToolIn{ToolID: id, Arguments: args})
 	e.record(ctx, p, "call_tool", id, err, time.Since(start))
@@ -251,6 +268,14 @@ func (e *Edge) callExposed(ctx context.Context, req *sdk.CallToolRequest) (*sdk.
 	}
 	b, _ := json.Marshal(out)
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}, StructuredContent: out}, nil
+}
+
+// unknownTool is the SDK's answer to tools/call of a name it does not
+// serve (go-sdk's Server.callTool): JSON-RPC invalid params, "unknown
+// tool" and the quoted name. A catalogue tool the caller may not execute
+// answers with it too, so the two cannot be told apart.
+func unknownTool(name string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
 }
 
 func (e *Edge) withdraw(id string) {

@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/graph/sqlite"
@@ -63,9 +67,26 @@ func TestExposedCallsKeepTheirNameOutOfMetricsAndActions(t *testing.T) {
 	defer srv.Close()
 
 	name := tool.FunctionName(hidden)
-	text, isErr := callTool(t, srv.URL, http.Header{"Authorization": {"Bearer " + secret}}, name, map[string]any{})
-	if !isErr || !strings.Contains(text, "unknown tool") {
-		t.Fatalf("an admin without the developer role called %s: %v %s", name, isErr, text)
+	h := http.Header{"Authorization": {"Bearer " + secret}}
+	// The SDK's own answer to a name it does not serve, and the answer to
+	// a tool hidden from the caller, are one error but for the name.
+	unknown := callToolError(t, srv.URL, h, "deployer__no_such_tool", map[string]any{})
+	got := callToolError(t, srv.URL, h, name, map[string]any{})
+	if unknown.Code != jsonrpc.CodeInvalidParams || got.Code != unknown.Code ||
+		strings.ReplaceAll(got.Message, name, "NAME") != strings.ReplaceAll(unknown.Message, "deployer__no_such_tool", "NAME") {
+		t.Fatalf("an admin without the developer role called %s: %+v; an unknown name: %+v", name, got, unknown)
+	}
+	// Arguments that are not an object say nothing of the tool either.
+	if got := callToolError(t, srv.URL, h, name, []int{1}); got.Code != unknown.Code ||
+		got.Message != strings.ReplaceAll(unknown.Message, "deployer__no_such_tool", name) {
+		t.Fatalf("%s with arguments that are not an object: %+v", name, got)
+	}
+	// Nor does a narrowing header the key may not send: the tool is
+	// judged as the key sees it.
+	bad := http.Header{"Authorization": {"Bearer " + secret}, "X-Tool-Groups": {"travel"}}
+	if got := callToolError(t, srv.URL, bad, name, map[string]any{}); got.Code != unknown.Code ||
+		got.Message != strings.ReplaceAll(unknown.Message, "deployer__no_such_tool", name) {
+		t.Fatalf("%s with a group the key lacks: %+v", name, got)
 	}
 
 	ms := httptest.NewServer(m.Handler())
@@ -79,19 +100,39 @@ func TestExposedCallsKeepTheirNameOutOfMetricsAndActions(t *testing.T) {
 	if strings.Contains(string(body), name) || strings.Contains(string(body), hidden) {
 		t.Errorf("/metrics names the tool:\n%s", grepLines(string(body), "mcp_call"))
 	}
-	if !strings.Contains(string(body), `toolsmith_mcp_calls_total{outcome="failed",tool="call_tool"} 1`) {
+	if !strings.Contains(string(body), `toolsmith_mcp_calls_total{outcome="failed",tool="call_tool"} 3`) {
 		t.Errorf("the call is not counted as call_tool:\n%s", grepLines(string(body), "mcp_call"))
 	}
 
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	if len(rec.evs) != 1 {
+	if len(rec.evs) != 3 {
 		t.Fatalf("audited %d events, want 1: %+v", len(rec.evs), rec.evs)
 	}
-	ev := rec.evs[0]
-	if ev.Action != "mcp.call_tool" || strings.Contains(ev.Route, name) || ev.Tool != hidden {
-		t.Errorf("audited %+v; want action mcp.call_tool, the id in tool only", ev)
+	for _, ev := range rec.evs {
+		if ev.Action != "mcp.call_tool" || strings.Contains(ev.Route, name) || ev.Tool != hidden {
+			t.Errorf("audited %+v; want action mcp.call_tool, the id in tool only", ev)
+		}
 	}
+}
+
+// callToolError calls a tool that must answer a JSON-RPC error, and
+// returns that error.
+func callToolError(t *testing.T, url string, h http.Header, name string, args any) *jsonrpc.Error {
+	t.Helper()
+	ctx := context.Background()
+	c := sdk.NewClient(&sdk.Implementation{Name: "call-test", Version: "test"}, nil)
+	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: headerTransport{h}}}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	var werr *jsonrpc.Error
+	if !errors.As(err, &werr) {
+		t.Fatalf("%s: %+v %v, want a JSON-RPC error", name, res, err)
+	}
+	return werr
 }
 
 // grepLines returns the lines of s that contain sub.

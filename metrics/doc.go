@@ -4,6 +4,6 @@
 // it does below them: searches (strategy, cache, embedding latency),
 // fulfilments by branch and airlock reviews by state (from workflow code
 // through Temporal's replay-safe metrics handler, see TemporalHandler),
-// executions by tool and outcome, and the tool-group metrics (requests per
+// executions by outcome, and the tool-group metrics (requests per
 // group, refused group requests, active tools per group).
 package metrics

@@ -11,7 +11,7 @@ import (
 	"github.com/toolsmith/toolsmith/identity"
 )
 
-// The dashboard's and the analytics page's top tools name only tools the
+// The dashboard's top tools (the console's analytics) name only tools the
 // signed-in key may execute: an admin without the developer role does not
 // see the developer's tool another key used; an owner does.
 func TestDashboardTopToolsAreTheReadersOwn(t *testing.T) {
