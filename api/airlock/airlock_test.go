@@ -22,6 +22,7 @@ import (
 	"github.com/toolsmith/toolsmith/airlock"
 	"github.com/toolsmith/toolsmith/airlock/review"
 	"github.com/toolsmith/toolsmith/api/httpx/httpxtest"
+	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/graph/sqlite"
 	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/workflows"
@@ -398,5 +399,28 @@ func TestApproveWithABadRoleOrUser(t *testing.T) {
 	}
 	if code, _ := do(r, "POST", "/api/v1/tools/pending/airlock-1/approve", `{"policy":{"allowedRoles":["vet"],"allowedUsers":["key:k1"]}}`); code != 202 {
 		t.Fatalf("a good approval: %d", code)
+	}
+}
+
+// An approval whose tools would be named in a namespace held by tools
+// the spec did not onboard (a module's units tools) answers 422 on
+// "slug" naming them; nothing is sent, and the review stays pending.
+func TestApproveIntoAForeignNamespace(t *testing.T) {
+	r, ft, s := setup(t)
+	for _, id := range []string{"units.calculate", "units.convert"} {
+		if _, err := s.UpsertTool(context.Background(), graph.Tool{ToolSummary: graph.ToolSummary{ID: id, Verb: "CONVERT_UNIT", Name: id,
+			Category: "math", Status: graph.StatusActive, Permissions: []string{"public"}}, Description: "Units.",
+			Manifest: json.RawMessage(`{"source":{"origin":"module"}}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ft.states["airlock-units"] = workflows.AirlockState{Status: workflows.AirlockPending,
+		Review: workflows.SpecReview{Slug: "units", Location: "https://specs.example/units.yaml"}}
+	code, out := do(r, "POST", "/api/v1/tools/pending/airlock-units/approve", `{"policy":{}}`)
+	if code != 422 || fieldPath(out) != "slug" || !strings.Contains(fmt.Sprint(out), "units.calculate, units.convert") {
+		t.Fatalf("approve into units: %d %v", code, out)
+	}
+	if len(ft.signals) != 0 || ft.states["airlock-units"].Status != workflows.AirlockPending {
+		t.Fatalf("a refused approval was sent: %v", ft.signals)
 	}
 }
