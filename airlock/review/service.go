@@ -108,14 +108,20 @@ type AddedSource struct {
 }
 
 // AddSource validates and registers a source (an untyped one is openapi)
-// and, when scan is set, starts its first scan and waits up to wait for
-// it. A location already registered is ErrConflict. The source stays
-// registered whatever its scan finds; a failed fetch is also its
-// lastError.
-func (s *Service) AddSource(ctx context.Context, src airlock.Source, scan bool, wait time.Duration) (AddedSource, error) {
+// for caller and, when scan is set, starts its first scan and waits up to
+// wait for it. A local file or folder (a path or a file:// URL) is the
+// owner's to register: reading one lists and probes the server's file
+// system, so anyone else is refused (ErrForbidden on location) before
+// the path is looked at. A location already registered is ErrConflict.
+// The source stays registered whatever its scan finds; a failed fetch is
+// also its lastError.
+func (s *Service) AddSource(ctx context.Context, caller access.Caller, src airlock.Source, scan bool, wait time.Duration) (AddedSource, error) {
 	src.Location = strings.TrimSpace(src.Location)
 	if err := airlock.ValidateSource(src); err != nil {
 		return AddedSource{}, err
+	}
+	if airlock.IsLocal(src.Location) && access.LevelRank(caller.Level) < access.LevelRank("owner") {
+		return AddedSource{}, fmt.Errorf("location: a local file or folder is read from the server's own disk, so only the owner may register one; give an http(s) URL, or ask the owner: %w", fault.ErrForbidden)
 	}
 	if src.Type == "" {
 		src.Type = airlock.SourceOpenAPI
