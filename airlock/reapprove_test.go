@@ -23,7 +23,9 @@ import (
 // hidden from the active listing, and refused by the runtime with that
 // approval's name; the tools it keeps run. A later approval that includes
 // an operation again re-activates its tool. Real wrappers are built and
-// the tools live in a real registry.
+// the tools live in a real registry, which the onboarding also reads for
+// tools of the name the spec did not onboard: its own, deprecated ones
+// included, never stop its re-approval.
 func TestReapprovalWithFewerOperationsRetiresTheRest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds Go programs; skipped with -short")
@@ -48,7 +50,7 @@ func TestReapprovalWithFewerOperationsRetiresTheRest(t *testing.T) {
 	api := petsAPI(t)
 	ob := testOnboarder(t, ctx)
 	ob.Validate = func(m *tool.Manifest) error { tool.Normalize(m); return tool.Validate(m) }
-	onb := &Onboarding{Onboarder: ob, Files: files, Definitions: store, Registrar: RegistryRegistrar{Registry: reg}}
+	onb := &Onboarding{Onboarder: ob, Files: files, Definitions: store, Registrar: RegistryRegistrar{Registry: reg}, Catalogue: store}
 	rt := &Runtime{Files: files, Executor: &Executor{Ledger: &MemoryLedger{}}}
 	loc := "https://specs.example/petstore.yaml"
 	active := func() []string {

@@ -381,7 +381,11 @@ type Onboarding struct {
 	Files       *Files
 	Definitions graph.Definitions
 	Registrar   ToolRegistrar
-	Now         func() time.Time
+	// Catalogue, when set, is read for tools of the wrapper's name that
+	// the spec did not register (ForeignTools): an approval never
+	// replaces or deprecates them.
+	Catalogue ToolLister
+	Now       func() time.Time
 }
 
 // Result of an approval.
@@ -425,6 +429,18 @@ func (o *Onboarding) Approve(ctx context.Context, approvalID, specHash, location
 	// not taken over.
 	if err := o.Files.nameFree(ctx, choice.Name, location); err != nil {
 		return Result{}, err
+	}
+	// The review service refuses such an approval before it is sent; this
+	// is the check for one sent while its review was still being prepared.
+	if o.Catalogue != nil {
+		held, err := ForeignTools(ctx, o.Catalogue, choice.Name, location)
+		if err != nil {
+			return Result{}, err
+		}
+		if len(held) > 0 {
+			return Result{Outcome: Outcome{Slug: choice.Name, Stage: StageManifest, Error: fmt.Sprintf(
+				"the name %q is held by %d catalogue tool(s) this spec did not onboard: nothing was registered or deprecated", choice.Name, len(held))}}, nil
+		}
 	}
 	info := SpecInfo{URL: location, Slug: choice.Name}
 	build, err := os.MkdirTemp(o.Files.WrapperDir(choice.Name), "build-")

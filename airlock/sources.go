@@ -66,6 +66,17 @@ func ValidateSource(s Source) error {
 	return v.Err()
 }
 
+// IsLocal reports whether a source's location is on this server's file
+// system: a path or a file:// URL, not an http(s) one.
+func IsLocal(location string) bool {
+	loc := strings.TrimSpace(location)
+	if !strings.Contains(loc, "://") {
+		return true
+	}
+	u, err := url.Parse(loc)
+	return err != nil || u.Scheme != "http" && u.Scheme != "https"
+}
+
 // FoundSpec is a spec document fetched from a source.
 type FoundSpec struct {
 	Location string `json:"location"`

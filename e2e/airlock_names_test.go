@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolsmith/toolsmith/access"
+	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/workflows"
 )
 
@@ -38,7 +40,13 @@ func TestAirlockFolderOfSameTitleSpecsShowsTheirNames(t *testing.T) {
 	var added struct {
 		ScanWorkflowID string `json:"scanWorkflowId"`
 	}
-	if code := e.post("/api/v1/tools/sources", map[string]any{"type": "openapi", "location": dir}, &added); code != http.StatusCreated {
+	// A local folder is the owner's to register; the env's admin key is refused.
+	if code := e.post("/api/v1/tools/sources", map[string]any{"type": "openapi", "location": dir}, nil); code != http.StatusForbidden {
+		t.Fatalf("an admin adds a local folder: HTTP %d", code)
+	}
+	owner := e.key(identity.NewKey{Owner: "e2e owner", Level: "owner", Groups: []string{access.Wildcard}})
+	if code := e.do(http.MethodPost, "/api/v1/tools/sources", map[string]any{"type": "openapi", "location": dir},
+		http.Header{"Authorization": {"Bearer " + owner}}, &added); code != http.StatusCreated {
 		t.Fatalf("add the folder: HTTP %d", code)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

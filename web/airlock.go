@@ -358,7 +358,7 @@ func (c *Console) addSource(w http.ResponseWriter, r *http.Request, s *session) 
 	}
 	var added review.AddedSource
 	err := c.sourceCall(r, s, http.MethodPost, routeSources, "", func(svc *review.Service) (err error) {
-		added, err = svc.AddSource(r.Context(), airlock.Source{Type: airlock.SourceOpenAPI, Location: loc}, true, firstScanWait)
+		added, err = svc.AddSource(r.Context(), s.principal().Caller(), airlock.Source{Type: airlock.SourceOpenAPI, Location: loc}, true, firstScanWait)
 		return err
 	})
 	if err != nil {

@@ -615,7 +615,7 @@ func TestAddSourceReportsAFailedScan(t *testing.T) {
 		b, e := newBrowser(t)
 		e.tc.scan, e.tc.scanErr = c.scan, c.scanErr
 		b.signIn(e.admin)
-		w := b.submit("/ui/sources/add", url.Values{"csrf": {b.formToken("/ui/sources")}, "location": {"not a url at all"}})
+		w := b.submit("/ui/sources/add", url.Values{"csrf": {b.formToken("/ui/sources")}, "location": {"https://specs.example/x.yaml"}})
 		body := w.Body.String()
 		if !strings.Contains(body, c.want) || strings.Contains(body, "class=\"flash\"") != c.ok {
 			t.Errorf("%s: %d, want %q (flash %v) in\n%s", c.name, w.Code, c.want, c.ok, body)
@@ -916,5 +916,27 @@ func TestReviewPageCountsToolsItDoesNotName(t *testing.T) {
 	body = b.do("GET", "/ui/reviews/airlock-public", nil).Body.String()
 	if !strings.Contains(body, `href="/ui/tools/pet_clinic.get_pet"`) || !strings.Contains(body, "<code>pet_clinic.list_pets</code>") {
 		t.Fatalf("review of tools the admin may all run:\n%s", body)
+	}
+}
+
+// The console's source form follows the API's rule: a local file or
+// folder is the owner's to register, so an admin is told why and nothing
+// is stored; the owner adds one.
+func TestSourceFormLeavesLocalPathsToTheOwner(t *testing.T) {
+	b, e := newBrowser(t)
+	b.signIn(e.admin)
+	w := b.submit("/ui/sources/add", url.Values{"csrf": {b.formToken("/ui/sources")}, "location": {"/root"}})
+	if srcs, _ := e.st.Sources(context.Background()); !strings.Contains(w.Body.String(), "only the owner may register one") || len(srcs) != 0 {
+		t.Fatalf("an admin adds /root: %d %v\n%s", w.Code, srcs, w.Body.String())
+	}
+	_, owner, err := e.keys.Create(context.Background(), identity.Principal{}, identity.NewKey{Owner: "olu", Level: "owner"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := e.browser(e.console())
+	o.signIn(owner)
+	o.submit("/ui/sources/add", url.Values{"csrf": {o.formToken("/ui/sources")}, "location": {t.TempDir()}})
+	if srcs, _ := e.st.Sources(context.Background()); len(srcs) != 1 {
+		t.Fatalf("the owner's folder: %v", srcs)
 	}
 }

@@ -59,7 +59,7 @@ type Service struct {
 // the tools a review names (shown only to callers who may execute them).
 type Store interface {
 	graph.Definitions
-	access.ToolGetter
+	airlock.ToolLister
 }
 
 // New returns the service over a Temporal client and the store (nil for a
@@ -108,14 +108,20 @@ type AddedSource struct {
 }
 
 // AddSource validates and registers a source (an untyped one is openapi)
-// and, when scan is set, starts its first scan and waits up to wait for
-// it. A location already registered is ErrConflict. The source stays
-// registered whatever its scan finds; a failed fetch is also its
-// lastError.
-func (s *Service) AddSource(ctx context.Context, src airlock.Source, scan bool, wait time.Duration) (AddedSource, error) {
+// for caller and, when scan is set, starts its first scan and waits up to
+// wait for it. A local file or folder (a path or a file:// URL) is the
+// owner's to register: reading one lists and probes the server's file
+// system, so anyone else is refused (ErrForbidden on location) before
+// the path is looked at. A location already registered is ErrConflict.
+// The source stays registered whatever its scan finds; a failed fetch is
+// also its lastError.
+func (s *Service) AddSource(ctx context.Context, caller access.Caller, src airlock.Source, scan bool, wait time.Duration) (AddedSource, error) {
 	src.Location = strings.TrimSpace(src.Location)
 	if err := airlock.ValidateSource(src); err != nil {
 		return AddedSource{}, err
+	}
+	if airlock.IsLocal(src.Location) && access.LevelRank(caller.Level) < access.LevelRank("owner") {
+		return AddedSource{}, fmt.Errorf("location: a local file or folder is read from the server's own disk, so only the owner may register one; give an http(s) URL, or ask the owner: %w", fault.ErrForbidden)
 	}
 	if src.Type == "" {
 		src.Type = airlock.SourceOpenAPI
@@ -305,7 +311,13 @@ func (s *Service) Approve(ctx context.Context, id, reviewer string, caller acces
 	// decision: a name that matches nothing would otherwise fail the
 	// onboarding after the decision, and the review with it.
 	check := func(st State) error {
-		if len(p.Operations) == 0 || st.Build != nil {
+		if st.Build != nil {
+			return nil
+		}
+		if err := s.namespaceFree(ctx, st, caller); err != nil {
+			return err
+		}
+		if len(p.Operations) == 0 {
 			return nil
 		}
 		if st.Status == StatusPreparing {
@@ -326,6 +338,35 @@ func (s *Service) Approve(ctx context.Context, id, reviewer string, caller acces
 		s.awaitPrepared(ctx, id, min(max(wait, least), MaxWait))
 	}
 	return s.decide(ctx, id, caller, workflows.Decision{Approve: &workflows.ApproveSignal{Reviewer: reviewer, Policy: workflows.PolicyOf(p)}}, check, wait)
+}
+
+// namespaceFree refuses an approval whose wrapper name (the review's
+// slug) is held by catalogue tools the spec did not register
+// (airlock.ForeignTools): approving would replace those of the same ids
+// and deprecate the others. The refusal names only the tools caller may
+// execute, and counts the rest, so it tells no one of a tool hidden from
+// them. A review still being prepared has no name yet; the onboarding
+// checks it again before it registers anything.
+func (s *Service) namespaceFree(ctx context.Context, st State, caller access.Caller) error {
+	if s.sources == nil || st.Review.Slug == "" {
+		return nil
+	}
+	held, err := airlock.ForeignTools(ctx, s.sources, st.Review.Slug, st.Review.Location)
+	if err != nil || len(held) == 0 {
+		return err
+	}
+	shown, err := access.VisibleIDs(ctx, s.sources, held, caller)
+	if err != nil {
+		return err
+	}
+	holders := strings.Join(shown, ", ")
+	if n := len(held) - len(shown); n > 0 {
+		if holders != "" {
+			holders += " and "
+		}
+		holders += fmt.Sprintf("%d tool(s) you may not see", n)
+	}
+	return fault.Invalid("slug", "the name %q is held by catalogue tools this spec did not onboard (%s): approving would replace or deprecate them, so it is refused and the review stays pending; give the spec another info.title and scan its source again, or remove those tools first", st.Review.Slug, holders)
 }
 
 // PrepareWait is how long an approval that names operations waits, at

@@ -138,7 +138,12 @@ func (h *Handler) addSource(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
-	added, err := h.reviews.AddSource(c.Request.Context(), airlock.Source{Type: req.Type, Location: req.Location}, req.Scan == nil || *req.Scan, wait)
+	caller, err := httpx.Caller(c)
+	if err != nil {
+		httpx.Error(c, err)
+		return
+	}
+	added, err := h.reviews.AddSource(c.Request.Context(), caller, airlock.Source{Type: req.Type, Location: req.Location}, req.Scan == nil || *req.Scan, wait)
 	if err != nil {
 		httpx.Error(c, err)
 		return

@@ -22,6 +22,7 @@ import (
 	"github.com/toolsmith/toolsmith/airlock"
 	"github.com/toolsmith/toolsmith/airlock/review"
 	"github.com/toolsmith/toolsmith/api/httpx/httpxtest"
+	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/graph/sqlite"
 	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/workflows"
@@ -138,9 +139,17 @@ func setup(t *testing.T) (*gin.Engine, *fakeTemporal, *sqlite.Store) {
 }
 
 func do(r http.Handler, method, path, body string) (int, map[string]any) {
+	return doAs(r, "", method, path, body)
+}
+
+// doAs is do by ana at a level ("" for the default, user).
+func doAs(r http.Handler, level, method, path, body string) (int, map[string]any) {
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Test-User", "ana")
+	if level != "" {
+		req.Header.Set(httpxtest.HeaderLevel, level)
+	}
 	w := httptest.NewRecorder()
 	r.ServeHTTP(w, req)
 	var out map[string]any
@@ -324,7 +333,7 @@ func TestNotificationsAndEnable(t *testing.T) {
 // list.json) is an openapi source, whose scan finds the location's kind.
 func TestSourceWithoutTypeIsOpenAPI(t *testing.T) {
 	r, _, s := setup(t)
-	code, out := do(r, "POST", "/api/v1/tools/sources?wait=0s", `{"location":"specs/list.json"}`)
+	code, out := doAs(r, "owner", "POST", "/api/v1/tools/sources?wait=0s", `{"location":"specs/list.json"}`)
 	if code != 201 {
 		t.Fatalf("add without a type: %d %v", code, out)
 	}
@@ -398,5 +407,52 @@ func TestApproveWithABadRoleOrUser(t *testing.T) {
 	}
 	if code, _ := do(r, "POST", "/api/v1/tools/pending/airlock-1/approve", `{"policy":{"allowedRoles":["vet"],"allowedUsers":["key:k1"]}}`); code != 202 {
 		t.Fatalf("a good approval: %d", code)
+	}
+}
+
+// An approval whose tools would be named in a namespace held by tools
+// the spec did not onboard (a module's units tools) answers 422 on
+// "slug" naming them; nothing is sent, and the review stays pending.
+func TestApproveIntoAForeignNamespace(t *testing.T) {
+	r, ft, s := setup(t)
+	for _, id := range []string{"units.calculate", "units.convert"} {
+		if _, err := s.UpsertTool(context.Background(), graph.Tool{ToolSummary: graph.ToolSummary{ID: id, Verb: "CONVERT_UNIT", Name: id,
+			Category: "math", Status: graph.StatusActive, Permissions: []string{"public"}}, Description: "Units.",
+			Manifest: json.RawMessage(`{"source":{"origin":"module"}}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ft.states["airlock-units"] = workflows.AirlockState{Status: workflows.AirlockPending,
+		Review: workflows.SpecReview{Slug: "units", Location: "https://specs.example/units.yaml"}}
+	code, out := do(r, "POST", "/api/v1/tools/pending/airlock-units/approve", `{"policy":{}}`)
+	if code != 422 || fieldPath(out) != "slug" || !strings.Contains(fmt.Sprint(out), "units.calculate, units.convert") {
+		t.Fatalf("approve into units: %d %v", code, out)
+	}
+	if len(ft.signals) != 0 || ft.states["airlock-units"].Status != workflows.AirlockPending {
+		t.Fatalf("a refused approval was sent: %v", ft.signals)
+	}
+}
+
+// A local file or folder (a path or a file:// URL) is the owner's to
+// register: an admin is refused with 403 naming location, whether the
+// path exists or not, and nothing is stored or scanned; an http(s) URL is
+// an admin's to add, and the owner may add a local folder.
+func TestLocalSourcesAreTheOwners(t *testing.T) {
+	r, ft, s := setup(t)
+	dir := t.TempDir()
+	for _, loc := range []string{dir, "/no/such/folder", "file://" + dir, "specs/list.json"} {
+		code, out := doAs(r, "admin", "POST", "/api/v1/tools/sources?wait=0s", `{"location":"`+loc+`"}`)
+		if code != 403 || !strings.Contains(fmt.Sprint(out), "location") {
+			t.Fatalf("an admin adds %s: %d %v", loc, code, out)
+		}
+	}
+	if srcs, err := s.Sources(context.Background()); err != nil || len(srcs) != 0 || len(ft.started) != 0 {
+		t.Fatalf("refused sources were stored or scanned: %v %v %v", srcs, ft.started, err)
+	}
+	if code, out := doAs(r, "admin", "POST", "/api/v1/tools/sources?wait=0s", `{"location":"https://specs.example/pets.yaml"}`); code != 201 {
+		t.Fatalf("an admin adds a URL: %d %v", code, out)
+	}
+	if code, out := doAs(r, "owner", "POST", "/api/v1/tools/sources?wait=0s", `{"location":"`+dir+`"}`); code != 201 {
+		t.Fatalf("the owner adds a folder: %d %v", code, out)
 	}
 }

@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/user"
@@ -11,12 +13,14 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"go.temporal.io/sdk/client"
 
+	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/airlock"
+	"github.com/toolsmith/toolsmith/airlock/review"
 	"github.com/toolsmith/toolsmith/api/httpx"
 	"github.com/toolsmith/toolsmith/codegen"
 	"github.com/toolsmith/toolsmith/internal/config"
+	"github.com/toolsmith/toolsmith/internal/fault"
 	"github.com/toolsmith/toolsmith/templates"
 	"github.com/toolsmith/toolsmith/tool"
 	"github.com/toolsmith/toolsmith/workflows"
@@ -143,29 +147,26 @@ func operatorReviewer() string {
 }
 
 func airlockDecision(ctx context.Context, e *env, cfg config.Config, d decision, id string) error {
-	var err error
-	var dec workflows.Decision
+	var p airlock.Policy
 	switch d.verb {
 	case "approve":
 		raw := []byte(d.policyJSON)
 		if d.policyFile != "" {
+			var err error
 			if raw, err = os.ReadFile(d.policyFile); err != nil {
 				return fmt.Errorf("--policy-file: %w: %w", config.ErrInvalid, err)
 			}
 		}
-		var p airlock.Policy
 		if err := httpx.DecodeStrict(raw, &p); err != nil {
 			return fmt.Errorf("--policy: %w: %w", config.ErrInvalid, err)
 		}
 		if err := p.Validate(); err != nil {
 			return fmt.Errorf("--policy: %w: %w", config.ErrInvalid, err)
 		}
-		dec.Approve = &workflows.ApproveSignal{Reviewer: operatorReviewer(), Policy: workflows.PolicyOf(p)}
 	default:
 		if strings.TrimSpace(d.reason) == "" {
 			return fmt.Errorf("--reason is required to reject: %w", config.ErrInvalid)
 		}
-		dec.Reject = &workflows.RejectSignal{Reviewer: operatorReviewer(), Reason: d.reason}
 	}
 	log, err := newLogger(cfg, e.stderr)
 	if err != nil {
@@ -176,27 +177,42 @@ func airlockDecision(ctx context.Context, e *env, cfg config.Config, d decision,
 		return err
 	}
 	defer c.Close()
-	// The review answers the update: a review already decided refuses it.
-	handle, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: id, UpdateName: workflows.UpdateDecide, Args: []any{dec}, WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
-	if err == nil {
-		err = handle.Get(ctx, nil)
+	return sendDecision(ctx, e.stdout, c, review.Config{Namespace: cfg.Temporal.Namespace}, d, p, id)
+}
+
+// sendDecision decides the review through the review service, as the API
+// and the console do: an approval's policy is checked against the
+// pending review (policy.operations[i] must name one of its operations)
+// before the decision is sent, so a refused one leaves the review pending
+// and the command fails with the API's message. With d.wait it prints
+// the review's outcome.
+func sendDecision(ctx context.Context, stdout io.Writer, t review.Temporal, rc review.Config, d decision, p airlock.Policy, id string) error {
+	// No store: the operator who holds Temporal sees the whole outcome,
+	// printed below from the workflow itself.
+	svc := review.New(t, nil, rc)
+	var err error
+	if d.verb == "approve" {
+		_, err = svc.Approve(ctx, id, operatorReviewer(), access.Caller{}, p, 0)
+	} else {
+		_, err = svc.Reject(ctx, id, operatorReviewer(), access.Caller{}, d.reason, 0)
+	}
+	if errors.Is(err, fault.ErrInvalid) {
+		return fmt.Errorf("%s review %s: --policy: %w: %w", d.verb, id, config.ErrInvalid, err)
 	}
 	if err != nil {
 		return fmt.Errorf("%s review %s: %w", d.verb, id, err)
 	}
-	fmt.Fprintf(e.stdout, "%s recorded by %s\n", d.verb, id)
+	fmt.Fprintf(stdout, "%s recorded by %s\n", d.verb, id)
 	if d.wait <= 0 {
 		return nil
 	}
 	wctx, cancel := context.WithTimeout(ctx, d.wait)
 	defer cancel()
 	var out workflows.AirlockOutcome
-	if err := c.GetWorkflow(wctx, id, "").Get(wctx, &out); err != nil {
+	if err := t.GetWorkflow(wctx, id, "").Get(wctx, &out); err != nil {
 		return fmt.Errorf("waiting for %s: %w", id, err)
 	}
 	b, _ := json.MarshalIndent(out, "", "  ")
-	fmt.Fprintln(e.stdout, string(b))
+	fmt.Fprintln(stdout, string(b))
 	return nil
 }

@@ -88,7 +88,7 @@ func newAirlock(ctx context.Context, cfg config.Config, sys *system, c client.Cl
 		activities: &activities.Airlock{
 			Health:      health,
 			Scanner:     &airlock.Scanner{Fetcher: &airlock.Fetcher{}, Files: files, Definitions: defs, Embedder: sys.model},
-			Onboarding:  &airlock.Onboarding{Onboarder: ob, Files: files, Definitions: defs, Registrar: airlock.RegistryRegistrar{Registry: sys.registry}},
+			Onboarding:  &airlock.Onboarding{Onboarder: ob, Files: files, Definitions: defs, Registrar: airlock.RegistryRegistrar{Registry: sys.registry}, Catalogue: sys.store},
 			Files:       files,
 			Definitions: defs,
 		},
