@@ -269,7 +269,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	// A location whose scan fails is reported as a failure, never as a
 	// green "added and scanned".
 	b.do("failed source", chromedp.Navigate(base+"/sources"), chromedp.WaitVisible(css("#add-source")),
-		chromedp.SendKeys(css("#location"), "not a url at all"), chromedp.Click(css("#add-source")), chromedp.WaitVisible(css("p.error")))
+		chromedp.SendKeys(css("#location"), "http://127.0.0.1:1/no-such-spec.yaml"), chromedp.Click(css("#add-source")), chromedp.WaitVisible(css("p.error")))
 	if text := b.text("p.error"); !strings.Contains(text, "scan failed") {
 		t.Fatalf("failed scan message: %q", text)
 	}

@@ -120,14 +120,9 @@ func TestExposedCallsKeepTheirNameOutOfMetricsAndActions(t *testing.T) {
 // returns that error.
 func callToolError(t *testing.T, url string, h http.Header, name string, args any) *jsonrpc.Error {
 	t.Helper()
-	ctx := context.Background()
-	c := sdk.NewClient(&sdk.Implementation{Name: "call-test", Version: "test"}, nil)
-	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: headerTransport{h}}}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
+	cs := httpSession(t, url, h)
 	defer cs.Close()
-	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
 	var werr *jsonrpc.Error
 	if !errors.As(err, &werr) {
 		t.Fatalf("%s: %+v %v, want a JSON-RPC error", name, res, err)
@@ -159,4 +154,17 @@ func openStore(t *testing.T) *sqlite.Store {
 		t.Fatal(err)
 	}
 	return st
+}
+
+// httpSession connects a client to the edge at url over Streamable HTTP,
+// sending h with every request. The caller closes it before the test
+// server closes (which waits for its connections).
+func httpSession(t *testing.T, url string, h http.Header) *sdk.ClientSession {
+	t.Helper()
+	c := sdk.NewClient(&sdk.Implementation{Name: "http-test", Version: "test"}, nil)
+	cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: headerTransport{h}}}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	return cs
 }

@@ -19,14 +19,9 @@ import (
 // returns the result's text (or the tool error's).
 func callTool(t *testing.T, url string, h http.Header, name string, args any) (string, bool) {
 	t.Helper()
-	ctx := context.Background()
-	c := sdk.NewClient(&sdk.Implementation{Name: "call-test", Version: "test"}, nil)
-	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: headerTransport{h}}}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
+	cs := httpSession(t, url, h)
 	defer cs.Close()
-	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
