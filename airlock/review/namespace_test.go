@@ -19,7 +19,7 @@ import (
 // An approval whose generated ids fall in a namespace held by tools the
 // spec did not onboard (a module's calendar tools, one of them hidden
 // from the approver) is refused on "slug" before it is sent, naming only
-// the tools the approver may see and counting the others; the review
+// the tools the approver may see and not counting the others; the review
 // stays pending. A re-approval of the spec that onboarded the tools is
 // sent as before.
 func TestApproveRefusesAForeignNamespace(t *testing.T) {
@@ -51,7 +51,7 @@ func TestApproveRefusesAForeignNamespace(t *testing.T) {
 	if !errors.Is(err, fault.ErrInvalid) || len(fs) != 1 || fs[0].Path != "slug" {
 		t.Fatalf("approval into the calendar namespace: %v", err)
 	}
-	if msg := fs[0].Message; !strings.Contains(msg, "calendar.list_events") || strings.Contains(msg, "create_event") || !strings.Contains(msg, "1 tool(s) you may not see") {
+	if msg := fs[0].Message; !strings.Contains(msg, "calendar.list_events") || strings.Contains(msg, "create_event") || strings.Contains(msg, "may not") {
 		t.Fatalf("the refusal names %q", msg)
 	}
 	if _, err := s.Approve(ctx, "airlock-pets2", "adm", admin, airlock.Policy{}, 0); len(fault.Fields(err)) != 1 || !strings.Contains(err.Error(), "pets.list_pets") {

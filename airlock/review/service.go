@@ -344,8 +344,8 @@ func (s *Service) Approve(ctx context.Context, id, reviewer string, caller acces
 // slug) is held by catalogue tools the spec did not register
 // (airlock.ForeignTools): approving would replace those of the same ids
 // and deprecate the others. The refusal names only the tools caller may
-// execute, and counts the rest, so it tells no one of a tool hidden from
-// them. A review still being prepared has no name yet; the onboarding
+// execute, and does not count the rest, so it tells no one of a tool
+// hidden from them beyond that the name is taken. A review still being prepared has no name yet; the onboarding
 // checks it again before it registers anything.
 func (s *Service) namespaceFree(ctx context.Context, st State, caller access.Caller) error {
 	if s.sources == nil || st.Review.Slug == "" {
@@ -359,14 +359,13 @@ func (s *Service) namespaceFree(ctx context.Context, st State, caller access.Cal
 	if err != nil {
 		return err
 	}
-	holders := strings.Join(shown, ", ")
-	if n := len(held) - len(shown); n > 0 {
-		if holders != "" {
-			holders += " and "
-		}
-		holders += fmt.Sprintf("%d tool(s) you may not see", n)
+	// Only the tools caller may execute are named, and those it may not
+	// are not counted either: how many hidden tools a name holds is theirs.
+	holders := ""
+	if len(shown) > 0 {
+		holders = " (among them " + strings.Join(shown, ", ") + ")"
 	}
-	return fault.Invalid("slug", "the name %q is held by catalogue tools this spec did not onboard (%s): approving would replace or deprecate them, so it is refused and the review stays pending; give the spec another info.title and scan its source again, or remove those tools first", st.Review.Slug, holders)
+	return fault.Invalid("slug", "the name %q is held by catalogue tools this spec did not onboard%s: approving would replace or deprecate them, so it is refused and the review stays pending; give the spec another info.title and scan its source again, or remove those tools first", st.Review.Slug, holders)
 }
 
 // PrepareWait is how long an approval that names operations waits, at
