@@ -362,6 +362,15 @@ func namedTools(tools []string) string {
 // usage centroid, the neighbours and the query log, and its session's
 // other recent tools pair with it. If the queries cannot be embedded, the
 // events are still written, without embeddings, and the error says so.
+//
+// A run's query is its caller's words (a verb's text), so it teaches
+// only when its caller may teach the shared learned data
+// (access.MayTeach of the event's Level, the rule for reports and
+// pairings): an anonymous caller's or a guest key's run is recorded
+// without its query, and counts as a use of the tool (success rate,
+// latency, popularity) but teaches no search. Otherwise anyone could
+// carry a text into everyone's ranking by running a verb, which a
+// guest's report may not.
 func (s *Service) RecordUsage(ctx context.Context, events []graph.UsageEvent) error {
 	if len(events) == 0 {
 		return nil
@@ -370,6 +379,9 @@ func (s *Service) RecordUsage(ctx context.Context, events []graph.UsageEvent) er
 	out := make([]graph.UsageEvent, len(events))
 	for i, e := range events {
 		e.ToolID, e.Query = strings.TrimSpace(e.ToolID), strings.TrimSpace(e.Query)
+		if !access.MayTeach(e.Level) {
+			e.Query, e.QueryEmbedding = "", nil
+		}
 		if e.At.IsZero() {
 			e.At = now
 		}

@@ -554,12 +554,26 @@ func TestRecordUsageLearns(t *testing.T) {
 	}
 
 	broken := retrieval.New(st, failingEmbedder{}, retrieval.Options{})
-	err = broken.RecordUsage(ctx, []graph.UsageEvent{{ToolID: "trip.hotel", Query: "book hotel", Success: true}})
+	err = broken.RecordUsage(ctx, []graph.UsageEvent{{ToolID: "trip.hotel", Level: "user", Query: "book hotel", Success: true}})
 	if err == nil || !strings.Contains(err.Error(), "without query embeddings") {
 		t.Fatalf("RecordUsage without an embedder: err = %v, want it to say the embeddings are missing", err)
 	}
 	if served, _ := st.ServedQueriesAfter(ctx, 0, 10); len(served) != 3 || served[2].Query != "book hotel" || served[2].Embedding != nil {
 		t.Fatalf("served queries = %+v; want the event stored without an embedding", served)
+	}
+
+	// A guest's or an anonymous caller's run counts as a use and teaches
+	// no search: its query is not kept (access.MayTeach).
+	for _, level := range []string{"guest", ""} {
+		if err := svc.RecordUsage(ctx, []graph.UsageEvent{{ToolID: "trip.hotel", UserID: "key:g", Level: level, Query: "zebra savanna lodge", Success: true}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if served, _ := st.ServedQueriesAfter(ctx, 0, 10); len(served) != 3 {
+		t.Fatalf("served queries = %+v; a guest's and an anonymous run's queries were kept", served)
+	}
+	if u, _ := st.Usage(ctx, []string{"trip.hotel"}); u["trip.hotel"].Uses != 5 || u["trip.hotel"].CentroidN != 1 {
+		t.Fatalf("usage of trip.hotel = %+v; want five uses (the guest's and the anonymous run among them) and only the user's query in the centroid", u["trip.hotel"])
 	}
 }
 
@@ -576,7 +590,7 @@ func TestRecordUsageReusesTheSearchEmbedding(t *testing.T) {
 	if _, err := svc.Search(ctx, retrieval.Query{Text: "BOOK FLIGHT: to Oslo"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.RecordUsage(ctx, []graph.UsageEvent{{ToolID: "trip.flight", Query: "BOOK FLIGHT: to Oslo", Success: true}}); err != nil {
+	if err := svc.RecordUsage(ctx, []graph.UsageEvent{{ToolID: "trip.flight", Level: "user", Query: "BOOK FLIGHT: to Oslo", Success: true}}); err != nil {
 		t.Fatal(err)
 	}
 	if counted.docs != 0 {
@@ -585,7 +599,7 @@ func TestRecordUsageReusesTheSearchEmbedding(t *testing.T) {
 	if u, _ := st.Usage(ctx, []string{"trip.flight"}); u["trip.flight"].CentroidN != 1 {
 		t.Fatalf("usage = %+v; want the cached embedding in the centroid", u)
 	}
-	if err := svc.RecordUsage(ctx, []graph.UsageEvent{{ToolID: "trip.flight", Query: "never searched", Success: true}}); err != nil || counted.docs != 1 {
+	if err := svc.RecordUsage(ctx, []graph.UsageEvent{{ToolID: "trip.flight", Level: "user", Query: "never searched", Success: true}}); err != nil || counted.docs != 1 {
 		t.Fatalf("a query never searched: err %v, embedded %d texts, want 1", err, counted.docs)
 	}
 }

@@ -238,7 +238,7 @@ func TestForcedSubstitutionTeachesNoSearch(t *testing.T) {
 		return f
 	}
 	in := NovelVerbInput{Verb: "BOOK_TABLE", Description: "for two", Inputs: map[string]any{"amount": 3, "from": "USD", "to": "EUR"},
-		Options: NovelVerbOptions{Confidence: 0.01}}
+		Options: NovelVerbOptions{Confidence: 0.01}, Caller: Caller{UserID: "ana", Level: "user"}}
 	query := activities.VerbQuery(in.Verb, in.Description)
 
 	f := search(5.5)
@@ -285,7 +285,8 @@ func TestWeakMatchSubstitutionTeachesNoSearch(t *testing.T) {
 		f.RankedHit(words, "text.stats", retrieval.Candidate{Similarity: 0.15, Score: 3, Learned: 1})
 		return f
 	}
-	in := NovelVerbInput{Verb: "PAY_BILL", Description: "water bill", Inputs: map[string]any{"amount": 40, "from": "USD", "to": "USD"}}
+	in := NovelVerbInput{Verb: "PAY_BILL", Description: "water bill", Inputs: map[string]any{"amount": 40, "from": "USD", "to": "USD"},
+		Caller: Caller{UserID: "ana", Level: "user"}}
 	f := search(0.25)
 	res, _, err := run(t, f, in)
 	if err != nil || res.Branch != BranchSubstitute {

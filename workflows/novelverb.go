@@ -461,6 +461,15 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 			}
 		}
 	}
+	// From version "guest-teaches-nothing" 1 on, the reason says so when
+	// the caller may not teach the shared learned data (a guest key, an
+	// anonymous caller; access.MayTeach): the run's use is recorded
+	// without the verb's text (retrieval.Service.RecordUsage), whatever
+	// the rule.
+	if pick >= 0 && f.untaught == "" && !access.MayTeach(f.caller.Level) &&
+		workflow.GetVersion(f.ctx, "guest-teaches-nothing", workflow.DefaultVersion, 1) >= 1 {
+		f.untaught = "a " + access.Levels[access.LevelRank(f.caller.Level)] + "'s use teaches no search"
+	}
 	if pick >= 0 {
 		// A verb asked without inputs whose match has required parameters
 		// could only fail on them: the match is named, with what it needs,

@@ -93,7 +93,7 @@ func TestSubstitute(t *testing.T) {
 	// catalogue gives CONVERT_CURRENCY.
 	f.RankedHit("convert currency", "currency.convert", retrieval.Candidate{Similarity: 0.82, Score: 13.3, Keyword: 3})
 	f.RankedHit("convert currency", "units.convert", retrieval.Candidate{Similarity: 0.41, Score: 6.7, Keyword: -0.5})
-	res, p, err := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Description: "change money", Inputs: eurInputs()})
+	res, p, err := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Description: "change money", Inputs: eurInputs(), Caller: Caller{UserID: "ana", Level: "user"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,6 +120,38 @@ func TestSubstitute(t *testing.T) {
 	// The substitute served the verb: its usage carries the verb's words.
 	if ev := f.Usage.Events; len(ev) != 1 || ev[0].ToolID != "currency.convert" || ev[0].Query != activities.VerbQuery("CONVERT_CURRENCY", "change money") || !ev[0].Success || len(f.Usage.Pairs) != 0 {
 		t.Fatalf("usage = %+v, pairs %+v; want one success serving the verb, no pairs", ev, f.Usage.Pairs)
+	}
+}
+
+// TestGuestSubstitutionTeachesNoSearch: a guest's or an anonymous
+// caller's substitution runs and counts as a use, but its use is recorded
+// without the verb's text (a guest key is anyone's, and a guest's report
+// may not teach either; access.MayTeach), and the reason says so. A run
+// started before workflow change "guest-teaches-nothing" replays as it
+// ran.
+func TestGuestSubstitutionTeachesNoSearch(t *testing.T) {
+	search := func() *workflowstest.Fixture {
+		f := workflowstest.New(t, nil)
+		f.RankedHit("convert currency", "currency.convert", retrieval.Candidate{Similarity: 0.82, Score: 13.3, Keyword: 3})
+		f.RankedHit("convert currency", "units.convert", retrieval.Candidate{Similarity: 0.41, Score: 6.7, Keyword: -0.5})
+		return f
+	}
+	for _, caller := range []Caller{{UserID: "key:g", Level: "guest"}, {}} {
+		f := search()
+		res, _, err := run(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Description: "change money", Inputs: eurInputs(), Caller: caller})
+		if err != nil || res.Branch != BranchSubstitute {
+			t.Fatalf("caller %+v: branch %q (%s) %v, want a substitution", caller, res.Branch, res.Reason, err)
+		}
+		if ev := f.Usage.Events; len(ev) != 1 || ev[0].Query != "" || !ev[0].Success || !strings.Contains(res.Reason, "guest's use teaches no search") {
+			t.Fatalf("caller %+v: usage %+v, reason %q: want one use without the verb's text, said so", caller, ev, res.Reason)
+		}
+	}
+	f := search()
+	res, _, _ := runWith(t, f, NovelVerbInput{Verb: "CONVERT_CURRENCY", Description: "change money", Inputs: eurInputs()}, func(env *testsuite.TestWorkflowEnvironment) {
+		env.OnGetVersion("guest-teaches-nothing", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	})
+	if ev := f.Usage.Events; len(ev) != 1 || ev[0].Query != activities.VerbQuery("CONVERT_CURRENCY", "change money") || strings.Contains(res.Reason, "teaches no search") {
+		t.Fatalf("replayed before the change: usage %+v, reason %q; want the verb's text passed on", ev, res.Reason)
 	}
 }
 
