@@ -106,6 +106,7 @@ func TestExecuteWrappedTools(t *testing.T) {
 		{"404 undeclared, guest", kit.Result{Status: 404, Stage: kit.StageResponse, Error: "response does not match the spec"}, guest, 0, true},
 		{"404, user", kit.Result{Status: 404, Error: "the API answered 404"}, user, 1, false},
 		{"500, guest", kit.Result{Status: 500, Error: "the API answered 500"}, guest, 1, false},
+		{"502, user", kit.Result{Status: 502, Error: "the API answered 502"}, user, 1, false},
 		{"bad response, guest", kit.Result{Status: 200, Stage: kit.StageResponse, Error: "response does not match the spec"}, guest, 1, false},
 	} {
 		t.Run("upstream "+c.name, func(t *testing.T) {
@@ -121,6 +122,30 @@ func TestExecuteWrappedTools(t *testing.T) {
 			e := appError(t, err)
 			if e.Type() != ErrTypeToolFailed || !e.NonRetryable() || (e.Category() == temporal.ApplicationErrorCategoryBenign) != c.benign {
 				t.Fatalf("err type %s (non-retryable %v, category %v), want %s, benign %v", e.Type(), e.NonRetryable(), e.Category(), ErrTypeToolFailed, c.benign)
+			}
+		})
+	}
+
+	// The upstream's "not this time" (408, 429, 503) is tried again, as a
+	// module's is; it counts as any answer of its status does.
+	for _, c := range []struct {
+		status int
+		caller access.Caller
+		uses   int
+	}{{429, user, 1}, {429, guest, 0}, {408, user, 1}, {503, guest, 1}} {
+		t.Run(fmt.Sprintf("upstream %d, %s", c.status, c.caller.Level), func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestActivityEnvironment()
+			usage := &usageLog{}
+			res := kit.Result{Status: c.status, Error: fmt.Sprintf("the API answered %d", c.status)}
+			a := &Modules{Router: modules.NewRouter(modules.NewConfig()), Schemas: tools, Wrapped: &fakeWrapped{res: res}, Usage: usage}
+			env.RegisterActivity(a)
+			_, err := env.ExecuteActivity(a.ExecuteTool, ExecuteInput{ToolID: "pets.list_pets", Inputs: map[string]any{"limit": 2}, Caller: c.caller})
+			if len(usage.events) != c.uses {
+				t.Fatalf("usage = %+v, want %d use(s)", usage.events, c.uses)
+			}
+			if e := appError(t, err); e.Type() != ErrTypeModuleUnavailable || e.NonRetryable() {
+				t.Fatalf("err type %s (non-retryable %v), want a retryable %s", e.Type(), e.NonRetryable(), ErrTypeModuleUnavailable)
 			}
 		})
 	}

@@ -174,6 +174,23 @@ func upstreamRefused(res kit.Result, caller access.Caller) bool {
 	return false
 }
 
+// upstreamBusy reports whether a wrapped tool's upstream API answered
+// that it did not do the request this time and may later: 408 (it timed
+// out waiting for the request), 429 (too many requests) or 503 (not
+// available). Those are tried again, as a module's are (moduleError).
+// Other 5xx answers are not: the wrapped API has no idempotency key, and
+// a 500, 502 or 504 may come after the request took effect.
+func upstreamBusy(res kit.Result) bool {
+	if res.Success || (res.Stage != "" && res.Stage != kit.StageResponse) {
+		return false
+	}
+	switch res.Status {
+	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		return true
+	}
+	return false
+}
+
 // moduleError converts a failed modules.Result of caller's call into an
 // application error; a refusal of the caller's own inputs, and a call of
 // a tool whose name is malformed or whose module this deployment does

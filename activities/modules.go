@@ -279,6 +279,10 @@ func (m *Modules) executeWrapped(ctx context.Context, in ExecuteInput, man tool.
 			return ExecuteOutput{}, benign(ErrTypeSchemaMismatch, "%s: %s", in.ToolID, res.Error)
 		case res.Stage == kit.StageNetwork:
 			return ExecuteOutput{}, retryable(ErrTypeModuleUnavailable, "%s: %s", in.ToolID, res.Error)
+		case upstreamBusy(res):
+			// Counted (or not) as any answer of its status is, and tried
+			// again: the API says it did not do the request this time.
+			return ExecuteOutput{}, retryable(ErrTypeModuleUnavailable, "%s: %s", in.ToolID, res.Error)
 		case refused:
 			// Any caller can bring it about: logged at debug (benign).
 			return ExecuteOutput{}, benign(ErrTypeToolFailed, "%s: %s", in.ToolID, res.Error)
