@@ -468,7 +468,7 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 	// the rule.
 	if pick >= 0 && f.untaught == "" && !access.MayTeach(f.caller.Level) &&
 		workflow.GetVersion(f.ctx, "guest-teaches-nothing", workflow.DefaultVersion, 1) >= 1 {
-		f.untaught = "a " + access.Levels[access.LevelRank(f.caller.Level)] + "'s use teaches no search"
+		f.untaught = "a guest's use teaches no search"
 	}
 	if pick >= 0 {
 		// A verb asked without inputs whose match has required parameters
