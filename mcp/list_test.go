@@ -164,3 +164,27 @@ func TestCatalogueToolsAsListed(t *testing.T) {
 		t.Errorf("after deprecating weather.now: %v", slices.Collect(maps.Keys(tools)))
 	}
 }
+
+// TestListsAreCachedPrivately: tools/list answers each caller the tools it
+// may call, so its result says only the requesting caller's client may
+// cache it, and not for long (the protocol's default scope is public: an
+// intermediary could serve one caller's list to another).
+func TestListsAreCachedPrivately(t *testing.T) {
+	ctx := context.Background()
+	edge := mcp.New(mcp.Deps{Store: openStore(t)})
+	srv := httptest.NewServer(edge.Handler())
+	defer srv.Close()
+	c := sdk.NewClient(&sdk.Implementation{Name: "cache-test", Version: "test"}, nil)
+	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CacheScope != "private" || res.TTLMs != 0 || len(res.Tools) == 0 {
+		t.Fatalf("tools/list: cacheScope %q, ttlMs %d, %d tools; want private, 0, the caller's tools", res.CacheScope, res.TTLMs, len(res.Tools))
+	}
+}

@@ -120,11 +120,23 @@ func New(d Deps) *Edge {
 		Instructions: "Toolsmith finds and runs tools by intent. Call find_tools with what you want to do, " +
 			"then call_tool with one of the returned toolIds and arguments that fit its inputSchema. " +
 			"fulfil_verb asks Toolsmith to fulfil a capability it may not have yet.",
+		SetCacheable: privateCache,
 	})
 	e := &Edge{d: d, server: s, cat: newCatalogue()}
 	e.register()
 	s.AddReceivingMiddleware(e.listOnlyCallable, checkArguments)
 	return e
+}
+
+// privateCache marks every cacheable result (the list methods,
+// resources/read, server/discover) for the requesting caller's client
+// only, and stale at once: tools/list answers each caller the tools it
+// may call, so an intermediary that cached one caller's answer for
+// others (the protocol's default scope is public) would show a caller
+// tools it may not execute. The HTTP answer says the same
+// (Cache-Control: no-store).
+func privateCache(_ context.Context, _ sdk.Request, c *sdk.Cacheable) {
+	c.CacheScope, c.TTLMs = "private", 0
 }
 
 // checkArguments refuses a tools/call whose arguments repeat a key in one
