@@ -676,3 +676,43 @@ func TestSearchParamTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchModuleLessAvailability: a candidate whose manifest names no
+// module is available as ExecuteTool would run it: a tool registered
+// without one runs on its namespace's module, so it is Unavailable when
+// the deployment does not route that module (a planner's verb must not
+// substitute a tool that could only fail with UnknownModule); an
+// onboarded wrapper runs through the wrapper runtime and stays
+// available; a tool whose manifest cannot be read is left available.
+func TestSearchModuleLessAvailability(t *testing.T) {
+	tools := memTools{}
+	tools.add(tool.Manifest{ToolID: "lang.translate", Verb: "TRANSLATE_TEXT"}, nil)
+	tools.add(tool.Manifest{ToolID: "currency.extra", Verb: "CONVERT_CURRENCY"}, nil)
+	tools.add(tool.Manifest{ToolID: "pets.list_pets", Verb: "LIST_PETS", Source: &tool.Source{Origin: "openapi", SpecURL: "https://specs.example/pets.yaml"}}, nil)
+	searcher := fixedSearcher{
+		{Tool: graph.ToolSummary{ID: "lang.translate"}, Similarity: 0.8, Score: 5},
+		{Tool: graph.ToolSummary{ID: "currency.extra"}, Similarity: 0.7, Score: 4},
+		{Tool: graph.ToolSummary{ID: "pets.list_pets"}, Similarity: 0.6, Score: 3},
+		{Tool: graph.ToolSummary{ID: "gone.tool"}, Similarity: 0.5, Score: 2},
+		{Tool: graph.ToolSummary{ID: "currency.convert", Module: "currency"}, Similarity: 0.4, Score: 1},
+	}
+	routed := func(module, id string) bool { return module == "currency" && id == "currency.convert" }
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	g := &Graph{Searcher: searcher, Schemas: tools, Routed: routed}
+	env.RegisterActivity(g)
+	val, err := env.ExecuteActivity(g.SearchTools, SearchInput{Verb: "CONVERT_CURRENCY", Description: "money"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out SearchOutput
+	if err := val.Get(&out); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"lang.translate": true, "currency.extra": true, "pets.list_pets": false, "gone.tool": false, "currency.convert": false}
+	for _, c := range out.Candidates {
+		if c.Unavailable != want[c.ToolID] {
+			t.Errorf("%s: unavailable %v, want %v", c.ToolID, c.Unavailable, want[c.ToolID])
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/internal/fault"
+	"github.com/toolsmith/toolsmith/modules"
 	"github.com/toolsmith/toolsmith/tool"
 )
 
@@ -101,6 +102,9 @@ func (g *Graph) SearchTools(ctx context.Context, in SearchInput) (SearchOutput, 
 			Required: h.Tool.RequiredParams, Optional: h.Tool.OptionalParams,
 			Unavailable: h.Tool.Module != "" && g.Routed != nil && !g.Routed(h.Tool.Module, h.Tool.ID),
 		})
+		if c := &out.Candidates[len(out.Candidates)-1]; c.Module == "" && g.Routed != nil {
+			c.Unavailable = !g.moduleLessRunnable(ctx, c.ToolID)
+		}
 	}
 	// The searcher ranks by score already; the stable sort makes the order
 	// a promise of this activity (the workflow reports it as its scores).
@@ -117,6 +121,38 @@ func (g *Graph) SearchTools(ctx context.Context, in SearchInput) (SearchOutput, 
 // manifest. The types only sharpen the decision, so a tool the source
 // cannot read (gone since the search, a store error) is logged and has
 // none rather than failing the search: its inputs fit by name, as before.
+// moduleLessRunnable reports whether this deployment can run a tool whose
+// manifest names no module, as ExecuteTool would run it: an onboarded
+// wrapper or a tool built from scratch (its manifest's source origin)
+// runs through the wrapper runtime, so it counts as runnable here (the
+// runtime checks its approval); any other such tool runs on the module
+// of its id's namespace (lang.translate on "lang"), which the deployment
+// must route (Routed), and a tool whose id has no namespace cannot run
+// at all. A tool whose manifest cannot be read (no Schemas, or an error)
+// is left runnable, as before this check: the execution says why.
+func (g *Graph) moduleLessRunnable(ctx context.Context, id string) bool {
+	if g.Schemas == nil {
+		return true
+	}
+	t, err := g.Schemas.GetTool(ctx, id)
+	if err != nil {
+		activity.GetLogger(ctx).Warn("runnable_unread", "tool", id, "error", err)
+		return true
+	}
+	var m struct {
+		Source *tool.Source `json:"source"`
+	}
+	if err := json.Unmarshal(t.Manifest, &m); err != nil {
+		activity.GetLogger(ctx).Warn("runnable_unread", "tool", id, "error", err)
+		return true
+	}
+	if m.Source != nil && (m.Source.Origin == "openapi" || m.Source.Origin == OriginBuilt) {
+		return true
+	}
+	ns, _, ok := modules.Split(id)
+	return ok && g.Routed(ns, id)
+}
+
 func (g *Graph) requiredTypes(ctx context.Context, id string) map[string][]string {
 	t, err := g.Schemas.GetTool(ctx, id)
 	if err != nil {
