@@ -59,6 +59,12 @@ tool a record, --record-weight W and --record-shift D set the model's two
 weights of it, and --fit-samples also prints the record weight fitted over
 the default model's other weights.
 
+--teach-rule (any protocol, with --history) ingests the history as a
+signed-in user's uses are learned, not as an admin's import: a history
+query teaches its tool only when it is like the tool and no tool of the
+catalogue is more than --teach-margin (default .15) more like it; the other
+uses count without their query. It measures what that rule costs learning.
+
 --cold-tools S (any protocol) leaves a hash-chosen share S of the tools
 without history while every other tool keeps its --history, and scores only
 the queries for those cold tools: a new tool among look-alikes that have
@@ -175,6 +181,8 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, model
 	fs.Float64Var(&o.AdapterOptions.LearningRate, "adapter-lr", 0, "adapter learning rate (default 1e-3)")
 	fs.Float64Var(&o.AdapterOptions.Temperature, "adapter-temp", 0, "adapter softmax temperature (default 0.05)")
 	fs.Float64Var(&o.AdapterOptions.Decay, "adapter-decay", 0, "adapter L2 pull towards the identity (default 0.1; <0: none)")
+	fs.BoolVar(&o.TeachRule, "teach-rule", false, "learn --history as a signed-in user's uses are learned: a query teaches a tool only when it is like the tool and no tool is far more like it (the others are ingested without their query)")
+	fs.Float64Var(&o.TeachMargin, "teach-margin", 0, "with --teach-rule: the rule's margin (0: the default; <0: the similarity floor alone)")
 	fs.Float64Var(&o.ColdTools, "cold-tools", 0, "share of tools (by id hash) left without history while every other tool has its --history; only their queries are scored (0: off)")
 	fs.BoolVar(&o.Calibrate, "calibrate", false, "leave-one-out: also sweep thresholds and margins for the most recall at precision ≥ 0.95")
 	if err := fs.Parse(args); err != nil {

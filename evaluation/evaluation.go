@@ -204,6 +204,14 @@ type Options struct {
 	// record (retrieval.EvidenceFeatures' feature 11) for the run, and
 	// RecordShift the weight of "the first has a record" (feature 12).
 	RecordWeight, RecordShift *float64
+	// TeachRule learns the history as a signed-in user's uses are
+	// learned, not as an admin's import: a history query teaches a tool
+	// only when retrieval's rule for it holds (retrieval.Service.Teaches:
+	// the query like the tool, and no tool far more like it); the others
+	// are ingested as uses without their query. TeachMargin, when set, is
+	// the rule's margin for the run (retrieval.Options.TeachMargin).
+	TeachRule   bool
+	TeachMargin float64
 }
 
 // Metrics are one strategy's figures.
@@ -644,6 +652,9 @@ func Run(ctx context.Context, o Options, out io.Writer) (Report, error) {
 	}
 	ropts := o.Retrieval
 	ropts.CacheSize, ropts.EmbedCacheSize = -1, -1
+	if o.TeachMargin != 0 {
+		ropts.TeachMargin = o.TeachMargin
+	}
 	svc := retrieval.New(st, searchEmb, ropts)
 	caller := access.Caller{UserID: "eval", Level: "owner", Groups: []string{access.Wildcard}}
 
@@ -665,6 +676,23 @@ func Run(ctx context.Context, o Options, out io.Writer) (Report, error) {
 			sid, user := fmt.Sprintf("eval-history-%d", i), fmt.Sprintf("eval-user-%d", i)
 			for _, id := range h.RelevantToolIDs {
 				evs = append(evs, retrieval.Event{ToolID: id, Query: h.Query, Success: true, SessionID: sid, UserID: user})
+			}
+		}
+		if o.TeachRule {
+			teach, err := svc.Teaches(ctx, evs)
+			if err != nil {
+				return nil, fmt.Errorf("evaluation: teach rule: %w", err)
+			}
+			taught := 0
+			for i, ok := range teach {
+				if ok {
+					taught++
+				} else {
+					evs[i].Query = ""
+				}
+			}
+			if o.Progress != nil {
+				fmt.Fprintf(o.Progress, "teach rule: %d of %d history uses teach their query\n", taught, len(evs))
 			}
 		}
 		p := &progress{w: o.Progress, label: "ingest history", total: len(evs)}

@@ -92,14 +92,14 @@ const ReportWindow = 24 * time.Hour
 // Tally is what a report call taught. Recorded counts the events the call
 // accepted, Learned those written and learned from, Unbacked those left
 // out (not stored) because no observed run backed them, Unrelated those
-// left out because their query is nothing like the tool; Message says why
+// left out because their query is not about the tool; Message says why
 // when any was left out.
 type Tally struct {
 	Recorded int `json:"recorded"`
 	Learned  int `json:"learned"`
 	Unbacked int `json:"unbacked"`
 	// Unrelated counts the successes left out (not stored) because their
-	// query is nothing like the tool (ReportFloor).
+	// query is not about the tool (teaches: ReportFloor and TeachMargin).
 	Unrelated int    `json:"unrelated"`
 	Message   string `json:"message,omitempty"`
 }
@@ -210,10 +210,12 @@ func (s *Service) Report(ctx context.Context, caller access.Caller, events []Eve
 		// into everyone's ranking. It is left out before backing, so it
 		// spends no run.
 		var far []string
-		out, far = s.nearReports(out, toolVecs)
+		var err error
+		if out, far, err = s.nearReports(ctx, out, toolVecs); err != nil {
+			return Tally{}, err
+		}
 		tally.Unrelated = len(events) - len(out)
 		var unbacked []string
-		var err error
 		n := len(out)
 		if out, unbacked, err = s.backed(ctx, caller.UserID, out, now); err != nil {
 			return Tally{}, err
@@ -296,24 +298,59 @@ func (s *Service) backed(ctx context.Context, userID string, events []graph.Usag
 }
 
 // ReportFloor is the similarity (cosine of the query's vector, through the
-// promoted adapter, and the tool's) a non-admin's reported success needs
-// for its query to be learned: the zero-shot decision's floor, under which
-// the tool is no match for the query whatever else they share.
+// promoted adapter, and the tool's) a success needs for its query to be
+// learned from a use that is not an admin's import: the zero-shot
+// decision's floor, under which the tool is no match for the query
+// whatever else they share.
 const ReportFloor = DefaultZeroShotFloor
 
-// nearReports drops the successful reports whose query is less like their
-// tool than ReportFloor, and returns the tools of those dropped (each once,
-// in order). Reports without a query or a query vector, and failures, are
-// kept: they teach nothing about which queries the tool serves.
-func (s *Service) nearReports(events []graph.UsageEvent, toolVecs map[string][]float32) ([]graph.UsageEvent, []string) {
-	model := s.model.Load()
+// DefaultTeachMargin is Options.TeachMargin's default: how much less like
+// a query its tool may be than the active tool most like it, for the
+// query to be learned from a use that is not an admin's import
+// (evaluation/TUNING.md, twenty-eighth round).
+const DefaultTeachMargin = 0.15
+
+// teaches is the one rule for what a success teaches, outside an admin's
+// import: its query (unit embedding qv) is learned for the tool (vector
+// tv) only when the query is like the tool (similarity at least
+// ReportFloor) and the tool is among the catalogue's closest matches for
+// it (no active tool more than TeachMargin more similar). A real run of a
+// harmless tool cannot then carry a query into everyone's ranking that
+// is about another tool ("the price of a hotel room in Tokyo" on a
+// currency tool, while the hotel search is far closer). Similarities are
+// read through the promoted adapter, as the semantic signal reads them.
+func (s *Service) teaches(ctx context.Context, qv, tv []float32) (bool, error) {
+	sv := s.model.Load().semanticVector(qv)
+	sim := graph.Cosine(sv, tv)
+	if sim < ReportFloor {
+		return false, nil
+	}
+	if s.opts.TeachMargin < 0 {
+		return true, nil
+	}
+	best, err := s.store.VectorSearch(ctx, sv, 1, graph.Filter{})
+	if err != nil {
+		return false, fmt.Errorf("retrieval: the tools most like a served query: %w", err)
+	}
+	return len(best) == 0 || best[0].Score-sim <= s.opts.TeachMargin, nil
+}
+
+// nearReports drops the successful reports whose query does not teach
+// their tool (teaches), and returns the tools of those dropped (each
+// once, in order). Reports without a query or a query vector, and
+// failures, are kept: they teach nothing about which queries the tool
+// serves.
+func (s *Service) nearReports(ctx context.Context, events []graph.UsageEvent, toolVecs map[string][]float32) ([]graph.UsageEvent, []string, error) {
 	var far []string
 	out := events[:0:0]
 	for _, e := range events {
 		tv := toolVecs[e.ToolID]
 		if e.Success && e.QueryEmbedding != nil && tv != nil {
-			qv := model.semanticVector(e.QueryEmbedding)
-			if graph.Cosine(qv, tv) < ReportFloor {
+			ok, err := s.teaches(ctx, e.QueryEmbedding, tv)
+			if err != nil {
+				return nil, nil, err
+			}
+			if !ok {
 				if !slices.Contains(far, e.ToolID) {
 					far = append(far, e.ToolID)
 				}
@@ -322,14 +359,58 @@ func (s *Service) nearReports(events []graph.UsageEvent, toolVecs map[string][]f
 		}
 		out = append(out, e)
 	}
-	return out, far
+	return out, far, nil
+}
+
+// Teaches reports, for each event, whether its query would teach its tool
+// when a signed-in user (not an admin's import) reports or runs it: a
+// success with a query the tool is like, and no active tool far more
+// like (teaches). Failures, events without a query and unknown tools
+// teach nothing (false). `toolsmith eval --teach-rule` learns its history
+// this way, to measure what the rule costs learning.
+func (s *Service) Teaches(ctx context.Context, events []Event) ([]bool, error) {
+	evs := make([]graph.UsageEvent, len(events))
+	for i, e := range events {
+		evs[i] = graph.UsageEvent{ToolID: strings.TrimSpace(e.ToolID), Query: strings.TrimSpace(e.Query), Success: e.Success}
+	}
+	if err := s.embedQueries(ctx, evs); err != nil {
+		return nil, err
+	}
+	vecs := map[string][]float32{}
+	out := make([]bool, len(evs))
+	for i, e := range evs {
+		if !e.Success || e.QueryEmbedding == nil {
+			continue
+		}
+		tv, ok := vecs[e.ToolID]
+		if !ok {
+			t, err := s.store.GetTool(ctx, e.ToolID)
+			switch {
+			case err == nil:
+				tv = t.Embedding
+			case !isNotFound(err):
+				return nil, fmt.Errorf("retrieval: teaches: %w", err)
+			}
+			vecs[e.ToolID] = tv
+		}
+		if tv == nil {
+			continue
+		}
+		ok, err := s.teaches(ctx, e.QueryEmbedding, tv)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = ok
+	}
+	return out, nil
 }
 
 // unrelatedMessage tells a planner why n reports were not learned.
 func unrelatedMessage(n int, tools []string) string {
-	return fmt.Sprintf("%d reported use(s) not learned (not stored), as their query is nothing like the tool (%s): "+
-		"a reported success teaches its query only when the query's similarity to the tool is at least %.2f",
-		n, namedTools(tools), ReportFloor)
+	return fmt.Sprintf("%d reported use(s) not learned (not stored), as their query is not about the tool (%s): "+
+		"a reported success teaches its query only when the query's similarity to the tool is at least %.2f "+
+		"and no tool of the catalogue is more than %.2f more similar to it",
+		n, namedTools(tools), ReportFloor, DefaultTeachMargin)
 }
 
 // unbackedMessage tells a planner why n reports were not learned.
@@ -391,13 +472,52 @@ func (s *Service) RecordUsage(ctx context.Context, events []graph.UsageEvent) er
 		out[i] = e
 	}
 	embedErr := s.embedQueries(ctx, out)
+	teachErr := s.keepTaught(ctx, out)
 	if err := s.record(ctx, out); err != nil {
 		return err
 	}
 	if embedErr != nil {
 		return fmt.Errorf("retrieval: usage recorded without query embeddings: %w", embedErr)
 	}
+	if teachErr != nil {
+		return fmt.Errorf("retrieval: usage recorded without the queries it could not check: %w", teachErr)
+	}
 	return nil
+}
+
+// keepTaught takes the query off each successful run whose query does not
+// teach its tool (teaches), so the run counts as a use and teaches no
+// search. A query that cannot be checked (the tool or the catalogue
+// cannot be read) is taken off too, and the first such error returned.
+func (s *Service) keepTaught(ctx context.Context, events []graph.UsageEvent) error {
+	var first error
+	vecs := map[string][]float32{}
+	for i := range events {
+		e := &events[i]
+		if !e.Success || e.QueryEmbedding == nil {
+			continue
+		}
+		tv, ok := vecs[e.ToolID]
+		if !ok {
+			t, err := s.store.GetTool(ctx, e.ToolID)
+			if err != nil && !isNotFound(err) && first == nil {
+				first = err
+			}
+			tv = t.Embedding
+			vecs[e.ToolID] = tv
+		}
+		keep := false
+		if tv != nil {
+			var err error
+			if keep, err = s.teaches(ctx, e.QueryEmbedding, tv); err != nil && first == nil {
+				first = err
+			}
+		}
+		if !keep {
+			e.Query, e.QueryEmbedding = "", nil
+		}
+	}
+	return first
 }
 
 // embedQueries gives each successful event with a query and no embedding

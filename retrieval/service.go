@@ -196,6 +196,11 @@ type Options struct {
 	// 0 means the default (see DefaultFeedback); < 0 disables it.
 	Feedback     float64
 	FeedbackDocs int
+	// TeachMargin is how much less like a query its tool may be than the
+	// active tool most like it, for a success outside an admin's import to
+	// teach the query (teaches; 0 = DefaultTeachMargin; < 0: no margin,
+	// the similarity floor ReportFloor alone).
+	TeachMargin float64
 	// PhraseWords is the window of the phrase signal, in words (default
 	// DefaultPhraseWords); queries of at most PhraseWords+2 words have no
 	// phrases. < 0 disables the signal.
@@ -235,6 +240,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Feedback == 0 {
 		o.Feedback = DefaultFeedback
+	}
+	if o.TeachMargin == 0 {
+		o.TeachMargin = DefaultTeachMargin
 	}
 	if o.FeedbackDocs <= 0 {
 		o.FeedbackDocs = 3

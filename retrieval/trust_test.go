@@ -2,6 +2,8 @@ package retrieval_test
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/toolsmith/toolsmith/graph"
 	"github.com/toolsmith/toolsmith/retrieval"
 	"github.com/toolsmith/toolsmith/retrieval/retrievaltest"
+	"github.com/toolsmith/toolsmith/tool"
 )
 
 // TestReportsNeedRecentObservedRuns: a user's report is learned only when
@@ -73,4 +76,54 @@ func TestReportsNeedRecentObservedRuns(t *testing.T) {
 	report(access.Caller{Level: "user"}, 0, ok)              // nor do they back a caller without a user id
 	report(u, 2, ok, failed, ok)                             // two successful runs back two successes; the failure claims nothing left
 	report(access.Caller{UserID: "ops", Level: "admin"}, 2, ok, failed)
+}
+
+// TestUsesTeachOnlyQueriesAboutTheirTool: a success outside an admin's
+// import teaches its query only when the tool is among the catalogue's
+// closest matches for it. A query like the currency tool (above
+// ReportFloor) but far more like the hotel tool teaches the currency
+// tool nothing: reported, it is unrelated (not stored); run, the run is a
+// use without its query. With the similarity floor alone (TeachMargin <
+// 0) the same query would teach, so the margin is what refuses it; a
+// query about the currency tool teaches as ever.
+func TestUsesTeachOnlyQueriesAboutTheirTool(t *testing.T) {
+	ctx := context.Background()
+	emb := retrievaltest.Words{Dim: 256}
+	ms := []tool.Manifest{
+		retrievaltest.Manifest("fx.convert", "CONVERT_CURRENCY", "finance", "Convert an amount of money between currencies at the current price."),
+		retrievaltest.Manifest("stay.hotels", "FIND_HOTEL", "travel", "Hotel rooms in a city: the price of a hotel room per night, hotel search and booking."),
+	}
+	const hotel, money = "an amount of money between currencies: price of a hotel room per night in a city", "convert an amount of money between currencies"
+	for _, c := range []struct {
+		margin float64
+		teach  []bool
+	}{{-1, []bool{true, true}}, {0, []bool{false, true}}} {
+		st := retrievaltest.Store(t, emb)
+		retrievaltest.Register(t, st, emb, ms...)
+		svc := retrieval.New(st, emb, retrieval.Options{TeachMargin: c.margin})
+		got, err := svc.Teaches(ctx, []retrieval.Event{{ToolID: "fx.convert", Query: hotel, Success: true}, {ToolID: "fx.convert", Query: money, Success: true}})
+		if err != nil || !slices.Equal(got, c.teach) {
+			t.Fatalf("margin %g: teaches %v, %v; want %v", c.margin, got, err, c.teach)
+		}
+		if c.margin < 0 {
+			continue
+		}
+		// Run by a signed-in user: the use is recorded, the hotel query is not.
+		if err := svc.RecordUsage(ctx, []graph.UsageEvent{
+			{ToolID: "fx.convert", UserID: "u", Level: "user", Query: hotel, Success: true},
+			{ToolID: "fx.convert", UserID: "u", Level: "user", Query: money, Success: true},
+			{ToolID: "fx.convert", UserID: "u", Level: "user", Success: true},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		served, err := st.ServedQueriesAfter(ctx, 0, 10)
+		if err != nil || len(served) != 1 || served[0].Query != money {
+			t.Fatalf("served queries %+v, %v; want only the currency query", served, err)
+		}
+		// Reported by that user, backed by the runs: the hotel query is unrelated.
+		tally, err := svc.Report(ctx, access.Caller{UserID: "u", Level: "user"}, []retrieval.Event{{ToolID: "fx.convert", Query: hotel, Success: true}})
+		if err != nil || tally.Learned != 0 || tally.Unrelated != 1 || !strings.Contains(tally.Message, "not about the tool") {
+			t.Fatalf("report of the hotel query: %+v, %v; want it unrelated", tally, err)
+		}
+	}
 }

@@ -68,6 +68,9 @@ type RetrainFigures struct {
 	// fulfilment decision substitutes, and substitutes a wrong tool.
 	Substituted float64 `json:"substituted"`
 	Wrong       float64 `json:"wrong"`
+	// Fresh counts the held-out queries served after everything a version
+	// an operator rolled back from had seen (N when none was).
+	Fresh int `json:"fresh"`
 }
 
 // RetrainCounts say what a candidate was trained on (retrain.Counts).
@@ -143,6 +146,12 @@ func RetrainWorkflow(ctx workflow.Context, in RetrainInput) (RetrainResult, erro
 	judged := ev
 	if workflow.GetVersion(ctx, "retrain-gate-wrong-runs", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		judged.Current.Wrong, judged.Candidate.Wrong = 0, 0
+	}
+	// From version "retrain-gate-rollback" 1 on, a rollback holds until
+	// new use speaks for a change (retrain.Figures.Fresh); runs started
+	// before count every held-out query as new, as they did.
+	if workflow.GetVersion(ctx, "retrain-gate-rollback", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		judged.Current.Fresh, judged.Candidate.Fresh = judged.Current.N, judged.Candidate.N
 	}
 	r.Promoted, r.Reason = gate.Decide(judged.Current, judged.Candidate)
 	// Concluding is idempotent (it sets the same status again).

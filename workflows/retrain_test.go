@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolsmith/toolsmith/activities"
 	"github.com/toolsmith/toolsmith/retrieval/retrain"
@@ -54,12 +55,12 @@ func TestRetrainKeepsACandidateNoBetter(t *testing.T) {
 
 func TestRetrainPromotesACandidateBetterByTheMargin(t *testing.T) {
 	cur := retrain.Figures{R1: 0.5, R5: 0.8, MRR: 0.6, N: 40, Tools: 5}
-	r, c := runRetrain(t, RetrainInput{Gate: RetrainGate{Margin: 0.05}}, cur, retrain.Figures{R1: 0.6, R5: 0.85, MRR: 0.66, N: 40, Tools: 5})
-	if !r.Promoted || !c.Promote || c.ID != "rv-1" || r.Status != retrain.StatusPromoted || *r.Candidate != (RetrainFigures{R1: 0.6, R5: 0.85, MRR: 0.66, N: 40, Tools: 5}) {
+	r, c := runRetrain(t, RetrainInput{Gate: RetrainGate{Margin: 0.05}}, cur, retrain.Figures{R1: 0.6, R5: 0.85, MRR: 0.66, N: 40, Tools: 5, Fresh: 40})
+	if !r.Promoted || !c.Promote || c.ID != "rv-1" || r.Status != retrain.StatusPromoted || *r.Candidate != (RetrainFigures{R1: 0.6, R5: 0.85, MRR: 0.66, N: 40, Tools: 5, Fresh: 40}) {
 		t.Fatalf("result %+v, conclude %+v", r, c)
 	}
 	// The same candidate under a stricter margin stays out.
-	r, c = runRetrain(t, RetrainInput{Gate: RetrainGate{Margin: 0.1}}, cur, retrain.Figures{R1: 0.6, R5: 0.85, MRR: 0.66, N: 40, Tools: 5})
+	r, c = runRetrain(t, RetrainInput{Gate: RetrainGate{Margin: 0.1}}, cur, retrain.Figures{R1: 0.6, R5: 0.85, MRR: 0.66, N: 40, Tools: 5, Fresh: 40})
 	if r.Promoted || c.Promote {
 		t.Fatalf("margin 0.1: result %+v", r)
 	}
@@ -70,9 +71,37 @@ func TestRetrainPromotesACandidateBetterByTheMargin(t *testing.T) {
 // run a wrong tool for more of the held-out queries stays out.
 func TestRetrainKeepsACandidateThatRunsMoreWrongTools(t *testing.T) {
 	cur := retrain.Figures{R1: 0.5, R5: 0.8, MRR: 0.6, N: 40, Tools: 5, Substituted: 0.4, Wrong: 0.025}
-	r, c := runRetrain(t, RetrainInput{}, cur, retrain.Figures{R1: 0.6, R5: 0.85, MRR: 0.66, N: 40, Tools: 5, Substituted: 0.5, Wrong: 0.1})
+	r, c := runRetrain(t, RetrainInput{}, cur, retrain.Figures{R1: 0.6, R5: 0.85, MRR: 0.66, N: 40, Tools: 5, Substituted: 0.5, Wrong: 0.1, Fresh: 40})
 	if r.Promoted || c.Promote || !strings.Contains(r.Reason, "wrong tool") || r.Candidate.Wrong != 0.1 {
 		t.Fatalf("result %+v, conclude %+v", r, c)
+	}
+}
+
+// TestRetrainHoldsARollback: after an operator rolled back from a
+// version, a candidate better on the same evidence stays out until enough
+// of its held-out queries were served after everything that version had
+// seen; a run started before workflow change "retrain-gate-rollback"
+// replays counting every held-out query as new.
+func TestRetrainHoldsARollback(t *testing.T) {
+	cur := retrain.Figures{R1: 0.5, R5: 0.8, MRR: 0.6, N: 40, Tools: 5, Fresh: 3}
+	cand := retrain.Figures{R1: 0.6, R5: 0.85, MRR: 0.66, N: 40, Tools: 5, Fresh: 3}
+	r, c := runRetrain(t, RetrainInput{}, cur, cand)
+	if r.Promoted || c.Promote || !strings.Contains(r.Reason, "rolled back") {
+		t.Fatalf("result %+v, conclude %+v", r, c)
+	}
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(RetrainWorkflow)
+	var a *activities.Retrain
+	env.RegisterActivity(a)
+	env.OnGetVersion("retrain-gate-rollback", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	env.OnActivity(a.TrainCandidate, mock.Anything, mock.Anything).Return(activities.TrainedCandidate{ID: "rv-1", Counts: retrain.Counts{Events: 100, HeldOut: 40}}, nil).Once()
+	env.OnActivity(a.EvaluateCandidate, mock.Anything, "rv-1").Return(retrain.Evaluation{ID: "rv-1", Current: cur, Candidate: cand}, nil).Once()
+	env.OnActivity(a.ConcludeCandidate, mock.Anything, mock.Anything).Return(retrain.StatusPromoted, nil).Once()
+	env.ExecuteWorkflow(RetrainWorkflow, RetrainInput{})
+	var res RetrainResult
+	if err := env.GetWorkflowResult(&res); err != nil || !res.Promoted {
+		t.Fatalf("replayed before the change: %+v, %v; want it promoted as it was", res, err)
 	}
 }
 

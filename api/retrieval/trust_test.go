@@ -127,7 +127,7 @@ func TestReportsBackedByRunsAreLearned(t *testing.T) {
 	// A query nothing like the tool is not learned, backed or not, and
 	// spends no run.
 	got := reportOK(t, srv, "/api/v1/tools/usage/batch", bob, []any{map[string]any{"toolId": tool, "query": "convert 100 dollars into euros", "success": true}})
-	if got.Learned != 0 || got.Unrelated != 1 || !strings.Contains(got.Message, "nothing like the tool") {
+	if got.Learned != 0 || got.Unrelated != 1 || !strings.Contains(got.Message, "not about the tool") {
 		t.Fatalf("a backed report whose query is nothing like the tool answered %+v; want it unrelated", got)
 	}
 	got = reportOK(t, srv, "/api/v1/tools/usage/batch", bob, []any{ev, ev, ev, ev})

@@ -24,7 +24,9 @@ const (
 
 // Gate is the promotion rule: a candidate is promoted only when the
 // replay had at least MinHeldOut queries served by at least MinTools
-// distinct tools, its MRR beats the current
+// distinct tools (and, after an operator rolled back from a version, at
+// least MinHeldOut of them served after everything that version had
+// seen: a rollback holds until new use speaks for a change), its MRR beats the current
 // model's by at least Margin, neither its R@1 nor its R@5 is lower, and
 // the fulfilment decision with its search and its record runs a wrong
 // tool for no more of the held-out queries than with the current model's,
@@ -59,6 +61,8 @@ func (g Gate) Decide(current, candidate Figures) (bool, string) {
 		return false, fmt.Sprintf("not enough held-out queries: %d, the gate needs %d; the current model stays", candidate.N, g.MinHeldOut)
 	case candidate.Tools < g.MinTools:
 		return false, fmt.Sprintf("the held-out queries were served by %d tools, the gate needs %d; the current model stays", candidate.Tools, g.MinTools)
+	case candidate.Fresh < g.MinHeldOut:
+		return false, fmt.Sprintf("an operator rolled back from a version that saw these uses: %d held-out queries are newer, the gate needs %d; the current model stays", candidate.Fresh, g.MinHeldOut)
 	case candidate.MRR < current.MRR+g.Margin:
 		return false, fmt.Sprintf("no better by the margin: MRR %.4f vs current %.4f (needs +%.4f); the current model stays", candidate.MRR, current.MRR, g.Margin)
 	case candidate.R1 < current.R1 || candidate.R5 < current.R5:

@@ -35,7 +35,14 @@ func TestGateDecide(t *testing.T) {
 		{"better MRR, worse R@5", Figures{R1: 0.7, R5: 0.75, MRR: 0.7, N: 40, Tools: 5}, false, "fall below"},
 		{"better, more wrong runs", Figures{R1: 0.55, R5: 0.8, MRR: 0.61, N: 40, Tools: 5, Substituted: 0.5, Wrong: 0.06}, false, "wrong tool"},
 		{"better, as few wrong runs", Figures{R1: 0.55, R5: 0.8, MRR: 0.61, N: 40, Tools: 5, Substituted: 0.5, Wrong: 0.05}, true, "better"},
+		// After an operator rolled back from a version, only queries served
+		// after everything it had seen speak for a change.
+		{"better, but a rolled-back version saw most of it", Figures{R1: 0.55, R5: 0.8, MRR: 0.61, N: 40, Tools: 5, Fresh: 19}, false, "rolled back"},
+		{"better, with enough new use since a rollback", Figures{R1: 0.55, R5: 0.8, MRR: 0.61, N: 40, Tools: 5, Fresh: 20}, true, "better"},
 	} {
+		if c.cand.Fresh == 0 {
+			c.cand.Fresh = c.cand.N // no version was rolled back
+		}
 		got, why := g.Decide(cur, c.cand)
 		if got != c.want || !strings.Contains(why, c.why) {
 			t.Errorf("%s: Decide = %v %q, want %v (%q)", c.name, got, why, c.want, c.why)
@@ -158,7 +165,7 @@ func TestTrainEvaluateConclude(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("held-out replay: current %+v, candidate %+v (scale %.1f)", ev.Current, ev.Candidate, v.Scale)
-	if ev.Current.N != 12 || ev.Candidate.N != 12 || ev.CurrentVersion != "" {
+	if ev.Current.N != 12 || ev.Candidate.N != 12 || ev.CurrentVersion != "" || ev.Candidate.Fresh != 12 || ev.Current.Fresh != 12 {
 		t.Fatalf("evaluation: %+v", ev)
 	}
 	for _, fg := range []Figures{ev.Current, ev.Candidate} {
@@ -250,6 +257,34 @@ func TestTrainEvaluateConclude(t *testing.T) {
 	list, err := f.svc.List(ctx, 10)
 	if err != nil || len(list) != 3 || list[0].ID != v3.ID || list[0].Record != nil || list[0].Counts.Recorded == 0 {
 		t.Fatalf("list: %+v %v", list, err)
+	}
+	// An operator rolled back from v2: a candidate of the same uses has
+	// no held-out query v2 had not seen, so the gate keeps the rollback;
+	// new uses count again.
+	v4, err := f.svc.Train(ctx, Options{Epochs: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev4, err := f.svc.Evaluate(ctx, v4.ID)
+	if err != nil || ev4.Candidate.N != 12 || ev4.Candidate.Fresh != 0 {
+		t.Fatalf("after a rollback, the same uses: %+v %v; want no fresh held-out query", ev4, err)
+	}
+	if ok, why := (Gate{MinHeldOut: 10}).Decide(ev4.Current, ev4.Candidate); ok || !strings.Contains(why, "rolled back") {
+		t.Fatalf("the gate on the same uses after a rollback: %v %q", ok, why)
+	}
+	var more []retrieval.Event
+	for i := range 20 {
+		more = append(more, retrieval.Event{ToolID: "weather.forecast", Query: fmt.Sprintf("will it snow tomorrow %d", i), Success: true})
+	}
+	if err := f.live.RecordEvents(ctx, owner, more); err != nil {
+		t.Fatal(err)
+	}
+	v5, err := f.svc.Train(ctx, Options{Epochs: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev5, err := f.svc.Evaluate(ctx, v5.ID); err != nil || ev5.Candidate.Fresh == 0 {
+		t.Fatalf("after new uses: %+v %v; want fresh held-out queries", ev5, err)
 	}
 }
 

@@ -565,12 +565,55 @@ func (s *Service) Evaluate(ctx context.Context, id string) (Evaluation, error) {
 	if ev.Candidate, err = s.replay(ctx, vw, cand.Model(), held, true); err != nil {
 		return Evaluation{}, err
 	}
+	seen, err := s.rolledBackSeen(ctx)
+	if err != nil {
+		return Evaluation{}, err
+	}
+	ev.Current.Fresh = fresh(held, seen)
+	ev.Candidate.Fresh = ev.Current.Fresh
 	cand.Current, cand.Candidate = &ev.Current, &ev.Candidate
 	cand.Adapter = nil // the stored blob stays
 	if err := s.put(ctx, cand); err != nil {
 		return Evaluation{}, err
 	}
 	return ev, nil
+}
+
+// rolledBackSeen is the newest served query (its Seq) that any version an
+// operator rolled back from had seen, its held-out window's end; 0 when
+// no version was rolled back.
+func (s *Service) rolledBackSeen(ctx context.Context) (int64, error) {
+	vs, err := s.store.ListModelVersions(ctx, MaxVersionsRead)
+	if err != nil {
+		return 0, fmt.Errorf("retrain: list versions: %w", err)
+	}
+	var seen int64
+	for _, mv := range vs {
+		v, err := fromStored(mv)
+		if err != nil {
+			return 0, err
+		}
+		if v.Status == StatusRolledBack {
+			seen = max(seen, v.Split.HeldOutUpTo)
+		}
+	}
+	return seen, nil
+}
+
+// MaxVersionsRead bounds how many of the newest versions rolledBackSeen
+// reads.
+const MaxVersionsRead = 1000
+
+// fresh counts the distinct queries of held (as replay counts them) with
+// a use served after seen.
+func fresh(held []graph.ServedQuery, seen int64) int {
+	texts := map[string]bool{}
+	for _, e := range held {
+		if e.Seq > seen {
+			texts[normText(e.Query)] = true
+		}
+	}
+	return len(texts)
 }
 
 // Conclude records the gate's decision on a candidate: promoted (and

@@ -44,6 +44,12 @@ type Figures struct {
 	// for which that candidate did not serve the query: a wrong tool run.
 	Substituted float64 `json:"substituted"`
 	Wrong       float64 `json:"wrong"`
+	// Fresh counts the replayed queries served after everything a version
+	// an operator rolled back from had seen (its held-out window's end):
+	// N when no version was rolled back. The gate reads it so that a
+	// rollback holds until new use, not the same evidence again, speaks
+	// for a change (Gate.Decide).
+	Fresh int `json:"fresh"`
 }
 
 // Counts say what a candidate was trained on.
