@@ -565,9 +565,30 @@ func (h *Service) checkExecute(ctx context.Context, id string, caller access.Cal
 		return nil // the activity reports an unreadable manifest
 	}
 	if _, err := modules.FitInputs(man.InputSchema, inputs, modules.ValidateArguments); err != nil {
-		return fault.Invalid("inputs", "do not fit %s: %s", id, strings.TrimPrefix(err.Error(), modules.ErrSchemaMismatch.Error()+": "))
+		return fault.Invalid("inputs", "do not fit %s: %s", id, misfit(err))
 	}
 	return nil
+}
+
+// misfit says what in the inputs does not fit: each input the mapping
+// names by itself ("amount: ambiguous: …", not "inputs.amount: …"), so the
+// message reads right under whatever name an edge gives the inputs (MCP
+// calls them "arguments"), or the schema check's own words.
+func misfit(err error) string {
+	var v *fault.ValidationError
+	if !errors.As(err, &v) {
+		return strings.TrimPrefix(err.Error(), modules.ErrSchemaMismatch.Error()+": ")
+	}
+	parts := make([]string, 0, len(v.Fields))
+	for _, f := range v.Fields {
+		name := strings.TrimPrefix(strings.TrimPrefix(f.Path, "inputs"), ".")
+		if name == "" {
+			parts = append(parts, f.Message)
+			continue
+		}
+		parts = append(parts, name+": "+f.Message)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Collect waits for run's outcome and fills out. It reports false when ctx

@@ -17,6 +17,19 @@ const (
 	GapClosed = "closed"
 )
 
+// ParseGapStatus reads a gap listing's status filter as GET /gaps and the
+// console's gaps page take it: open or closed, or all (returned as "",
+// both). Anything else is a fault.ErrMalformed error naming status.
+func ParseGapStatus(v string) (string, error) {
+	switch v {
+	case GapOpen, GapClosed:
+		return v, nil
+	case "all":
+		return "", nil
+	}
+	return "", fault.Malformed("status", "must be open, closed or all, got %q", v)
+}
+
 // Gap is a verb that nothing fulfilled: the (Gap) node. Each unfulfilled
 // run of the verb counts; a tool registered later for the verb closes it
 // (COVERED_BY that tool).

@@ -96,3 +96,47 @@ func (p Proxies) ClientAddr(r *http.Request) string {
 	}
 	return client.String()
 }
+
+// Origin is the origin (scheme://host[:port]) r was sent to, as the
+// client saw it: the connection's (https when it is TLS) and its Host,
+// unless the peer is a trusted proxy; then its X-Forwarded-Proto (http or
+// https) and X-Forwarded-Host, when set, say what the client asked for.
+// A client's own X-Forwarded-* headers count for nothing. A default
+// port (80 for http, 443 for https) is left out, as browsers leave it out
+// of an Origin header. Lower case.
+func (p Proxies) Origin(r *http.Request) string {
+	scheme, host := "http", r.Host
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	peer := r.RemoteAddr
+	if h, _, err := net.SplitHostPort(peer); err == nil {
+		peer = h
+	}
+	if a, err := netip.ParseAddr(peer); err == nil && len(p.nets) > 0 && p.Trusts(a) {
+		first := func(name string) string {
+			v, _, _ := strings.Cut(r.Header.Get(name), ",")
+			return strings.TrimSpace(v)
+		}
+		if v := strings.ToLower(first("X-Forwarded-Proto")); v == "http" || v == "https" {
+			scheme = v
+		}
+		if v := first("X-Forwarded-Host"); v != "" {
+			host = v
+		}
+	}
+	return OriginOf(scheme, host)
+}
+
+// OriginOf is the origin of scheme and host, lower case, without the
+// scheme's default port.
+func OriginOf(scheme, host string) string {
+	scheme, host = strings.ToLower(scheme), strings.ToLower(host)
+	switch {
+	case scheme == "http" && strings.HasSuffix(host, ":80"):
+		host = strings.TrimSuffix(host, ":80")
+	case scheme == "https" && strings.HasSuffix(host, ":443"):
+		host = strings.TrimSuffix(host, ":443")
+	}
+	return scheme + "://" + host
+}

@@ -1,6 +1,7 @@
 package identity_test
 
 import (
+	"crypto/tls"
 	"errors"
 	"net"
 	"net/http/httptest"
@@ -99,4 +100,39 @@ func FuzzClientAddr(f *testing.F) {
 		}
 		t.Fatalf("trusted peer %q, header %q: %q is neither the peer nor a hop", peer, xff, got)
 	})
+}
+
+// Origin is the request's own origin: the connection's scheme and Host,
+// or a trusted proxy's X-Forwarded-Proto and X-Forwarded-Host; a default
+// port is left out, and anyone else's forwarded headers count for nothing.
+func TestOrigin(t *testing.T) {
+	proxies, err := identity.ParseProxies([]string{"10.0.0.5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fwd := map[string]string{"X-Forwarded-Proto": "https, http", "X-Forwarded-Host": "Tools.Example, inner"}
+	for _, c := range []struct {
+		peer, host string
+		tls        bool
+		hdr        map[string]string
+		want       string
+	}{
+		{"192.0.2.1", "console.test:8080", false, nil, "http://console.test:8080"},
+		{"192.0.2.1", "console.test:443", true, nil, "https://console.test"},
+		{"192.0.2.1", "CONSOLE.test:80", false, fwd, "http://console.test"},
+		{"10.0.0.5", "inner:8080", false, fwd, "https://tools.example"},
+		{"10.0.0.5", "inner:8080", false, map[string]string{"X-Forwarded-Proto": "gopher"}, "http://inner:8080"},
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr, r.Host = c.peer+":4711", c.host
+		if c.tls {
+			r.TLS = &tls.ConnectionState{}
+		}
+		for k, v := range c.hdr {
+			r.Header.Set(k, v)
+		}
+		if got := proxies.Origin(r); got != c.want {
+			t.Errorf("%s %s %v: Origin = %q, want %q", c.peer, c.host, c.hdr, got, c.want)
+		}
+	}
 }

@@ -256,15 +256,15 @@ func (e *Edge) callExposed(ctx context.Context, req *sdk.CallToolRequest) (*sdk.
 		return errorResult(clientMessage(err)), nil
 	}
 	var args map[string]any
-	if len(req.Params.Arguments) > 0 {
-		if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
-			return errorResult("arguments: must be a JSON object: " + err.Error()), nil
-		}
+	if err := decodeArguments(req.Params.Arguments, &args, "arguments"); err != nil {
+		return errorResult(clientMessage(err)), nil
 	}
 	out, err := e.callTool(ctx, caller, CallToolIn{ToolID: id, Arguments: args})
 	e.record(ctx, p, "call_tool", id, err, time.Since(start))
 	if err != nil {
-		return errorResult(clientMessage(err)), nil
+		// The tool's arguments are named as call_tool's are
+		// ("arguments.amount"), never by the REST field ("inputs").
+		return errorResult(clientMessage(argError("call_tool", err))), nil
 	}
 	b, _ := json.Marshal(out)
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}, StructuredContent: out}, nil

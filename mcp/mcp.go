@@ -100,6 +100,9 @@ type Edge struct {
 	d      Deps
 	server *sdk.Server
 	cat    catalogue
+	// decoders read a gateway tool's arguments into its input struct
+	// (decodeArguments), by tool name; filled by add, read-only after New.
+	decoders map[string]func(json.RawMessage) error
 }
 
 // New builds the MCP server with every tool registered.
@@ -122,9 +125,9 @@ func New(d Deps) *Edge {
 			"fulfil_verb asks Toolsmith to fulfil a capability it may not have yet.",
 		SetCacheable: privateCache,
 	})
-	e := &Edge{d: d, server: s, cat: newCatalogue()}
+	e := &Edge{d: d, server: s, cat: newCatalogue(), decoders: map[string]func(json.RawMessage) error{}}
 	e.register()
-	s.AddReceivingMiddleware(e.listOnlyCallable, checkArguments)
+	s.AddReceivingMiddleware(e.listOnlyCallable, checkArguments, e.checkKinds)
 	return e
 }
 
@@ -157,6 +160,26 @@ func checkArguments(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		if err := jsoncheck.Check(call.Params.Arguments, root); err != nil {
 			return errorResult(clientMessage(err)), nil
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// checkKinds refuses a gateway tool's tools/call whose arguments its
+// input struct cannot hold (decodeArguments): before the SDK's schema check
+// and decoding, whose messages would name Go types ("cannot unmarshal …
+// into Go struct field …") or say only that a JSON number is not an
+// integer. The error names the argument, as the tool calls it.
+func (e *Edge) checkKinds(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		call, ok := req.(*sdk.CallToolRequest)
+		if method != "tools/call" || !ok || call.Params == nil {
+			return next(ctx, method, req)
+		}
+		if decode, ok := e.decoders[call.Params.Name]; ok {
+			if err := decode(call.Params.Arguments); err != nil {
+				return errorResult(clientMessage(argError(call.Params.Name, err))), nil
+			}
 		}
 		return next(ctx, method, req)
 	}
@@ -276,6 +299,10 @@ func headerOf(extra *sdk.RequestExtra) http.Header {
 // metrics; the handler gets the authenticated caller.
 func add[In, Out any](e *Edge, t *sdk.Tool, h func(ctx context.Context, caller access.Caller, in In) (Out, error)) {
 	rule, ok := Rules[t.Name]
+	e.decoders[t.Name] = func(raw json.RawMessage) error {
+		var in In
+		return decodeArguments(raw, &in, "")
+	}
 	for _, target := range []struct {
 		field *any
 		infer func() (*jsonschema.Schema, error)
@@ -288,9 +315,17 @@ func add[In, Out any](e *Edge, t *sdk.Tool, h func(ctx context.Context, caller a
 			}
 		}
 	}
-	sdk.AddTool(e.server, t, func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, Out, error) {
+	// The SDK checks the arguments against the schema and hands them over
+	// undecoded: decodeArguments reads them into In, so a value In cannot
+	// hold (1e20 for an int) is named as the argument it is, not by
+	// encoding/json's Go struct and type names.
+	sdk.AddTool(e.server, t, func(ctx context.Context, req *sdk.CallToolRequest, raw json.RawMessage) (*sdk.CallToolResult, Out, error) {
 		start := time.Now()
 		var zero Out
+		var in In
+		if err := decodeArguments(raw, &in, ""); err != nil {
+			return nil, zero, errors.New(clientMessage(argError(t.Name, err)))
+		}
 		p, caller, err := e.caller(ctx, req)
 		if err == nil && !ok {
 			err = fmt.Errorf("tool %s has no rule: %w", t.Name, fault.ErrForbidden)

@@ -105,7 +105,7 @@ func MapInputs(inputSchema json.RawMessage, inputs map[string]any) (Mapping, err
 			}
 			out.Renamed[p] = match[0]
 		default:
-			verr.Add("inputs."+p, "ambiguous: inputs %s all match parameter %q", strings.Join(match, ", "), p)
+			verr.Add("inputs."+p, "ambiguous: %s all match parameter %q", strings.Join(match, ", "), p)
 		}
 	}
 	// An exact name does not settle a second input that matches the same
@@ -121,12 +121,12 @@ func MapInputs(inputSchema json.RawMessage, inputs map[string]any) (Mapping, err
 			}
 		}
 		if len(match) > 1 {
-			verr.Add("inputs."+p, "ambiguous: inputs %s all match parameter %q", strings.Join(match, ", "), p)
+			verr.Add("inputs."+p, "ambiguous: %s all match parameter %q", strings.Join(match, ", "), p)
 		}
 	}
 	for _, r := range s.Required {
 		if _, ok := out.Arguments[r]; !ok && !slices.ContainsFunc(verr.Fields, func(f fault.FieldError) bool { return f.Path == "inputs."+r }) {
-			verr.Add("inputs."+r, "required by the tool's inputSchema but not provided (inputs: %s)", listOrNone(names))
+			verr.Add("inputs."+r, "required by the tool's inputSchema but not provided (given: %s)", listOrNone(names))
 		}
 	}
 	closed := strings.TrimSpace(string(s.AdditionalProperties)) == "false"

@@ -201,6 +201,16 @@ func (c *Console) auditLog(w http.ResponseWriter, r *http.Request, s *session) {
 			aq.Until = t.UTC()
 		}
 	}
+	// A since in the future is refused as the API refuses it: the empty
+	// page would read as "nothing happened".
+	if !aq.Since.IsZero() {
+		if err := analytics.CheckSince(aq.Since, c.now()); err != nil {
+			code, msg := c.problem(r, err)
+			data["Error"] = msg
+			c.page(w, r, s, code, "audit", data)
+			return
+		}
+	}
 	var page graph.AuditPage
 	err := c.allow(r, s, http.MethodGet, routeAudit)
 	if err == nil && c.d.Audit == nil {
@@ -273,7 +283,20 @@ func (c *Console) gaps(w http.ResponseWriter, r *http.Request, s *session) {
 		c.page(w, r, s, code, "error", map[string]any{"Title": "Runs & gaps", "Message": msg, "Next": "Approvers and admins see the gaps."})
 		return
 	}
-	data := map[string]any{}
+	// ?status= is read as the API reads it (open by default, closed or
+	// all); another value is a 400 naming it, not a page of open gaps.
+	q := r.URL.Query()
+	shown := graph.GapOpen
+	if q.Has("status") {
+		shown = q.Get("status")
+	}
+	status, err := graph.ParseGapStatus(shown)
+	if err != nil {
+		code, msg := c.problem(r, err)
+		c.page(w, r, s, code, "error", map[string]any{"Title": "Runs & gaps", "Message": msg, "Back": "/ui/gaps", "BackLabel": "Runs & gaps"})
+		return
+	}
+	data := map[string]any{"GapStatus": shown}
 	code := 0
 	if showRuns := c.allow(r, s, http.MethodGet, routeAnalytics) == nil; showRuns {
 		rep, err := c.report(r, s, 50)
@@ -296,7 +319,7 @@ func (c *Console) gaps(w http.ResponseWriter, r *http.Request, s *session) {
 		}
 		data["ShowRuns"], data["Fulfilments"], data["Runs"], data["RunsAvailable"], data["RunsError"], data["AllRuns"] = true, rep.Fulfilments, runs, rep.RunsAvailable, rep.RunsError, all
 	}
-	open, err := c.d.Store.ListGaps(r.Context(), graph.GapQuery{Status: graph.GapOpen, Limit: 50})
+	open, err := c.d.Store.ListGaps(r.Context(), graph.GapQuery{Status: status, Limit: 50})
 	if err == nil {
 		// A gap names only the tools the signed-in key may execute.
 		open, err = access.VisibleGaps(r.Context(), c.d.Store, open, s.principal().Caller())

@@ -10,10 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/toolsmith/toolsmith/graph"
+	"github.com/toolsmith/toolsmith/identity"
 	"github.com/toolsmith/toolsmith/internal/fault"
 )
 
@@ -136,11 +138,34 @@ func (c *Console) verifySigninToken(ctx context.Context, token string) error {
 }
 
 // crossOrigin reports whether a form post came from a page of another
-// origin (another port of the same host included), as the browser's
-// Sec-Fetch-Site header says (it judges by the address the browser sees,
-// so a reverse proxy does not change it); a request without one (not a
-// browser's, or an old browser's) passes, the token still checked.
-func crossOrigin(r *http.Request) bool {
-	site := r.Header.Get("Sec-Fetch-Site")
-	return site != "" && site != "same-origin" && site != "none"
+// origin (another port of the same host included). The browser's
+// Sec-Fetch-Site header says so when it is sent (it judges by the address
+// the browser sees, so a reverse proxy does not change it). Without it
+// (an older browser, or a client that is not a browser) the Origin header
+// is compared with the request's own origin, as identity.Proxies.Origin
+// reads it (a trusted proxy's X-Forwarded-Proto and X-Forwarded-Host
+// count); without an Origin, the Referer's origin is. A request with none
+// of the three passes, the token still checked. An Origin of "null" (an
+// opaque origin: a sandboxed frame, a file) or one that does not parse is
+// another origin.
+func (c *Console) crossOrigin(r *http.Request) bool {
+	switch site := r.Header.Get("Sec-Fetch-Site"); site {
+	case "":
+	case "same-origin", "none":
+		return false
+	default:
+		return true
+	}
+	from := r.Header.Get("Origin")
+	if from == "" {
+		from = r.Header.Get("Referer")
+	}
+	if from == "" {
+		return false
+	}
+	u, err := url.Parse(from)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return true
+	}
+	return identity.OriginOf(u.Scheme, u.Host) != c.d.Proxies.Origin(r)
 }

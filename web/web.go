@@ -163,7 +163,14 @@ func New(d Deps, cfg Config) *Console {
 func (c *Console) routes() {
 	m := http.NewServeMux()
 	h := func(pattern string, fn func(http.ResponseWriter, *http.Request, *session)) {
-		m.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) { fn(w, r, sessionOf(r)) })
+		ids := pathIDs(pattern)
+		m.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			s := sessionOf(r)
+			if !c.checkPathIDs(w, r, s, ids) {
+				return
+			}
+			fn(w, r, s)
+		})
 	}
 	m.Handle("GET /ui/static/", c.files)
 	m.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) { // browsers ask the root for it
@@ -205,6 +212,43 @@ func (c *Console) routes() {
 	c.mux = m
 }
 
+// pathIDs are the names of a route pattern's path wildcards ("{id}").
+func pathIDs(pattern string) []string {
+	var names []string
+	for rest := pattern; ; {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			return names
+		}
+		j := strings.IndexByte(rest[i:], '}')
+		if j < 0 {
+			return names
+		}
+		if name := strings.TrimSuffix(rest[i+1:i+j], "..."); name != "$" {
+			names = append(names, name)
+		}
+		rest = rest[i+j+1:]
+	}
+}
+
+// checkPathIDs checks each of the request's path ids as the API checks
+// its routes' (httpx.CheckID): an id that is not printable ASCII (NUL,
+// invalid UTF-8), or is too long, is the caller's mistake, answered with
+// a 400 page naming it before any service is called. It would otherwise
+// reach Temporal or the store and come back as a 5xx logged as an error.
+// It writes the page and returns false when one fails.
+func (c *Console) checkPathIDs(w http.ResponseWriter, r *http.Request, s *session, names []string) bool {
+	for _, name := range names {
+		if err := httpx.CheckID(name, r.PathValue(name)); err != nil {
+			_, msg := c.problem(r, err)
+			c.page(w, r, s, http.StatusBadRequest, "error", map[string]any{"Title": "Malformed address", "Message": msg,
+				"Next": "Follow a link from the console's pages rather than typing the address."})
+			return false
+		}
+	}
+	return true
+}
+
 // ServeHTTP sets the console's security headers, reads the session, checks
 // every form's CSRF token, and routes the request.
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -234,7 +278,7 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// at most an hour old), echoed by the cookie and the form, and
 			// the form must come from the console's own pages.
 			ck, err := r.Cookie(signinCookie)
-			if err != nil || crossOrigin(r) {
+			if err != nil || c.crossOrigin(r) {
 				break
 			}
 			if err := c.verifySigninToken(r.Context(), ck.Value); err != nil {

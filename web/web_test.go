@@ -26,6 +26,7 @@ import (
 	"github.com/toolsmith/toolsmith/access"
 	"github.com/toolsmith/toolsmith/airlock/review"
 	"github.com/toolsmith/toolsmith/api"
+	"github.com/toolsmith/toolsmith/api/httpx"
 	"github.com/toolsmith/toolsmith/audit"
 	"github.com/toolsmith/toolsmith/embed/hashing"
 	"github.com/toolsmith/toolsmith/graph"
@@ -711,11 +712,12 @@ func TestUnknownReviewSaysWhatToDoNext(t *testing.T) {
 }
 
 // A not-found page quotes at most fault.MaxEcho characters of the tool id
-// or path it did not find, as every error does, however long the path.
+// or path it did not find, as every error does, however long the path (a
+// tool id is at most httpx.MaxIDLen characters: a longer one is a 400).
 func TestNotFoundPagesCutTheEcho(t *testing.T) {
 	b, _ := newBrowser(t)
 	long := strings.Repeat("x", 3000)
-	for p, title := range map[string]string{"/ui/tools/" + long: "No such tool", "/ui/" + long: "Page not found"} {
+	for p, title := range map[string]string{"/ui/tools/" + long[:httpx.MaxIDLen]: "No such tool", "/ui/" + long: "Page not found"} {
 		w := b.do("GET", p, nil)
 		body := w.Body.String()
 		if w.Code != http.StatusNotFound || !strings.Contains(body, title) || strings.Contains(body, strings.Repeat("x", fault.MaxEcho+1)) ||

@@ -153,13 +153,9 @@ func (h *Handler) gaps(c *gin.Context) {
 		httpx.Error(c, err)
 		return
 	}
-	status := c.DefaultQuery("status", graph.GapOpen)
-	switch status {
-	case graph.GapOpen, graph.GapClosed:
-	case "all":
-		status = ""
-	default:
-		httpx.Error(c, fault.Malformed("status", "must be open, closed or all, got %q", status))
+	status, err := graph.ParseGapStatus(c.DefaultQuery("status", graph.GapOpen))
+	if err != nil {
+		httpx.Error(c, err)
 		return
 	}
 	caller, err := httpx.Caller(c)
