@@ -222,7 +222,7 @@ func (s *Service) Report(ctx context.Context, caller access.Caller, events []Eve
 		}
 		var msgs []string
 		if len(far) > 0 {
-			msgs = append(msgs, unrelatedMessage(tally.Unrelated, far))
+			msgs = append(msgs, unrelatedMessage(tally.Unrelated, far, s.opts.TeachMargin))
 		}
 		if len(unbacked) > 0 {
 			msgs = append(msgs, unbackedMessage(n-len(out), unbacked))
@@ -376,41 +376,25 @@ func (s *Service) Teaches(ctx context.Context, events []Event) ([]bool, error) {
 	if err := s.embedQueries(ctx, evs); err != nil {
 		return nil, err
 	}
-	vecs := map[string][]float32{}
+	if err := s.keepTaught(ctx, evs); err != nil {
+		return nil, err
+	}
 	out := make([]bool, len(evs))
 	for i, e := range evs {
-		if !e.Success || e.QueryEmbedding == nil {
-			continue
-		}
-		tv, ok := vecs[e.ToolID]
-		if !ok {
-			t, err := s.store.GetTool(ctx, e.ToolID)
-			switch {
-			case err == nil:
-				tv = t.Embedding
-			case !isNotFound(err):
-				return nil, fmt.Errorf("retrieval: teaches: %w", err)
-			}
-			vecs[e.ToolID] = tv
-		}
-		if tv == nil {
-			continue
-		}
-		ok, err := s.teaches(ctx, e.QueryEmbedding, tv)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = ok
+		out[i] = e.QueryEmbedding != nil
 	}
 	return out, nil
 }
 
 // unrelatedMessage tells a planner why n reports were not learned.
-func unrelatedMessage(n int, tools []string) string {
+func unrelatedMessage(n int, tools []string, margin float64) string {
+	rule := fmt.Sprintf("at least %.2f", ReportFloor)
+	if margin >= 0 {
+		rule += fmt.Sprintf(" and no tool of the catalogue is more than %.2f more similar to it", margin)
+	}
 	return fmt.Sprintf("%d reported use(s) not learned (not stored), as their query is not about the tool (%s): "+
-		"a reported success teaches its query only when the query's similarity to the tool is at least %.2f "+
-		"and no tool of the catalogue is more than %.2f more similar to it",
-		n, namedTools(tools), ReportFloor, DefaultTeachMargin)
+		"a reported success teaches its query only when the query's similarity to the tool is %s",
+		n, namedTools(tools), rule)
 }
 
 // unbackedMessage tells a planner why n reports were not learned.
