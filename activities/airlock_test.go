@@ -82,6 +82,11 @@ func TestExecuteWrappedTools(t *testing.T) {
 			if e.Type() != c.errType || e.NonRetryable() == c.retrying {
 				t.Fatalf("err type %s (non-retryable %v), want %s", e.Type(), e.NonRetryable(), c.errType)
 			}
+			// A policy's refusal is the caller's situation, not the
+			// service's fault: benign, logged at debug.
+			if (c.errType == ErrTypePolicyRefused) != (e.Category() == temporal.ApplicationErrorCategoryBenign) && c.errType != ErrTypeSchemaMismatch {
+				t.Fatalf("err type %s: category %v", e.Type(), e.Category())
+			}
 		})
 	}
 	// The upstream API's answers of 4xx, by modules' rule (refusedInput):

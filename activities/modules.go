@@ -258,7 +258,10 @@ func (m *Modules) executeWrapped(ctx context.Context, in ExecuteInput, man tool.
 	out.DurationMs = time.Since(start).Milliseconds()
 	switch {
 	case errors.Is(err, fault.ErrLimit), errors.Is(err, fault.ErrForbidden):
-		return ExecuteOutput{}, Fail(ErrTypePolicyRefused, "%v", err)
+		// A caller at its quota, or outside the approval's users, is
+		// answered; it is no fault of the service (benign: logged at
+		// debug), or any caller could fill the log.
+		return ExecuteOutput{}, benign(ErrTypePolicyRefused, "%v", err)
 	case errors.Is(err, fault.ErrNotFound):
 		return ExecuteOutput{}, Fail(ErrTypeNotExecutable, "%v", err)
 	case err != nil:
