@@ -22,6 +22,17 @@ const FulfilmentCandidates = 10
 // "When does a tool substitute?", gives the costs behind it).
 const DefaultSubstituteConfidence = 0.425
 
+// TeachConfidence is the confidence a substitution needs for its run to
+// teach the verb's text (the rule of DefaultSubstituteRule with this bar
+// must pick the same tool): a run below it still runs and counts as a
+// use, but a service that learned from its own unsure choices would feed
+// its mistakes back into the next decision (a bill paid as a currency
+// conversion, then a rent). .55 is the lowest bar at which the decision's
+// precision on the choose part reaches .95 with no usage evidence
+// (.9558; with dense history .9217), the regime of a young deployment
+// whose every use teaches (evaluation/TUNING.md, twenty-ninth round).
+const TeachConfidence = 0.55
+
 // The close-match rule of the seventh tuning round, which the default rule
 // was before the decision model: a match substitutes when its description is
 // close (cosine ≥ .67) and its hybrid score leads the second candidate's by

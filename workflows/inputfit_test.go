@@ -2,7 +2,9 @@ package workflows
 
 import (
 	"encoding/json"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -253,6 +255,7 @@ func TestForcedSubstitutionTeachesNoSearch(t *testing.T) {
 	f = search(5.5)
 	_, _, _ = runWith(t, f, in, func(env *testsuite.TestWorkflowEnvironment) {
 		env.OnGetVersion("substitute-teaches-default", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+		env.OnGetVersion("substitute-teaches-confident", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 	})
 	if ev := f.Usage.Events; len(ev) != 1 || ev[0].Query != query {
 		t.Fatalf("replayed before the change: usage %+v, want the verb's text", ev)
@@ -319,4 +322,49 @@ func evidenceSearch(t *testing.T, first retrieval.Candidate) *workflowstest.Fixt
 	f.RankedHit(words, "units.convert", retrieval.Candidate{Similarity: 0.4, Score: 4, Learned: 1})
 	f.RankedHit(words, "text.stats", retrieval.Candidate{Similarity: 0.35, Score: 3, Learned: 1})
 	return f
+}
+
+// TestUnsureSubstitutionTeachesNoSearch: a substitution the default rule
+// makes but below retrieval.TeachConfidence runs and counts as a use, and
+// its use is recorded without the verb's text (the service does not learn
+// from its own unsure choices); a sure one teaches. The scores sweep the
+// first candidate's lead, so both sides of the bar are crossed.
+func TestUnsureSubstitutionTeachesNoSearch(t *testing.T) {
+	in := NovelVerbInput{Verb: "EXCHANGE_MONEY", Description: "dollars for my trip", Inputs: eurInputs(), Caller: Caller{UserID: "ana", Level: "user"}}
+	confRe := regexp.MustCompile(`confidence (0\.\d+) ≥`)
+	var unsure, sure int
+	for _, score := range []float64{6, 7, 8, 9, 10, 12, 14, 17, 20, 25, 30} {
+		f := workflowstest.New(t, nil)
+		const words = "exchange money"
+		f.RankedHit(words, "currency.convert", retrieval.Candidate{Similarity: 0.5, Score: score, Keyword: 1})
+		f.RankedHit(words, "currency.rates", retrieval.Candidate{Similarity: 0.42, Score: 5})
+		f.RankedHit(words, "units.convert", retrieval.Candidate{Similarity: 0.3, Score: 4})
+		res, _, err := run(t, f, in)
+		if err != nil || res.Branch != BranchSubstitute {
+			continue // below the default bar: nothing runs
+		}
+		m := confRe.FindStringSubmatch(res.Reason)
+		if m == nil {
+			t.Fatalf("score %g: reason %q names no confidence", score, res.Reason)
+		}
+		conf, _ := strconv.ParseFloat(m[1], 64)
+		ev := f.Usage.Events
+		if len(ev) != 1 || !ev[0].Success {
+			t.Fatalf("score %g: usage %+v, want one successful use", score, ev)
+		}
+		taught := ev[0].Query != ""
+		switch {
+		case conf < retrieval.TeachConfidence && (taught || !strings.Contains(res.Reason, "not sure enough")):
+			t.Fatalf("score %g: confidence %.3f taught %v (%s); want no text, said so", score, conf, taught, res.Reason)
+		case conf >= retrieval.TeachConfidence && !taught:
+			t.Fatalf("score %g: confidence %.3f did not teach (%s)", score, conf, res.Reason)
+		case conf < retrieval.TeachConfidence:
+			unsure++
+		default:
+			sure++
+		}
+	}
+	if unsure == 0 || sure == 0 {
+		t.Fatalf("the sweep crossed the bar %d times below and %d above; want both", unsure, sure)
+	}
 }

@@ -461,6 +461,17 @@ func (f *fulfilment) run() (NovelVerbResult, error) {
 			}
 		}
 	}
+	// From version "substitute-teaches-confident" 1 on, a substitution
+	// teaches the verb's text only when the default rule with the higher
+	// bar retrieval.TeachConfidence picks it too: the service does not
+	// learn from its own unsure choices, which would feed a wrong
+	// substitution back into the next decision.
+	if pick >= 0 && f.untaught == "" && workflow.GetVersion(f.ctx, "substitute-teaches-confident", workflow.DefaultVersion, 1) >= 1 {
+		sure := retrieval.SubstituteRule{Confidence: retrieval.TeachConfidence}
+		if def, _ := f.decide(sure, model, search.Candidates, cands); def != pick {
+			f.untaught = fmt.Sprintf("the decision is not sure enough (below %.2f) to learn from its own choice, so this use teaches no search", retrieval.TeachConfidence)
+		}
+	}
 	// From version "guest-teaches-nothing" 1 on, the reason says so when
 	// the caller may not teach the shared learned data (a guest key, an
 	// anonymous caller; access.MayTeach): the run's use is recorded
