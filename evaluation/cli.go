@@ -131,6 +131,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer, model
 	fs.IntVar(&o.Retrieval.Plausible, "plausible", 0, "how many of a query's best candidates by its own signals usage evidence may reorder (default 30; -1: all)")
 	fs.Float64Var(&o.Retrieval.NeighbourFloor, "neighbour-floor", 0, "least cosine of a past query (or usage centroid) to the query for its evidence to count (default 0.5)")
 	fs.Float64Var(&o.Retrieval.NeighbourMargin, "neighbour-margin", 0, "a past query counts when its cosine is ≥ the query's best tool cosine plus this (0: the default 0.05; < -1: off)")
+	fs.Float64Var(&o.Retrieval.UsageMargin, "usage-margin", 0, "use never lifts a tool over one whose description (to the query or its best phrase) is this much more like the query (0: the default; < 0: off)")
 	fs.Float64Var(&o.Retrieval.RelatedMargin, "related-margin", 0, "the open gate lifts only tools whose description, usage centroid or nearest past query comes within this of the best candidate's on the same measure (0: the default 0.2; < 0: off)")
 	fs.Float64Var(&o.Retrieval.Admit, "admit", 0, "cosine at which a past query admits its tool outside the plausible set (default 0.65; > 1: never)")
 	fs.IntVar(&o.Retrieval.PhraseWords, "phrase-words", 0, "window of the phrase signal in words (default 3; -1 disables it)")

@@ -806,6 +806,7 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 		if !rel.related(cands[id]) {
 			reach = 0
 		}
+
 		// The query log and popularity compare a tool with the others by
 		// what each has served, and tools that served nothing yet cannot
 		// answer: they count in proportion to the share of plausible
@@ -819,6 +820,7 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 		b.Usage.Norm += reach * (below[id][1] - b.Usage.Norm)
 		hits[i].Score = weigh(b, w, learn[id], reach, s.opts.SuccessPrior)
 	}
+	s.noOvertaking(hits, cands, w.Success, s.opts.SuccessPrior)
 	sort.Slice(hits, func(i, j int) bool {
 		if hits[i].Score != hits[j].Score {
 			return hits[i].Score > hits[j].Score
@@ -826,6 +828,73 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 		return hits[i].Tool.ID < hits[j].Tool.ID
 	})
 	return hits
+}
+
+// noOvertaking keeps use from lifting a tool over one the query is far
+// more about: a candidate whose description's cosine to the query (or to
+// its best phrase, whichever is higher) is Options.UsageMargin or more
+// above another's stays above it however much the other learned from
+// use. The lifted tool's learned signals (usage centroid, neighbours,
+// query log, pairing, popularity, a success rate above the prior) are
+// scaled down, all alike, until its score is just below the better
+// match's; its own signals are untouched, so use still reorders the tools
+// a query is about, and a tool lifted into the first places of a query
+// it is not about stays under the tools it is about. Candidates are read
+// from the most like the query down, so each cap is a final score.
+func (s *Service) noOvertaking(hits []Hit, cands map[string]*candidate, wSuccess, prior float64) {
+	if s.opts.UsageMargin < 0 || len(hits) < 2 {
+		return
+	}
+	about := func(h *Hit) float64 {
+		c := cands[h.Tool.ID]
+		if c == nil || !c.hasSem {
+			return math.Inf(1) // a keyword match only: nothing to compare
+		}
+		if c.hasPhrase {
+			return math.Max(c.semantic, c.phrase)
+		}
+		return c.semantic
+	}
+	order := make([]int, len(hits))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return about(&hits[order[a]]) > about(&hits[order[b]]) })
+	for k, i := range order {
+		h := &hits[i]
+		b := &h.Breakdown
+		lifted := []*Signal{&b.Usage, &b.Neighbours, &b.QueryLog, &b.Pairing, &b.Popularity}
+		learned := 0.0
+		for _, sig := range lifted {
+			learned += math.Max(0, sig.Weighted)
+		}
+		succ := math.Max(0, b.Success.Weighted-wSuccess*prior)
+		learned += succ
+		if learned <= 0 {
+			continue
+		}
+		capScore := math.Inf(1)
+		mine := about(h)
+		for _, j := range order[:k] {
+			if about(&hits[j]) >= mine+s.opts.UsageMargin {
+				capScore = math.Min(capScore, hits[j].Score)
+			}
+		}
+		if h.Score < capScore {
+			continue
+		}
+		const below = 1e-6
+		f := math.Max(0, 1-(h.Score-(capScore-below))/learned)
+		for _, sig := range lifted {
+			if sig.Weighted > 0 {
+				sig.Weighted *= f
+			}
+		}
+		if succ > 0 {
+			b.Success.Weighted = wSuccess*prior + succ*f
+		}
+		h.Score = h.Score - learned*(1-f)
+	}
 }
 
 // weigh applies the weights to a breakdown's normalised signals and returns

@@ -110,6 +110,9 @@ const (
 	// DefaultRelatedMargin is Options.RelatedMargin's default
 	// (evaluation/TUNING.md, twenty-fourth round).
 	DefaultRelatedMargin = 0.2
+	// DefaultUsageMargin is Options.UsageMargin's default
+	// (evaluation/TUNING.md, twenty-ninth round).
+	DefaultUsageMargin = 0.25
 )
 
 // DefaultFeedback is Options.Feedback's default (see evaluation/TUNING.md).
@@ -185,6 +188,13 @@ type Options struct {
 	// where this query has evidence, as while the gate is closed. 0 =
 	// DefaultRelatedMargin; < 0: no bound.
 	RelatedMargin float64
+	// UsageMargin keeps use from lifting a tool over one the query is far
+	// more about: a candidate whose description's cosine to the query (or
+	// to its best phrase) is UsageMargin or more above another's stays
+	// above it, however close the other's past queries come (the other's
+	// learned signals are scaled down to fit under it). 0 =
+	// DefaultUsageMargin; < 0: no bound.
+	UsageMargin float64
 	// Admit is the similarity at which a past query admits the tool that
 	// served it although the query's own signals do not rank it among
 	// the Plausible best: a near-paraphrase is evidence enough (default
@@ -294,6 +304,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Admit == 0 {
 		o.Admit = DefaultAdmit
+	}
+	if o.UsageMargin == 0 {
+		o.UsageMargin = DefaultUsageMargin
 	}
 	if o.RelatedMargin == 0 {
 		o.RelatedMargin = DefaultRelatedMargin

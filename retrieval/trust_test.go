@@ -2,6 +2,7 @@ package retrieval_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -125,5 +126,50 @@ func TestUsesTeachOnlyQueriesAboutTheirTool(t *testing.T) {
 		if err != nil || tally.Learned != 0 || tally.Unrelated != 1 || !strings.Contains(tally.Message, "not about the tool") {
 			t.Fatalf("report of the hotel query: %+v, %v; want it unrelated", tally, err)
 		}
+	}
+}
+
+// TestUseNeverLiftsAToolOverAFarBetterMatch: however much a tool learned
+// from use for a query (an admin imported thirty uses of the currency
+// tool for a hotel question), it does not rise above a tool whose
+// description is far more like the query (Options.UsageMargin); with the
+// bound off, the same history puts it first, so the bound is what keeps
+// the hotel tool there. The lifted tool keeps its place above the rest.
+func TestUseNeverLiftsAToolOverAFarBetterMatch(t *testing.T) {
+	ctx := context.Background()
+	emb := retrievaltest.Words{Dim: 256}
+	ms := []tool.Manifest{
+		retrievaltest.Manifest("fx.convert", "CONVERT_CURRENCY", "finance", "Convert an amount of money between currencies at the current price."),
+		retrievaltest.Manifest("stay.hotels", "FIND_HOTEL", "travel", "Hotel rooms in a city: the price of a hotel room per night, hotel search and booking."),
+		retrievaltest.Manifest("mail.send", "SEND_EMAIL", "mail", "Send an email message to a recipient."),
+	}
+	const q = "price of a hotel room per night in a city"
+	var evs []retrieval.Event
+	for i := range 30 {
+		evs = append(evs, retrieval.Event{ToolID: "fx.convert", Query: q, Success: true, UserID: fmt.Sprintf("u%d", i)})
+	}
+	first := func(margin float64) []retrieval.Hit {
+		t.Helper()
+		st := retrievaltest.Store(t, emb)
+		retrievaltest.Register(t, st, emb, ms...)
+		svc := retrieval.New(st, emb, retrieval.Options{UsageMargin: margin})
+		if err := svc.RecordEvents(ctx, access.Caller{UserID: "ops", Level: "admin"}, evs); err != nil {
+			t.Fatal(err)
+		}
+		res, err := svc.Search(ctx, retrieval.Query{Text: q, MaxTools: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Hits
+	}
+	if hits := first(-1); len(hits) < 2 || hits[0].Tool.ID != "fx.convert" {
+		t.Fatalf("without the bound, the history should put fx.convert first: %v", ids(hits))
+	}
+	hits := first(0)
+	if len(hits) < 3 || hits[0].Tool.ID != "stay.hotels" || hits[1].Tool.ID != "fx.convert" {
+		t.Fatalf("with the default bound: %v; want stay.hotels, then fx.convert", ids(hits))
+	}
+	if hits[1].Breakdown.Learned() <= 0 || hits[1].Score >= hits[0].Score {
+		t.Fatalf("fx.convert: learned %v, score %v against %v; want some use kept, under the hotel tool", hits[1].Breakdown.Learned(), hits[1].Score, hits[0].Score)
 	}
 }

@@ -312,9 +312,12 @@ func TestBuildRecordLeavesEachQueryOut(t *testing.T) {
 	if lo, ok := r.Of("weather.forecast"); !ok || lo >= 0 {
 		t.Fatalf("weather tool's log odds %v %v, want below 0", lo, ok)
 	}
-	// The same search over the query's own use puts its tool first: what
-	// the record would have counted without leaving it out.
-	hits, _, err := f.live.Rank(ctx, retrieval.FulfilmentQuery(q, "", owner, nil))
+	// The same search over the query's own use, without the bound on
+	// overtaking a far better match (retrieval.Options.UsageMargin), puts
+	// its tool first: what the record would have counted without leaving
+	// it out.
+	unbound := retrieval.New(f.store, f.emb, retrieval.Options{UsageMargin: -1})
+	hits, _, err := unbound.Rank(ctx, retrieval.FulfilmentQuery(q, "", owner, nil))
 	if err != nil || len(hits) == 0 || hits[0].Tool.ID != "fx.convert" {
 		t.Fatalf("over its own use the first is %v (%v), want fx.convert", hits, err)
 	}
