@@ -155,9 +155,34 @@ func TestConvertCurrencySubstitutes(t *testing.T) {
 	// The run is found by its search attributes through the visibility API.
 	assertVisible(t, e, `ToolsmithVerb = "CONVERT_CURRENCY" AND ToolsmithBranch = "substitute" AND ToolsmithToolId = "currency.convert"`, run.WorkflowID)
 
-	// The worker recorded the execution with the verb's words; retrieval
-	// learns them from the store without a restart (the query log).
+	// The worker recorded the execution. A substitution the decision is
+	// sure of teaches the verb's words, which retrieval learns from the
+	// store without a restart (the query log); one it is not sure of
+	// (below retrieval.TeachConfidence, as with the hashing embedder's
+	// low similarities here) counts as a use and teaches nothing.
 	q := activities.VerbQuery("CONVERT_CURRENCY", convertBody["description"].(string))
+	if strings.Contains(res.Reason, "not sure enough") {
+		eventually(t, 15*time.Second, func() error {
+			u, err := e.store.Usage(context.Background(), []string{"currency.convert"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if u["currency.convert"].Uses < 1 {
+				return fmt.Errorf("the substituted run was not recorded as a use: %+v", u)
+			}
+			return nil
+		})
+		served, err := e.store.ServedQueriesAfter(context.Background(), 0, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sq := range served {
+			if sq.Query == q {
+				t.Fatalf("an unsure substitution taught its text: %+v", sq)
+			}
+		}
+		return
+	}
 	eventually(t, 15*time.Second, func() error {
 		res, err := e.search.Search(context.Background(), retrieval.Query{Text: q, MaxTools: 10, Caller: searchCaller})
 		if err != nil {
