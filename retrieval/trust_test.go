@@ -90,10 +90,7 @@ func TestReportsNeedRecentObservedRuns(t *testing.T) {
 func TestUsesTeachOnlyQueriesAboutTheirTool(t *testing.T) {
 	ctx := context.Background()
 	emb := retrievaltest.Words{Dim: 256}
-	ms := []tool.Manifest{
-		retrievaltest.Manifest("fx.convert", "CONVERT_CURRENCY", "finance", "Convert an amount of money between currencies at the current price."),
-		retrievaltest.Manifest("stay.hotels", "FIND_HOTEL", "travel", "Hotel rooms in a city: the price of a hotel room per night, hotel search and booking."),
-	}
+	ms := moneyAndHotels()
 	const hotel, money = "an amount of money between currencies: price of a hotel room per night in a city", "convert an amount of money between currencies"
 	for _, c := range []struct {
 		margin float64
@@ -138,11 +135,7 @@ func TestUsesTeachOnlyQueriesAboutTheirTool(t *testing.T) {
 func TestUseNeverLiftsAToolOverAFarBetterMatch(t *testing.T) {
 	ctx := context.Background()
 	emb := retrievaltest.Words{Dim: 256}
-	ms := []tool.Manifest{
-		retrievaltest.Manifest("fx.convert", "CONVERT_CURRENCY", "finance", "Convert an amount of money between currencies at the current price."),
-		retrievaltest.Manifest("stay.hotels", "FIND_HOTEL", "travel", "Hotel rooms in a city: the price of a hotel room per night, hotel search and booking."),
-		retrievaltest.Manifest("mail.send", "SEND_EMAIL", "mail", "Send an email message to a recipient."),
-	}
+	ms := append(moneyAndHotels(), retrievaltest.Manifest("mail.send", "SEND_EMAIL", "mail", "Send an email message to a recipient."))
 	const q = "price of a hotel room per night in a city"
 	var evs []retrieval.Event
 	for i := range 30 {
@@ -171,5 +164,14 @@ func TestUseNeverLiftsAToolOverAFarBetterMatch(t *testing.T) {
 	}
 	if hits[1].Breakdown.Learned() <= 0 || hits[1].Score >= hits[0].Score {
 		t.Fatalf("fx.convert: learned %v, score %v against %v; want some use kept, under the hotel tool", hits[1].Breakdown.Learned(), hits[1].Score, hits[0].Score)
+	}
+}
+
+// moneyAndHotels is a currency tool whose words a hotel question shares in
+// part, and the hotel tool that question is about.
+func moneyAndHotels() []tool.Manifest {
+	return []tool.Manifest{
+		retrievaltest.Manifest("fx.convert", "CONVERT_CURRENCY", "finance", "Convert an amount of money between currencies at the current price."),
+		retrievaltest.Manifest("stay.hotels", "FIND_HOTEL", "travel", "Hotel rooms in a city: the price of a hotel room per night, hotel search and booking."),
 	}
 }
