@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"reflect"
 	"testing"
 	"time"
 
@@ -89,7 +90,7 @@ func TestRetrainOnDemand(t *testing.T) {
 	if code := e.do(http.MethodGet, "/api/v1/admin/ranking/retrain/nope", nil, nil, nil); code != http.StatusBadRequest {
 		t.Fatalf("progress of a bogus run id: HTTP %d", code)
 	}
-	if want, _ := retrain.Gate(res.Gate).Decide(retrain.Figures(*res.Current), retrain.Figures(*res.Candidate)); want != res.Promoted {
+	if want, _ := retrain.Gate(res.Gate).Decide(res.Current.Retrain(), res.Candidate.Retrain()); want != res.Promoted {
 		t.Fatalf("promoted = %v, the gate says %v", res.Promoted, want)
 	}
 
@@ -97,7 +98,7 @@ func TestRetrainOnDemand(t *testing.T) {
 		t.Fatalf("versions: HTTP %d %+v", code, list)
 	}
 	v := list.Versions[0]
-	if v.ID != res.Version || v.Candidate == nil || v.Current == nil || workflows.RetrainFigures(*v.Candidate) != *res.Candidate || v.Reason != res.Reason || v.Dim != embedDim {
+	if v.ID != res.Version || v.Candidate == nil || v.Current == nil || !reflect.DeepEqual(*v.Candidate, res.Candidate.Retrain()) || v.Reason != res.Reason || v.Dim != embedDim {
 		t.Fatalf("listed version: %+v", v)
 	}
 	wantStatus, wantPromoted := retrain.StatusRejected, retrain.Baseline

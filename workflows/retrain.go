@@ -71,6 +71,36 @@ type RetrainFigures struct {
 	// Fresh counts the held-out queries served after everything a version
 	// an operator rolled back from had seen (N when none was).
 	Fresh int `json:"fresh"`
+	// Catalogue are the figures of the catalogue's own texts replayed as
+	// queries (retrain.CatalogueFigures); nil when not measured.
+	Catalogue *RetrainCatalogueFigures `json:"catalogue,omitempty"`
+}
+
+// RetrainCatalogueFigures are R@1, R@5 and MRR over N of the catalogue's
+// own texts (retrain.CatalogueFigures).
+type RetrainCatalogueFigures struct {
+	R1  float64 `json:"r1"`
+	R5  float64 `json:"r5"`
+	MRR float64 `json:"mrr"`
+	N   int     `json:"n"`
+}
+
+// Retrain is f as package retrain reads it (retrain.Gate.Decide).
+func (f RetrainFigures) Retrain() retrain.Figures {
+	out := retrain.Figures{R1: f.R1, R5: f.R5, MRR: f.MRR, N: f.N, Tools: f.Tools, Substituted: f.Substituted, Wrong: f.Wrong, Fresh: f.Fresh}
+	if c := f.Catalogue; c != nil {
+		out.Catalogue = &retrain.CatalogueFigures{R1: c.R1, R5: c.R5, MRR: c.MRR, N: c.N}
+	}
+	return out
+}
+
+// retrainFigures is f as this package carries it.
+func retrainFigures(f retrain.Figures) RetrainFigures {
+	out := RetrainFigures{R1: f.R1, R5: f.R5, MRR: f.MRR, N: f.N, Tools: f.Tools, Substituted: f.Substituted, Wrong: f.Wrong, Fresh: f.Fresh}
+	if c := f.Catalogue; c != nil {
+		out.Catalogue = &RetrainCatalogueFigures{R1: c.R1, R5: c.R5, MRR: c.MRR, N: c.N}
+	}
+	return out
 }
 
 // RetrainCounts say what a candidate was trained on (retrain.Counts).
@@ -138,7 +168,7 @@ func RetrainWorkflow(ctx workflow.Context, in RetrainInput) (RetrainResult, erro
 	if err := workflow.ExecuteActivity(eval, a.EvaluateCandidate, tc.ID).Get(ctx, &ev); err != nil {
 		return r, err
 	}
-	current, candidate := RetrainFigures(ev.Current), RetrainFigures(ev.Candidate)
+	current, candidate := retrainFigures(ev.Current), retrainFigures(ev.Candidate)
 	r.Compared, r.Current, r.Candidate, r.Stage = ev.CurrentVersion, &current, &candidate, RetrainDeciding
 	// The gate weighs the decision's wrong runs from version
 	// "retrain-gate-wrong-runs" 1 on; runs started before judge the
@@ -152,6 +182,12 @@ func RetrainWorkflow(ctx workflow.Context, in RetrainInput) (RetrainResult, erro
 	// before count every held-out query as new, as they did.
 	if workflow.GetVersion(ctx, "retrain-gate-rollback", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		judged.Current.Fresh, judged.Candidate.Fresh = judged.Current.N, judged.Candidate.N
+	}
+	// From version "retrain-gate-catalogue" 1 on, the catalogue's own
+	// texts must rank no worse (retrain.Figures.Catalogue); runs started
+	// before judge without them, as they did.
+	if workflow.GetVersion(ctx, "retrain-gate-catalogue", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		judged.Current.Catalogue, judged.Candidate.Catalogue = nil, nil
 	}
 	r.Promoted, r.Reason = gate.Decide(judged.Current, judged.Candidate)
 	// Concluding is idempotent (it sets the same status again).

@@ -30,8 +30,11 @@ const (
 // model's by at least Margin, neither its R@1 nor its R@5 is lower, and
 // the fulfilment decision with its search and its record runs a wrong
 // tool for no more of the held-out queries than with the current model's,
-// give or take Margin. Anything else keeps the current model: learning
-// must never hurt.
+// give or take Margin, and the catalogue's own texts (its tools' use cases
+// and short descriptions as queries) rank no worse than with the current
+// model, R@1 and R@5 each give or take Margin: the newest uses, which a
+// few callers can supply, cannot speak for the rest of the catalogue.
+// Anything else keeps the current model: learning must never hurt.
 type Gate struct {
 	Margin     float64 `json:"margin"`
 	MinHeldOut int     `json:"minHeldOut"`
@@ -68,6 +71,10 @@ func (g Gate) Decide(current, candidate Figures) (bool, string) {
 	case candidate.R1 < current.R1 || candidate.R5 < current.R5:
 		return false, fmt.Sprintf("MRR %.4f beats %.4f but R@1 %.3f/R@5 %.3f fall below the current %.3f/%.3f; the current model stays",
 			candidate.MRR, current.MRR, candidate.R1, candidate.R5, current.R1, current.R5)
+	case candidate.Catalogue != nil && current.Catalogue != nil &&
+		(candidate.Catalogue.R1 < current.Catalogue.R1-g.Margin || candidate.Catalogue.R5 < current.Catalogue.R5-g.Margin):
+		return false, fmt.Sprintf("MRR %.4f beats %.4f on the newest uses, but the catalogue's own texts rank worse: R@1 %.3f/R@5 %.3f against the current %.3f/%.3f (margin %.4f); the current model stays",
+			candidate.MRR, current.MRR, candidate.Catalogue.R1, candidate.Catalogue.R5, current.Catalogue.R1, current.Catalogue.R5, g.Margin)
 	case candidate.Wrong > current.Wrong+g.Margin:
 		return false, fmt.Sprintf("MRR %.4f beats %.4f but the decision would run a wrong tool for %.3f of the held-out queries against the current %.3f (margin %.4f); the current model stays",
 			candidate.MRR, current.MRR, candidate.Wrong, current.Wrong, g.Margin)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -39,7 +40,20 @@ func TestGateDecide(t *testing.T) {
 		// after everything it had seen speak for a change.
 		{"better, but a rolled-back version saw most of it", Figures{R1: 0.55, R5: 0.8, MRR: 0.61, N: 40, Tools: 5, Fresh: 19}, false, "rolled back"},
 		{"better, with enough new use since a rollback", Figures{R1: 0.55, R5: 0.8, MRR: 0.61, N: 40, Tools: 5, Fresh: 20}, true, "better"},
+		// The catalogue's own texts must rank no worse, give or take the margin.
+		{"better, the catalogue's texts as well ranked", Figures{R1: 0.55, R5: 0.8, MRR: 0.61, N: 40, Tools: 5, Catalogue: &CatalogueFigures{R1: 0.895, R5: 0.97, N: 300}}, true, "better"},
+		{"better on the newest uses, the catalogue's texts worse", Figures{R1: 0.55, R5: 0.8, MRR: 0.61, N: 40, Tools: 5, Catalogue: &CatalogueFigures{R1: 0.85, R5: 0.97, N: 300}}, false, "catalogue's own texts rank worse"},
 	} {
+		if c.cand.Catalogue != nil {
+			c.cand.Fresh = c.cand.N
+			cur := cur
+			cur.Catalogue = &CatalogueFigures{R1: 0.9, R5: 0.97, N: 300}
+			got, why := g.Decide(cur, c.cand)
+			if got != c.want || !strings.Contains(why, c.why) {
+				t.Errorf("%s: Decide = %v %q, want %v (%q)", c.name, got, why, c.want, c.why)
+			}
+			continue
+		}
 		if c.cand.Fresh == 0 {
 			c.cand.Fresh = c.cand.N // no version was rolled back
 		}
@@ -165,6 +179,11 @@ func TestTrainEvaluateConclude(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("held-out replay: current %+v, candidate %+v (scale %.1f)", ev.Current, ev.Candidate, v.Scale)
+	// The catalogue's own texts were replayed too: each tool's first three
+	// (use cases, short description), 6 tools.
+	if c := ev.Candidate.Catalogue; c == nil || ev.Current.Catalogue == nil || c.N == 0 || c.N > 18 || c.R5 <= 0 {
+		t.Fatalf("catalogue replay: current %+v, candidate %+v", ev.Current.Catalogue, c)
+	}
 	if ev.Current.N != 12 || ev.Candidate.N != 12 || ev.CurrentVersion != "" || ev.Candidate.Fresh != 12 || ev.Current.Fresh != 12 {
 		t.Fatalf("evaluation: %+v", ev)
 	}
@@ -174,7 +193,7 @@ func TestTrainEvaluateConclude(t *testing.T) {
 		}
 	}
 	stored, err := f.svc.Get(ctx, v.ID)
-	if err != nil || stored.Candidate == nil || *stored.Candidate != ev.Candidate || stored.Adapter == nil {
+	if err != nil || stored.Candidate == nil || !reflect.DeepEqual(*stored.Candidate, ev.Candidate) || stored.Adapter == nil {
 		t.Fatalf("stored after evaluation: %+v %v", stored, err)
 	}
 	// The record is learned from the training part and stored with the

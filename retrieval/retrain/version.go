@@ -50,6 +50,21 @@ type Figures struct {
 	// rollback holds until new use, not the same evidence again, speaks
 	// for a change (Gate.Decide).
 	Fresh int `json:"fresh"`
+	// Catalogue are the figures of a second replay, of the catalogue's own
+	// texts as queries (a sample of the tools' use cases and short
+	// descriptions, each served by its tool; catalogueQueries): the gate
+	// keeps a candidate that ranks them worse than the current model does
+	// (Gate.Decide), whatever it learned from the newest uses. Nil for a
+	// version evaluated before it was kept.
+	Catalogue *CatalogueFigures `json:"catalogue,omitempty"`
+}
+
+// CatalogueFigures are R@1, R@5 and MRR over N of the catalogue's own texts.
+type CatalogueFigures struct {
+	R1  float64 `json:"r1"`
+	R5  float64 `json:"r5"`
+	MRR float64 `json:"mrr"`
+	N   int     `json:"n"`
 }
 
 // Counts say what a candidate was trained on.
