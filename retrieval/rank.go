@@ -806,7 +806,6 @@ func (s *Service) score(cands map[string]*candidate, usage map[string]graph.Usag
 		if !rel.related(cands[id]) {
 			reach = 0
 		}
-
 		// The query log and popularity compare a tool with the others by
 		// what each has served, and tools that served nothing yet cannot
 		// answer: they count in proportion to the share of plausible

@@ -600,10 +600,10 @@ func (s *Service) Evaluate(ctx context.Context, id string) (Evaluation, error) {
 const MaxCatalogueQueries = 600
 
 // catalogueQueries are the catalogue's own texts as queries, each served
-// by its tool: every tool's first two use cases and its short description
-// (adapter.CatalogueTexts' first three), at most max of them, the tools
-// taken in the order of a hash of their ids (the same sample each time
-// for the same catalogue).
+// by its tool: the first three of every tool's adapter.CatalogueTexts
+// (its use cases first, then its short description and its description's
+// sentences), at most max of them, the tools taken in the order of a hash
+// of their ids (the same sample each time for the same catalogue).
 func catalogueQueries(c catalogue, max int) []graph.ServedQuery {
 	order := make([]int, len(c.ids))
 	for i := range order {
