@@ -435,7 +435,8 @@ func namedTools(tools []string) string {
 // without its query, and counts as a use of the tool (success rate,
 // latency, popularity) but teaches no search. Otherwise anyone could
 // carry a text into everyone's ranking by running a verb, which a
-// guest's report may not.
+// guest's report may not. A signed-in caller's query is kept when it is
+// about the tool (teaches, the rule a report's query meets; keepTaught).
 func (s *Service) RecordUsage(ctx context.Context, events []graph.UsageEvent) error {
 	if len(events) == 0 {
 		return nil
