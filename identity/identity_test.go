@@ -56,6 +56,7 @@ func TestKeysLifecycle(t *testing.T) {
 		{admin, identity.NewKey{Owner: "x", Level: "user", ExpiresAt: time.Now().Add(-time.Hour)}, fault.ErrInvalid, "expiresAt"},
 		{admin, identity.NewKey{Owner: "x\x1b[2Jfake", Level: "user"}, fault.ErrInvalid, "owner"},
 		{admin, identity.NewKey{Owner: "ana\u202egnp.exe", Level: "user"}, fault.ErrInvalid, "owner"}, // a bidi override reads as another name
+		{admin, identity.NewKey{Owner: "a\u200bna", Level: "user"}, fault.ErrInvalid, "owner"},        // an invisible character hides in a name
 		{admin, identity.NewKey{Owner: "x", Description: "a\rb", Level: "user"}, fault.ErrInvalid, "description"},
 		// Delegation: below owner, a key grants only what its creator holds.
 		{admin, identity.NewKey{Owner: "x", Level: "user", Roles: []string{"trader"}}, fault.ErrForbidden, "roles"},

@@ -67,12 +67,12 @@ func (k NewKey) Validate() error {
 	} else if len(k.Owner) > 200 {
 		v.Add("owner", "must be at most 200 characters")
 	} else if !printable(k.Owner) {
-		v.Add("owner", "must be printable UTF-8 text without control or bidirectional control characters (it is shown in terminals and logs), got %q", k.Owner)
+		v.Add("owner", "must be printable UTF-8 text without control, bidirectional or invisible characters (it is shown in terminals and logs), got %q", k.Owner)
 	}
 	if len(k.Description) > 1000 {
 		v.Add("description", "must be at most 1000 characters")
 	} else if !printable(k.Description) {
-		v.Add("description", "must be printable UTF-8 text without control or bidirectional control characters, got %q", k.Description)
+		v.Add("description", "must be printable UTF-8 text without control, bidirectional or invisible characters, got %q", k.Description)
 	}
 	if !slices.Contains(access.Levels, k.Level) {
 		v.Add("level", "must be one of %s, got %q", strings.Join(access.Levels, ", "), k.Level)
@@ -242,11 +242,13 @@ func printable(s string) bool {
 }
 
 // refused reports a character a key's owner or description may not hold:
-// a control character, or a bidirectional control (U+202E and its kin),
-// which would make one owner's name read as another's in key lists, the
-// audit log and terminals.
+// a control character, or one that renders as nothing or reorders the
+// text (a format character such as U+202E or U+200B, a variation
+// selector, another default-ignorable code point), which would make one
+// owner's name read as another's in key lists, the audit log and
+// terminals.
 func refused(r rune) bool {
-	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
+	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point)
 }
 
 // MayManage is the level rule of creating and revoking keys: a principal

@@ -817,9 +817,14 @@ func controlAt(s string) int {
 }
 
 // refusedControl reports a control character other than tab, newline and
-// carriage return (NUL, escape, DEL, …).
+// carriage return (NUL, escape, DEL, …), or a bidirectional override or
+// isolate (U+202A–U+202E, U+2066–U+2069), which makes a text read
+// otherwise than it is stored ("Detect \u202elanguage" shows reversed in
+// every list and console). The marks right-to-left text needs (U+200E,
+// U+200F, U+061C) stay allowed.
 func refusedControl(r rune) bool {
-	return r != '\t' && r != '\n' && r != '\r' && unicode.IsControl(r)
+	return r != '\t' && r != '\n' && r != '\r' && unicode.IsControl(r) ||
+		r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069
 }
 
 // StripControl drops the control characters Validate refuses, for text

@@ -325,4 +325,16 @@ func TestValidateRefusesControlCharacters(t *testing.T) {
 	if got := tool.StripControl("a\x00b\tc\nd\x7f"); got != "ab\tc\nd" {
 		t.Fatalf("StripControl = %q", got)
 	}
+	// A bidirectional override or isolate is refused: the text would read
+	// otherwise than it is stored. Right-to-left marks stay allowed.
+	m = tool.Manifest{ToolID: "t.j", Verb: "DO_IT", Name: "Detect \u202elanguage", Description: "\u2067isolated\u2069 words", Category: "misc",
+		UseCases: []string{"\u05e9\u05dc\u05d5\u05dd\u200f ok"}}
+	paths = nil
+	for _, f := range fault.Fields(tool.Validate(&m)) {
+		paths = append(paths, f.Path)
+	}
+	slices.Sort(paths)
+	if !slices.Equal(paths, []string{"description", "name"}) {
+		t.Fatalf("bidi controls: fields %v, want description and name", paths)
+	}
 }
