@@ -52,6 +52,18 @@ func (p Proxies) String() string {
 	return strings.Join(out, ",")
 }
 
+// peer is r's connection peer: its host as given, its address, and
+// whether it is one of the proxies (an address that does not parse is
+// none).
+func (p Proxies) peer(r *http.Request) (string, netip.Addr, bool) {
+	host := r.RemoteAddr
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	a, err := netip.ParseAddr(host)
+	return host, a, err == nil && len(p.nets) > 0 && p.Trusts(a)
+}
+
 // Trusts reports whether addr is one of the proxies.
 func (p Proxies) Trusts(addr netip.Addr) bool {
 	addr = addr.Unmap()
@@ -70,12 +82,8 @@ func (p Proxies) Trusts(addr netip.Addr) bool {
 // at the last trusted one, so a client cannot pass itself off as someone
 // else by sending the header through a proxy that appends to it.
 func (p Proxies) ClientAddr(r *http.Request) string {
-	peer := r.RemoteAddr
-	if host, _, err := net.SplitHostPort(peer); err == nil {
-		peer = host
-	}
-	a, err := netip.ParseAddr(peer)
-	if err != nil || len(p.nets) == 0 || !p.Trusts(a) {
+	peer, a, trusted := p.peer(r)
+	if !trusted {
 		return peer
 	}
 	client := a.Unmap()
@@ -109,11 +117,7 @@ func (p Proxies) Origin(r *http.Request) string {
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	peer := r.RemoteAddr
-	if h, _, err := net.SplitHostPort(peer); err == nil {
-		peer = h
-	}
-	if a, err := netip.ParseAddr(peer); err == nil && len(p.nets) > 0 && p.Trusts(a) {
+	if _, _, trusted := p.peer(r); trusted {
 		first := func(name string) string {
 			v, _, _ := strings.Cut(r.Header.Get(name), ",")
 			return strings.TrimSpace(v)

@@ -641,13 +641,18 @@ func (s *Service) rolledBackSeen(ctx context.Context) (int64, error) {
 	}
 	var seen int64
 	for _, mv := range vs {
-		v, err := fromStored(mv)
-		if err != nil {
-			return 0, err
+		if mv.Status != StatusRolledBack {
+			continue
 		}
-		if v.Status == StatusRolledBack {
-			seen = max(seen, v.Split.HeldOutUpTo)
+		// Only the split is read: a version's record holds its per-tool
+		// figures, which this needs none of.
+		var v struct {
+			Split Split `json:"split"`
 		}
+		if err := json.Unmarshal(mv.Record, &v); err != nil {
+			return 0, fmt.Errorf("retrain: decode version %q: %w", mv.ID, err)
+		}
+		seen = max(seen, v.Split.HeldOutUpTo)
 	}
 	return seen, nil
 }
