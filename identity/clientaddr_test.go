@@ -57,7 +57,9 @@ func TestParseProxiesRefusesJunk(t *testing.T) {
 
 // FuzzClientAddr: whatever the peer and X-Forwarded-For say, the address
 // is one of them, never a panic; without trusted proxies it is the peer's
-// host, and a header from an untrusted peer names no one.
+// host, and a header from an untrusted peer names no one. The request's
+// origin (Origin) likewise reads X-Forwarded-Proto and -Host only from a
+// trusted peer.
 func FuzzClientAddr(f *testing.F) {
 	f.Add("10.0.0.5:80", "198.51.100.1", "10.0.0.0/8")
 	f.Add("10.0.0.5:80", "203.0.113.9, 198.51.100.1, 10.0.0.7", "10.0.0.5,10.0.0.7")
@@ -75,10 +77,20 @@ func FuzzClientAddr(f *testing.F) {
 		r := httptest.NewRequest("GET", "/", nil)
 		r.RemoteAddr = peer
 		r.Header.Set("X-Forwarded-For", xff)
+		r.Header.Set("X-Forwarded-Proto", "https")
+		r.Header.Set("X-Forwarded-Host", xff)
 		got := p.ClientAddr(r)
 		host := peer
 		if h, _, err := net.SplitHostPort(peer); err == nil {
 			host = h
+		}
+		// The request's origin reads forwarded headers only from a trusted
+		// peer: anyone else's is the connection's own.
+		if own := identity.OriginOf("http", r.Host); (identity.Proxies{}).Origin(r) != own {
+			t.Fatalf("no proxies: origin %q, want %q", (identity.Proxies{}).Origin(r), own)
+		}
+		if a, err := netip.ParseAddr(host); (err != nil || !p.Trusts(a)) && p.Origin(r) != identity.OriginOf("http", r.Host) {
+			t.Fatalf("untrusted peer %q: origin %q", peer, p.Origin(r))
 		}
 		if plain := (identity.Proxies{}).ClientAddr(r); plain != host {
 			t.Fatalf("no proxies: %q, want the peer's host %q", plain, host)

@@ -53,6 +53,9 @@ func FuzzMCPArguments(f *testing.F) {
 		{9, `{"amount": 100, "from": "USD", "to": "EUR"}`},
 		{9, `[1,2]`},
 		{0, `{"intent": 3}`},
+		{4, `{"id": "currency.convert", "startByte": 1e20}`},
+		{4, `{"id": "currency.convert", "startLine": 2.5}`},
+		{9, `{"amount": "100", "from": "USD", "to": "EUR"}`},
 	} {
 		f.Add(s.tool, []byte(s.args))
 	}
